@@ -1,0 +1,1 @@
+"""scaledown package."""

@@ -1,0 +1,1 @@
+"""Flask admission webhook: AdmissionReview in, AdmissionReview out."""
