@@ -1,1 +1,11 @@
-"""policy package."""
+"""Rego engine adapter: one interface, two backends.
+
+`EmbeddedEngine` runs the policies in-process with regorus (the default);
+`OpaRestEngine` asks an OPA server over its REST Data API (production
+sidecars). Callers depend only on `PolicyEngine` and never see which one runs.
+"""
+
+from py_engine.policy.engine import PolicyEngine, PolicyError, create_engine
+from py_engine.policy.sources import PolicySource, load_policy_sources
+
+__all__ = ["PolicyEngine", "PolicyError", "PolicySource", "create_engine", "load_policy_sources"]

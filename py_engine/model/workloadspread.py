@@ -1,0 +1,255 @@
+"""Typed views of a WorkloadSpread's spec.
+
+`WorkloadSpread.from_object` reads the dict strictly enough for the engine to
+work on it (types, required fields) and reports the first problem with its
+field path; the full rule set lives in the Rego validation policy. Subset
+node-selector terms, tolerations and patches stay dicts: they are copied into
+pods verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_engine.model.constants import (
+    IN_SUBSET_SPREAD_ANNOTATION,
+    KIND,
+    RECOVERY_WINDOW_ANNOTATION,
+    SPREAD_GROUPS,
+)
+from py_engine.model.errors import ModelError
+from py_engine.model.maxreplicas import MaxReplicas, parse_max_replicas
+
+JSON = dict[str, Any]
+
+
+def api_group(api_version: str) -> str:
+    """`apps/v1` -> `apps`; `v1` -> `` (the core group)."""
+    return api_version.split("/", 1)[0] if "/" in api_version else ""
+
+
+def is_workloadspread(obj: Any) -> bool:
+    """True for a WorkloadSpread of Spreadgate's group or of OpenKruise's."""
+    return (
+        isinstance(obj, Mapping)
+        and obj.get("kind") == KIND
+        and isinstance(obj.get("apiVersion"), str)
+        and api_group(obj["apiVersion"]) in SPREAD_GROUPS
+    )
+
+
+def _mapping(value: Any, path: str, *, required: bool = False) -> JSON:
+    if value is None and not required:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ModelError(path, "must be an object" if value is not None else "is required")
+    return dict(value)
+
+
+def _string(value: Any, path: str, *, required: bool = True) -> str:
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value):
+        raise ModelError(path, "must be a non-empty string")
+    return value
+
+
+def _list(value: Any, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ModelError(path, "must be a list")
+    return value
+
+
+@dataclass(frozen=True)
+class TargetRef:
+    """The workload whose pods are spread; matched by group, kind and name (not version)."""
+
+    api_version: str
+    kind: str
+    name: str
+
+    @property
+    def group(self) -> str:
+        return api_group(self.api_version)
+
+    def identity(self) -> tuple[str, str, str]:
+        return (self.group, self.kind, self.name)
+
+
+@dataclass(frozen=True)
+class TargetFilter:
+    """Manage only some of the workload's pods, and count replicas from these paths."""
+
+    selector: JSON | None
+    replicas_path_list: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Subset:
+    """One ordered subset: where its pods may run, how many, and what they get."""
+
+    name: str
+    index: int
+    max_replicas: MaxReplicas | None
+    required_node_selector_term: JSON | None
+    preferred_node_selector_terms: tuple[JSON, ...]
+    tolerations: tuple[JSON, ...]
+    patch: JSON | None
+
+    def cap(self, replicas: int) -> int | None:
+        """The resolved cap, None when unlimited."""
+        return None if self.max_replicas is None else self.max_replicas.resolve(replicas)
+
+
+@dataclass(frozen=True)
+class ScheduleStrategy:
+    """Fixed (default) or Adaptive; Adaptive reschedules only with a positive critical time."""
+
+    type: str
+    reschedule_critical_seconds: int | None
+    disable_simulation_schedule: bool
+    adaptive_set: bool
+
+    @property
+    def is_adaptive(self) -> bool:
+        return self.type == "Adaptive"
+
+    @property
+    def reschedules(self) -> bool:
+        """Kruise reschedules only when type is Adaptive and the seconds are set and > 0."""
+        return (
+            self.is_adaptive
+            and self.reschedule_critical_seconds is not None
+            and self.reschedule_critical_seconds > 0
+        )
+
+
+@dataclass(frozen=True)
+class WorkloadSpread:
+    """A typed view of one WorkloadSpread object (the dict itself is kept in `raw`)."""
+
+    name: str
+    namespace: str
+    uid: str
+    generation: int
+    target_ref: TargetRef
+    target_filter: TargetFilter | None
+    subsets: tuple[Subset, ...]
+    strategy: ScheduleStrategy
+    annotations: Mapping[str, str]
+    raw: JSON = field(repr=False, compare=False)
+
+    @classmethod
+    def from_object(cls, obj: Any) -> WorkloadSpread:
+        """Read a WorkloadSpread dict (Spreadgate's or Kruise's group); raise ModelError if malformed."""
+        if not is_workloadspread(obj):
+            raise ModelError("kind", "not a WorkloadSpread (spreadgate.dev or apps.kruise.io)")
+        metadata = _mapping(obj.get("metadata"), "metadata")
+        spec = _mapping(obj.get("spec"), "spec", required=True)
+        annotations = _mapping(metadata.get("annotations"), "metadata.annotations")
+        return cls(
+            name=_string(metadata.get("name"), "metadata.name", required=False),
+            namespace=_string(metadata.get("namespace"), "metadata.namespace", required=False),
+            uid=_string(metadata.get("uid"), "metadata.uid", required=False),
+            generation=int(metadata.get("generation") or 0),
+            target_ref=_target_ref(spec.get("targetRef")),
+            target_filter=_target_filter(spec.get("targetFilter")),
+            subsets=_subsets(spec.get("subsets")),
+            strategy=_strategy(spec.get("scheduleStrategy")),
+            annotations={str(k): str(v) for k, v in annotations.items()},
+            raw=dict(obj),
+        )
+
+    def subset(self, name: str) -> Subset | None:
+        return next((s for s in self.subsets if s.name == name), None)
+
+    @property
+    def in_subset_spread(self) -> bool:
+        """Spreadgate's in-subset topology ordering of deletion costs (on unless "false")."""
+        return self.annotations.get(IN_SUBSET_SPREAD_ANNOTATION, "true").lower() != "false"
+
+    def recovery_window_seconds(self, default: int) -> int:
+        """How long an unschedulable subset stays skipped (annotation, else `default`)."""
+        value = self.annotations.get(RECOVERY_WINDOW_ANNOTATION, "")
+        return int(value) if value.isdigit() and int(value) > 0 else default
+
+    @property
+    def uses_percentages(self) -> bool:
+        return any(s.max_replicas is not None and s.max_replicas.percent for s in self.subsets)
+
+
+def _target_ref(raw: Any) -> TargetRef:
+    ref = _mapping(raw, "spec.targetRef", required=True)
+    return TargetRef(
+        api_version=_string(ref.get("apiVersion"), "spec.targetRef.apiVersion"),
+        kind=_string(ref.get("kind"), "spec.targetRef.kind"),
+        name=_string(ref.get("name"), "spec.targetRef.name"),
+    )
+
+
+def _target_filter(raw: Any) -> TargetFilter | None:
+    if raw is None:
+        return None
+    data = _mapping(raw, "spec.targetFilter")
+    selector = data.get("selector")
+    if selector is not None and not isinstance(selector, Mapping):
+        raise ModelError("spec.targetFilter.selector", "must be a label selector object")
+    paths = _list(data.get("replicasPathList"), "spec.targetFilter.replicasPathList")
+    for i, path in enumerate(paths):
+        _string(path, f"spec.targetFilter.replicasPathList[{i}]")
+    return TargetFilter(
+        selector=dict(selector) if selector is not None else None,
+        replicas_path_list=tuple(paths),
+    )
+
+
+def _subsets(raw: Any) -> tuple[Subset, ...]:
+    items = _list(raw, "spec.subsets")
+    if not items:
+        raise ModelError("spec.subsets", "at least one subset is required")
+    subsets = []
+    for index, item in enumerate(items):
+        path = f"spec.subsets[{index}]"
+        data = _mapping(item, path, required=True)
+        required = data.get("requiredNodeSelectorTerm")
+        patch = data.get("patch")
+        subsets.append(
+            Subset(
+                name=_string(data.get("name"), f"{path}.name"),
+                index=index,
+                max_replicas=parse_max_replicas(data.get("maxReplicas"), f"{path}.maxReplicas"),
+                required_node_selector_term=(
+                    _mapping(required, f"{path}.requiredNodeSelectorTerm") if required is not None else None
+                ),
+                preferred_node_selector_terms=tuple(
+                    _mapping(t, f"{path}.preferredNodeSelectorTerms[{j}]", required=True)
+                    for j, t in enumerate(_list(data.get("preferredNodeSelectorTerms"), f"{path}.preferredNodeSelectorTerms"))
+                ),
+                tolerations=tuple(
+                    _mapping(t, f"{path}.tolerations[{j}]", required=True)
+                    for j, t in enumerate(_list(data.get("tolerations"), f"{path}.tolerations"))
+                ),
+                patch=_mapping(patch, f"{path}.patch") if patch is not None else None,
+            )
+        )
+    return tuple(subsets)
+
+
+def _strategy(raw: Any) -> ScheduleStrategy:
+    data = _mapping(raw, "spec.scheduleStrategy")
+    kind = _string(data.get("type"), "spec.scheduleStrategy.type", required=False)
+    adaptive_raw = data.get("adaptive")
+    adaptive = _mapping(adaptive_raw, "spec.scheduleStrategy.adaptive")
+    seconds = adaptive.get("rescheduleCriticalSeconds")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)):
+        raise ModelError("spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", "must be an integer")
+    return ScheduleStrategy(
+        type=kind or "Fixed",
+        reschedule_critical_seconds=seconds,
+        disable_simulation_schedule=bool(adaptive.get("disableSimulationSchedule", False)),
+        adaptive_set=adaptive_raw is not None,
+    )
