@@ -93,22 +93,22 @@ _selector_problem_set(sel) := (
 	{p |
 		some k, _ in map_field(sel, "matchLabels")
 		not valid_label_key(k)
-		p := sprintf("selector.matchLabels key %q is not a valid label key", [k])
+		p := sprintf("selector.matchLabels key \"%v\" is not a valid label key", [k])
 	} |
 	{p |
 		some k, v in map_field(sel, "matchLabels")
 		not valid_label_value(v)
-		p := sprintf("selector.matchLabels[%s] value %q is not a valid label value", [k, v])
+		p := sprintf("selector.matchLabels[%s] value \"%v\" is not a valid label value", [k, v])
 	} |
 	{p |
 		some i, e in list_field(sel, "matchExpressions")
 		not valid_label_key(get_field(e, "key", ""))
-		p := sprintf("selector.matchExpressions[%d].key %q is not a valid label key", [i, get_field(e, "key", "")])
+		p := sprintf("selector.matchExpressions[%d].key \"%v\" is not a valid label key", [i, get_field(e, "key", "")])
 	} |
 	{p |
 		some i, e in list_field(sel, "matchExpressions")
 		not get_field(e, "operator", "") in {"In", "NotIn", "Exists", "DoesNotExist"}
-		p := sprintf("selector.matchExpressions[%d].operator %q is not one of In, NotIn, Exists, DoesNotExist", [i, get_field(e, "operator", "")])
+		p := sprintf("selector.matchExpressions[%d].operator \"%v\" is not one of In, NotIn, Exists, DoesNotExist", [i, get_field(e, "operator", "")])
 	} |
 	{p |
 		some i, e in list_field(sel, "matchExpressions")

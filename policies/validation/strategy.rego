@@ -14,7 +14,7 @@ strategy_type := get_field(strategy, "type", "")
 
 adaptive := get_field(strategy, "adaptive", null)
 
-errors contains {"field": "spec.scheduleStrategy.type", "msg": sprintf("Unsupported value: %q: supported values: Adaptive, Fixed", [strategy_type])} if {
+errors contains {"field": "spec.scheduleStrategy.type", "msg": sprintf("Unsupported value: \"%v\": supported values: Adaptive, Fixed", [strategy_type])} if {
 	not strategy_type in {"", "Fixed", "Adaptive"}
 }
 

@@ -24,7 +24,7 @@ errors contains {"field": sprintf("%s.name", [subset_path(i)]), "msg": "Invalid 
 }
 
 # A name used again is reported at its later occurrence.
-errors contains {"field": sprintf("%s.name", [subset_path(j)]), "msg": sprintf("Invalid value: duplicate subset name %q (first used at index %d)", [subsets[j].name, i])} if {
+errors contains {"field": sprintf("%s.name", [subset_path(j)]), "msg": sprintf("Invalid value: duplicate subset name \"%v\" (first used at index %d)", [subsets[j].name, i])} if {
 	some i, j
 	subsets[i].name == subsets[j].name
 	i < j
@@ -116,7 +116,7 @@ errors contains {"field": sprintf("%s.patch", [subset_path(i)]), "msg": "Invalid
 	not is_object(s.patch)
 }
 
-errors contains {"field": sprintf("%s.patch", [subset_path(i)]), "msg": sprintf("Invalid value: metadata.%s key %q is not a valid label key", [m, k])} if {
+errors contains {"field": sprintf("%s.patch", [subset_path(i)]), "msg": sprintf("Invalid value: metadata.%s key \"%v\" is not a valid label key", [m, k])} if {
 	some i, s in subsets
 	some m in ["labels", "annotations"]
 	some k, _ in map_field(map_field(map_field(s, "patch"), "metadata"), m)
@@ -169,7 +169,7 @@ workload_template_containers contains c.name if {
 	some c in input.context.workload.spec.template.spec.containers
 }
 
-errors contains {"field": sprintf("%s.patch", [subset_path(i)]), "msg": sprintf("Invalid value: spec.containers[%d] %q is not a container of the workload's pod template and has no image", [j, c.name])} if {
+errors contains {"field": sprintf("%s.patch", [subset_path(i)]), "msg": sprintf("Invalid value: spec.containers[%d] \"%v\" is not a container of the workload's pod template and has no image", [j, c.name])} if {
 	count(workload_template_containers) > 0
 	some i, s in subsets
 	some j, c in patch_containers(s)
@@ -182,12 +182,12 @@ _term_problem_set(term) := (
 	{p |
 		some j, e in list_field(term, "matchExpressions")
 		not valid_label_key(get_field(e, "key", ""))
-		p := {"field": sprintf(".matchExpressions[%d].key", [j]), "msg": sprintf("Invalid value: %q is not a valid label key", [get_field(e, "key", "")])}
+		p := {"field": sprintf(".matchExpressions[%d].key", [j]), "msg": sprintf("Invalid value: \"%v\" is not a valid label key", [get_field(e, "key", "")])}
 	} |
 	{p |
 		some j, e in list_field(term, "matchExpressions")
 		not get_field(e, "operator", "") in node_operators
-		p := {"field": sprintf(".matchExpressions[%d].operator", [j]), "msg": sprintf("Unsupported value: %q: supported values: DoesNotExist, Exists, Gt, In, Lt, NotIn", [get_field(e, "operator", "")])}
+		p := {"field": sprintf(".matchExpressions[%d].operator", [j]), "msg": sprintf("Unsupported value: \"%v\": supported values: DoesNotExist, Exists, Gt, In, Lt, NotIn", [get_field(e, "operator", "")])}
 	} |
 	{p |
 		some j, e in list_field(term, "matchExpressions")
@@ -210,12 +210,12 @@ _term_problem_set(term) := (
 	{p |
 		some j, f in list_field(term, "matchFields")
 		get_field(f, "key", "") != "metadata.name"
-		p := {"field": sprintf(".matchFields[%d].key", [j]), "msg": sprintf("Invalid value: %q: only metadata.name is supported", [get_field(f, "key", "")])}
+		p := {"field": sprintf(".matchFields[%d].key", [j]), "msg": sprintf("Invalid value: \"%v\": only metadata.name is supported", [get_field(f, "key", "")])}
 	} |
 	{p |
 		some j, f in list_field(term, "matchFields")
 		not get_field(f, "operator", "") in {"In", "NotIn"}
-		p := {"field": sprintf(".matchFields[%d].operator", [j]), "msg": sprintf("Unsupported value: %q: supported values: In, NotIn", [get_field(f, "operator", "")])}
+		p := {"field": sprintf(".matchFields[%d].operator", [j]), "msg": sprintf("Unsupported value: \"%v\": supported values: In, NotIn", [get_field(f, "operator", "")])}
 	} |
 	{p |
 		some j, f in list_field(term, "matchFields")
@@ -228,7 +228,7 @@ _toleration_problem_set(t) := (
 	{p |
 		non_empty_string(t.key)
 		not valid_label_key(t.key)
-		p := {"field": ".key", "msg": sprintf("Invalid value: %q is not a valid label key", [t.key])}
+		p := {"field": ".key", "msg": sprintf("Invalid value: \"%v\" is not a valid label key", [t.key])}
 	} |
 	{p |
 		get_field(t, "key", "") == ""
@@ -243,7 +243,7 @@ _toleration_problem_set(t) := (
 	{p |
 		get_field(t, "operator", "") in {"", "Equal"}
 		not valid_label_value(get_field(t, "value", ""))
-		p := {"field": ".value", "msg": sprintf("Invalid value: %q is not a valid label value", [get_field(t, "value", "")])}
+		p := {"field": ".value", "msg": sprintf("Invalid value: \"%v\" is not a valid label value", [get_field(t, "value", "")])}
 	} |
 	{p |
 		t.operator == "Exists"
@@ -252,11 +252,11 @@ _toleration_problem_set(t) := (
 	} |
 	{p |
 		not t.operator in {"", "Equal", "Exists"}
-		p := {"field": ".operator", "msg": sprintf("Unsupported value: %q: supported values: Equal, Exists", [t.operator])}
+		p := {"field": ".operator", "msg": sprintf("Unsupported value: \"%v\": supported values: Equal, Exists", [t.operator])}
 	} |
 	{p |
 		t.effect != ""
 		not t.effect in toleration_effects
-		p := {"field": ".effect", "msg": sprintf("Unsupported value: %q: supported values: NoExecute, NoSchedule, PreferNoSchedule", [t.effect])}
+		p := {"field": ".effect", "msg": sprintf("Unsupported value: \"%v\": supported values: NoExecute, NoSchedule, PreferNoSchedule", [t.effect])}
 	}
 )

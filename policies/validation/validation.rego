@@ -72,12 +72,12 @@ builtin_kind_groups := {
 	"CloneSet": {"apps.kruise.io"},
 }
 
-errors contains {"field": "spec.targetRef", "msg": sprintf("Invalid value: apiVersion %q cannot be parsed as group/version", [target_ref.apiVersion])} if {
+errors contains {"field": "spec.targetRef", "msg": sprintf("Invalid value: apiVersion \"%v\" cannot be parsed as group/version", [target_ref.apiVersion])} if {
 	non_empty_string(target_ref.apiVersion)
 	not valid_api_version(target_ref.apiVersion)
 }
 
-errors contains {"field": "spec.targetRef", "msg": sprintf("Invalid value: %s must have API group %s, not %q", [target_ref.kind, concat(" or ", sort(builtin_kind_groups[target_ref.kind])), api_group(target_ref.apiVersion)])} if {
+errors contains {"field": "spec.targetRef", "msg": sprintf("Invalid value: %s must have API group %s, not \"%v\"", [target_ref.kind, concat(" or ", sort(builtin_kind_groups[target_ref.kind])), api_group(target_ref.apiVersion)])} if {
 	valid_api_version(target_ref.apiVersion)
 	groups := builtin_kind_groups[target_ref.kind]
 	not api_group(target_ref.apiVersion) in groups
@@ -107,7 +107,7 @@ custom_workload_allowed(group, kind) if {
 
 # A spread may only target a workload in its own namespace. Kruise's targetRef
 # has no namespace field; one that names another namespace is refused outright.
-errors contains {"field": "spec.targetRef.namespace", "msg": sprintf("Forbidden: a WorkloadSpread may only target a workload in its own namespace %q, not %q", [namespace, target_ref.namespace])} if {
+errors contains {"field": "spec.targetRef.namespace", "msg": sprintf("Forbidden: a WorkloadSpread may only target a workload in its own namespace \"%v\", not \"%v\"", [namespace, target_ref.namespace])} if {
 	is_string(target_ref.namespace)
 	target_ref.namespace != ""
 	target_ref.namespace != namespace
@@ -132,7 +132,7 @@ other_spreads contains other if {
 	some other in data.inventory.namespace[namespace][_].WorkloadSpread
 }
 
-errors contains {"field": "spec.targetRef", "msg": sprintf("Invalid value: workload %s/%s is already targeted by WorkloadSpread %q; a workload may have only one", [target_ref.kind, target_ref.name, other.metadata.name])} if {
+errors contains {"field": "spec.targetRef", "msg": sprintf("Invalid value: workload %s/%s is already targeted by WorkloadSpread \"%v\"; a workload may have only one", [target_ref.kind, target_ref.name, other.metadata.name])} if {
 	is_object(target_ref)
 	some other in other_spreads
 	other.metadata.name != spread_name
@@ -155,12 +155,12 @@ errors contains {"field": "spec.targetFilter.replicasPathList", "msg": sprintf("
 
 annotations := map_field(get_field(spread, "metadata", {}), "annotations")
 
-errors contains {"field": "metadata.annotations[spreadgate.dev/in-subset-spread]", "msg": sprintf("Invalid value: %q must be \"true\" or \"false\"", [v])} if {
+errors contains {"field": "metadata.annotations[spreadgate.dev/in-subset-spread]", "msg": sprintf("Invalid value: \"%v\" must be \"true\" or \"false\"", [v])} if {
 	v := annotations["spreadgate.dev/in-subset-spread"]
 	not lower(v) in {"true", "false"}
 }
 
-errors contains {"field": "metadata.annotations[spreadgate.dev/recovery-window-seconds]", "msg": sprintf("Invalid value: %q must be a whole number of seconds between 10 and 86400", [v])} if {
+errors contains {"field": "metadata.annotations[spreadgate.dev/recovery-window-seconds]", "msg": sprintf("Invalid value: \"%v\" must be a whole number of seconds between 10 and 86400", [v])} if {
 	v := annotations["spreadgate.dev/recovery-window-seconds"]
 	not valid_recovery_window(v)
 }

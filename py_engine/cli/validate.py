@@ -3,8 +3,10 @@
 Prints `file: name: field.path: message` per violation (and `file: name: valid`
 for a clean spread). Exit status: 0 all valid, 1 violations found, 2 input that
 could not be read (or no WorkloadSpread in it). Spreads and workloads given
-together are validated together: two spreads for one workload conflict, and a
-subset patch is checked against the target's pod template when it is present.
+in one file are validated together: two spreads of one file that target the
+same workload conflict (files are taken to be independent manifests), and a
+subset patch is checked against the target's pod template when the input
+contains the target.
 """
 
 from __future__ import annotations
@@ -88,7 +90,11 @@ def run(args: argparse.Namespace) -> int:
         for doc in spreads:
             policy_input = build_review_input(
                 doc.obj,
-                other_spreads=[o.obj for o in spreads if o is not doc and _namespace(o.obj) == _namespace(doc.obj)],
+                other_spreads=[
+                    o.obj
+                    for o in spreads
+                    if o is not doc and o.source == doc.source and _namespace(o.obj) == _namespace(doc.obj)
+                ],
                 workload=_find_target(doc.obj, documents),
                 custom_workloads=custom,
             )

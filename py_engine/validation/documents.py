@@ -97,9 +97,11 @@ def parse_documents(source: str, data: bytes) -> list[Document]:
         if raw is None:
             continue  # an empty document between `---` separators
         if not isinstance(raw, dict):
-            raise DocumentError(source, f"document {len(documents) + 1} is a {type(raw).__name__}, not a Kubernetes object")
+            raise DocumentError(
+                source, f"document {len(documents) + 1} is not a Kubernetes object (got {type(raw).__name__})"
+            )
         for obj in _flatten(source, raw):
-            documents.append(Document(source=source, index=len(documents), obj=obj))
+            documents.append(Document(source=source, index=len(documents), obj=as_json_object(source, obj)))
     return documents
 
 
@@ -117,12 +119,18 @@ def _load(source: str, text: str) -> list[Any]:
     if stripped.startswith(("{", "[")):
         try:
             value = json.loads(text)
+        except RecursionError:
+            raise DocumentError(source, "document nested too deeply") from None
         except ValueError:
             pass  # YAML is a superset of JSON's syntax; let the YAML parser report the error
         else:
             return value if isinstance(value, list) else [value]
     try:
-        return list(yaml.safe_load_all(text))
+        documents: list[Any] = []
+        for document in yaml.safe_load_all(text):
+            # A top-level sequence of objects reads like a JSON array of them.
+            documents.extend(document if isinstance(document, list) else [document])
+        return documents
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -144,3 +152,38 @@ def _flatten(source: str, obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield item
     else:
         yield obj
+
+
+MAX_NODES = 1_000_000
+
+
+def _too_many_nodes(obj: Any, limit: int = MAX_NODES) -> bool:
+    """True when the value has more than `limit` nodes once YAML aliases are expanded.
+
+    YAML aliases share one object in memory, so a small file can describe a
+    structure of billions of nodes ("billion laughs"); count before expanding it.
+    """
+    seen = 0
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def as_json_object(source: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as JSON would carry it, as kubectl converts YAML: keys become
+    strings, and YAML-only scalars (dates, timestamps) become their text."""
+    if _too_many_nodes(obj):
+        raise DocumentError(source, f"document expands to more than {MAX_NODES} values (YAML aliases?)")
+    try:
+        converted: dict[str, Any] = json.loads(json.dumps(obj, default=str))
+    except (TypeError, ValueError, RecursionError):
+        raise DocumentError(source, "document cannot be represented as JSON") from None
+    return converted
