@@ -1,0 +1,144 @@
+"""`spreadgate cluster` as a subprocess, driven by kubectl; argument errors in-process."""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from py_engine.cli import main
+
+KUBECTL = shutil.which("kubectl")
+
+
+@pytest.fixture
+def running_cluster(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    kubeconfig = tmp_path / "kubeconfig.yaml"
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text("pools:\n"
+                     "  - {name: zone-a, count: 1, labels: {topology.kubernetes.io/zone: zone-a}}\n"
+                     "  - {name: zone-b, count: 1, labels: {topology.kubernetes.io/zone: zone-b}}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "py_engine.cli", "cluster", "--kubeconfig-out", str(kubeconfig),
+         "--nodes", str(nodes)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    stdout = proc.stdout
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 30
+        seen = []
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=0.2)
+            except queue.Empty:
+                assert proc.poll() is None, f"cluster exited early: {seen}"
+                continue
+            seen.append(line)
+            if line.startswith("kubeconfig: "):
+                assert Path(line.split(": ", 1)[1].strip()) == kubeconfig
+                break
+        else:
+            raise AssertionError(f"no kubeconfig line within 30 s: {seen}")
+        assert any(line.startswith("spreadgate cluster: serving https://127.0.0.1:") for line in seen)
+        yield kubeconfig, proc
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        stdout.close()
+        reader.join(timeout=5)
+
+
+def kubectl(kubeconfig: Path, *args: str) -> str:
+    assert KUBECTL is not None
+    done = subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), "--request-timeout=20s", *args],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def poll(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def pods(kubeconfig: Path) -> list[dict[str, Any]]:
+    return list(json.loads(kubectl(kubeconfig, "get", "pods", "-l", "app=x", "-o", "json"))["items"])
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kubectl_drives_the_standalone_cluster(running_cluster: tuple[Path, subprocess.Popen[str]],
+                                               tmp_path: Path) -> None:
+    kubeconfig, _ = running_cluster
+    nodes = kubectl(kubeconfig, "get", "nodes", "-o", "name").split()
+    assert nodes == ["node/zone-a-0", "node/zone-b-0"]
+    manifest = tmp_path / "deployment.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  replicas: 2\n"
+        "  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n"
+        "    spec: {containers: [{name: c, image: nginx}]}\n")
+    # The emulator serves no OpenAPI document, so client-side validation is off.
+    assert "deployment.apps/x created" in kubectl(kubeconfig, "create", "--validate=false", "-f", str(manifest))
+
+    def running(n: int) -> Callable[[], bool]:
+        return lambda: sum(1 for p in pods(kubeconfig) if p["status"].get("phase") == "Running"
+                           and not p["metadata"].get("deletionTimestamp")) == n and len(pods(kubeconfig)) == n
+
+    poll(running(2), "2 running pods")
+    assert "scaled" in kubectl(kubeconfig, "scale", "deployment", "x", "--replicas=3")
+    poll(running(3), "3 running pods")
+    assert {p["spec"]["nodeName"] for p in pods(kubeconfig)} == {"zone-a-0", "zone-b-0"}
+    assert "deleted" in kubectl(kubeconfig, "delete", "-f", str(manifest))
+    poll(lambda: pods(kubeconfig) == [], "pods to be garbage collected")
+    assert json.loads(kubectl(kubeconfig, "get", "replicasets", "-o", "json"))["items"] == []
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--nodes", "/nonexistent/pool.yaml"], "cannot read node pool file"),
+    (["--faults", "pods:create:nonsense=1"], "--faults"),
+    (["--port", "70000"], "out of range"),
+    (["--ready-delay", "-1"], "--ready-delay must not be negative"),
+])
+def test_bad_arguments_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cluster", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spreadgate cluster: error: ") and message in err
+    assert "Traceback" not in err
+
+
+def test_bad_node_pool_content_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pool = tmp_path / "pool.yaml"
+    pool.write_text("pools: [{name: a, count: lots}]\n")
+    assert main(["cluster", "--nodes", str(pool)]) == 2
+    assert "count" in capsys.readouterr().err
+
+
+def test_port_in_use_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        port = sock.getsockname()[1]
+        assert main(["cluster", "--port", str(port)]) == 2
+    assert "cannot serve on 127.0.0.1" in capsys.readouterr().err

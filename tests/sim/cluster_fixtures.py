@@ -1,0 +1,67 @@
+"""Shared helpers for the embedded-cluster tests (imported explicitly)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from py_engine.k8s.clock import VirtualClock
+from py_engine.sim.cluster import Cluster
+from py_engine.sim.kubelet import KubeletConfig
+from py_engine.sim.nodepool import nodes_from_description
+
+START = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
+ZONE = "topology.kubernetes.io/zone"
+
+
+def three_zone_nodes(per_zone: int = 2, **capacity: Any) -> list[dict[str, Any]]:
+    cap = {"cpu": "8", "memory": "32Gi", "pods": 110, **capacity}
+    return nodes_from_description({"pools": [
+        {"name": f"zone-{z}", "count": per_zone, "labels": {ZONE: f"zone-{z}"}, "capacity": cap} for z in "abc"]})
+
+
+def pod_template(labels: dict[str, str], image: str = "nginx:1", **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "app", "image": image}], **spec}}
+
+
+def deployment(name: str, replicas: int, image: str = "nginx:1", **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": pod_template({"app": name}, image), **spec}}
+
+
+def pods_of(cluster: Cluster, selector: str | None = None, namespace: str = "default") -> list[dict[str, Any]]:
+    return list(cluster.api.list("v1/pods", namespace, label_selector=selector)["items"])
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
+    """Poll (real time) until `condition()` holds; fail the test at the deadline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.fixture
+def make_cluster() -> Iterator[Callable[..., Cluster]]:
+    """Factory: a stepped cluster on a VirtualClock; every cluster is closed afterwards."""
+    made: list[Cluster] = []
+
+    def factory(nodes: list[dict[str, Any]] | None = None, kubelet: KubeletConfig | None = None,
+                **kwargs: Any) -> Cluster:
+        cluster = Cluster(clock=kwargs.pop("clock", None) or VirtualClock(START),
+                          nodes=three_zone_nodes() if nodes is None else nodes,
+                          kubelet=kubelet, **kwargs)
+        made.append(cluster)
+        return cluster
+
+    yield factory
+    for cluster in made:
+        cluster.close()

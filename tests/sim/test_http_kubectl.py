@@ -1,0 +1,54 @@
+"""kubectl (the real binary) against the emulator, using the written kubeconfig."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from py_engine.sim.apiserver import ApiServer
+
+KUBECTL = shutil.which("kubectl")
+
+POD_YAML = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: from-kubectl
+  labels: {app: cli}
+spec:
+  containers:
+  - name: c
+    image: nginx:1
+"""
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (Debian package kubernetes-client)")
+def test_kubectl_get_create_delete(kubeconfig: str, apiserver: ApiServer, tmp_path: Path) -> None:
+    assert KUBECTL is not None
+    env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}  # kubectl caches under $HOME/.kube
+
+    def kubectl(*args: str) -> str:
+        done = subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, f"kubectl {' '.join(args)} failed:\n{done.stderr}"
+        return done.stdout
+
+    listing = kubectl("get", "namespaces")
+    assert listing.split()[:3] == ["NAME", "STATUS", "AGE"]
+    assert {"default", "kube-system", "kube-node-lease", "kube-public"} <= set(listing.split())
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(POD_YAML)
+    assert "pod/from-kubectl created" in kubectl("create", "-f", str(manifest))
+    assert apiserver.get("v1/pods", "default", "from-kubectl")["metadata"]["labels"] == {"app": "cli"}
+    pods = json.loads(kubectl("get", "pods", "-o", "json"))
+    assert [p["metadata"]["name"] for p in pods["items"]] == ["from-kubectl"]
+    assert pods["items"][0]["status"]["phase"] == "Pending"
+    assert 'pod "from-kubectl" deleted' in kubectl("delete", "pod", "from-kubectl")
+    assert apiserver.list("v1/pods", "default")["items"] == []
+    failed = subprocess.run([KUBECTL, "get", "pod", "missing"], env=env, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert failed.returncode != 0 and 'pods "missing" not found' in failed.stderr
