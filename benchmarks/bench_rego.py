@@ -1,0 +1,90 @@
+"""Embedded Rego evaluation time: one validation, and one subset decision for a
+10-subset spread (with and without a 100-node inventory), each beside the
+baseline of a trivial rule evaluated with the same input (the engine's floor:
+input conversion plus one query). Target: <= 100 us per subset decision.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from benchmarks.common import machine_description, print_table, time_per_call
+from py_engine.admission.eligibility import SUBSET_DECISION_RULE, build_eligibility_input
+from py_engine.policy import PolicySource, create_engine, load_policy_sources
+from py_engine.validation import VALIDATION_RULE, build_review_input
+
+TRIVIAL = PolicySource("bench_baseline.rego", "package bench\nimport rego.v1\nfloor := true\n")
+
+
+def ten_subset_spread() -> dict[str, Any]:
+    subsets = []
+    for i in range(10):
+        subsets.append(
+            {
+                "name": f"zone-{i}",
+                "maxReplicas": 10 if i < 9 else None,
+                "requiredNodeSelectorTerm": {
+                    "matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [f"z{i}"]}]
+                },
+                "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+                "patch": {"metadata": {"labels": {"zone": f"z{i}"}}},
+            }
+        )
+    subsets[-1].pop("maxReplicas")
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "bench", "namespace": "default"},
+        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "subsets": subsets},
+    }
+
+
+def pod() -> dict[str, Any]:
+    return {
+        "metadata": {"generateName": "web-", "labels": {"app": "web"}},
+        "spec": {
+            "containers": [{"name": "main", "image": "nginx", "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}},
+        },
+    }
+
+
+def nodes(count: int) -> list[dict[str, Any]]:
+    return [
+        {"name": f"n{i}", "labels": {"topology.kubernetes.io/zone": f"z{i % 10}", "kubernetes.io/arch": "amd64"},
+         "taints": [], "free": {"cpu": 4, "memory": 8 * 2**30, "pods": 100}}
+        for i in range(count)
+    ]
+
+
+def main(quick: bool = False) -> list[dict[str, Any]]:
+    repeat = 200 if quick else 2000
+    engine = create_engine(sources=(*load_policy_sources(), TRIVIAL))
+    spread = ten_subset_spread()
+    cases = [
+        ("validation (10 subsets)", VALIDATION_RULE, build_review_input(spread)),
+        ("subset decision (10 subsets)", SUBSET_DECISION_RULE, build_eligibility_input(pod(), spread)),
+        ("subset decision + 100 nodes", SUBSET_DECISION_RULE, build_eligibility_input(pod(), spread, nodes=nodes(100))),
+    ]
+    rows, results = [], []
+    for label, rule, policy_input in cases:
+        assert engine.evaluate(rule, policy_input) is not None
+        seconds = time_per_call(lambda r=rule, i=policy_input: engine.evaluate(r, i), repeat=repeat)
+        floor = time_per_call(lambda i=policy_input: engine.evaluate("data.bench.floor", i), repeat=repeat)
+        rows.append([label, f"{seconds * 1e6:.1f} us", f"{floor * 1e6:.1f} us", f"{seconds / floor:.1f}x"])
+        results.append({"case": label, "seconds": seconds, "baseline_seconds": floor})
+    print_table(
+        "Embedded Rego (regorus) per evaluation, vs a trivial rule on the same input",
+        ["case", "time", "baseline", "ratio"],
+        rows,
+    )
+    decision = results[1]["seconds"]
+    print(f"  subset decision target <= 100 us: {'met' if decision <= 100e-6 else 'NOT met'} ({decision * 1e6:.1f} us)")
+    return results
+
+
+if __name__ == "__main__":
+    print(machine_description())
+    main(quick="--quick" in sys.argv)

@@ -1,0 +1,39 @@
+"""Shared helpers for benchmarks: machine description, timing, table printing."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+
+def machine_description() -> str:
+    """One line naming the machine, so published figures say where they came from."""
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()} ({platform.python_implementation()})"
+    )
+
+
+def time_per_call(func: Callable[[], object], *, repeat: int, rounds: int = 5) -> float:
+    """Median over `rounds` of the mean seconds per call of `func` over `repeat` calls."""
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            func()
+        samples.append((time.perf_counter() - start) / repeat)
+    return statistics.median(samples)
+
+
+def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A plain aligned text table."""
+    cells = [list(map(str, header))] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    print(f"\n{title}")
+    for n, row in enumerate(cells):
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+        if n == 0:
+            print("  " + "  ".join("-" * w for w in widths))

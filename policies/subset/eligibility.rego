@@ -1,0 +1,326 @@
+# Subset eligibility: which subsets of a WorkloadSpread a new pod may be placed
+# in, in spec order. Capacity (missingReplicas) is counted in Python; this policy
+# decides everything that does not depend on counts:
+#   * a subset whose Schedulable condition is False is skipped (Adaptive mode);
+#   * a subset whose required node term contradicts the pod's own required node
+#     affinity or nodeSelector is skipped (no node could ever satisfy both);
+#   * when a node inventory is given, a subset with no node that fits the pod
+#     (labels, taints vs tolerations, free cpu/memory/pods) is skipped.
+#
+# Input:
+#   pod              the pod being admitted (only spec.nodeSelector, spec.affinity,
+#                    spec.tolerations and container resources are read)
+#   workloadSpread   the spread (spec.subsets)
+#   subsetStatuses   the status list the admission counts against (conditions)
+#   nodes            optional: [{name, labels, taints, unschedulable,
+#                    free: {cpu (cores), memory (bytes), pods}}]
+# Output: data.spreadgate.subset.decision = {"eligible": [names], "rejected": [{subset, reason}]}
+package spreadgate.subset
+
+import rego.v1
+
+subsets := [s | some s in input.workloadSpread.spec.subsets]
+
+pod_spec := object.get(object.get(input, "pod", {}), "spec", {})
+
+decision := {"eligible": eligible, "rejected": rejected}
+
+eligible := [s.name | some s in subsets; not rejected_names[s.name]]
+
+rejected_names contains r.subset if some r in rejected
+
+rejected contains {"subset": s.name, "reason": "Schedulable condition is False (pods could not be scheduled there recently)"} if {
+	some s in subsets
+	some st in object.get(input, "subsetStatuses", [])
+	st.name == s.name
+	some c in object.get(st, "conditions", [])
+	c.type == "Schedulable"
+	c.status == "False"
+}
+
+rejected contains {"subset": s.name, "reason": "its required node term contradicts the pod's own node affinity or nodeSelector"} if {
+	some s in subsets
+	contradicts_pod(s)
+}
+
+rejected contains {"subset": name, "reason": sprintf("no node fits the pod (%d nodes checked)", [count(input.nodes)])} if {
+	is_array(input.nodes)
+	some name, facts in subset_facts
+	not contradicts_pod(subsets[facts.index])
+	not some_node_fits(facts)
+}
+
+# The pod's own constraints and a subset's term can only contradict each other
+# on a label key (or metadata.name) they both constrain; a subset sharing none
+# with the pod is satisfiable without combining the terms (the common case).
+pod_constrained_keys := {e.key | some t in pod_required_terms; some e in object.get(t, "matchExpressions", [])} | {k | some k, _ in object.get(pod_spec, "nodeSelector", {})}
+
+pod_constrains_node_name if {
+	some t in pod_required_terms
+	count(object.get(t, "matchFields", [])) > 0
+}
+
+shares_constraints(s) if {
+	some e in object.get(object.get(s, "requiredNodeSelectorTerm", {}), "matchExpressions", [])
+	e.key in pod_constrained_keys
+}
+
+shares_constraints(s) if {
+	pod_constrains_node_name
+	count(object.get(object.get(s, "requiredNodeSelectorTerm", {}), "matchFields", [])) > 0
+}
+
+contradicts_pod(s) if {
+	shares_constraints(s)
+	not any_satisfiable(combined_terms(s))
+}
+
+# What node-fit simulation needs about a subset, computed once per query: the
+# node terms a pod there must satisfy (ORed), the tolerations it will have and
+# (below) its resource requests. Only worked out when a node inventory is given.
+subset_facts[s.name] := {
+	"name": s.name,
+	"index": i,
+	"terms": combined_terms(s),
+	"tolerations": array.concat(object.get(pod_spec, "tolerations", []), object.get(s, "tolerations", [])),
+} if {
+	is_array(input.nodes)
+	some i, s in subsets
+}
+
+# The pod's requests in each subset, once the subset patch is applied.
+subset_requests[s.name] := {"cpu": pod_request(s, "cpu"), "memory": pod_request(s, "memory")} if {
+	is_array(input.nodes)
+	some s in subsets
+}
+
+# --- the node terms a pod in subset s must satisfy (ORed) ----------------------
+
+pod_required_terms := terms if {
+	terms := pod_spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
+	count(terms) > 0
+} else := [{}]
+
+# The pod's nodeSelector map as In requirements, ANDed into every term.
+node_selector_requirements := [{"key": k, "operator": "In", "values": [v]} |
+	some k, v in object.get(pod_spec, "nodeSelector", {})
+]
+
+# The subset's required term is ANDed into every term of the pod (terms are ORed).
+combined_terms(s) := [t |
+	some pod_term in pod_required_terms
+	t := {
+		"matchExpressions": array.concat(
+			array.concat(object.get(pod_term, "matchExpressions", []), node_selector_requirements),
+			object.get(object.get(s, "requiredNodeSelectorTerm", {}), "matchExpressions", []),
+		),
+		"matchFields": array.concat(
+			object.get(pod_term, "matchFields", []),
+			object.get(object.get(s, "requiredNodeSelectorTerm", {}), "matchFields", []),
+		),
+	}
+]
+
+any_satisfiable(terms) if {
+	some t in terms
+	satisfiable(t)
+}
+
+# --- static satisfiability of one term ---------------------------------------------
+
+# One requirement on a key can always be met (validation guarantees In/NotIn
+# have values and Gt/Lt an integer), so only keys named more than once are analysed.
+satisfiable(term) if {
+	keys := [e.key | some e in term.matchExpressions]
+	every key in {k | some i, k in keys; some j, k2 in keys; i < j; k == k2} {
+		key_satisfiable([e | some e in term.matchExpressions; e.key == key])
+	}
+	count(term.matchFields) < 2
+}
+
+satisfiable(term) if {
+	keys := [e.key | some e in term.matchExpressions]
+	every key in {k | some i, k in keys; some j, k2 in keys; i < j; k == k2} {
+		key_satisfiable([e | some e in term.matchExpressions; e.key == key])
+	}
+	count(term.matchFields) >= 2
+	fields_satisfiable(term.matchFields)
+}
+
+ops(reqs, op) := [r | some r in reqs; r.operator == op]
+
+# A key that must be absent cannot also be required to be present.
+key_satisfiable(reqs) if {
+	count(ops(reqs, "DoesNotExist")) > 0
+	count(reqs) == count(ops(reqs, "DoesNotExist")) + count(ops(reqs, "NotIn"))
+}
+
+# With In lists: some value allowed by every In, by no NotIn, and inside Gt/Lt bounds.
+key_satisfiable(reqs) if {
+	count(ops(reqs, "DoesNotExist")) == 0
+	count(ops(reqs, "In")) > 0
+	some v in ops(reqs, "In")[0].values
+	every r in ops(reqs, "In") {
+		v in r.values
+	}
+	every r in ops(reqs, "NotIn") {
+		not v in r.values
+	}
+	every r in ops(reqs, "Gt") {
+		numeric_gt(v, r.values[0])
+	}
+	every r in ops(reqs, "Lt") {
+		numeric_gt(r.values[0], v)
+	}
+}
+
+# Without In lists: some integer strictly between the bounds (Exists/NotIn alone always can be met).
+key_satisfiable(reqs) if {
+	count(ops(reqs, "DoesNotExist")) == 0
+	count(ops(reqs, "In")) == 0
+	lower := max(array.concat([-9007199254740991], [to_number(r.values[0]) | some r in ops(reqs, "Gt")]))
+	upper := min(array.concat([9007199254740991], [to_number(r.values[0]) | some r in ops(reqs, "Lt")]))
+	lower + 1 < upper
+}
+
+numeric_gt(a, b) if {
+	regex.match(`^-?[0-9]+$`, a)
+	to_number(a) > to_number(b)
+}
+
+fields_satisfiable(fields) if {
+	count(ops(fields, "In")) == 0
+}
+
+fields_satisfiable(fields) if {
+	some v in ops(fields, "In")[0].values
+	every r in ops(fields, "In") {
+		v in r.values
+	}
+	every r in ops(fields, "NotIn") {
+		not v in r.values
+	}
+}
+
+# --- node fit simulation ------------------------------------------------------------
+
+some_node_fits(facts) if {
+	some node in input.nodes
+	node_fits(node, facts)
+}
+
+node_fits(node, facts) if {
+	not object.get(node, "unschedulable", false)
+	resources_fit(node, facts)
+	some t in facts.terms
+	node_matches_term(node, t)
+	taints_tolerated(node, facts.tolerations)
+}
+
+node_matches_term(node, term) if {
+	labels := object.get(node, "labels", {})
+	every e in term.matchExpressions {
+		expression_matches(labels, e)
+	}
+	every f in term.matchFields {
+		f.key == "metadata.name"
+		field_matches(node.name, f)
+	}
+}
+
+expression_matches(labels, e) if {
+	e.operator == "In"
+	labels[e.key] in e.values
+}
+
+expression_matches(labels, e) if {
+	e.operator == "NotIn"
+	not labels[e.key] in e.values
+}
+
+expression_matches(labels, e) if {
+	e.operator == "Exists"
+	labels[e.key]
+}
+
+expression_matches(labels, e) if {
+	e.operator == "DoesNotExist"
+	not labels[e.key]
+}
+
+expression_matches(labels, e) if {
+	e.operator == "Gt"
+	numeric_gt(labels[e.key], e.values[0])
+}
+
+expression_matches(labels, e) if {
+	e.operator == "Lt"
+	numeric_gt(e.values[0], labels[e.key])
+}
+
+field_matches(name, f) if {
+	f.operator == "In"
+	name in f.values
+}
+
+field_matches(name, f) if {
+	f.operator == "NotIn"
+	not name in f.values
+}
+
+# Taints that keep pods off a node (PreferNoSchedule only scores) must each be tolerated.
+taints_tolerated(node, tolerations) if {
+	every taint in object.get(node, "taints", []) {
+		taint_tolerated(taint, tolerations)
+	}
+}
+
+taint_tolerated(taint, _) if taint.effect == "PreferNoSchedule"
+
+taint_tolerated(taint, tolerations) if {
+	some tol in tolerations
+	toleration_matches(tol, taint)
+}
+
+toleration_matches(tol, taint) if {
+	object.get(tol, "effect", "") in {"", taint.effect}
+	object.get(tol, "key", "") in {"", taint.key}
+	object.get(tol, "operator", "Equal") == "Exists"
+}
+
+toleration_matches(tol, taint) if {
+	object.get(tol, "effect", "") in {"", taint.effect}
+	object.get(tol, "key", "") == taint.key
+	object.get(tol, "operator", "Equal") in {"", "Equal"}
+	object.get(tol, "value", "") == object.get(taint, "value", "")
+}
+
+# --- resources -----------------------------------------------------------------------
+
+resources_fit(node, facts) if {
+	free := object.get(node, "free", {})
+	requests := subset_requests[facts.name]
+	object.get(free, "pods", 1) >= 1
+	object.get(free, "cpu", 1e18) >= requests.cpu
+	object.get(free, "memory", 1e18) >= requests.memory
+}
+
+# Containers' requests summed (a request defaults to the limit, as Kubernetes does);
+# a container of the subset patch with the same name overrides the pod's values.
+pod_request(s, resource) := sum([container_request(s, c, resource) | some c in object.get(pod_spec, "containers", [])])
+
+container_request(s, c, resource) := quantity(q) if {
+	some pc in object.get(object.get(object.get(s, "patch", {}), "spec", {}), "containers", [])
+	pc.name == c.name
+	q := effective_request(pc, resource)
+} else := quantity(effective_request(c, resource))
+
+effective_request(c, resource) := q if {
+	q := c.resources.requests[resource]
+} else := q if {
+	q := c.resources.limits[resource]
+} else := 0
+
+quantity(q) := q if is_number(q)
+
+else := units.parse(q)

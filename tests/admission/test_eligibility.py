@@ -1,0 +1,60 @@
+"""The Python side of subset eligibility: input trimming and decision parsing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from py_engine.admission.eligibility import build_eligibility_input, decide_eligibility, trim_pod
+from py_engine.policy import PolicyError, create_engine
+
+SPREAD = {
+    "spec": {
+        "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "subsets": [
+            {"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}},
+            {"name": "b"},
+        ],
+    }
+}
+
+POD: dict[str, Any] = {
+    "metadata": {"name": "p", "labels": {"app": "web"}, "annotations": {"big": "x" * 10_000}},
+    "spec": {
+        "nodeSelector": {"zone": "z2"},
+        "containers": [{"name": "main", "image": "nginx", "env": [{"name": "A", "value": "1"}],
+                        "resources": {"requests": {"cpu": "100m"}}}],
+        "volumes": [{"name": "v", "emptyDir": {}}],
+    },
+}
+
+
+def test_trim_keeps_only_what_the_policy_reads() -> None:
+    trimmed = trim_pod(POD)
+    assert trimmed == {"spec": {"nodeSelector": {"zone": "z2"},
+                                "containers": [{"name": "main", "resources": {"requests": {"cpu": "100m"}}}]}}
+
+
+def test_decision_through_the_real_policy() -> None:
+    engine = create_engine()
+    statuses = [{"name": "b", "replicas": 3, "conditions": [{"type": "Schedulable", "status": "True"}]}]
+    decision = decide_eligibility(engine, build_eligibility_input(POD, SPREAD, statuses))
+    assert decision.eligible == ("b",)
+    assert "contradicts" in decision.rejected["a"][0]
+    nodes = [{"name": "n1", "labels": {"zone": "z2"}, "free": {"cpu": 0.05, "memory": 1e9, "pods": 5}}]
+    decision = decide_eligibility(engine, build_eligibility_input(POD, SPREAD, statuses, nodes))
+    assert decision.eligible == ()
+    assert "no node fits" in decision.rejected["b"][0]
+
+
+def test_unexpected_policy_answer_is_an_error() -> None:
+    class Broken:
+        def evaluate(self, rule: str, input_document: Any) -> Any:
+            return ["not", "an", "object"]
+
+        def close(self) -> None:
+            pass
+
+    with pytest.raises(PolicyError):
+        decide_eligibility(Broken(), {})
