@@ -31,7 +31,7 @@ def test_each_invalid_example_breaks_its_rule(path: Path, capsys: pytest.Capture
     names = [line.split(": ")[1] for line in out]
     assert len(names) == len(set(names)), out
     for line in out:
-        file, name, field, _ = line.split(": ", 3)
+        file, _name, field, _ = line.split(": ", 3)
         assert file == str(path)
         assert field.startswith(("spec.", "metadata."))
 

@@ -6,7 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -23,9 +23,9 @@ RECORDED = {
 
 
 class FakeOpa(BaseHTTPRequestHandler):
-    seen: list[dict[str, Any]] = []
+    seen: ClassVar[list[dict[str, Any]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         FakeOpa.seen.append({"path": self.path, "body": body})
         if self.path not in RECORDED:

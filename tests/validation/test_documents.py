@@ -15,7 +15,6 @@ from py_engine.validation.documents import (
     read_documents,
 )
 
-
 _BILLION_LAUGHS = b"a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
     f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n".encode() for i in range(1, 9)
 )
