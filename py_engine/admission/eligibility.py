@@ -2,10 +2,19 @@
 
 The policy reads only a few pod fields; sending just those keeps the Rego
 input small (input conversion dominates evaluation time for large pods).
+
+Every replica of a workload sends the same policy input (same template, same
+spread, same conditions, same node inventory), so decisions are memoised in an
+`EligibilityCache` keyed by a digest of that input: a Rego evaluation costs
+about half a millisecond, a cache hit tens of microseconds.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +48,27 @@ def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     return {"spec": trimmed}
 
 
+def trim_subset(subset: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a subset the policy reads: its name, node terms, tolerations, and the
+    container resources its patch sets (for node fit)."""
+    trimmed: dict[str, Any] = {"name": subset.get("name")}
+    for key in ("requiredNodeSelectorTerm", "tolerations"):
+        if subset.get(key):
+            trimmed[key] = subset[key]
+    patch = subset.get("patch")
+    patch_spec = patch.get("spec") if isinstance(patch, Mapping) else None
+    containers = patch_spec.get("containers") if isinstance(patch_spec, Mapping) else None
+    if isinstance(containers, list):
+        resources = [
+            {"name": c.get("name"), "resources": c["resources"]}
+            for c in containers
+            if isinstance(c, Mapping) and isinstance(c.get("resources"), Mapping)
+        ]
+        if resources:
+            trimmed["patch"] = {"spec": {"containers": resources}}
+    return trimmed
+
+
 def build_eligibility_input(
     pod: Mapping[str, Any],
     spread: Mapping[str, Any],
@@ -49,7 +79,9 @@ def build_eligibility_input(
     spec = spread.get("spec") or {}
     policy_input: dict[str, Any] = {
         "pod": trim_pod(pod),
-        "workloadSpread": {"spec": {"subsets": spec.get("subsets") or []}},
+        "workloadSpread": {
+            "spec": {"subsets": [trim_subset(s) for s in spec.get("subsets") or [] if isinstance(s, Mapping)]}
+        },
         "subsetStatuses": [
             {"name": s.get("name"), "conditions": s.get("conditions") or []} for s in subset_statuses
         ],
@@ -71,3 +103,79 @@ def decide_eligibility(engine: PolicyEngine, policy_input: Mapping[str, Any]) ->
         eligible=tuple(str(name) for name in result["eligible"]),
         rejected={name: tuple(reasons) for name, reasons in rejected.items()},
     )
+
+
+def eligibility_key(policy_input: Mapping[str, Any], nodes_version: str | None = None) -> str:
+    """Digest of a policy input (canonical JSON, sorted keys).
+
+    When `nodes_version` is given it stands for `policy_input["nodes"]` (an
+    inventory that already knows its own digest), so a large node list is not
+    re-serialised on every admission.
+    """
+    document: Mapping[str, Any] = policy_input
+    if nodes_version is not None:
+        trimmed = {k: v for k, v in policy_input.items() if k != "nodes"}
+        trimmed["nodesVersion"] = nodes_version
+        document = trimmed
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+class EligibilityCache:
+    """A thread-safe LRU of eligibility decisions keyed by `eligibility_key` digests.
+
+    Decisions are immutable, so one cached value can be shared by every thread.
+    `hits` and `misses` count lookups, for metrics and tests.
+    """
+
+    def __init__(self, maxsize: int = 1024) -> None:
+        if maxsize < 1:
+            raise ValueError("EligibilityCache maxsize must be at least 1")
+        self.maxsize = maxsize
+        self.hits = 0
+        self.misses = 0
+        self._entries: OrderedDict[str, EligibilityDecision] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> EligibilityDecision | None:
+        with self._lock:
+            decision = self._entries.get(key)
+            if decision is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return decision
+
+    def put(self, key: str, decision: EligibilityDecision) -> None:
+        with self._lock:
+            self._entries[key] = decision
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.maxsize:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+
+def decide_eligibility_cached(
+    engine: PolicyEngine,
+    policy_input: Mapping[str, Any],
+    cache: EligibilityCache | None,
+    *,
+    nodes_version: str | None = None,
+) -> EligibilityDecision:
+    """`decide_eligibility` through `cache` (None: always evaluate)."""
+    if cache is None:
+        return decide_eligibility(engine, policy_input)
+    key = eligibility_key(policy_input, nodes_version)
+    decision = cache.get(key)
+    if decision is None:
+        decision = decide_eligibility(engine, policy_input)
+        cache.put(key, decision)
+    return decision

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.admission.eligibility import build_eligibility_input, decide_eligibility, trim_pod
+from py_engine.admission.eligibility import build_eligibility_input, decide_eligibility, trim_pod, trim_subset
 from py_engine.policy import PolicyError, create_engine
 
 SPREAD = {
@@ -34,6 +34,15 @@ def test_trim_keeps_only_what_the_policy_reads() -> None:
     trimmed = trim_pod(POD)
     assert trimmed == {"spec": {"nodeSelector": {"zone": "z2"},
                                 "containers": [{"name": "main", "resources": {"requests": {"cpu": "100m"}}}]}}
+
+
+def test_trim_subset_keeps_terms_tolerations_and_patch_resources() -> None:
+    subset = {"name": "a", "maxReplicas": 3, "tolerations": [{"operator": "Exists"}],
+              "patch": {"metadata": {"labels": {"x": "y"}},
+                        "spec": {"containers": [{"name": "main", "env": [], "resources": {"requests": {"cpu": "1"}}}]}}}
+    assert trim_subset(subset) == {"name": "a", "tolerations": [{"operator": "Exists"}],
+                                   "patch": {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}]}}}
+    assert trim_subset({"name": "b", "patch": {"metadata": {}}}) == {"name": "b"}
 
 
 def test_decision_through_the_real_policy() -> None:
