@@ -20,6 +20,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "validate",
     "rank",
     "cluster",
+    "gatekeeper",
+    "admit",
 )
 
 EXIT_USAGE = 2
