@@ -1,1 +1,33 @@
-"""controller package."""
+"""The WorkloadSpread controller's pure reconcile core (reference §2.5).
+
+`reconcile(spread, view, now)` computes one sync from plain dicts and an
+injected time: grouping and adoption (`grouping`, `adoption`), subset status
+and ageing (`subset_status`, `status`), Adaptive rescheduling (`reschedule`),
+deletion costs between subsets (`costs`) and inside a subset (`slots`). Target
+kinds, replica counts and pod listing are in `workloads`, `podlisting` and
+`versions`; `snapshot` builds the inputs from a flat list of objects. Nothing
+here does I/O: the controller loop and `spreadgate reconcile` both drive it.
+"""
+
+from py_engine.controller.errors import ReconcileError
+from py_engine.controller.events import Event
+from py_engine.controller.grouping import Adoption
+from py_engine.controller.options import DEFAULT_OPTIONS, ReconcileOptions
+from py_engine.controller.reconcile import ClusterView, SyncResult, reconcile
+from py_engine.controller.snapshot import Snapshot, snapshot_from_objects
+from py_engine.controller.workloads import Whitelist, parse_whitelist
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "Adoption",
+    "ClusterView",
+    "Event",
+    "ReconcileError",
+    "ReconcileOptions",
+    "Snapshot",
+    "SyncResult",
+    "Whitelist",
+    "parse_whitelist",
+    "reconcile",
+    "snapshot_from_objects",
+]

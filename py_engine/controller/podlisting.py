@@ -1,0 +1,92 @@
+"""Which pods a sync looks at: the controller's listing per target kind (reference §1.4).
+
+Deployment: pods owned by any of its non-deleting ReplicaSets (or by the
+Deployment itself when it has none); Job: pods matching its selector and owned
+by it; every other kind: pods owned by its UID (any ownerReference, as Kruise's
+owner-UID index), falling back to the scale selector for custom kinds. A
+replica count of 0 lists nothing (except for Jobs). `targetFilter.selector`
+then filters; a nil selector keeps every pod (the webhook reads nil as
+"nothing" — the controller does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from py_engine.controller.errors import ReconcileError
+from py_engine.controller.workloads import BUILTIN_KINDS, DEPLOYMENT, JOB, listing_replicas, target_key
+from py_engine.k8s.labels import SelectorError, labels_of, matches_label_selector
+from py_engine.model.pods import controller_owner
+from py_engine.model.workloadspread import WorkloadSpread
+
+Obj = Mapping[str, Any]
+
+
+def _uid(obj: Obj) -> str:
+    meta = obj.get("metadata")
+    uid = meta.get("uid") if isinstance(meta, Mapping) else None
+    return uid if isinstance(uid, str) else ""
+
+
+def owner_uids(obj: Obj) -> set[str]:
+    """UIDs of every ownerReference of an object."""
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+    if not isinstance(refs, list):
+        return set()
+    return {str(ref["uid"]) for ref in refs if isinstance(ref, Mapping) and ref.get("uid")}
+
+
+def _owned_by(pods: Sequence[Obj], uids: set[str]) -> list[Obj]:
+    return [pod for pod in pods if owner_uids(pod) & uids]
+
+
+def deployment_replicasets(deployment: Obj, replica_sets: Sequence[Obj]) -> list[Obj]:
+    """Non-deleting ReplicaSets whose controller is the Deployment."""
+    uid = _uid(deployment)
+    found = []
+    for rs in replica_sets:
+        owner = controller_owner(rs)
+        meta = rs.get("metadata") or {}
+        if owner is not None and owner.get("uid") == uid and not meta.get("deletionTimestamp"):
+            found.append(rs)
+    return found
+
+
+def _selected(selector: Any, pod: Obj, what: str) -> bool:
+    try:
+        return matches_label_selector(selector, labels_of(pod))
+    except SelectorError as exc:
+        raise ReconcileError(f"{what}: {exc}") from None
+
+
+def list_pods(
+    spread: WorkloadSpread,
+    workload: Obj | None,
+    candidates: Sequence[Obj],
+    replica_sets: Sequence[Obj] = (),
+    scale_replicas: int | None = None,
+    scale_selector: Obj | None = None,
+) -> list[Obj]:
+    """The pods of the target, in `candidates` order, after `targetFilter`."""
+    if workload is None:
+        return []
+    key = target_key(spread.target_ref)
+    if key != JOB and listing_replicas(spread, workload, scale_replicas) == 0:
+        return []
+    uid = _uid(workload)
+    if key == DEPLOYMENT:
+        owners = {_uid(rs) for rs in deployment_replicasets(workload, replica_sets)} or {uid}
+        pods = _owned_by(candidates, owners)
+    elif key == JOB:
+        selector = (workload.get("spec") or {}).get("selector")
+        pods = [p for p in _owned_by(candidates, {uid}) if _selected(selector or {}, p, "Job selector")]
+    else:
+        pods = _owned_by(candidates, {uid})
+        if not pods and key not in BUILTIN_KINDS and scale_selector is not None:
+            pods = [p for p in candidates if _selected(scale_selector, p, "scale selector")]
+    tf = spread.target_filter
+    if tf is not None and tf.selector is not None:
+        pods = [p for p in pods if _selected(tf.selector, p, "spec.targetFilter.selector")]
+    return pods

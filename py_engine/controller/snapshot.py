@@ -1,0 +1,77 @@
+"""Reading one sync's inputs from a flat list of objects (a state file, a test vector).
+
+The spread is the only WorkloadSpread (Spreadgate's or Kruise's group) or the
+one named; the other objects are picked like the controller's caches would:
+the target by group/kind/name in the spread's namespace, pods and ReplicaSets of
+that namespace in file order, every Node, and Kruise's custom-workload
+whitelist from a `kruise-configuration` ConfigMap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from py_engine.controller.errors import ReconcileError
+from py_engine.controller.reconcile import ClusterView
+from py_engine.controller.workloads import WHITELIST_KEY, find_workload, parse_whitelist
+from py_engine.model.errors import ModelError
+from py_engine.model.workloadspread import WorkloadSpread, is_workloadspread
+
+Obj = Mapping[str, Any]
+KRUISE_CONFIGMAP = "kruise-configuration"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The spread object to reconcile and what its sync reads."""
+
+    spread: Obj
+    view: ClusterView
+
+
+def _meta(obj: Obj) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _namespace(obj: Obj) -> str:
+    return str(_meta(obj).get("namespace") or "default")
+
+
+def _pick_spread(objects: Sequence[Obj], name: str | None) -> Obj:
+    spreads = [o for o in objects if is_workloadspread(o)]
+    if name is not None:
+        spreads = [o for o in spreads if _meta(o).get("name") == name]
+        if not spreads:
+            raise ReconcileError(f"no WorkloadSpread named {name!r} in the state")
+    if not spreads:
+        raise ReconcileError("the state holds no WorkloadSpread (apiVersion spreadgate.dev/v1alpha1 or apps.kruise.io/v1alpha1)")
+    if len(spreads) > 1:
+        names = ", ".join(sorted(str(_meta(o).get("name")) for o in spreads))
+        raise ReconcileError(f"the state holds several WorkloadSpreads ({names}); choose one with --name")
+    return spreads[0]
+
+
+def snapshot_from_objects(objects: Sequence[Obj], spread_name: str | None = None) -> Snapshot:
+    """Build the sync inputs; raises ReconcileError when the spread is missing or malformed."""
+    spread_object = _pick_spread(objects, spread_name)
+    try:
+        spread = WorkloadSpread.from_object(spread_object)
+    except ModelError as exc:
+        raise ReconcileError(f"WorkloadSpread: {exc}") from None
+    namespace = _namespace(spread_object)
+    local = [o for o in objects if _namespace(o) == namespace]
+    whitelist_raw: Any = None
+    for obj in objects:
+        if obj.get("kind") == "ConfigMap" and _meta(obj).get("name") == KRUISE_CONFIGMAP:
+            whitelist_raw = (obj.get("data") or {}).get(WHITELIST_KEY)
+    view = ClusterView(
+        workload=find_workload(local, spread.target_ref, namespace),
+        pods=[o for o in local if o.get("kind") == "Pod"],
+        nodes={str(_meta(o).get("name")): o for o in objects if o.get("kind") == "Node"},
+        replica_sets=[o for o in local if o.get("kind") == "ReplicaSet"],
+        whitelist=parse_whitelist(whitelist_raw),
+    )
+    return Snapshot(spread_object, view)

@@ -1,0 +1,129 @@
+"""The whole new status of a spread, and whether it differs from the stored one.
+
+Reference §2.3 and §2.5.2: `subsetStatuses` aggregates every version (spec
+order, previous entries matched by name); `versionedSubsetStatuses` has one list
+per version present among the pods, and keeps a version whose pods are gone
+only while it still holds creating/deleting entries. The `Schedulable`
+condition is decided once per subset over all versions and copied into every
+version's entry, since the webhook reads it there. A cap that cannot be
+resolved (a percentage of an unknown replica count) leaves the list empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from py_engine.controller.events import Event
+from py_engine.controller.grouping import Grouping
+from py_engine.controller.options import ReconcileOptions
+from py_engine.controller.subset_status import UNLIMITED, subset_status
+from py_engine.controller.workloads import UNKNOWN_REPLICAS
+from py_engine.k8s.timeutil import TimestampError, format_time, parse_time
+from py_engine.model.workloadspread import WorkloadSpread
+
+Obj = Mapping[str, Any]
+
+
+@dataclass
+class StatusLists:
+    """New aggregate and per-version lists, with the events and requeues computing them raised."""
+
+    aggregate: list[dict[str, Any]] = field(default_factory=list)
+    versioned: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    requeue_seconds: list[float] = field(default_factory=list)
+
+
+def _entries_by_name(entries: Any) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(entries, list):
+        return {}
+    return {str(e.get("name")): e for e in entries if isinstance(e, Mapping)}
+
+
+def old_aggregate(spread: WorkloadSpread) -> dict[str, Mapping[str, Any]]:
+    return _entries_by_name((spread.raw.get("status") or {}).get("subsetStatuses"))
+
+
+def _caps(spread: WorkloadSpread, replicas: int) -> list[int] | None:
+    """Resolved caps in spec order (-1 unlimited); None when a percentage cannot be resolved."""
+    caps = []
+    for subset in spread.subsets:
+        if subset.max_replicas is None:
+            caps.append(UNLIMITED)
+        elif subset.max_replicas.percent and replicas == UNKNOWN_REPLICAS:
+            return None
+        else:
+            caps.append(subset.max_replicas.resolve(replicas))
+    return caps
+
+
+def _list(
+    spread: WorkloadSpread,
+    caps: Sequence[int],
+    pods_of: Mapping[str | None, Sequence[Obj]],
+    old: Mapping[str, Mapping[str, Any]],
+    now: datetime,
+    options: ReconcileOptions,
+    into: StatusLists,
+) -> list[dict[str, Any]]:
+    entries = []
+    for subset, cap in zip(spread.subsets, caps, strict=True):
+        outcome = subset_status(subset.name, cap, pods_of.get(subset.name, ()), old.get(subset.name), now, options, spread.namespace)
+        entries.append(outcome.entry)
+        into.events.extend(outcome.events)
+        into.requeue_seconds.extend(outcome.requeue_seconds)
+    return entries
+
+
+def status_lists(
+    spread: WorkloadSpread, grouping: Grouping, replicas: int, now: datetime, options: ReconcileOptions
+) -> StatusLists:
+    """Aggregate and per-version subset statuses (conditions are added by the caller)."""
+    result = StatusLists()
+    caps = _caps(spread, replicas)
+    if caps is None:
+        return result
+    aggregate_pods: dict[str | None, list[Obj]] = {s.name: grouping.aggregate(s.name) for s in spread.subsets}
+    result.aggregate = _list(spread, caps, aggregate_pods, old_aggregate(spread), now, options, result)
+    old_versioned = (spread.raw.get("status") or {}).get("versionedSubsetStatuses")
+    old_versioned = old_versioned if isinstance(old_versioned, Mapping) else {}
+    versions = list(grouping.buckets) + sorted(v for v in old_versioned if v not in grouping.buckets)
+    for version in versions:
+        buckets = grouping.buckets.get(version, {})
+        entries = _list(spread, caps, buckets, _entries_by_name(old_versioned.get(version)), now, options, result)
+        if version in grouping.buckets or any(e.get("creatingPods") or e.get("deletingPods") for e in entries):
+            result.versioned[str(version)] = entries
+    return result
+
+
+def _normal_time(value: Any) -> Any:
+    try:
+        return format_time(parse_time(value)) if isinstance(value, str) else value
+    except TimestampError:
+        return value
+
+
+def normalise(value: Any, key: str = "") -> Any:
+    """Semantic form for comparison: empty maps/lists and nulls dropped, times canonical."""
+    if isinstance(value, Mapping):
+        if key in ("creatingPods", "deletingPods"):
+            return {k: _normal_time(v) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            item = normalise(v, str(k))
+            if item not in (None, {}, []):
+                out[k] = item
+        return out
+    if isinstance(value, list):
+        return [normalise(v, key) for v in value]
+    if key == "lastTransitionTime":
+        return _normal_time(value)
+    return value
+
+
+def semantically_equal(old: Any, new: Any) -> bool:
+    """Kruise's `apiequality.Semantic.DeepEqual` as it matters here: nil and empty are equal."""
+    return bool(normalise(old or {}) == normalise(new or {}))
