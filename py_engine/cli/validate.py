@@ -57,7 +57,13 @@ def _custom_workloads(values: list[str]) -> list[dict[str, str]] | None:
 def run(args: argparse.Namespace) -> int:
     from py_engine.model import is_workloadspread
     from py_engine.policy import PolicyError, create_engine
-    from py_engine.validation import Document, DocumentError, build_review_input, read_documents, validate_spread
+    from py_engine.validation import (
+        Document,
+        DocumentError,
+        build_review_input,
+        read_documents,
+        validate_spread,
+    )
 
     custom = _custom_workloads(args.custom_workload)
     if custom is None:

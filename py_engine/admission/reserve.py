@@ -1,0 +1,143 @@
+"""Taking a slot for a pod being created (reference §2.1.1 and §2.1.3).
+
+`reserve_create` is a pure, deterministic function of (spread as stored,
+pod, context, generated uid): the committer applies it to the freshest copy
+of the spread, writes `reservation.spread` with its resourceVersion, and after
+a 409 re-applies it to the re-read object. Everything it returns is a new
+object; the inputs are never mutated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from py_engine.admission.choose import (
+    Eligibility,
+    choose_by_ordinal,
+    choose_counted,
+    eligibility,
+    pod_ordinal,
+)
+from py_engine.admission.context import AdmissionContext, AdmissionError
+from py_engine.admission.statuses import (
+    missing_replicas,
+    recorded_subset,
+    statuses_for,
+    version_of,
+    with_version_statuses,
+)
+from py_engine.admission.tracing import name_of, namespace_of
+from py_engine.admission.workloads import is_statefulset_target, workload_replicas
+from py_engine.k8s.timeutil import format_time
+from py_engine.model import ModelError, WorkloadSpread
+from py_engine.model.pods import is_pod_active
+
+# Kubernetes truncates each admission warning; keep ours well below its limit.
+MAX_WARNING_CHARS = 240
+
+
+@dataclass(frozen=True)
+class CreateReservation:
+    """The outcome of `reserve_create`.
+
+    `subset`: the chosen subset, None = admit the pod unchanged. `spread`: the
+    spread with its updated status to write, None = no write needed. `uid`:
+    the key of the pod in `creatingPods` — the pod's name, or for a pod with
+    only `generateName` the generated uid when an entry was recorded under it
+    (`""` when nothing was recorded). Pass it to `inject`.
+    """
+
+    subset: str | None
+    spread: dict[str, Any] | None
+    uid: str
+    warnings: tuple[str, ...] = ()
+
+
+def read_spread(spread: Mapping[str, Any]) -> WorkloadSpread:
+    """The typed view of a stored spread; AdmissionError when it cannot be read."""
+    try:
+        return WorkloadSpread.from_object(spread)
+    except ModelError as exc:
+        raise AdmissionError(f"WorkloadSpread {namespace_of(spread)}/{name_of(spread)} cannot be read: {exc}") from None
+
+
+def _no_room_warning(view: WorkloadSpread, detail: str, eligible: Eligibility) -> str:
+    text = (
+        f"WorkloadSpread {view.namespace or 'default'}/{view.name}: no subset has room for this pod"
+        f" ({detail}); admitted without subset constraints"
+    )
+    skipped = [f"{name}: {reasons[0]}" for name, reasons in eligible.rejected.items() if reasons]
+    if skipped:
+        text += "; skipped " + "; ".join(skipped)
+    return text if len(text) <= MAX_WARNING_CHARS else text[: MAX_WARNING_CHARS - 3] + "..."
+
+
+def _reserve_statefulset(view: WorkloadSpread, pod: Mapping[str, Any], ctx: AdmissionContext) -> CreateReservation:
+    """Ordinal placement; the aggregate status only supplies Schedulable conditions."""
+    name = name_of(pod)
+    status = view.raw.get("status")
+    aggregate = status.get("subsetStatuses") if isinstance(status, Mapping) else None
+    entries = [e for e in aggregate if isinstance(e, Mapping)] if isinstance(aggregate, list) else []
+    eligible = eligibility(pod, view, entries, ctx)
+    subset = choose_by_ordinal(view, name, eligible)
+    if subset is None:
+        return CreateReservation(None, None, name, (_no_room_warning(view, f"ordinal {pod_ordinal(name)}", eligible),))
+    return CreateReservation(subset, None, name)
+
+
+def reserve_create(
+    spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext, *, generated_uid: str
+) -> CreateReservation:
+    """Choose a subset for `pod` (already traced to `spread`) and record it in the status.
+
+    Follows reference §2.1.1: single unlimited subset shortcut; statuses of the
+    pod's version (initialised from the spec when empty); a pod whose key is
+    already in `creatingPods`/`deletingPods` keeps its subset with no write;
+    else the first eligible subset with `missingReplicas > 0` or `-1`; `-1`
+    writes nothing, otherwise `creatingPods[key] = now` and `missingReplicas`
+    decremented. No subset -> admit unchanged with a warning. StatefulSet
+    targets are placed by ordinal without any write (§2.1.3).
+
+    The key is the pod's name, or `generated_uid` for a pod with only
+    `generateName` (a re-application after a conflict passes the same uid and
+    finds its own entry when the first write did land). Raises AdmissionError
+    (deny) when the spread cannot be read or its replica paths do not resolve.
+    """
+    view = read_spread(spread)
+    name = name_of(pod)
+    if not is_pod_active(pod):
+        return CreateReservation(None, None, name)
+    if is_statefulset_target(view):
+        return _reserve_statefulset(view, pod, ctx)
+    if len(view.subsets) == 1 and view.subsets[0].max_replicas is None:
+        return CreateReservation(view.subsets[0].name, None, name)
+
+    version = version_of(pod, ctx)
+    statuses, _ = statuses_for(view, version, lambda: workload_replicas(view, namespace_of(spread), ctx))
+    key = name or generated_uid
+    recorded = recorded_subset(statuses, key)
+    if recorded is not None:
+        if view.subset(recorded) is None:
+            warning = f"WorkloadSpread {view.namespace}/{view.name}: recorded subset {recorded!r} is no longer in the spec"
+            return CreateReservation(None, None, key, (warning,))
+        return CreateReservation(recorded, None, key)
+
+    eligible = eligibility(pod, view, statuses, ctx)
+    index = choose_counted(statuses, eligible)
+    if index is None:
+        return CreateReservation(None, None, name, (_no_room_warning(view, f"version {version}", eligible),))
+    entry = statuses[index]
+    subset = str(entry["name"])
+    missing = missing_replicas(entry)
+    if missing == -1:
+        return CreateReservation(subset, None, name)
+    if not key:
+        raise ValueError("reserve_create: generated_uid is required for a pod without a name")
+    creating = dict(entry.get("creatingPods") or {})
+    creating[key] = format_time(ctx.now)
+    entry["creatingPods"] = creating
+    if missing > 0:
+        entry["missingReplicas"] = missing - 1
+    return CreateReservation(subset, with_version_statuses(spread, version, statuses), key)

@@ -1,0 +1,113 @@
+"""The versioned subset statuses the webhook counts against (reference §2.3, §2.1.1 step 2).
+
+The webhook never reads the aggregate `status.subsetStatuses`: it reads and
+writes `status.versionedSubsetStatuses[version]`, where version is the pod's
+`pod-template-hash` for Deployment/ReplicaSet pods (so a rolling update counts
+new pods against the full caps) and `versionIgnored` otherwise. An empty
+version is initialised from the spec alone; existing pods are not counted (the
+controller corrects the count on its next sync).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from py_engine.admission.context import AdmissionContext
+from py_engine.model import WorkloadSpread
+from py_engine.model.pods import controller_owner, pod_version
+
+SubsetStatus = dict[str, Any]
+
+
+def versioned_kinds(kinds: frozenset[str]) -> frozenset[str]:
+    """Lower-cased kinds with versioned status; `deployment` implies `replicaset`
+    (a Deployment's pods are owned by ReplicaSets)."""
+    lowered = {k.lower() for k in kinds}
+    if "deployment" in lowered:
+        lowered.add("replicaset")
+    return frozenset(lowered)
+
+
+def version_of(pod: Mapping[str, Any], ctx: AdmissionContext) -> str:
+    """The status bucket of `pod`: versioned only when its controller owner's kind is enabled."""
+    owner = controller_owner(pod)
+    kind = str(owner.get("kind") or "").lower() if owner is not None else ""
+    return pod_version(pod, versioned=kind in versioned_kinds(ctx.versioned_kinds))
+
+
+def stored_statuses(spread: Mapping[str, Any], version: str) -> list[SubsetStatus]:
+    """`status.versionedSubsetStatuses[version]` as stored (possibly empty); not copied."""
+    status = spread.get("status")
+    versioned = status.get("versionedSubsetStatuses") if isinstance(status, Mapping) else None
+    entries = versioned.get(version) if isinstance(versioned, Mapping) else None
+    if not isinstance(entries, list):
+        return []
+    return [entry for entry in entries if isinstance(entry, dict)]
+
+
+def initial_statuses(view: WorkloadSpread, replicas: int) -> list[SubsetStatus]:
+    """Statuses of a version seen for the first time: caps from the spec, nothing counted."""
+    statuses: list[SubsetStatus] = []
+    for subset in view.subsets:
+        cap = subset.cap(replicas)
+        statuses.append({"name": subset.name, "replicas": 0, "missingReplicas": -1 if cap is None else cap})
+    return statuses
+
+
+def statuses_for(
+    view: WorkloadSpread, version: str, replicas_of: Callable[[], int]
+) -> tuple[list[SubsetStatus], bool]:
+    """Deep copies of the statuses counted against, and whether they were initialised from
+    the spec. `replicas_of()` is only called when initialisation is needed."""
+    stored = stored_statuses(view.raw, version)
+    if stored:
+        return copy.deepcopy(stored), False
+    return initial_statuses(view, replicas_of()), True
+
+
+def recorded_subset(statuses: Sequence[Mapping[str, Any]], key: str) -> str | None:
+    """The subset whose `creatingPods` or `deletingPods` already holds `key`."""
+    if not key:
+        return None
+    for entry in statuses:
+        for field in ("creatingPods", "deletingPods"):
+            pods = entry.get(field)
+            if isinstance(pods, Mapping) and key in pods:
+                name = entry.get("name")
+                return name if isinstance(name, str) else None
+    return None
+
+
+def schedulable(entry: Mapping[str, Any]) -> bool:
+    """False when the entry carries a `Schedulable=False` condition (Adaptive mode)."""
+    for condition in entry.get("conditions") or []:
+        if isinstance(condition, Mapping) and condition.get("type") == "Schedulable" and condition.get("status") == "False":
+            return False
+    return True
+
+
+def missing_replicas(entry: Mapping[str, Any]) -> int:
+    value = entry.get("missingReplicas")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def with_version_statuses(spread: Mapping[str, Any], version: str, statuses: list[SubsetStatus]) -> dict[str, Any]:
+    """A copy of `spread` whose `versionedSubsetStatuses[version]` is `statuses`.
+
+    `metadata` and `status` are copied (a caller may set `resourceVersion` on
+    the result); `spec` is shared with the input and must not be mutated.
+    """
+    updated = dict(spread)
+    metadata = spread.get("metadata")
+    if isinstance(metadata, Mapping):
+        updated["metadata"] = copy.deepcopy(dict(metadata))
+    status = spread.get("status")
+    new_status: dict[str, Any] = copy.deepcopy(dict(status)) if isinstance(status, Mapping) else {}
+    versioned = new_status.get("versionedSubsetStatuses")
+    new_versioned: dict[str, Any] = dict(versioned) if isinstance(versioned, Mapping) else {}
+    new_versioned[version] = statuses
+    new_status["versionedSubsetStatuses"] = new_versioned
+    updated["status"] = new_status
+    return updated

@@ -1,0 +1,343 @@
+"""`spreadgate admit --state STATE.yaml --pod POD.yaml`: the webhook's decision, offline.
+
+Reads a snapshot (`kubectl get ws,deploy,rs,pods,nodes -o yaml`; several
+--state files may be given) and one pod, and prints what the admission
+webhook would do: the subset chosen, the status change it would write and
+the JSON patch. Nothing is written anywhere. For policy reviews and CI.
+
+Operations: CREATE (mutating webhook), DELETE and EVICT (the validating
+webhook's bookkeeping; for these --pod may hold just the pod's name and
+namespace, or an Eviction, and the pod is taken from the snapshot).
+Kruise's `apps.kruise.io/v1alpha1` WorkloadSpreads and its pod annotation are
+read as Spreadgate's own; the mutated pod carries Spreadgate's key. Node
+facts for Adaptive spreads come from the snapshot's nodes and pods; custom
+workload kinds from --custom-workload or a `kruise-configuration` ConfigMap
+in the snapshot.
+
+Exit status: 0 admitted, 1 denied (e.g. the pod's owner is not in the
+snapshot), 2 input that could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
+OPERATIONS = ("CREATE", "DELETE", "EVICT")
+KRUISE_CONFIGMAP = "kruise-configuration"
+KRUISE_WHITELIST_KEY = "WorkloadSpread_Watch_Custom_Workload_WhiteList"
+
+
+class InputError(Exception):
+    """Input that cannot be used; reported as `spreadgate admit: error: ...`, exit 2."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "admit",
+        help="show the admission webhook's decision for one pod over a cluster snapshot",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--state", action="append", required=True, metavar="STATE.yaml",
+                        help="snapshot: WorkloadSpreads, workloads, pods, nodes (YAML/JSON, Lists; repeatable; - for stdin)")
+    parser.add_argument("--pod", required=True, metavar="POD.yaml", help="the pod being admitted (or deleted/evicted)")
+    parser.add_argument("--operation", type=str.upper, choices=OPERATIONS, default="CREATE", help="default CREATE")
+    parser.add_argument("--now", metavar="T", help="RFC 3339 time of the decision (default: the current time)")
+    parser.add_argument("-o", "--output", choices=("text", "patch", "pod", "json"), default="text",
+                        help="text summary (default), the JSON patch, the mutated pod (YAML), or one JSON object")
+    parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
+                        help="accept this custom workload kind as a pod owner (repeatable)")
+    parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
+                        help="workload kinds with per-version status (default: deployment,replicaset)")
+    parser.add_argument("--generated-uid", metavar="UID",
+                        help="creatingPods key for a pod with only generateName (default: a random UUID)")
+    parser.add_argument("--no-policy", action="store_true",
+                        help="skip the Rego subset policy (only the reference's Schedulable check)")
+    parser.add_argument("--opa-url", help="evaluate the subset policy in an OPA server instead of the embedded engine")
+    parser.set_defaults(handler=run)
+
+
+def _error(message: str) -> None:
+    print(f"spreadgate admit: error: {message}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- snapshot
+
+
+def _group(api_version: Any) -> str:
+    text = str(api_version or "")
+    return text.split("/", 1)[0] if "/" in text else ""
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, Mapping) else {}
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    value = _meta(obj).get("namespace")
+    return value if isinstance(value, str) and value else "default"
+
+
+@dataclass
+class Snapshot:
+    """Objects of the snapshot, indexed the way the webhook's caches are."""
+
+    objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
+    spreads: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, obj: dict[str, Any]) -> None:
+        from py_engine.model import is_workloadspread
+
+        kind = obj.get("kind")
+        name = _meta(obj).get("name")
+        if not isinstance(kind, str) or not isinstance(name, str):
+            return
+        self.objects[(_group(obj.get("apiVersion")), kind, _namespace(obj), name)] = obj
+        if is_workloadspread(obj):
+            self.spreads.append(obj)
+        elif kind == "Pod":
+            self.pods.append(obj)
+        elif kind == "Node":
+            self.nodes.append(obj)
+
+    def lookup(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.objects.get((_group(api_version), kind, namespace, name))
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.objects.get(("", "Pod", namespace, name))
+
+
+def _read_objects(paths: list[str], what: str) -> list[dict[str, Any]]:
+    from py_engine.validation import DocumentError, read_documents
+
+    objects: list[dict[str, Any]] = []
+    for item in read_documents(paths):
+        if isinstance(item, DocumentError):
+            raise InputError(f"{what}: {item}")
+        objects.append(item.obj)
+    return objects
+
+
+def _load_snapshot(paths: list[str]) -> Snapshot:
+    snapshot = Snapshot()
+    for obj in _read_objects(paths, "--state"):
+        snapshot.add(obj)
+    if not snapshot.spreads:
+        raise InputError("--state holds no WorkloadSpread (spreadgate.dev or apps.kruise.io)")
+    return snapshot
+
+
+def _load_pod(path: str, operation: str, snapshot: Snapshot) -> dict[str, Any]:
+    objects = _read_objects([path], "--pod")
+    if len(objects) != 1:
+        raise InputError(f"--pod {path} must hold exactly one object, found {len(objects)}")
+    obj = objects[0]
+    kind = obj.get("kind")
+    name = _meta(obj).get("name")
+    if kind == "Eviction" or (operation != "CREATE" and kind == "Pod" and "spec" not in obj):
+        if operation == "CREATE":
+            raise InputError("--pod holds an Eviction; use --operation EVICT")
+        if not isinstance(name, str) or not name:
+            raise InputError(f"--pod {path}: the {kind} has no metadata.name")
+        found = snapshot.pod(_namespace(obj), name)
+        if found is None:
+            raise InputError(f"pod {_namespace(obj)}/{name} is not in the snapshot")
+        return found
+    if kind != "Pod":
+        raise InputError(f"--pod {path} holds a {kind or 'document without kind'}, not a Pod")
+    if not isinstance(obj.get("spec"), Mapping):
+        raise InputError(f"--pod {path}: the Pod has no spec")
+    if operation != "CREATE" and not name:
+        raise InputError(f"--pod {path}: a pod being deleted or evicted must have a name")
+    return obj
+
+
+def _custom_workloads(values: list[str], snapshot: Snapshot) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for value in values:
+        group_kind, _, path = value.partition("=")
+        group, sep, kind = group_kind.rpartition("/")
+        if not sep or not kind:
+            raise InputError(f"--custom-workload {value!r} must look like GROUP/KIND[=REPLICAS_PATH]")
+        entries.append({"group": group, "kind": kind, "replicasPath": path, "subResources": []})
+    for (_, kind, _, name), obj in snapshot.objects.items():
+        if kind != "ConfigMap" or name != KRUISE_CONFIGMAP:
+            continue
+        data = obj.get("data")
+        raw = data.get(KRUISE_WHITELIST_KEY) if isinstance(data, Mapping) else None
+        if raw is None:
+            continue
+        try:
+            whitelist = json.loads(raw)
+        except (TypeError, ValueError):
+            raise InputError(f"ConfigMap {KRUISE_CONFIGMAP}: {KRUISE_WHITELIST_KEY} is not JSON") from None
+        workloads = whitelist.get("workloads") if isinstance(whitelist, Mapping) else None
+        if not isinstance(workloads, list):
+            raise InputError(f"ConfigMap {KRUISE_CONFIGMAP}: {KRUISE_WHITELIST_KEY} has no 'workloads' list")
+        entries.extend(w for w in workloads if isinstance(w, dict))
+    return entries
+
+
+def _now(text: str | None) -> Any:
+    from py_engine.k8s.clock import RealClock
+    from py_engine.k8s.timeutil import TimestampError, parse_time
+
+    if text is None:
+        return RealClock().now()
+    try:
+        return parse_time(text)
+    except TimestampError as exc:
+        raise InputError(f"--now: {exc}") from None
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def _pod_label(pod: Mapping[str, Any]) -> str:
+    meta = _meta(pod)
+    name = meta.get("name") or f"{meta.get('generateName') or ''}<generated>"
+    return f"{_namespace(pod)}/{name}"
+
+
+def _status_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> list[str]:
+    """One line per subset entry whose counts or pod maps changed, per version."""
+
+    def versioned(spread: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        status = spread.get("status") if spread is not None else None
+        value = status.get("versionedSubsetStatuses") if isinstance(status, Mapping) else None
+        return value if isinstance(value, Mapping) else {}
+
+    old, new = versioned(before), versioned(after)
+    lines: list[str] = []
+    for version in sorted(new):
+        old_entries = {e.get("name"): e for e in old.get(version) or [] if isinstance(e, Mapping)}
+        for entry in new.get(version) or []:
+            if not isinstance(entry, Mapping):
+                continue
+            prior = old_entries.get(entry.get("name"), {})
+            parts = []
+            if prior.get("missingReplicas") != entry.get("missingReplicas"):
+                was = prior.get("missingReplicas", "(new)")
+                parts.append(f"missingReplicas {was} -> {entry.get('missingReplicas')}")
+            for key in ("creatingPods", "deletingPods"):
+                added = sorted(set(entry.get(key) or {}) - set(prior.get(key) or {}))
+                parts.extend(f"{key} +{pod}" for pod in added)
+            if parts:
+                lines.append(f"  [{version}] {entry.get('name')}: " + "; ".join(parts))
+    return lines
+
+
+def _print_text(outcome: Any, pod: Mapping[str, Any], operation: str, before: Mapping[str, Any] | None,
+                notes: list[str]) -> None:
+    print(f"operation: {operation} pod {_pod_label(pod)}")
+    if outcome.spread is not None:
+        print(f"workloadSpread: {_namespace(outcome.spread)}/{_meta(outcome.spread).get('name')}")
+    verdict = "allowed" if outcome.allowed else f"DENIED ({outcome.code})"
+    subset = f'subset "{outcome.subset}"' if outcome.subset else "no subset"
+    print(f"decision: {verdict}, {subset}")
+    print(f"message: {outcome.message}")
+    if outcome.status_written:
+        print("status change (written):")
+        for line in _status_changes(before, outcome.spread):
+            print(line)
+    else:
+        print("status change: none")
+    if operation == "CREATE":
+        print(f"patch ({len(outcome.patch)} operations):")
+        for op in outcome.patch:
+            print("  " + json.dumps(op, sort_keys=True))
+    for warning in [*outcome.warnings, *notes]:
+        print(f"warning: {warning}")
+
+
+# ----------------------------------------------------------------------------- command
+
+
+def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[str, Any] | None, list[str]]:
+    from py_engine.admission.context import AdmissionContext
+    from py_engine.admission.decide import admit_create, admit_delete
+    from py_engine.admission.eligibility import EligibilityCache
+    from py_engine.admission.nodes import build_node_inventory
+    from py_engine.admission.release import find_annotated_spread
+    from py_engine.model import WorkloadSpread
+    from py_engine.policy import PolicyEngine, PolicyError, create_engine
+
+    snapshot = _load_snapshot(args.state)
+    pod = _load_pod(args.pod, args.operation, snapshot)
+    now = _now(args.now)
+    custom = _custom_workloads(args.custom_workload, snapshot)
+    kinds = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
+    notes: list[str] = []
+    nodes = build_node_inventory(snapshot.nodes, snapshot.pods) if snapshot.nodes else None
+
+    engine: PolicyEngine | None = None
+    if not args.no_policy:
+        try:
+            engine = create_engine(args.opa_url)
+        except (PolicyError, FileNotFoundError) as exc:
+            raise InputError(f"cannot load the subset policy: {exc}") from None
+    try:
+        ctx = AdmissionContext(now=now, lookup=snapshot.lookup, engine=engine, nodes=nodes,
+                               versioned_kinds=kinds, custom_workloads=custom, decision_cache=EligibilityCache(16))
+        if args.operation == "CREATE":
+            outcome = admit_create(pod, snapshot.spreads, ctx, generated_uid=args.generated_uid or str(uuid.uuid4()))
+            before = None
+            if outcome.spread is not None:
+                before = next((s for s in snapshot.spreads if _meta(s).get("name") == _meta(outcome.spread).get("name")
+                               and _namespace(s) == _namespace(outcome.spread)), None)
+                try:
+                    strategy = WorkloadSpread.from_object(outcome.spread).strategy
+                except ValueError:
+                    strategy = None
+                if strategy is not None and strategy.is_adaptive and not strategy.disable_simulation_schedule:
+                    if nodes is None:
+                        notes.append("the snapshot has no nodes: node-fit simulation skipped")
+                    elif engine is None:
+                        notes.append("--no-policy: node-fit simulation skipped")
+        else:
+            outcome = admit_delete(pod, snapshot.spreads, ctx)
+            before = find_annotated_spread(pod, snapshot.spreads)
+    except PolicyError as exc:
+        raise InputError(f"subset policy: {exc}") from None
+    finally:
+        if engine is not None:
+            engine.close()
+    code = EXIT_ALLOWED if outcome.allowed else EXIT_DENIED
+    return code, outcome, pod, before, notes
+
+
+def run(args: argparse.Namespace) -> int:
+    import yaml
+
+    try:
+        code, outcome, pod, before, notes = _decide(args)
+    except InputError as exc:
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # Objects of the wrong shape deep inside the snapshot or the pod.
+        _error(f"cannot evaluate the admission over this input: {type(exc).__name__}: {exc}")
+        return EXIT_BAD_INPUT
+    if args.output == "json":
+        document = outcome.to_json()
+        document["warnings"] = [*document["warnings"], *notes]
+        print(json.dumps(document, indent=2))
+    elif args.output == "patch":
+        print(json.dumps(outcome.patch, indent=2))
+    elif args.output == "pod":
+        print(yaml.safe_dump(outcome.pod, sort_keys=False), end="")
+    else:
+        _print_text(outcome, pod, args.operation, before, notes)
+    if not outcome.allowed:
+        print(f"spreadgate admit: denied: {outcome.message}", file=sys.stderr)
+    return code

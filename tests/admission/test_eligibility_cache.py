@@ -1,0 +1,131 @@
+"""The LRU of subset-policy decisions keyed by a digest of the policy input."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from py_engine.admission.eligibility import (
+    EligibilityCache,
+    EligibilityDecision,
+    build_eligibility_input,
+    decide_eligibility_cached,
+    eligibility_key,
+)
+from py_engine.admission.nodes import NodeInventory
+from py_engine.policy import create_engine
+
+
+class CountingEngine:
+    """A stand-in policy engine answering every query the same way, counting calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def evaluate(self, rule: str, input_document: Any) -> Any:
+        with self._lock:
+            self.calls += 1
+        return {"eligible": [s["name"] for s in input_document["workloadSpread"]["spec"]["subsets"]], "rejected": []}
+
+    def close(self) -> None:
+        pass
+
+
+def _input(zone: str = "z1", nodes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    spread = {"spec": {"subsets": [
+        {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": {
+            "matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}},
+        {"name": "b"},
+    ]}}
+    pod = {"spec": {"containers": [{"name": "main", "image": "nginx", "resources": {"requests": {"cpu": "250m"}}}]}}
+    return build_eligibility_input(pod, spread, [{"name": "a", "conditions": []}], nodes)
+
+
+def test_key_is_canonical_and_content_sensitive() -> None:
+    a = _input()
+    reordered = dict(reversed(list(a.items())))
+    assert eligibility_key(a) == eligibility_key(reordered)
+    assert eligibility_key(a) != eligibility_key(_input("z2"))
+    with_nodes = _input(nodes=[{"name": "n1"}])
+    other_nodes = _input(nodes=[{"name": "n2"}])
+    assert eligibility_key(with_nodes) != eligibility_key(other_nodes)
+    # A node inventory version stands for the node list.
+    assert eligibility_key(with_nodes, "v1") == eligibility_key(other_nodes, "v1")
+    assert eligibility_key(with_nodes, "v1") != eligibility_key(with_nodes, "v2")
+
+
+def test_lru_eviction_and_recency() -> None:
+    cache = EligibilityCache(maxsize=2)
+    d = EligibilityDecision(("a",), {})
+    cache.put("k1", d)
+    cache.put("k2", d)
+    assert cache.get("k1") is d  # k1 now most recent
+    cache.put("k3", d)
+    assert cache.get("k2") is None
+    assert cache.get("k1") is d and cache.get("k3") is d
+    assert len(cache) == 2 and (cache.hits, cache.misses) == (3, 1)
+    cache.clear()
+    assert len(cache) == 0
+    with pytest.raises(ValueError):
+        EligibilityCache(0)
+
+
+def test_cached_decisions_evaluate_once_per_input() -> None:
+    engine = CountingEngine()
+    cache = EligibilityCache()
+    for _ in range(3):
+        assert decide_eligibility_cached(engine, _input(), cache).eligible == ("a", "b")
+    decide_eligibility_cached(engine, _input("z2"), cache)
+    assert engine.calls == 2 and (cache.hits, cache.misses) == (2, 2)
+    for _ in range(3):
+        decide_eligibility_cached(engine, _input(), None)
+    assert engine.calls == 5
+
+
+def test_concurrent_use_from_threads() -> None:
+    engine = CountingEngine()
+    cache = EligibilityCache(maxsize=4)
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for j in range(50):
+                decide_eligibility_cached(engine, _input(f"z{(i + j) % 6}"), cache)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors and not any(t.is_alive() for t in threads)
+    assert len(cache) <= 4 and cache.hits + cache.misses == 200
+
+
+def test_a_hit_is_much_cheaper_than_an_evaluation() -> None:
+    engine = create_engine()
+    try:
+        nodes = NodeInventory([{"name": f"n{i}", "labels": {"topology.kubernetes.io/zone": f"z{i % 3}"}, "taints": [],
+                                "unschedulable": False, "free": {"cpu": 4.0, "memory": 2**33, "pods": 100}}
+                               for i in range(30)])
+        policy_input = _input(nodes=list(nodes))
+        rounds = 30
+        start = time.perf_counter()
+        for _ in range(rounds):
+            decide_eligibility_cached(engine, policy_input, None)
+        evaluation = (time.perf_counter() - start) / rounds
+        cache = EligibilityCache()
+        decide_eligibility_cached(engine, policy_input, cache, nodes_version=nodes.version)
+        start = time.perf_counter()
+        for _ in range(rounds):
+            decide_eligibility_cached(engine, policy_input, cache, nodes_version=nodes.version)
+        hit = (time.perf_counter() - start) / rounds
+    finally:
+        engine.close()
+    assert cache.hits == rounds
+    assert hit * 5 < evaluation, f"hit {hit * 1e6:.0f} us vs evaluation {evaluation * 1e6:.0f} us"
