@@ -19,7 +19,7 @@ package spreadgate.subset
 
 import rego.v1
 
-subsets := [s | some s in input.workloadSpread.spec.subsets]
+subsets := input.workloadSpread.spec.subsets
 
 pod_spec := object.get(object.get(input, "pod", {}), "spec", {})
 
@@ -29,10 +29,11 @@ eligible := [s.name | some s in subsets; not rejected_names[s.name]]
 
 rejected_names contains r.subset if some r in rejected
 
-rejected contains {"subset": s.name, "reason": "Schedulable condition is False (pods could not be scheduled there recently)"} if {
-	some s in subsets
+spec_subset_names := {s.name | some s in subsets}
+
+rejected contains {"subset": st.name, "reason": "Schedulable condition is False (pods could not be scheduled there recently)"} if {
 	some st in object.get(input, "subsetStatuses", [])
-	st.name == s.name
+	st.name in spec_subset_names
 	some c in object.get(st, "conditions", [])
 	c.type == "Schedulable"
 	c.status == "False"
@@ -43,7 +44,7 @@ rejected contains {"subset": s.name, "reason": "its required node term contradic
 	contradicts_pod(s)
 }
 
-rejected contains {"subset": name, "reason": sprintf("no node fits the pod (%d nodes checked)", [count(input.nodes)])} if {
+rejected contains {"subset": name, "reason": "no node fits the pod (node terms, taints, or free cpu/memory/pods)"} if {
 	is_array(input.nodes)
 	some name, facts in subset_facts
 	not contradicts_pod(subsets[facts.index])
@@ -209,12 +210,13 @@ some_node_fits(facts) if {
 	node_fits(node, facts)
 }
 
+# Cheapest and most selective checks first: most nodes fail on labels.
 node_fits(node, facts) if {
 	not object.get(node, "unschedulable", false)
-	resources_fit(node, facts)
 	some t in facts.terms
 	node_matches_term(node, t)
 	taints_tolerated(node, facts.tolerations)
+	resources_fit(node, facts)
 }
 
 node_matches_term(node, term) if {

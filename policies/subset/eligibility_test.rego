@@ -27,6 +27,12 @@ test_all_subsets_eligible_in_spec_order if {
 test_unschedulable_subset_skipped if {
 	statuses := [{"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}, {"name": "b", "conditions": [{"type": "Schedulable", "status": "True"}]}]
 	decision.eligible == ["b", "c"] with input as {"pod": plain_pod, "workloadSpread": spread, "subsetStatuses": statuses}
+
+	# a status entry of a subset no longer in the spec is not reported
+	stale := [{"name": "gone", "conditions": [{"type": "Schedulable", "status": "False"}]}]
+	d := decision with input as {"pod": plain_pod, "workloadSpread": spread, "subsetStatuses": stale}
+	d.eligible == ["a", "b", "c"]
+	count(d.rejected) == 0
 }
 
 test_contradicting_pod_affinity_skips_subset if {

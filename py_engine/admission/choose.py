@@ -18,6 +18,7 @@ from typing import Any
 
 from py_engine.admission.context import AdmissionContext
 from py_engine.admission.eligibility import build_eligibility_input, decide_eligibility_cached
+from py_engine.admission.nodes import constrained_label_keys, policy_node_classes
 from py_engine.admission.statuses import missing_replicas, schedulable
 from py_engine.model import WorkloadSpread
 from py_engine.model.constants import MAX_INT32
@@ -61,6 +62,10 @@ def eligibility(
                 rejected[subset.name] = (UNSCHEDULABLE_REASON,)
         return Eligibility(frozenset(names), rejected)
     nodes = simulation_nodes(view, ctx)
+    if nodes is not None:
+        subsets = view.raw.get("spec", {}).get("subsets") or []
+        keys, by_name = constrained_label_keys(pod, subsets)
+        nodes = policy_node_classes(nodes, keys, keep_names=by_name)
     policy_input = build_eligibility_input(pod, view.raw, statuses, nodes)
     nodes_version = getattr(nodes, "version", None) if nodes is not None else None
     decision = decide_eligibility_cached(
