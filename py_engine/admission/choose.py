@@ -63,9 +63,9 @@ def eligibility(
         return Eligibility(frozenset(names), rejected)
     nodes = simulation_nodes(view, ctx)
     if nodes is not None:
-        subsets = view.raw.get("spec", {}).get("subsets") or []
-        keys, by_name = constrained_label_keys(pod, subsets)
-        nodes = policy_node_classes(nodes, keys, keep_names=by_name)
+        spec_subsets = view.raw.get("spec", {}).get("subsets") or []
+        keys, keep_names = constrained_label_keys(pod, spec_subsets)
+        nodes = policy_node_classes(nodes, keys, keep_names=keep_names)
     policy_input = build_eligibility_input(pod, view.raw, statuses, nodes)
     nodes_version = getattr(nodes, "version", None) if nodes is not None else None
     decision = decide_eligibility_cached(

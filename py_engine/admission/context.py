@@ -75,6 +75,7 @@ class AdmissionContext:
     versioned_kinds: frozenset[str] = DEFAULT_VERSIONED_KINDS
     custom_workloads: Sequence[Mapping[str, Any]] = ()
     decision_cache: EligibilityCache | None = None
+    fresh_lookup: Lookup | None = None
 
 
 def no_lookup(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:

@@ -153,7 +153,9 @@ def _pareto_front(free_vectors: Iterable[tuple[float, int, int]]) -> list[tuple[
     return front
 
 
-def policy_node_classes(inventory: Sequence[NodeFacts], label_keys: frozenset[str], keep_names: bool) -> NodeInventory:
+def policy_node_classes(
+    inventory: Sequence[Mapping[str, Any]], label_keys: frozenset[str], keep_names: bool
+) -> NodeInventory:
     """The inventory reduced to what the subset policy can tell apart, with the same answers.
 
     The policy reads only the labels named in node terms, the taints that keep pods

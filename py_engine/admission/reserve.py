@@ -22,6 +22,7 @@ from py_engine.admission.choose import (
 )
 from py_engine.admission.context import AdmissionContext, AdmissionError
 from py_engine.admission.statuses import (
+    follow_current_replicas,
     missing_replicas,
     recorded_subset,
     statuses_for,
@@ -29,7 +30,7 @@ from py_engine.admission.statuses import (
     with_version_statuses,
 )
 from py_engine.admission.tracing import name_of, namespace_of
-from py_engine.admission.workloads import is_statefulset_target, workload_replicas
+from py_engine.admission.workloads import current_replicas, is_statefulset_target, workload_replicas
 from py_engine.k8s.timeutil import format_time
 from py_engine.model import ModelError, WorkloadSpread
 from py_engine.model.pods import is_pod_active
@@ -115,7 +116,11 @@ def reserve_create(
         return CreateReservation(view.subsets[0].name, None, name)
 
     version = version_of(pod, ctx)
-    statuses, _ = statuses_for(view, version, lambda: workload_replicas(view, namespace_of(spread), ctx))
+    statuses, initialised = statuses_for(view, version, lambda: workload_replicas(view, namespace_of(spread), ctx))
+    if not initialised and view.uses_percentages:
+        replicas = current_replicas(view, namespace_of(spread), ctx)
+        if replicas is not None:
+            follow_current_replicas(view, statuses, replicas)
     key = name or generated_uid
     recorded = recorded_subset(statuses, key)
     if recorded is not None:
@@ -126,6 +131,13 @@ def reserve_create(
 
     eligible = eligibility(pod, view, statuses, ctx)
     index = choose_counted(statuses, eligible)
+    if index is None and not initialised and view.uses_percentages and ctx.fresh_lookup is not None:
+        # "Full" under percentage caps may only mean the cached workload is behind a
+        # scale-up (its pods can reach us before its watch event): ask the API once.
+        replicas = current_replicas(view, namespace_of(spread), ctx, lookup=ctx.fresh_lookup)
+        if replicas is not None:
+            follow_current_replicas(view, statuses, replicas)
+            index = choose_counted(statuses, eligible)
     if index is None:
         return CreateReservation(None, None, name, (_no_room_warning(view, f"version {version}", eligible),))
     entry = statuses[index]

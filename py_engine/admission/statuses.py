@@ -67,6 +67,43 @@ def statuses_for(
     return initial_statuses(view, replicas_of()), True
 
 
+def occupied_slots(entry: Mapping[str, Any]) -> int:
+    """Slots a status entry holds: active pods the controller counted, plus pods admitted
+    since (creatingPods), minus pods whose deletion was admitted (deletingPods).
+
+    This is what `missingReplicas` is the complement of, whichever side (controller or
+    webhook) last wrote the entry.
+    """
+    replicas = entry.get("replicas")
+    counted = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 0
+    creating, deleting = entry.get("creatingPods"), entry.get("deletingPods")
+    return (
+        counted
+        + (len(creating) if isinstance(creating, Mapping) else 0)
+        - (len(deleting) if isinstance(deleting, Mapping) else 0)
+    )
+
+
+def follow_current_replicas(view: WorkloadSpread, statuses: list[SubsetStatus], replicas: int) -> None:
+    """Re-resolve percentage caps against the workload's replica count *now* (in place).
+
+    A Spreadgate refinement: the controller resolves `N%` against the replica count
+    it saw at its last sync, so right after a scale-up every percentage subset still
+    reads full and Kruise admits the first new pods without a subset (the scheduler
+    then puts them anywhere). Recomputing `missingReplicas` from the current count
+    and the slots the entry holds keeps the split exact through scaling. Entries
+    reading -1 (unlimited until the controller rewrites them) are left alone.
+    """
+    by_name = {subset.name: subset for subset in view.subsets}
+    for entry in statuses:
+        subset = by_name.get(str(entry.get("name")))
+        if subset is None or subset.max_replicas is None or not subset.max_replicas.percent:
+            continue
+        if missing_replicas(entry) < 0:
+            continue
+        entry["missingReplicas"] = max(0, subset.max_replicas.resolve(replicas) - occupied_slots(entry))
+
+
 def recorded_subset(statuses: Sequence[Mapping[str, Any]], key: str) -> str | None:
     """The subset whose `creatingPods` or `deletingPods` already holds `key`."""
     if not key:

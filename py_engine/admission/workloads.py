@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from py_engine.admission.context import AdmissionContext, AdmissionError
+from py_engine.admission.context import AdmissionContext, AdmissionError, Lookup
 from py_engine.model import WorkloadSpread
 from py_engine.model.workloadspread import api_group
 
@@ -129,18 +129,26 @@ def _spec_int(workload: Mapping[str, Any], key: str, default: int) -> int:
 
 
 def workload_replicas(view: WorkloadSpread, namespace: str, ctx: AdmissionContext) -> int:
+    """See `current_replicas`; a missing workload counts 0, as in the reference."""
+    replicas = current_replicas(view, namespace, ctx)
+    return 0 if replicas is None else replicas
+
+
+def current_replicas(
+    view: WorkloadSpread, namespace: str, ctx: AdmissionContext, *, lookup: Lookup | None = None
+) -> int | None:
     """The replica count percentages of `view` resolve against, as the webhook reads it.
 
     The workload is only fetched when a subset uses a percentage (otherwise 0);
-    a missing workload counts 0. Raises AdmissionError when the spread's
+    None when the workload is not found. Raises AdmissionError when the spread's
     `targetFilter.replicasPathList` does not resolve to integers (Kruise denies).
     """
     if not view.uses_percentages:
         return 0
     ref = view.target_ref
-    workload = ctx.lookup(ref.api_version, ref.kind, namespace, ref.name)
+    workload = (lookup or ctx.lookup)(ref.api_version, ref.kind, namespace, ref.name)
     if workload is None:
-        return 0
+        return None
     if view.target_filter is not None and view.target_filter.replicas_path_list:
         try:
             return sum_replicas_paths(workload, view.target_filter.replicas_path_list)

@@ -22,6 +22,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cluster",
     "gatekeeper",
     "admit",
+    "webhook",
+    "reconcile",
+    "controller",
+    "simulate",
+    "demo",
 )
 
 EXIT_USAGE = 2

@@ -8,8 +8,10 @@ small decision takes microseconds.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,20 +42,43 @@ def error_summary(message: str, limit: int = 8) -> str:
     return "\n".join(head.strip().splitlines()[:limit])
 
 
+# Every thread's interpreters, keyed by EmbeddedEngine serial number. A regorus
+# engine must also be *dropped* on the thread that built it (dropping it elsewhere
+# panics), so interpreters live in the owning thread's local storage, which the
+# thread clears itself when it exits, and are otherwise only removed by code
+# running on that thread (`close`, or the finalizer when it happens to run there).
+_THREAD_ENGINES = threading.local()
+_SERIALS = itertools.count()
+
+
+def _thread_engines() -> dict[int, Any]:
+    engines: dict[int, Any] | None = getattr(_THREAD_ENGINES, "engines", None)
+    if engines is None:
+        engines = {}
+        _THREAD_ENGINES.engines = engines
+    return engines
+
+
+def _drop_current_thread_engine(serial: int) -> None:
+    _thread_engines().pop(serial, None)
+
+
 class EmbeddedEngine:
     """`PolicyEngine` on regorus, one interpreter per thread."""
 
     def __init__(self, sources: tuple[PolicySource, ...]) -> None:
         self._sources = sources
-        self._local = threading.local()
+        self._serial = next(_SERIALS)
+        weakref.finalize(self, _drop_current_thread_engine, self._serial)
         # Fail at construction, not on the first request, if a policy does not load.
         self._engine()
 
     def _engine(self) -> Any:
-        engine = getattr(self._local, "engine", None)
+        engines = _thread_engines()
+        engine = engines.get(self._serial)
         if engine is None:
             engine = build_regorus_engine(self._sources)
-            self._local.engine = engine
+            engines[self._serial] = engine
         return engine
 
     def evaluate(self, rule: str, input_document: Mapping[str, Any]) -> Any:
@@ -68,4 +93,5 @@ class EmbeddedEngine:
         return None if raw == UNDEFINED_JSON else json.loads(raw)
 
     def close(self) -> None:
-        self._local = threading.local()
+        """Release this thread's interpreter; other threads release theirs when they exit."""
+        _drop_current_thread_engine(self._serial)

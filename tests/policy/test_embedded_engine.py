@@ -66,3 +66,29 @@ def test_policy_dir_override(tmp_path, monkeypatch) -> None:  # type: ignore[no-
     monkeypatch.setenv("SPREADGATE_POLICY_DIR", str(tmp_path / "missing"))
     with pytest.raises(FileNotFoundError):
         load_policy_sources()
+
+
+def test_engines_are_never_dropped_on_a_foreign_thread() -> None:
+    """Interpreters built on worker threads are released by those threads, so neither
+    closing nor garbage-collecting the engine elsewhere raises regorus's
+    "dropped on another thread" error (an unraisable warning, hence a test error)."""
+    import gc
+
+    holder = [EmbeddedEngine((POLICY,))]
+    evaluated, released = threading.Event(), threading.Event()
+    results: list[object] = []
+
+    def work() -> None:
+        results.append(holder[0].evaluate("data.demo.first", {"names": ["w"]}))
+        evaluated.set()
+        released.wait(timeout=30)  # stay alive while the main thread drops the engine
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    assert evaluated.wait(timeout=30)
+    holder[0].close()
+    holder.clear()  # the last reference: the finalizer runs here, on the main thread
+    gc.collect()
+    released.set()
+    worker.join(timeout=30)
+    assert results == ["w"]

@@ -1,0 +1,410 @@
+"""Turning slot reservations into status writes: per-spread group commit.
+
+Every pod admission that takes (or frees) a slot must be durably written to the
+WorkloadSpread's status before the pod is answered, or counting breaks. One
+write per pod serialises a burst on the API server's write latency, so
+reservations arriving while a write for the same spread is in flight are
+batched into the next single write:
+
+* `submit(namespace, name, apply, deadline)` queues `apply` for the spread and
+  blocks until it is committed (or cannot be). `apply(obj) -> (new_obj | None,
+  result)` is a pure function of the freshest object: it returns the object to
+  write (None: nothing to write) and the caller's result.
+* Per spread, one thread at a time leads: it takes every pending request in
+  arrival order, applies them one after another to one copy of the freshest
+  object, and writes once through the status subresource with that object's
+  resourceVersion. Each request is answered only after the write succeeded.
+  When the leader's own request is done it hands leadership to a waiting
+  thread, which takes what piled up meanwhile as the next batch.
+* On 409 Conflict the batch is re-applied to an object re-read from the API
+  (apply functions are pure, so this is safe) until the write succeeds or the
+  requests' deadlines pass. Several webhook processes stay exact because they
+  contend through resourceVersion, exactly like the reference.
+* A request whose deadline passes before its batch is written fails with
+  `CommitTimeout` and nothing of it is written; a request inside a batch whose
+  write is already on the wire waits for that write's outcome, so a request is
+  never reported failed while its reservation was written.
+* Freshest object: the last object this process wrote or read from the API is
+  used until the watch cache has shown that same resourceVersion; from then on
+  the watch cache is newer. resourceVersions are only compared for equality
+  (they are opaque); a wrong guess costs one 409, never a miscount.
+* `dry_run=True` decides on the freshest known object and never writes.
+
+A write that fails without a definite answer (timeout, 5xx) is reported as
+`CommitError`: it may have been applied, and the orphaned reservation is aged
+out by the controller (creatingPods after 30 s), as in the reference.
+
+Time comes from the injected `Clock`: deadlines are `clock.monotonic()` values.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+from py_engine.k8s.clock import Clock
+from py_engine.kube import Conflict, KubeClient, KubeError, NotFound, Resource, TooManyRequests, WatchCache
+
+R = TypeVar("R")
+JSON = dict[str, Any]
+Apply = Callable[[JSON], tuple[JSON | None, R]]
+
+_MIN_REQUEST_TIMEOUT = 0.05
+
+
+class CommitFailed(Exception):
+    """A reservation was not committed; `reason` is a short machine word."""
+
+    reason = "CommitFailed"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CommitTimeout(CommitFailed):
+    """The deadline passed before the reservation could be written (nothing written)."""
+
+    reason = "CommitTimeout"
+
+
+class SpreadNotFound(CommitFailed):
+    """The WorkloadSpread does not exist (any more)."""
+
+    reason = "NotFound"
+
+
+class CommitError(CommitFailed):
+    """The API refused or failed the read/write for another reason."""
+
+    reason = "CommitError"
+
+
+class StatusStore(Protocol):
+    """Where spreads are read and their status written."""
+
+    def get(self, namespace: str, name: str, *, timeout: float) -> JSON:
+        """The object straight from the API server; raises `NotFound`."""
+        ...
+
+    def replace_status(self, namespace: str, name: str, obj: JSON, *, timeout: float) -> JSON:
+        """PUT to /status with obj's resourceVersion; raises `Conflict` when stale."""
+        ...
+
+    def cached(self, namespace: str, name: str) -> JSON | None:
+        """The watch cache's copy, if any (None: not cached / no cache)."""
+        ...
+
+
+class KubeStatusStore:
+    """`StatusStore` on a `KubeClient` and (optionally) the resource's `WatchCache`."""
+
+    def __init__(self, client: KubeClient, resource: Resource, cache: WatchCache | None = None) -> None:
+        self.client = client
+        self.resource = resource
+        self.cache = cache
+
+    def get(self, namespace: str, name: str, *, timeout: float) -> JSON:
+        return self.client.get(self.resource, namespace, name, timeout=timeout)
+
+    def replace_status(self, namespace: str, name: str, obj: JSON, *, timeout: float) -> JSON:
+        return self.client.replace_status(self.resource, namespace, name, obj, timeout=timeout)
+
+    def cached(self, namespace: str, name: str) -> JSON | None:
+        return self.cache.get(namespace, name) if self.cache is not None else None
+
+
+@dataclass
+class CommitterStats:
+    """Counters read by the metrics endpoint and the tests (guarded by `lock`)."""
+
+    writes: int = 0
+    conflicts: int = 0
+    reads: int = 0
+    timeouts: int = 0
+    errors: int = 0
+    committed: int = 0
+    batch_sizes: Counter[int] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for key, value in counts.items():
+                setattr(self, key, getattr(self, key) + value)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"writes": self.writes, "conflicts": self.conflicts, "reads": self.reads,
+                    "timeouts": self.timeouts, "errors": self.errors, "committed": self.committed,
+                    "batch_sizes": dict(self.batch_sizes)}
+
+
+class _Request(Generic[R]):
+    __slots__ = ("apply", "deadline", "done", "error", "result", "taken")
+
+    def __init__(self, apply: Apply[R], deadline: float) -> None:
+        self.apply = apply
+        self.deadline = deadline
+        self.done = False
+        self.taken = False
+        self.result: R | None = None
+        self.error: BaseException | None = None
+
+
+class _Slot:
+    """Per-spread state: the queue, who leads, and the freshest object known."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.pending: list[_Request[Any]] = []
+        self.leading = False
+        self.known: JSON | None = None
+        self.caught_up = False
+        self.last_commit = float("-inf")
+
+    def remember(self, obj: JSON) -> None:
+        self.known = obj
+        self.caught_up = False
+
+
+def _rv(obj: JSON | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+
+
+class Committer:
+    """Group-committing status writer (see the module docstring).
+
+    `batching=False` writes each reservation on its own (the one-write-per-pod
+    baseline of the benchmark). `max_batch` bounds a batch (and so the size of
+    one status write's worth of reservations).
+    """
+
+    def __init__(self, store: StatusStore, clock: Clock, *, batching: bool = True, max_batch: int = 256,
+                 conflict_backoff: float = 0.005, linger: float = 0.01, burst_window: float = 0.1,
+                 seed: int | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self.max_batch = max_batch if batching else 1
+        self.conflict_backoff = conflict_backoff
+        self.linger = linger if batching else 0.0
+        self.burst_window = burst_window
+        self.stats = CommitterStats()
+        self._slots: dict[tuple[str, str], _Slot] = {}
+        self._slots_lock = threading.Lock()
+        self._random = random.Random(seed)
+
+    def _slot(self, namespace: str, name: str) -> _Slot:
+        with self._slots_lock:
+            slot = self._slots.get((namespace, name))
+            if slot is None:
+                slot = self._slots[(namespace, name)] = _Slot()
+            return slot
+
+    # ---------------------------------------------------------------- public
+
+    def submit(self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False) -> R:
+        """Commit `apply` on spread namespace/name before `deadline` (clock.monotonic());
+        returns apply's result from the committed attempt. Raises `CommitFailed`
+        subclasses, or whatever `apply` raised."""
+        slot = self._slot(namespace, name)
+        if dry_run:
+            base = self._read(slot, namespace, name, fresh=False, timeout=self._remaining(deadline))
+            _, result = apply(copy.deepcopy(base))
+            return result
+        req: _Request[R] = _Request(apply, deadline)
+        lead = False
+        with slot.cond:
+            slot.pending.append(req)
+            while not req.done:
+                if not slot.leading:
+                    slot.leading = lead = True
+                    break
+                remaining = deadline - self.clock.monotonic()
+                if remaining <= 0 and not req.taken:
+                    slot.pending.remove(req)
+                    self._fail(req, CommitTimeout(self._timeout_message(namespace, name)))
+                    break
+                # Taken requests wait for their batch's outcome whatever the time.
+                slot.cond.wait(max(remaining, 0.0) + 0.001 if not req.taken else 0.05)
+        if lead:
+            self._lead(slot, namespace, name, req)
+        if req.error is not None:
+            raise req.error
+        return req.result  # type: ignore[return-value]
+
+    # --------------------------------------------------------------- leading
+
+    def _lead(self, slot: _Slot, namespace: str, name: str, own: _Request[Any]) -> None:
+        try:
+            while not own.done:
+                self._linger(slot)
+                batch = self._take(slot, self.max_batch)
+                if not batch:
+                    break
+                try:
+                    self._commit(slot, namespace, name, batch)
+                except BaseException as exc:  # never leave a taken request unanswered
+                    for r in batch:
+                        if not r.done:
+                            self._fail(r, exc if isinstance(exc, Exception) else CommitError(str(exc)))
+                    raise
+                finally:
+                    with slot.cond:
+                        slot.cond.notify_all()
+        finally:
+            with slot.cond:
+                slot.leading = False
+                slot.cond.notify_all()
+
+    @staticmethod
+    def _take(slot: _Slot, limit: int) -> list[_Request[Any]]:
+        """Move up to `limit` pending requests, in arrival order, into a batch."""
+        if limit <= 0:
+            return []
+        with slot.cond:
+            batch = slot.pending[:limit]
+            del slot.pending[: len(batch)]
+            for r in batch:
+                r.taken = True
+        return batch
+
+    def _linger(self, slot: _Slot) -> None:
+        """During a burst (a commit finished within `burst_window`), wait up to `linger`
+        for more requests to join the batch: a few milliseconds of latency buy several
+        reservations per write. Never past the earliest pending deadline."""
+        if self.linger <= 0 or self.clock.monotonic() - slot.last_commit > self.burst_window:
+            return
+        with slot.cond:
+            if len(slot.pending) >= self.max_batch or not slot.pending:
+                return
+            room = min(r.deadline for r in slot.pending) - self.clock.monotonic()
+        pause = min(self.linger, room / 4)
+        if pause > 0:
+            self.clock.sleep(pause)
+
+    def _commit(self, slot: _Slot, namespace: str, name: str, batch: list[_Request[Any]]) -> None:
+        fresh = False
+        backoff = self.conflict_backoff
+        while batch:
+            now = self.clock.monotonic()
+            for r in batch:
+                if r.deadline <= now:
+                    self._fail(r, CommitTimeout(self._timeout_message(namespace, name)))
+            batch = [r for r in batch if not r.done]
+            if not batch:
+                return
+            timeout = max(max(r.deadline for r in batch) - now, _MIN_REQUEST_TIMEOUT)
+            try:
+                base = self._read(slot, namespace, name, fresh=fresh, timeout=timeout)
+            except CommitFailed as exc:
+                for r in batch:
+                    self._fail(r, exc)
+                return
+            obj = copy.deepcopy(base)
+            changed = False
+            results: dict[int, Any] = {}
+            for r in batch:
+                try:
+                    new, result = r.apply(obj)
+                except Exception as exc:  # this request alone fails; the others go on
+                    self._fail(r, exc)
+                    continue
+                results[id(r)] = result
+                if new is not None:
+                    obj = new
+                    changed = True
+            batch = [r for r in batch if not r.done]
+            if not changed:
+                for r in batch:
+                    self._succeed(r, results[id(r)])
+                return
+            try:
+                written = self.store.replace_status(namespace, name, obj, timeout=timeout)
+            except Conflict:
+                self.stats.add(conflicts=1)
+                fresh = True
+                self._sleep_before_retry(backoff, batch)
+                backoff = min(backoff * 2, 0.1)
+                # The retry is a new write anyway: let what arrived meanwhile ride along.
+                batch = batch + self._take(slot, self.max_batch - len(batch))
+                continue
+            except TooManyRequests:
+                fresh = True
+                self._sleep_before_retry(backoff * 4, batch)
+                continue
+            except NotFound:
+                for r in batch:
+                    self._fail(r, SpreadNotFound(f"WorkloadSpread {namespace}/{name} not found"))
+                return
+            except KubeError as exc:
+                self.stats.add(errors=1)
+                for r in batch:
+                    self._fail(r, CommitError(f"writing status of WorkloadSpread {namespace}/{name}: {exc}"))
+                return
+            slot.remember(written)
+            slot.last_commit = self.clock.monotonic()
+            with self.stats.lock:
+                self.stats.writes += 1
+                self.stats.batch_sizes[len(batch)] += 1
+            for r in batch:
+                self._succeed(r, results[id(r)])
+
+    def _sleep_before_retry(self, backoff: float, batch: list[_Request[Any]]) -> None:
+        """Jittered pause after a conflict so competing processes interleave, never past a deadline."""
+        room = min(r.deadline for r in batch) - self.clock.monotonic()
+        pause = min(backoff * (0.5 + self._random.random()), max(room, 0.0))
+        if pause > 0:
+            self.clock.sleep(pause)
+
+    # --------------------------------------------------------------- reading
+
+    def _read(self, slot: _Slot, namespace: str, name: str, *, fresh: bool, timeout: float) -> JSON:
+        if not fresh:
+            cached = self.store.cached(namespace, name)
+            known = slot.known
+            if known is None:
+                if cached is not None:
+                    return cached
+            elif cached is not None and _rv(cached) == _rv(known):
+                slot.caught_up = True
+                return cached
+            elif slot.caught_up and cached is not None:
+                return cached
+            elif not slot.caught_up:
+                return known
+        self.stats.add(reads=1)
+        try:
+            obj = self.store.get(namespace, name, timeout=max(timeout, _MIN_REQUEST_TIMEOUT))
+        except NotFound:
+            raise SpreadNotFound(f"WorkloadSpread {namespace}/{name} not found") from None
+        except KubeError as exc:
+            self.stats.add(errors=1)
+            raise CommitError(f"reading WorkloadSpread {namespace}/{name}: {exc}") from None
+        slot.remember(obj)
+        return obj
+
+    # ------------------------------------------------------------- answering
+
+    def _remaining(self, deadline: float) -> float:
+        return max(deadline - self.clock.monotonic(), _MIN_REQUEST_TIMEOUT)
+
+    @staticmethod
+    def _timeout_message(namespace: str, name: str) -> str:
+        return (f"could not commit the slot reservation to WorkloadSpread {namespace}/{name} status in time "
+                "(write conflicts or a slow API server); nothing was written")
+
+    def _succeed(self, req: _Request[Any], result: Any) -> None:
+        req.result = result
+        req.done = True
+        self.stats.add(committed=1)
+
+    def _fail(self, req: _Request[Any], error: BaseException) -> None:
+        req.error = error
+        req.done = True
+        if isinstance(error, CommitTimeout):
+            self.stats.add(timeouts=1)

@@ -1,0 +1,303 @@
+"""The admission service: one AdmissionReview `request` in, one `Decision` out.
+
+Three entry points, one per webhook path:
+
+* `mutate_pod` (pod CREATE): trace the pod to its WorkloadSpread through the
+  watch caches, take a slot with `reserve_create` through the group committer
+  (durably written before the answer), inject the subset and diff the patch.
+* `validate_pod` (pod DELETE, `pods/eviction` CREATE): give the slot back with
+  `release_delete` (deletingPods), committed the same way. A delete is never
+  denied because of our own failure unless `deny_deletes_on_failure` is set.
+* `validate_spread` (WorkloadSpread CREATE/UPDATE): the Rego validation policy,
+  given what only the API can tell: the namespace's other spreads (one spread
+  per workload), the old object (immutable targetRef), the target workload
+  (subset patch checks).
+
+Skipped without any write: dry runs of deletes, mirror pods, pods without a
+controller owner, inactive pods. A dry-run CREATE is decided on the freshest
+cached spread and never written. A reservation that cannot be committed in
+time follows `on_commit_failure`: "deny" (the workload controller retries, as
+with the reference) or "allow-unmodified" (the pod is admitted without a
+subset; nothing was reserved for it).
+
+Errors are values: every path returns a `Decision`, the webhook turns it into
+a well-formed AdmissionReview response.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from py_engine.admission.committer import CommitFailed, Committer, SpreadNotFound
+from py_engine.admission.core import (
+    AdmissionContext,
+    AdmissionError,
+    CreateReservation,
+    DeleteRelease,
+    EligibilityCache,
+    OwnerNotFound,
+    find_annotated_spread,
+    find_spread,
+    inject,
+    make_patch,
+    release_delete,
+    reserve_create,
+)
+from py_engine.admission.service_view import ClusterView
+from py_engine.k8s.clock import Clock
+from py_engine.model import is_workloadspread
+from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
+from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.validation import build_review_input, validate_spread
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+FailureMode = Literal["deny", "allow-unmodified"]
+FAILURE_MODES: tuple[str, ...] = ("deny", "allow-unmodified")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An admission answer. `outcome` is the metrics label (patched, allowed, skipped,
+    released, denied, invalid, commit-failed, error)."""
+
+    allowed: bool
+    outcome: str
+    patch: list[dict[str, Any]] | None = None
+    warnings: tuple[str, ...] = ()
+    code: int = 200
+    message: str = ""
+    reason: str = ""
+    audit: Mapping[str, str] = field(default_factory=dict)
+
+
+def allow(outcome: str = "allowed", message: str = "", warnings: Sequence[str] = ()) -> Decision:
+    return Decision(True, outcome, message=message, warnings=tuple(warnings))
+
+
+def deny(code: int, message: str, outcome: str = "denied", reason: str = "") -> Decision:
+    return Decision(False, outcome, code=code, message=message, reason=reason)
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    on_commit_failure: FailureMode = "deny"
+    commit_timeout: float = 2.5
+    deny_deletes_on_failure: bool = False
+    versioned_kinds: frozenset[str] = frozenset({"deployment", "replicaset"})
+    custom_workloads: tuple[Mapping[str, Any], ...] = ()
+
+
+class TimedEngine:
+    """A `PolicyEngine` that reports every evaluation's duration (Rego eval-time metric)."""
+
+    def __init__(self, engine: PolicyEngine, observe: Callable[[str, float], None]) -> None:
+        self.engine = engine
+        self.observe = observe
+
+    def evaluate(self, rule: str, input_document: Mapping[str, Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            return self.engine.evaluate(rule, input_document)
+        finally:
+            self.observe(rule, time.perf_counter() - started)
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def _object(request: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    value = request.get(key)
+    return value if isinstance(value, dict) else None
+
+
+class AdmissionService:
+    """See the module docstring. Thread-safe: the webhook calls it from many threads."""
+
+    def __init__(self, view: ClusterView, committer: Committer, clock: Clock, *,
+                 engine: PolicyEngine | None = None, validation_engine: PolicyEngine | None = None,
+                 config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None) -> None:
+        self.view = view
+        self.committer = committer
+        self.clock = clock
+        self.engine = engine
+        self.validation_engine = validation_engine or engine
+        self.config = config or ServiceConfig()
+        self.decision_cache = decision_cache
+
+    def _context(self) -> AdmissionContext:
+        return AdmissionContext(
+            now=self.clock.now(), lookup=self.view.lookup, engine=self.engine, nodes=self.view.node_inventory(),
+            versioned_kinds=self.config.versioned_kinds, custom_workloads=self.config.custom_workloads,
+            decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup)
+
+    def _deadline(self) -> float:
+        return self.clock.monotonic() + self.config.commit_timeout
+
+    # ------------------------------------------------------------ pod CREATE
+
+    def mutate_pod(self, request: Mapping[str, Any]) -> Decision:
+        resource = (request.get("resource") or {}).get("resource") if isinstance(request.get("resource"), Mapping) else None
+        if request.get("operation") != "CREATE" or resource != "pods" or request.get("subResource"):
+            return allow("skipped", "not a pod CREATE")
+        pod = _object(request, "object")
+        if pod is None:
+            return deny(400, "request.object must be a Pod object", "error", "BadRequest")
+        namespace = str(request.get("namespace") or _meta(pod).get("namespace") or "")
+        if not namespace:
+            return deny(400, "the pod has no namespace", "error", "BadRequest")
+        annotations = _meta(pod).get("annotations")
+        if isinstance(annotations, Mapping) and MIRROR_ANNOTATION in annotations:
+            return allow("skipped", "mirror pod")
+        if controller_owner(pod) is None or not is_pod_active(pod):
+            return allow("skipped", "no controller owner or inactive pod")
+        spreads = self.view.spreads_in(namespace)
+        if not spreads:
+            return allow("skipped", "no WorkloadSpread in the namespace")
+        # The core reads the namespace from the pod; the patch is diffed against the pod as sent.
+        traced = dict(pod, metadata={**_meta(pod), "namespace": namespace})
+        ctx = self._context()
+        try:
+            spread = find_spread(traced, spreads, ctx)
+        except OwnerNotFound as exc:
+            return deny(404, exc.message, "denied", "NotFound")
+        except AdmissionError as exc:
+            return deny(exc.code, exc.message, "denied")
+        if spread is None:
+            return allow("skipped", "no WorkloadSpread targets the pod's workload")
+        generated_uid = str(uuid.uuid4())
+
+        def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[CreateReservation, dict[str, Any]]]:
+            reservation = reserve_create(obj, traced, ctx, generated_uid=generated_uid)
+            return reservation.spread, (reservation, obj)
+
+        name = str(_meta(spread).get("name"))
+        try:
+            reservation, base = self.committer.submit(namespace, name, apply, self._deadline(),
+                                                      dry_run=bool(request.get("dryRun")))
+        except SpreadNotFound:
+            return allow("skipped", f"WorkloadSpread {namespace}/{name} is gone")
+        except CommitFailed as exc:
+            return self._commit_failed(exc, namespace, name)
+        except AdmissionError as exc:
+            return deny(exc.code, exc.message, "denied")
+        if reservation.subset is None:
+            return allow("allowed", warnings=reservation.warnings)
+        try:
+            mutated = inject(pod, base, reservation.subset, reservation.uid)
+        except AdmissionError as exc:
+            # The slot is held until the controller ages the creatingPods entry out (30 s), as in Kruise.
+            return deny(exc.code, exc.message, "denied")
+        patch = make_patch(pod, mutated)
+        return Decision(True, "patched", patch=patch, warnings=reservation.warnings,
+                        audit={"workloadspread": name, "subset": reservation.subset})
+
+    def _commit_failed(self, exc: CommitFailed, namespace: str, name: str) -> Decision:
+        message = f"WorkloadSpread {namespace}/{name}: {exc.message}"
+        if self.config.on_commit_failure == "allow-unmodified":
+            return allow("commit-failed", warnings=(f"{message}; the pod is admitted without a subset",))
+        return deny(500, message, "commit-failed", exc.reason)
+
+    # ----------------------------------------------------- pod DELETE/evict
+
+    def validate_pod(self, request: Mapping[str, Any]) -> Decision:
+        operation = request.get("operation")
+        resource = (request.get("resource") or {}).get("resource") if isinstance(request.get("resource"), Mapping) else None
+        sub = request.get("subResource") or ""
+        namespace = str(request.get("namespace") or "")
+        if resource != "pods":
+            return allow("skipped", "not a pod")
+        if operation == "DELETE" and not sub:
+            pod = _object(request, "oldObject")
+            if pod is None:
+                return allow("skipped", "DELETE without the old object")
+        elif operation == "CREATE" and sub == "eviction":
+            name = str(request.get("name") or "")
+            if not name or not namespace:
+                return allow("skipped", "eviction without a pod name")
+            pod = self.view.pod(namespace, name)
+            if pod is None:
+                return allow("skipped", "evicted pod not found")
+        else:
+            return allow("skipped", "not a pod DELETE or eviction")
+        if request.get("dryRun") or _dry_run_options(request.get("options")):
+            return allow("skipped", "dry run")
+        namespace = namespace or str(_meta(pod).get("namespace") or "")
+        if matched_spread(pod) is None or controller_owner(pod) is None or not is_pod_active(pod):
+            return allow("skipped", "pod not admitted by a WorkloadSpread, or inactive")
+        pod = dict(pod, metadata={**_meta(pod), "namespace": namespace})
+        spread = find_annotated_spread(pod, self.view.spreads_in(namespace))
+        if spread is None:
+            return allow("skipped", "annotated WorkloadSpread not found")
+        ctx = self._context()
+        name = str(_meta(spread).get("name"))
+
+        def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, DeleteRelease]:
+            release = release_delete(obj, pod, ctx)
+            return release.spread, release
+
+        try:
+            release = self.committer.submit(namespace, name, apply, self._deadline())
+        except SpreadNotFound:
+            return allow("skipped", "WorkloadSpread is gone")
+        except (CommitFailed, AdmissionError) as exc:
+            message = f"WorkloadSpread {namespace}/{name}: could not record the pod deletion: {exc}"
+            if self.config.deny_deletes_on_failure:
+                return deny(500, message, "commit-failed")
+            return allow("commit-failed", warnings=(message,))
+        if release.spread is None:
+            return allow("allowed")
+        return Decision(True, "released", audit={"workloadspread": name, "subset": release.subset or ""})
+
+    # ------------------------------------------------ WorkloadSpread CREATE/UPDATE
+
+    def validate_workloadspread(self, request: Mapping[str, Any]) -> Decision:
+        operation = str(request.get("operation") or "")
+        if operation not in ("CREATE", "UPDATE"):
+            return allow("skipped", "not a CREATE or UPDATE")
+        obj = _object(request, "object")
+        if obj is None or not is_workloadspread(obj):
+            return deny(400, "request.object must be a WorkloadSpread", "error", "BadRequest")
+        if self.validation_engine is None:
+            return deny(500, "no policy engine configured for WorkloadSpread validation", "error")
+        namespace = str(request.get("namespace") or _meta(obj).get("namespace") or "")
+        name = str(_meta(obj).get("name") or request.get("name") or "")
+        obj = dict(obj, metadata={**_meta(obj), "namespace": namespace})
+        others = [s for s in self.view.spreads_in(namespace) if _meta(s).get("name") != name]
+        policy_input = build_review_input(
+            obj, operation=operation, old=_object(request, "oldObject") if operation == "UPDATE" else None,
+            other_spreads=others, workload=self._target_workload(obj, namespace),
+            custom_workloads=[dict(c) for c in self.config.custom_workloads])
+        try:
+            violations = validate_spread(self.validation_engine, policy_input)
+        except PolicyError as exc:
+            return deny(500, f"WorkloadSpread validation failed to run: {exc}", "error", "InternalError")
+        if violations:
+            return deny(422, "; ".join(v.message for v in violations), "invalid", "Invalid")
+        return allow("allowed")
+
+    def _target_workload(self, obj: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
+        spec = obj.get("spec")
+        ref = spec.get("targetRef") if isinstance(spec, Mapping) else None
+        if not isinstance(ref, Mapping):
+            return None
+        api_version, kind, name = (str(ref.get(k) or "") for k in ("apiVersion", "kind", "name"))
+        if not (api_version and kind and name):
+            return None
+        try:
+            return self.view.lookup(api_version, kind, namespace, name)
+        except Exception:  # a lookup failure only skips the patch checks, as for a missing workload
+            return None
+
+
+def _dry_run_options(options: Any) -> bool:
+    return isinstance(options, Mapping) and bool(options.get("dryRun"))
+

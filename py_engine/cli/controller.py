@@ -1,0 +1,192 @@
+"""`spreadgate controller`: run the WorkloadSpread controller against a cluster.
+
+Watches WorkloadSpreads, pods, workloads and nodes (relisting on 410 Gone),
+and for every spread keeps the status, the pods' deletion costs and Adaptive
+rescheduling up to date, writing only differences. `--once` syncs every
+spread one time from fresh lists and exits (0 when every sync succeeded, 1
+otherwise). With `--leader-elect` only the holder of the Lease
+(`--lease-namespace`/`--lease-name`) works; losing it exits the process
+with status 1 so the Deployment restarts it as a follower.
+
+`--metrics-port` serves Prometheus metrics on `/metrics` (sync duration,
+writes by kind, queue depth, conflicts, leadership). Exit status: 0 after
+SIGINT/SIGTERM, 1 when leadership was lost (or a `--once` sync failed), 2 for
+bad arguments or an unreachable cluster configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "controller", help="run the WorkloadSpread controller (status, deletion costs, rescheduling)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kubeconfig", metavar="FILE",
+                        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)")
+    parser.add_argument("--once", action="store_true", help="sync every spread once, then exit")
+    parser.add_argument("--namespace", metavar="NS", help="only spreads (and pods) of this namespace")
+    parser.add_argument("--workers", type=int, default=2, help="concurrent syncs (default 2)")
+    parser.add_argument("--resync-period", type=float, default=300.0, metavar="SECONDS",
+                        help="enqueue every spread this often (default 300)")
+    parser.add_argument("--creating-timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="age at which a creatingPods record expires (default 30)")
+    parser.add_argument("--deleting-timeout", type=float, default=15.0, metavar="SECONDS",
+                        help="age at which a deletingPods record expires (default 15)")
+    parser.add_argument("--recovery-window", type=int, default=300, metavar="SECONDS",
+                        help="default time an unschedulable subset stays skipped (default 300)")
+    parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
+                        help="workload kinds with per-version status (default: deployment,replicaset)")
+    parser.add_argument("--leader-elect", action="store_true", help="run only while holding the Lease")
+    parser.add_argument("--lease-name", default="spreadgate-controller", help="Lease name")
+    parser.add_argument("--lease-namespace", default="spreadgate-system", help="Lease namespace")
+    parser.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
+                        help="serve /metrics on this port (default: off)")
+    parser.add_argument("--metrics-host", default="0.0.0.0", help="address for /metrics (default 0.0.0.0)")
+    parser.set_defaults(handler=run)
+
+
+def _fail(message: str) -> int:
+    print(f"spreadgate controller: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _serve_metrics(host: str, port: int, render: Any) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+        def do_GET(self) -> None:
+            if self.path.split("?")[0] not in ("/metrics", "/healthz"):
+                self.send_error(404)
+                return
+            body = (render() if self.path.startswith("/metrics") else "ok\n").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True, name="controller-metrics").start()
+    return server
+
+
+def _once(client: Any, options: Any, namespace: str | None) -> int:
+    from py_engine.controller.loop import SpreadController
+    from py_engine.controller.sources import ListedSource
+    from py_engine.k8s.clock import RealClock
+    from py_engine.kube import KubeError
+
+    source = ListedSource(client, namespace=namespace)
+    try:
+        source.refresh()
+    except KubeError as exc:
+        return _fail(f"cannot list from the cluster: {exc}")
+    controller = SpreadController(client, source, RealClock(), options)
+    reports = controller.step()
+    failed = 0
+    for report in reports:
+        w = report.writes
+        detail = (f"status={w.status} costs={w.deletion_cost} adoptions={w.adoption} "
+                  f"deleted={w.pod_delete} events={w.event}")
+        print(f"{report.key}: {report.outcome} {detail}" + (f" ({report.error})" if report.error else ""))
+        failed += report.outcome not in ("synced", "gone")
+    print(f"synced {len(reports)} WorkloadSpread(s), {failed} failed", file=sys.stderr)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        return _fail("--workers must be at least 1")
+    if args.resync_period <= 0:
+        return _fail("--resync-period must be positive")
+    if args.creating_timeout <= 0 or args.deleting_timeout <= 0 or args.recovery_window <= 0:
+        return _fail("timeouts and the recovery window must be positive")
+    if not 0 <= args.metrics_port <= 65535:
+        return _fail(f"--metrics-port {args.metrics_port} is not a TCP port")
+    if args.kubeconfig and not os.path.isfile(args.kubeconfig):
+        return _fail(f"cannot read {args.kubeconfig}: no such file")
+
+    from py_engine.controller.leader import LeaderConfig
+    from py_engine.controller.loop import LoopOptions
+    from py_engine.controller.options import ReconcileOptions
+    from py_engine.controller.runtime import ControllerRuntime
+    from py_engine.kube import KubeClient, KubeError
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    versioned = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
+    options = LoopOptions(
+        reconcile=ReconcileOptions(creating_timeout_seconds=args.creating_timeout,
+                                   deleting_timeout_seconds=args.deleting_timeout,
+                                   recovery_window_seconds=args.recovery_window, versioned_kinds=versioned),
+        workers=args.workers, resync_seconds=args.resync_period)
+    try:
+        client = KubeClient.load(args.kubeconfig, timeout=10)
+    except KubeError as exc:
+        return _fail(str(exc))
+    if args.once:
+        try:
+            return _once(client, options, args.namespace)
+        finally:
+            client.close()
+
+    lost = threading.Event()
+    stop = threading.Event()
+
+    def on_lost() -> None:
+        print("spreadgate controller: leadership lost, exiting", file=sys.stderr, flush=True)
+        lost.set()
+        stop.set()
+        # The election thread is not the main thread: make sure the process ends even if
+        # the main thread is stuck in an API call (ARCHITECTURE.md pitfall).
+        threading.Timer(10.0, lambda: os._exit(EXIT_FAILED)).start()
+
+    leader = None
+    if args.leader_elect:
+        leader = LeaderConfig(name=args.lease_name, namespace=args.lease_namespace,
+                              identity=f"{socket.gethostname()}_{os.getpid()}")
+    try:
+        runtime = ControllerRuntime(client, options=options, leader=leader, on_lost=on_lost,
+                                    namespace=args.namespace, owns_client=True)
+    except KubeError as exc:
+        client.close()
+        return _fail(str(exc))
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    metrics_server = None
+    if args.metrics_port:
+        try:
+            metrics_server = _serve_metrics(args.metrics_host, args.metrics_port, runtime.metrics.render)
+        except OSError as exc:
+            runtime.stop()
+            return _fail(f"cannot serve metrics on {args.metrics_host}:{args.metrics_port}: {exc}")
+    runtime.start()
+    print("spreadgate controller: running" + (" (leader election on)" if leader else ""), file=sys.stderr,
+          flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        runtime.stop()
+        if metrics_server is not None:
+            metrics_server.shutdown()
+            metrics_server.server_close()
+    return EXIT_FAILED if lost.is_set() else EXIT_OK

@@ -1,0 +1,301 @@
+"""The whole product on the embedded cluster in one process: cluster, webhook, controller.
+
+`Stack` starts the embedded API server over HTTPS (with a kubeconfig), installs
+the WorkloadSpread CRD from `manifests/base/crd.yaml`, starts the real webhook
+on 127.0.0.1 with a certificate from a throwaway CA and registers it, and runs
+the real controller loop. Two modes:
+
+* **virtual** (`spreadgate simulate`, deterministic tests): the cluster is
+  stepped on a `VirtualClock`; the controller reads fresh lists each pass
+  (`ListedSource`) and is stepped right after the cluster's loops; `settle()`
+  runs passes until nothing writes, moving virtual time to the next pending
+  deadline (kubelet delays, controller requeues) up to a bound. The webhook
+  stamps its records with virtual time but waits in real time (`HybridClock`):
+  its commit deadlines and back-offs are about the HTTP round trips it makes.
+* **real** (`spreadgate demo`, watch-driven tests): the cluster runs its
+  threads and the controller runs as in production (`ControllerRuntime`:
+  watch caches, triggers, workers), all in real time.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from py_engine.controller.loop import LoopOptions, SpreadController
+from py_engine.controller.runtime import ControllerRuntime
+from py_engine.controller.sources import ListedSource
+from py_engine.k8s.clock import Clock, RealClock, VirtualClock
+from py_engine.kube import KubeClient
+from py_engine.sim.cluster import Cluster
+from py_engine.sim.kubelet import KubeletConfig
+from py_engine.sim.tls import CertificateAuthority
+from webhook.runtime import Webhook, WebhookOptions
+
+log = logging.getLogger(__name__)
+
+START = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
+CRD_PATH = Path(__file__).resolve().parents[2] / "manifests" / "base" / "crd.yaml"
+CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
+MUTATING = "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+VALIDATING = "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+SPREADS = "spreadgate.dev/v1alpha1/workloadspreads"
+DEPLOYMENTS = "apps/v1/deployments"
+
+_FALLBACK_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "workloadspreads.spreadgate.dev"},
+    "spec": {"group": "spreadgate.dev", "scope": "Namespaced",
+             "names": {"plural": "workloadspreads", "singular": "workloadspread", "kind": "WorkloadSpread"},
+             "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}},
+                           "subresources": {"status": {}}}]},
+}
+
+
+class HybridClock:
+    """Virtual `now()` (what records are stamped with), real `monotonic()`/`sleep()` (how long to wait)."""
+
+    def __init__(self, virtual: Clock) -> None:
+        self.virtual = virtual
+
+    def now(self) -> datetime:
+        return self.virtual.now()
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+
+def load_crd() -> dict[str, Any]:
+    """The product's CRD (the schema-less fallback only when the manifests are not on disk)."""
+    try:
+        crd = yaml.safe_load(CRD_PATH.read_text(encoding="utf-8"))
+    except OSError:
+        return _FALLBACK_CRD
+    return crd if isinstance(crd, dict) else _FALLBACK_CRD
+
+
+def webhook_configurations(url: str, ca_pem: str, timeout: int = 10) -> list[tuple[str, dict[str, Any]]]:
+    """(resource, object) of the mutating and validating configurations for a webhook at `url`."""
+    bundle = base64.b64encode(ca_pem.encode()).decode()
+
+    def hook(name: str, path: str, rules: list[dict[str, Any]], side_effects: str) -> dict[str, Any]:
+        return {"name": name, "clientConfig": {"url": url + path, "caBundle": bundle}, "rules": rules,
+                "sideEffects": side_effects, "admissionReviewVersions": ["v1"], "failurePolicy": "Fail",
+                "timeoutSeconds": timeout}
+
+    pods_create = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]
+    pods_delete = [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]},
+                   {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                    "resources": ["pods/eviction"]}]
+    spreads = [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["spreadgate.dev"], "apiVersions": ["v1alpha1"],
+                "resources": ["workloadspreads"]}]
+    mutating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": "spreadgate"},
+                "webhooks": [hook("mpod.spreadgate.dev", "/mutate/pods", pods_create, "NoneOnDryRun")]}
+    validating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                  "metadata": {"name": "spreadgate"},
+                  "webhooks": [hook("vpod.spreadgate.dev", "/validate/pods", pods_delete, "NoneOnDryRun"),
+                               hook("vws.spreadgate.dev", "/validate/workloadspreads", spreads, "None")]}
+    return [(MUTATING, mutating), (VALIDATING, validating)]
+
+
+def poll(condition: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll (real time) until `condition()` is truthy; TimeoutError at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.01)
+
+
+class StackNotStable(RuntimeError):
+    """`settle()` ran out of passes or real time with work still pending."""
+
+
+class Stack:
+    """See the module docstring. A context manager: leaving it stops everything it started."""
+
+    def __init__(self, nodes: list[dict[str, Any]], *, virtual: bool = True, options: LoopOptions | None = None,
+                 with_controller: bool = True, kubelet: KubeletConfig | None = None,
+                 workdir: str | Path | None = None) -> None:
+        self.virtual = virtual
+        self.clock: Clock = VirtualClock(START) if virtual else RealClock()
+        self.options = options or LoopOptions()
+        self.with_controller = with_controller
+        self._tmp = None if workdir is not None else tempfile.mkdtemp(prefix="spreadgate-stack-")
+        self.workdir = Path(workdir) if workdir is not None else Path(str(self._tmp))
+        self.cluster = Cluster(clock=self.clock, nodes=nodes, kubelet=kubelet)
+        self.api = self.cluster.api
+        self.hook: Webhook | None = None
+        self.client: KubeClient | None = None
+        self.controller: SpreadController | None = None
+        self.runtime: ControllerRuntime | None = None
+        self.source: ListedSource | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> Stack:
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _start(self) -> None:
+        self.cluster.serve_https(kubeconfig_out=self.workdir / "kubeconfig")
+        kubeconfig = str(self.cluster.kubeconfig_path)
+        self.api.create(CRDS, None, load_crd())
+        ca = CertificateAuthority("spreadgate-stack-ca")
+        pair = ca.issue(dns_names=["localhost"], ip_addresses=["127.0.0.1"])
+        cert, key = self.workdir / "tls.crt", self.workdir / "tls.key"
+        cert.write_text(pair.cert_pem, encoding="ascii")
+        key.write_text(pair.key_pem, encoding="ascii")
+        key.chmod(0o600)
+        self.hook = Webhook(WebhookOptions(cert_file=str(cert), key_file=str(key), kubeconfig=kubeconfig,
+                                           host="127.0.0.1", port=0, threads=16, watch_timeout_seconds=60),
+                            clock=HybridClock(self.clock) if self.virtual else self.clock)
+        self.hook.start()
+        if not self.hook.view.wait_ready(20):
+            raise RuntimeError("the webhook's caches did not sync")
+        for resource, config in webhook_configurations(self.hook.url, ca.cert_pem):
+            self.api.create(resource, None, config)
+        if self.with_controller:
+            self.start_controller()
+        if not self.virtual:
+            self.cluster.start()
+
+    def start_controller(self) -> None:
+        """Start (or restart, after `stop_controller`) the controller loop."""
+        kubeconfig = str(self.cluster.kubeconfig_path)
+        self.client = KubeClient.load(kubeconfig, timeout=10)
+        if self.virtual:
+            self.source = ListedSource(self.client)
+            self.controller = SpreadController(self.client, self.source, self.clock, self.options)
+        else:
+            self.runtime = ControllerRuntime(self.client, clock=self.clock, options=self.options,
+                                             watch_timeout_seconds=60).start()
+            self.controller = self.runtime.controller
+
+    def stop_controller(self) -> None:
+        """Stop the controller as a crash would leave things: no cleanup writes."""
+        if self.runtime is not None:
+            self.runtime.stop()
+            self.runtime = None
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        self.controller = None
+        self.source = None
+
+    def close(self) -> None:
+        self.stop_controller()
+        if self.hook is not None:
+            with contextlib.suppress(Exception):
+                self.hook.stop()
+            self.hook = None
+        self.cluster.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> Stack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------- objects
+
+    def create(self, resource: str, obj: dict[str, Any], namespace: str | None = "default") -> dict[str, Any]:
+        created = self.api.create(resource, namespace, obj)
+        if resource == SPREADS and self.hook is not None:
+            name = str(obj["metadata"]["name"])
+            hook = self.hook
+            poll(lambda: hook.view.spreads.get(namespace or "default", name) is not None, 10,
+                 f"the webhook to see WorkloadSpread {name}")
+        return created
+
+    def wait_webhook_generation(self, namespace: str, name: str) -> None:
+        """Block until the webhook's cache holds the spread's current generation (after a spec edit)."""
+        want = self.api.get(SPREADS, namespace, name)["metadata"].get("generation")
+        hook = self.hook
+        if hook is None:
+            return
+        poll(lambda: (hook.view.spreads.get(namespace, name) or {}).get("metadata", {}).get("generation") == want,
+             10, f"the webhook to see generation {want} of {name}")
+
+    # ------------------------------------------------------------ stepping
+
+    def controller_step(self) -> int:
+        """One controller pass on fresh lists (virtual mode); returns its API writes."""
+        if self.controller is None or self.source is None:
+            return 0
+        self.source.refresh()
+        return sum(r.writes.total for r in self.controller.step())
+
+    def next_deadline(self) -> float | None:
+        deadlines = [self.cluster.next_deadline()]
+        if self.controller is not None:
+            deadlines.append(self.controller.next_deadline())
+        present = [d for d in deadlines if d is not None]
+        return min(present) if present else None
+
+    def settle(self, max_advance: float = 60.0, max_passes: int = 2000, timeout: float = 120.0) -> float:
+        """Virtual mode: run passes until quiet, moving time to pending deadlines up to
+        `max_advance` virtual seconds; returns the virtual seconds advanced."""
+        if not isinstance(self.clock, VirtualClock):
+            raise RuntimeError("settle() needs the virtual mode")
+        deadline = time.monotonic() + timeout
+        advanced = 0.0
+        for _ in range(max_passes):
+            if time.monotonic() > deadline:
+                raise StackNotStable(f"still busy after {timeout:g}s of real time")
+            writes = self.cluster.sync_once()
+            writes += self.controller_step()
+            if writes:
+                continue
+            due = self.next_deadline()
+            now = self.clock.monotonic()
+            if due is None or advanced + max(due - now, 0.0) > max_advance:
+                return advanced
+            step = max(due - now, 0.0)
+            self.clock.advance(step)
+            advanced += step
+        raise StackNotStable(f"no quiet state within {max_passes} passes")
+
+    def advance(self, seconds: float) -> None:
+        """Virtual mode: move time forward by exactly `seconds`, running everything due on the way."""
+        if not isinstance(self.clock, VirtualClock):
+            raise RuntimeError("advance() needs the virtual mode")
+        target = self.clock.monotonic() + seconds
+        for _ in range(10_000):
+            remaining = target - self.clock.monotonic()
+            if remaining <= 0:
+                break
+            moved = self.settle(max_advance=remaining)
+            if moved == 0.0 or self.clock.monotonic() >= target:
+                rest = target - self.clock.monotonic()
+                if rest > 0:
+                    self.clock.advance(rest)
+                break
+        self.settle(max_advance=0.0)

@@ -1,0 +1,145 @@
+"""Running a scenario on the virtual-time stack and recording what every step did.
+
+Each step is applied through the API server (as a user would with kubectl),
+then the stack settles: the workload controllers, scheduler and kubelet, the
+webhook (called by the API server on every pod create/delete) and the
+controller loop run until nothing writes. The report of a step counts live
+pods per subset, zone and node, the deletion-cost range per subset, and lists
+the pods the step removed (with the subset and node they were in).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from py_engine.cli.harness import DEPLOYMENTS, SPREADS, Stack
+from py_engine.cli.scenario import Scenario, Step
+from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+@dataclass
+class StepReport:
+    index: int
+    name: str
+    time: float
+    replicas: int
+    subsets: dict[str, int]
+    zones: dict[str, int]
+    nodes: dict[str, int]
+    pending: int
+    costs: dict[str, list[int]]
+    removed: list[dict[str, str]] = field(default_factory=list)
+    added: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _subset(pod: dict[str, Any]) -> str:
+    raw = (pod["metadata"].get("annotations") or {}).get(MATCHED_ANNOTATION)
+    try:
+        return str(json.loads(raw)["subset"]) if raw else "-"
+    except (ValueError, KeyError, TypeError):
+        return "-"
+
+
+class ScenarioRun:
+    """Apply a scenario's steps to a started `Stack` and report each one."""
+
+    def __init__(self, scenario: Scenario, stack: Stack) -> None:
+        self.scenario, self.stack = scenario, stack
+        self.namespace = str(scenario.workload.get("metadata", {}).get("namespace") or "default")
+        self.name = str(scenario.workload["metadata"]["name"])
+        self.spread_name = str(scenario.spread["metadata"]["name"])
+        self.subset_names = [str(s.get("name")) for s in scenario.spread.get("spec", {}).get("subsets") or []]
+
+    def pods(self) -> dict[str, dict[str, Any]]:
+        selector = ",".join(f"{k}={v}" for k, v in
+                            (self.scenario.workload["spec"]["selector"].get("matchLabels") or {}).items())
+        items = self.stack.api.list("v1/pods", self.namespace, label_selector=selector or None)["items"]
+        return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")}
+
+    def setup(self) -> None:
+        workload = dict(self.scenario.workload)
+        self.stack.create(DEPLOYMENTS, workload, self.namespace)
+        self.stack.create(SPREADS, dict(self.scenario.spread), self.namespace)
+        self.stack.settle(self.scenario.settle_seconds)
+
+    def apply(self, step: Step) -> None:
+        api, ns = self.stack.api, self.namespace
+        if step.kind == "scale":
+            api.patch(DEPLOYMENTS, ns, self.name, {"spec": {"replicas": step.value}}, "merge")
+        elif step.kind == "maxReplicas":
+            spread = api.get(SPREADS, ns, self.spread_name)
+            for subset in spread["spec"]["subsets"]:
+                if subset.get("name") == step.value["subset"]:
+                    subset["maxReplicas"] = step.value["value"]
+            api.update(SPREADS, ns, self.spread_name, spread)
+            self.stack.wait_webhook_generation(ns, self.spread_name)
+        elif step.kind == "taint":
+            node = api.get("v1/nodes", None, step.value["node"])
+            taint = {k: step.value[k] for k in ("key", "value", "effect") if step.value.get(k) is not None}
+            taint.setdefault("effect", "NoSchedule")
+            taints = [*(node.get("spec", {}).get("taints") or []), taint]
+            api.patch("v1/nodes", None, step.value["node"], {"spec": {"taints": taints}}, "merge")
+        elif step.kind == "cordon":
+            api.patch("v1/nodes", None, step.value, {"spec": {"unschedulable": True}}, "merge")
+        elif step.kind == "removeNode":
+            self.stack.cluster.delete_node(step.value)
+        elif step.kind == "rollingUpdate":
+            deployment = api.get(DEPLOYMENTS, ns, self.name)
+            for container in deployment["spec"]["template"]["spec"]["containers"]:
+                container["image"] = step.value["image"]
+            api.update(DEPLOYMENTS, ns, self.name, deployment)
+        if step.kind == "advance":
+            self.stack.advance(float(step.value))
+        else:
+            self.stack.settle(self.scenario.settle_seconds)
+
+    def report(self, index: int, name: str, before: dict[str, dict[str, Any]]) -> StepReport:
+        pods = self.pods()
+        nodes = {n["metadata"]["name"]: n for n in self.stack.api.list("v1/nodes")["items"]}
+        subsets: Counter[str] = Counter({s: 0 for s in self.subset_names})
+        zones: Counter[str] = Counter()
+        per_node: Counter[str] = Counter()
+        costs: dict[str, list[int]] = {}
+        pending = 0
+        for pod in pods.values():
+            subset = _subset(pod)
+            subsets[subset] += 1
+            node = pod["spec"].get("nodeName")
+            if not node:
+                pending += 1
+            else:
+                per_node[node] += 1
+                labels = (nodes.get(node) or {}).get("metadata", {}).get("labels") or {}
+                zones[labels.get(ZONE, "-")] += 1
+            raw = (pod["metadata"].get("annotations") or {}).get(DELETION_COST_ANNOTATION)
+            if raw is not None and str(raw).lstrip("-").isdigit():
+                low_high = costs.setdefault(subset, [int(raw), int(raw)])
+                low_high[0], low_high[1] = min(low_high[0], int(raw)), max(low_high[1], int(raw))
+        removed = [{"pod": n, "subset": _subset(p), "node": str(p["spec"].get("nodeName") or "")}
+                   for n, p in sorted(before.items()) if n not in pods]
+        replicas = int(self.stack.api.get(DEPLOYMENTS, self.namespace, self.name)["spec"].get("replicas") or 0)
+        return StepReport(index, name, round(self.stack.clock.monotonic(), 3), replicas, dict(subsets),
+                          dict(sorted(zones.items())), dict(sorted(per_node.items())), pending, costs, removed,
+                          len([n for n in pods if n not in before]))
+
+    def run(self, progress: Callable[[StepReport], None] | None = None) -> list[StepReport]:
+        self.setup()
+        reports = [self.report(0, "initial", {})]
+        if progress is not None:
+            progress(reports[-1])
+        for index, step in enumerate(self.scenario.steps, start=1):
+            before = self.pods()
+            self.apply(step)
+            reports.append(self.report(index, step.name, before))
+            if progress is not None:
+                progress(reports[-1])
+        return reports

@@ -1,0 +1,130 @@
+"""`spreadgate webhook`: serve the admission webhook over TLS.
+
+Paths: `POST /mutate/pods` (pod CREATE: choose a subset, reserve the slot in
+the WorkloadSpread status, patch the pod), `POST /validate/pods` (pod DELETE
+and `pods/eviction` CREATE: record deletingPods), `POST
+/validate/workloadspreads`, `GET /healthz`, `GET /readyz` (watch caches
+synced), `GET /metrics` (Prometheus).
+
+The certificate and key files are reloaded when they change. Slot
+reservations are committed through the WorkloadSpread status subresource
+with group commit; `--commit-timeout` bounds the conflict-retry loop and
+must stay below the webhook's `timeoutSeconds`. A reservation that cannot be
+committed in time is denied (`--on-commit-failure deny`, the reference's
+behaviour; the workload controller retries) or the pod is admitted without a
+subset (`allow-unmodified`).
+
+Exit status: 0 after SIGINT/SIGTERM, 2 for bad arguments or when the cluster
+configuration, certificate or policies cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from types import FrameType
+from typing import Any
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "webhook", help="serve the admission webhook (TLS)", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kubeconfig", metavar="FILE",
+                        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)")
+    parser.add_argument("--cert", required=True, metavar="FILE", help="TLS certificate (PEM)")
+    parser.add_argument("--key", required=True, metavar="FILE", help="TLS private key (PEM)")
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    parser.add_argument("--port", type=int, default=9443, help="HTTPS port (default 9443)")
+    parser.add_argument("--threads", type=int, default=32, help="worker threads (default 32)")
+    parser.add_argument("--opa-url", metavar="URL", help="evaluate Rego on this OPA server instead of in-process")
+    parser.add_argument("--on-commit-failure", choices=("deny", "allow-unmodified"), default="deny",
+                        help="what to do with a pod whose slot could not be committed in time (default deny)")
+    parser.add_argument("--commit-timeout", type=float, default=2.5, metavar="SECONDS",
+                        help="deadline for committing a reservation (default 2.5, below a 10 s webhook timeout)")
+    parser.add_argument("--deny-deletes-on-failure", action="store_true",
+                        help="deny a pod delete/eviction whose deletingPods record could not be written "
+                             "(default: allow it with a warning)")
+    parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
+                        help="accept this custom workload kind as a pod owner (repeatable)")
+    parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
+                        help="workload kinds with per-version status (default: deployment,replicaset)")
+    parser.add_argument("--disable-node-simulation", action="store_true",
+                        help="do not cache nodes and pods for Adaptive node-fit simulation")
+    parser.add_argument("--no-group-commit", action="store_true",
+                        help="write each reservation on its own (one status write per pod)")
+    parser.set_defaults(handler=run)
+
+
+def _fail(message: str) -> int:
+    print(f"spreadgate webhook: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _custom_workloads(values: list[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for value in values:
+        group_kind, _, path = value.partition("=")
+        group, sep, kind = group_kind.rpartition("/")
+        if not sep or not kind:
+            raise ValueError(f"--custom-workload {value!r} must look like GROUP/KIND[=REPLICAS_PATH]")
+        out.append({"group": group, "kind": kind, "replicasPath": path, "subResources": []})
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.port <= 65535 and args.port != 0:
+        return _fail(f"--port {args.port} is not a TCP port")
+    if args.threads < 1:
+        return _fail("--threads must be at least 1")
+    if not 0 < args.commit_timeout < 30:
+        return _fail("--commit-timeout must be between 0 and 30 seconds")
+    for path in (args.cert, args.key):
+        if not os.path.isfile(path):
+            return _fail(f"cannot read {path}: no such file")
+    try:
+        custom = _custom_workloads(args.custom_workload)
+    except ValueError as exc:
+        return _fail(str(exc))
+    versioned = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
+
+    from py_engine.kube import KubeError
+    from py_engine.policy import PolicyError
+    from webhook.runtime import Webhook, WebhookOptions
+
+    options = WebhookOptions(
+        cert_file=args.cert, key_file=args.key, kubeconfig=args.kubeconfig, host=args.host, port=args.port,
+        threads=args.threads, opa_url=args.opa_url, on_commit_failure=args.on_commit_failure,
+        commit_timeout=args.commit_timeout, deny_deletes_on_failure=args.deny_deletes_on_failure,
+        versioned_kinds=versioned, custom_workloads=tuple(custom),
+        node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit)
+    try:
+        hook = Webhook(options)
+    except (KubeError, PolicyError) as exc:
+        return _fail(str(exc))
+    except (OSError, ValueError) as exc:
+        return _fail(f"cannot start: {exc}")
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        hook.start()
+    except OSError as exc:
+        hook.stop()
+        return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")
+    print(f"spreadgate webhook: serving on {hook.url}", file=sys.stderr, flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        hook.stop()
+    return EXIT_OK

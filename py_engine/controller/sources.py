@@ -1,0 +1,211 @@
+"""Where a sync reads the cluster from: watch caches (the running loop) or fresh lists.
+
+Both implement `Source`, so `sync` is the same code for the long-running
+controller (`CachedSource`: one `WatchCache` per resource, 410 handled by the
+cache) and for `--once` and the stepped simulator (`ListedSource`: every read
+comes from lists taken at `refresh()`, so a sync sees exactly the API server's
+state at that moment, with no watch lag to wait for).
+
+`remember(obj)` puts an object the controller has just written back into the
+source, so the next sync starts from it rather than from an older copy.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from py_engine.kube import (
+    CLONESETS,
+    CRDS,
+    DEPLOYMENTS,
+    JOBS,
+    NODES,
+    PODS,
+    REPLICASETS,
+    STATEFULSETS,
+    KubeClient,
+    KubeError,
+    Resource,
+    WatchCache,
+)
+from py_engine.model import API_VERSION, KIND, PLURAL
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+SPREADS = Resource.custom(API_VERSION.split("/")[0], API_VERSION.split("/")[1], PLURAL, kind=KIND)
+KRUISE_STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", True, "StatefulSet")
+BUILTIN_WORKLOADS: dict[tuple[str, str], Resource] = {
+    ("apps", "Deployment"): DEPLOYMENTS,
+    ("apps", "ReplicaSet"): REPLICASETS,
+    ("apps", "StatefulSet"): STATEFULSETS,
+    ("batch", "Job"): JOBS,
+}
+OPTIONAL_WORKLOADS: dict[tuple[str, str], Resource] = {
+    ("apps.kruise.io", "CloneSet"): CLONESETS,
+    ("apps.kruise.io", "StatefulSet"): KRUISE_STATEFULSETS,
+}
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
+def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = obj.get("metadata")
+    return value if isinstance(value, Mapping) else {}
+
+
+def by_name(objects: list[JSON]) -> list[JSON]:
+    """API list order (namespace, then name): the order the reference breaks ties by."""
+    return sorted(objects, key=lambda o: (str(meta(o).get("namespace") or ""), str(meta(o).get("name") or "")))
+
+
+class Source(Protocol):
+    """What a sync reads; every object is shared and read-only."""
+
+    def spreads(self) -> list[JSON]: ...
+
+    def spread(self, namespace: str, name: str) -> JSON | None: ...
+
+    def pods(self, namespace: str) -> list[JSON]: ...
+
+    def replica_sets(self, namespace: str) -> list[JSON]: ...
+
+    def nodes(self) -> dict[str, JSON]: ...
+
+    def workload(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None: ...
+
+    def remember(self, obj: JSON) -> None: ...
+
+
+def crd_exists(client: KubeClient, resource: Resource) -> bool:
+    try:
+        client.get(CRDS, None, f"{resource.plural}.{resource.group}", timeout=5.0)
+    except KubeError:
+        return False
+    return True
+
+
+def workload_resources(client: KubeClient) -> dict[tuple[str, str], Resource]:
+    """Built-in workload kinds, plus Kruise's when their CRDs are installed."""
+    found = dict(BUILTIN_WORKLOADS)
+    for key, resource in OPTIONAL_WORKLOADS.items():
+        if crd_exists(client, resource):
+            found[key] = resource
+    return found
+
+
+class CachedSource:
+    """Watch caches of spreads, pods, nodes and workloads (see the module docstring)."""
+
+    def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300) -> None:
+        def cache(resource: Resource, name: str) -> WatchCache:
+            ns = namespace if resource.namespaced else None
+            return WatchCache(client, resource, namespace=ns, watch_timeout_seconds=watch_timeout_seconds, name=name)
+
+        self.spread_cache = cache(SPREADS, "controller-workloadspreads")
+        self.pod_cache = cache(PODS, "controller-pods")
+        self.node_cache = cache(NODES, "controller-nodes")
+        self.workload_caches: dict[tuple[str, str], WatchCache] = {
+            key: cache(resource, f"controller-{resource.plural}.{resource.group or 'core'}")
+            for key, resource in workload_resources(client).items()
+        }
+
+    def caches(self) -> list[WatchCache]:
+        return [self.spread_cache, self.pod_cache, self.node_cache, *self.workload_caches.values()]
+
+    def start(self) -> None:
+        for cache in self.caches():
+            cache.start()
+
+    def stop(self) -> None:
+        for cache in self.caches():
+            cache.stop()
+
+    def wait_synced(self, timeout: float) -> bool:
+        return all(cache.wait_synced(timeout) for cache in self.caches())
+
+    def spreads(self) -> list[JSON]:
+        return by_name(self.spread_cache.list())
+
+    def spread(self, namespace: str, name: str) -> JSON | None:
+        return self.spread_cache.get(namespace, name)
+
+    def pods(self, namespace: str) -> list[JSON]:
+        return by_name(self.pod_cache.list(namespace))
+
+    def replica_sets(self, namespace: str) -> list[JSON]:
+        cache = self.workload_caches.get(("apps", "ReplicaSet"))
+        return by_name(cache.list(namespace)) if cache is not None else []
+
+    def nodes(self) -> dict[str, JSON]:
+        return {str(meta(n).get("name")): n for n in self.node_cache.list()}
+
+    def workload(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None:
+        cache = self.workload_caches.get((group_of(api_version), kind))
+        return cache.get(namespace, name) if cache is not None else None
+
+    def remember(self, obj: JSON) -> None:
+        if obj.get("kind") == KIND:
+            self.spread_cache.upsert(obj)
+
+
+class ListedSource:
+    """Reads from lists taken at the last `refresh()` (see the module docstring)."""
+
+    def __init__(self, client: KubeClient, *, namespace: str | None = None) -> None:
+        self.client = client
+        self.namespace = namespace
+        self._resources = workload_resources(client)
+        self._lock = threading.Lock()
+        self._lists: dict[Resource, list[JSON]] = {}
+
+    def refresh(self) -> None:
+        """List every resource a sync reads (raises `KubeError` when the API fails)."""
+        lists: dict[Resource, list[JSON]] = {}
+        for resource in {SPREADS, PODS, NODES, *self._resources.values()}:
+            ns = self.namespace if resource.namespaced else None
+            lists[resource] = by_name(list(self.client.list(resource, ns).get("items") or []))
+        with self._lock:
+            self._lists = lists
+
+    def _items(self, resource: Resource, namespace: str | None = None) -> list[JSON]:
+        with self._lock:
+            items = self._lists.get(resource, [])
+        if namespace is None:
+            return list(items)
+        return [o for o in items if meta(o).get("namespace") == namespace]
+
+    def spreads(self) -> list[JSON]:
+        return self._items(SPREADS)
+
+    def spread(self, namespace: str, name: str) -> JSON | None:
+        return next((s for s in self._items(SPREADS, namespace) if meta(s).get("name") == name), None)
+
+    def pods(self, namespace: str) -> list[JSON]:
+        return self._items(PODS, namespace)
+
+    def replica_sets(self, namespace: str) -> list[JSON]:
+        return self._items(REPLICASETS, namespace)
+
+    def nodes(self) -> dict[str, JSON]:
+        return {str(meta(n).get("name")): n for n in self._items(NODES)}
+
+    def workload(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None:
+        resource = self._resources.get((group_of(api_version), kind))
+        if resource is None:
+            return None
+        return next((o for o in self._items(resource, namespace) if meta(o).get("name") == name), None)
+
+    def remember(self, obj: JSON) -> None:
+        if obj.get("kind") != KIND:
+            return
+        key = (meta(obj).get("namespace"), meta(obj).get("name"))
+        with self._lock:
+            items = self._lists.get(SPREADS, [])
+            self._lists[SPREADS] = [obj if (meta(o).get("namespace"), meta(o).get("name")) == key else o
+                                    for o in items]

@@ -1,0 +1,154 @@
+"""Writing one sync's result: only the differences, in the reference's order.
+
+Order (§2.5): adoption patches, deletion costs, the status, then the pods
+Adaptive rescheduling deletes; Events last and best-effort. Why each rule:
+
+* Costs are merge-patched only for pods whose value changed (`cost_patches`),
+  so a steady state writes nothing and a scale-up writes only the new pods.
+* The status goes through the status subresource with the resourceVersion of
+  the spread object the sync computed from. The webhook writes the same status
+  (creatingPods/deletingPods) concurrently; a 409 means our input was stale, so
+  it is raised to the loop, which requeues (no in-place retry: a blind retry
+  would overwrite the webhook's reservations with a status computed from an
+  older object). On success the written object goes back into the source.
+* A pod that disappeared under a patch or delete (404) is simply skipped: the
+  next sync will not see it.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_engine.controller.events import Event
+from py_engine.controller.metrics import ControllerMetrics
+from py_engine.controller.reconcile import SyncResult
+from py_engine.controller.sources import SPREADS, Source, meta
+from py_engine.k8s.clock import Clock
+from py_engine.k8s.timeutil import format_micro_time, format_time
+from py_engine.kube import PODS, Conflict, KubeClient, KubeError, NotFound, Resource
+from py_engine.model import DELETION_COST_ANNOTATION
+
+log = logging.getLogger(__name__)
+
+EVENTS = Resource("", "v1", "events", True, "Event")
+COMPONENT = "spreadgate-controller"
+_SEQ = itertools.count(1)
+
+
+@dataclass
+class WriteCounts:
+    """How many writes of each kind one sync made."""
+
+    adoption: int = 0
+    deletion_cost: int = 0
+    status: int = 0
+    pod_delete: int = 0
+    event: int = 0
+    deleted_pods: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return self.adoption + self.deletion_cost + self.status + self.pod_delete
+
+
+class EventRecorder:
+    """Creates core/v1 Events on a spread; failures are logged, never raised."""
+
+    def __init__(self, client: KubeClient, clock: Clock, host: str | None = None) -> None:
+        self.client, self.clock = client, clock
+        self.host = host or os.uname().nodename
+
+    def record(self, spread: Mapping[str, Any], event: Event) -> bool:
+        m = meta(spread)
+        ns, name = str(m.get("namespace") or "default"), str(m.get("name") or "")
+        now = self.clock.now()
+        body = {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"{name}.{int(now.timestamp() * 1e6):x}{next(_SEQ):04x}", "namespace": ns},
+            "involvedObject": {"apiVersion": spread.get("apiVersion") or SPREADS.api_version, "kind": "WorkloadSpread",
+                               "namespace": ns, "name": name, "uid": m.get("uid"),
+                               "resourceVersion": m.get("resourceVersion")},
+            "type": event.type, "reason": event.reason, "message": event.message,
+            "source": {"component": COMPONENT, "host": self.host},
+            "reportingComponent": COMPONENT, "reportingInstance": self.host,
+            "firstTimestamp": format_time(now), "lastTimestamp": format_time(now),
+            "eventTime": format_micro_time(now), "action": "Reconcile", "count": 1,
+        }
+        try:
+            self.client.create(EVENTS, ns, body)
+        except KubeError as exc:
+            log.warning("event %s on %s/%s not recorded: %s", event.reason, ns, name, exc)
+            return False
+        return True
+
+
+class Writer:
+    """Applies a `SyncResult` to the cluster (see the module docstring)."""
+
+    def __init__(self, client: KubeClient, source: Source, metrics: ControllerMetrics,
+                 recorder: EventRecorder) -> None:
+        self.client, self.source, self.metrics, self.recorder = client, source, metrics, recorder
+
+    def apply(self, spread: Mapping[str, Any], result: SyncResult) -> WriteCounts:
+        """Write the differences; raises `Conflict` on a stale status, `KubeError` on other failures."""
+        ns = str(meta(spread).get("namespace") or "default")
+        counts = WriteCounts()
+        for adoption in result.adoptions:
+            if self._pod_write(lambda a=adoption: self.client.patch(PODS, ns, a.pod, a.patch, "strategic")):
+                counts.adoption += 1
+                self.metrics.writes.inc(kind="adoption")
+        for name, value in sorted(result.cost_patches.items()):
+            patch = {"metadata": {"annotations": {DELETION_COST_ANNOTATION: value}}}
+            if self._pod_write(lambda n=name, p=patch: self.client.patch(PODS, ns, n, p, "merge")):
+                counts.deletion_cost += 1
+                self.metrics.writes.inc(kind="deletion_cost")
+        if result.status_changed:
+            self._write_status(spread, result.status)
+            counts.status += 1
+            self.metrics.writes.inc(kind="status")
+        uids = {str(meta(p).get("name")): meta(p).get("uid") for p in result.pods}
+        for name in result.pods_to_delete:
+            uid = uids.get(name)
+            if self._pod_write(lambda n=name, u=uid: self.client.delete(
+                    PODS, ns, n, preconditions={"uid": str(u)} if u else None)):
+                counts.pod_delete += 1
+                counts.deleted_pods.append(name)
+                self.metrics.writes.inc(kind="pod_delete")
+        for event in result.events:
+            if self.recorder.record(spread, event):
+                counts.event += 1
+                self.metrics.writes.inc(kind="event")
+        return counts
+
+    @staticmethod
+    def _pod_write(call: Any) -> bool:
+        try:
+            call()
+        except NotFound:
+            return False
+        except Conflict as exc:
+            # A uid precondition that failed: the name now belongs to a new pod.
+            if "precondition" in exc.message.lower() or "uid" in exc.message.lower():
+                return False
+            raise
+        return True
+
+    def _write_status(self, spread: Mapping[str, Any], status: dict[str, Any]) -> None:
+        body = copy.deepcopy(dict(spread))
+        body["status"] = status
+        body.setdefault("apiVersion", SPREADS.api_version)
+        body.setdefault("kind", SPREADS.kind)
+        m = meta(spread)
+        ns, name = str(m.get("namespace") or "default"), str(m.get("name") or "")
+        try:
+            written = self.client.replace_status(SPREADS, ns, name, body)
+        except Conflict:
+            self.metrics.conflicts.inc()
+            raise
+        self.source.remember(written)

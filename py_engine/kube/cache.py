@@ -1,0 +1,293 @@
+"""A watch-fed, thread-safe cache of one resource (an informer, in client-go terms).
+
+List, then watch from the list's resourceVersion with bookmarks; a watch that
+ends (server timeout, dropped connection) resumes from the last seen
+resourceVersion; a 410 Gone (at open or as an ERROR event) relists, because
+the official client's own watch retries a 410 only once. Failures back off
+exponentially up to a cap, forever, until `stop()`. Readers get objects by
+namespace/name or through index functions; a `version` counter moves on every
+change so callers can key derived caches on it.
+
+Objects handed out are the cache's own dicts: treat them as read-only.
+Backoff waits on a `threading.Event` so `stop()` interrupts them at once.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from py_engine.kube.client import JSON, KubeClient, WatchStream
+from py_engine.kube.errors import Gone, KubeError
+from py_engine.kube.resources import Resource
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]
+IndexFunc = Callable[[Mapping[str, Any]], Iterable[str]]
+Handler = Callable[[str, JSON, JSON | None], None]
+"""`handler(event_type, object, old_object)`; event_type is ADDED, MODIFIED or DELETED."""
+
+
+def object_key(obj: Mapping[str, Any]) -> Key:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _rv(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+@dataclass
+class CacheStats:
+    lists: int = 0
+    watches: int = 0
+    gone: int = 0
+    errors: int = 0
+    events: int = 0
+    bookmarks: int = 0
+
+
+class WatchCache:
+    """See the module docstring. `start()` runs the list/watch loop in a daemon thread."""
+
+    def __init__(self, client: KubeClient, resource: Resource, *, namespace: str | None = None,
+                 label_selector: str | None = None, indexers: Mapping[str, IndexFunc] | None = None,
+                 watch_timeout_seconds: int = 300, backoff_initial: float = 0.2, backoff_max: float = 10.0,
+                 name: str | None = None) -> None:
+        self.client = client
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.name = name or resource.plural
+        self._indexers = dict(indexers or {})
+        self._watch_timeout = watch_timeout_seconds
+        self._backoff_initial = backoff_initial
+        self._backoff_max = backoff_max
+        self._lock = threading.RLock()
+        self._items: dict[Key, JSON] = {}
+        self._indices: dict[str, dict[str, set[Key]]] = {n: {} for n in self._indexers}
+        self._handlers: builtins.list[Handler] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._watch: WatchStream | None = None
+        self.synced = threading.Event()
+        """Set once the first list has been loaded (and stays set across relists)."""
+        self.version = 0
+        """Bumped on every change to the cached set (for keying derived caches)."""
+        self.resource_version = ""
+        self.stats = CacheStats()
+        self.last_error: str = ""
+
+    # ---------------------------------------------------------------- reading
+
+    def get(self, namespace: str | None, name: str) -> JSON | None:
+        with self._lock:
+            return self._items.get((namespace or "", name))
+
+    def list(self, namespace: str | None = None) -> builtins.list[JSON]:
+        with self._lock:
+            if namespace is None:
+                return list(self._items.values())
+            return [o for (ns, _), o in self._items.items() if ns == namespace]
+
+    def by_index(self, index: str, value: str) -> builtins.list[JSON]:
+        with self._lock:
+            keys = self._indices[index].get(value, set())
+            return [self._items[k] for k in sorted(keys)]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    def add_handler(self, handler: Handler) -> None:
+        """Call `handler` (on the cache's thread) for every change, including relist diffs."""
+        with self._lock:
+            self._handlers.append(handler)
+
+    def wait_synced(self, timeout: float) -> bool:
+        return self.synced.wait(timeout)
+
+    # ------------------------------------------------------------- lifecycle
+
+    def start(self) -> WatchCache:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, daemon=True, name=f"watch-cache-{self.name}")
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        with self._lock:
+            watch = self._watch
+        if watch is not None:
+            watch.close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ------------------------------------------------------------ the store
+
+    def _index_keys(self, obj: Mapping[str, Any]) -> dict[str, builtins.list[str]]:
+        out: dict[str, builtins.list[str]] = {}
+        for name, fn in self._indexers.items():
+            try:
+                out[name] = list(fn(obj))
+            except Exception:  # an index function must not kill the cache
+                log.exception("index function %s failed", name)
+                out[name] = []
+        return out
+
+    def _unindex(self, key: Key, obj: Mapping[str, Any]) -> None:
+        for name, values in self._index_keys(obj).items():
+            for value in values:
+                bucket = self._indices[name].get(value)
+                if bucket is not None:
+                    bucket.discard(key)
+                    if not bucket:
+                        del self._indices[name][value]
+
+    def _put(self, obj: JSON) -> tuple[str, JSON | None] | None:
+        key = object_key(obj)
+        old = self._items.get(key)
+        if old is not None and _rv(old) == _rv(obj) and old == obj:
+            return None
+        if old is not None:
+            self._unindex(key, old)
+        self._items[key] = obj
+        for name, values in self._index_keys(obj).items():
+            for value in values:
+                self._indices[name].setdefault(value, set()).add(key)
+        self.version += 1
+        return ("MODIFIED" if old is not None else "ADDED"), old
+
+    def _remove(self, key: Key) -> JSON | None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._unindex(key, old)
+            self.version += 1
+        return old
+
+    def upsert(self, obj: JSON) -> None:
+        """Put an object the caller has just written (keeps the cache ahead of the watch).
+        Applied only if the object is not already there with the same resourceVersion."""
+        with self._lock:
+            changed = self._put(obj)
+        if changed:
+            self._notify(changed[0], obj, changed[1])
+
+    def _notify(self, typ: str, obj: JSON, old: JSON | None) -> None:
+        for handler in list(self._handlers):
+            try:
+                handler(typ, obj, old)
+            except Exception:
+                log.exception("watch cache %s: handler failed", self.name)
+
+    def _replace_all(self, items: builtins.list[JSON]) -> None:
+        events: builtins.list[tuple[str, JSON, JSON | None]] = []
+        with self._lock:
+            fresh = {object_key(o): o for o in items}
+            for key in [k for k in self._items if k not in fresh]:
+                old = self._remove(key)
+                if old is not None:
+                    events.append(("DELETED", old, old))
+            for obj in fresh.values():
+                changed = self._put(obj)
+                if changed:
+                    events.append((changed[0], obj, changed[1]))
+        for typ, obj, old in events:
+            self._notify(typ, obj, old)
+
+    def _apply(self, event: JSON) -> None:
+        typ = str(event.get("type", ""))
+        obj = event["object"]
+        if typ in ("ADDED", "MODIFIED"):
+            with self._lock:
+                changed = self._put(obj)
+            if changed:
+                self._notify(changed[0], obj, changed[1])
+        elif typ == "DELETED":
+            with self._lock:
+                old = self._remove(object_key(obj))
+            if old is not None:
+                self._notify("DELETED", obj, old)
+        rv = _rv(obj)
+        if rv:
+            self.resource_version = rv
+
+    # ------------------------------------------------------------ the loop
+
+    def _relist(self) -> None:
+        listed = self.client.list(self.resource, self.namespace, label_selector=self.label_selector)
+        self._replace_all(list(listed.get("items") or []))
+        self.resource_version = str((listed.get("metadata") or {}).get("resourceVersion") or "")
+        self.stats.lists += 1
+        self.synced.set()
+
+    def _watch_once(self) -> None:
+        """Stream one watch to its end; raises Gone when the server says the RV is too old."""
+        watch = self.client.watch(self.resource, self.namespace, resource_version=self.resource_version or None,
+                                  label_selector=self.label_selector, allow_bookmarks=True,
+                                  timeout_seconds=self._watch_timeout)
+        with self._lock:
+            self._watch = watch
+        if self._stop.is_set():
+            watch.close()
+        self.stats.watches += 1
+        try:
+            for event in watch:
+                if self._stop.is_set():
+                    return
+                typ = event.get("type")
+                if typ == "ERROR":
+                    status = event["object"]
+                    code = int(status.get("code") or 0)
+                    if code == 410:
+                        raise Gone(410, str(status.get("reason") or "Expired"), str(status.get("message") or ""))
+                    raise KubeError(code, str(status.get("reason") or ""), str(status.get("message") or ""))
+                if typ == "BOOKMARK":
+                    self.stats.bookmarks += 1
+                    rv = _rv(event["object"])
+                    if rv:
+                        self.resource_version = rv
+                    continue
+                self.stats.events += 1
+                self._apply(event)
+        finally:
+            watch.close()
+            with self._lock:
+                self._watch = None
+
+    def _run(self) -> None:
+        delay = self._backoff_initial
+        need_list = True
+        while not self._stop.is_set():
+            try:
+                if need_list:
+                    self._relist()
+                    need_list = False
+                self._watch_once()
+                delay = self._backoff_initial
+                continue
+            except Gone:
+                self.stats.gone += 1
+                need_list = True
+                # A relist right away is what the server asks for; a second 410 in a row backs off.
+                if self.stats.gone % 2 == 1:
+                    continue
+            except Exception as exc:  # keep the cache alive whatever the failure
+                if self._stop.is_set():
+                    return
+                self.stats.errors += 1
+                self.last_error = str(exc)
+                log.warning("watch cache %s: %s (retrying in %.1fs)", self.name, exc, delay)
+            if self._stop.wait(delay):
+                return
+            delay = min(delay * 2, self._backoff_max)

@@ -1,0 +1,275 @@
+"""A dict-speaking client over the official `kubernetes` package.
+
+Why not the generated `CoreV1Api`/`AppsV1Api` methods: in `kubernetes` 37 they
+map responses to pydantic models that reject unknown fields and cost ~7x a
+plain `json.loads`. Every call here goes through the official `ApiClient`
+(configuration, kubeconfig/in-cluster auth, TLS, token refresh) with raw,
+unparsed responses (`_preload_content=False` in the generated APIs'
+terms) and plain `json` on both sides, for core, apps, batch and custom
+resources alike. Failures come out as `py_engine.kube.errors.KubeError`.
+
+Only generic Kubernetes lives here: no WorkloadSpread knowledge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+import kubernetes
+import urllib3
+import yaml
+
+from py_engine.kube.errors import KubeError, ServerError, error_from_response
+from py_engine.kube.resources import Resource
+
+JSON = dict[str, Any]
+PatchType = Literal["merge", "json", "strategic"]
+
+_PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+}
+_JSON = "application/json"
+
+
+def _query(**params: Any) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if value is None or value is False:
+            continue
+        out.append((key, "true" if value is True else str(value)))
+    return out
+
+
+class WatchStream:
+    """One open watch: iterate for event dicts (`type`, `object`); `close()` from any
+    thread ends the iteration (the socket is shut down, so a blocked read returns)."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self._closed = threading.Event()
+
+    def __iter__(self) -> Iterator[JSON]:
+        buffer = b""
+        try:
+            for chunk in self._response.stream(64 * 1024, decode_content=True):
+                if self._closed.is_set():
+                    return
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip():
+                        yield self._event(line)
+            if buffer.strip() and not self._closed.is_set():
+                yield self._event(buffer)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+            if self._closed.is_set():
+                return
+            raise ServerError(0, "WatchInterrupted", f"watch stream broke: {exc}") from None
+        finally:
+            self.close()
+
+    @staticmethod
+    def _event(line: bytes) -> JSON:
+        try:
+            event = json.loads(line)
+        except ValueError as exc:
+            raise ServerError(0, "WatchDecode", f"undecodable watch event: {exc}") from None
+        if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
+            raise ServerError(0, "WatchDecode", "watch event without an object")
+        return event
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        with contextlib.suppress(Exception):
+            self._response.shutdown()
+        with contextlib.suppress(Exception):
+            self._response.release_conn()
+        with contextlib.suppress(Exception):
+            self._response.close()
+
+
+class KubeClient:
+    """get/list/create/replace/replace_status/patch/delete/watch on any `Resource`.
+
+    Thread-safe (urllib3's pool is). `timeout` is the default per-request limit in
+    seconds; every verb takes `timeout=` so callers with a deadline (the
+    committer) can pass what is left of it.
+    """
+
+    def __init__(self, api_client: Any, *, timeout: float = 30.0) -> None:
+        self.api_client = api_client
+        self.timeout = timeout
+        self.host: str = str(api_client.configuration.host)
+
+    # ----------------------------------------------------------- constructors
+
+    @classmethod
+    def load(cls, kubeconfig: str | None = None, *, context: str | None = None, timeout: float = 30.0,
+             pool_size: int = 64) -> KubeClient:
+        """From `kubeconfig` when given; else in-cluster config inside a pod; else the
+        default kubeconfig (`$KUBECONFIG`, `~/.kube/config`). Raises `KubeError` (status 0)
+        when no configuration can be loaded."""
+        cfg = kubernetes.client.Configuration()
+        try:
+            if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+                kubernetes.config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+            else:
+                kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
+                    config_file=kubeconfig, context=context,
+                                                   client_configuration=cfg)
+        except (kubernetes.config.ConfigException, OSError, ValueError, TypeError, yaml.YAMLError) as exc:
+            raise KubeError(0, "ConfigError", f"cannot load cluster configuration: {exc}") from None
+        # Retries belong to the callers (conflict loops, watch backoff), not to urllib3.
+        cfg.retries = False
+        cfg.connection_pool_maxsize = pool_size
+        return cls(kubernetes.client.ApiClient(cfg), timeout=timeout)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.api_client.rest_client.pool_manager.clear()
+        with contextlib.suppress(Exception):
+            self.api_client.close()
+
+    def __enter__(self) -> KubeClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------- transport
+
+    def _open(self, method: str, path: str, query: list[tuple[str, str]] | None = None,
+              body: Any = None, content_type: str = _JSON, timeout: Any = None) -> Any:
+        headers = {"Accept": _JSON}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        try:
+            _, url, headers, body, _ = self.api_client.param_serialize(
+                method=method, resource_path=path, query_params=query or None, header_params=headers,
+                body=body, auth_settings=["BearerToken"])
+            response = self.api_client.call_api(method, url, header_params=headers, body=body,
+                                                _request_timeout=timeout if timeout is not None else self.timeout)
+        except kubernetes.client.ApiException as exc:
+            raise ServerError(int(exc.status or 0), "ClientError", str(exc.reason or exc)) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ServerError(0, "ConnectionError", f"{method} {path}: {exc}") from None
+        return response.response
+
+    def request(self, method: str, path: str, query: list[tuple[str, str]] | None = None, body: Any = None,
+                content_type: str = _JSON, timeout: float | None = None) -> JSON:
+        """One request, the body read in full and decoded; non-2xx raises `KubeError`."""
+        raw = self._open(method, path, query, body, content_type, timeout)
+        try:
+            data = raw.data
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ServerError(0, "ConnectionError", f"{method} {path}: {exc}") from None
+        finally:
+            raw.release_conn()
+        if not 200 <= raw.status <= 299:
+            raise error_from_response(raw.status, data, str(raw.reason or ""))
+        try:
+            decoded = json.loads(data) if data else {}
+        except ValueError as exc:
+            raise ServerError(raw.status, "DecodeError", f"{method} {path}: response is not JSON: {exc}") from None
+        if not isinstance(decoded, dict):
+            raise ServerError(raw.status, "DecodeError", f"{method} {path}: response is not a JSON object")
+        return decoded
+
+    # ----------------------------------------------------------------- verbs
+
+    def get(self, resource: Resource, namespace: str | None, name: str, *, subresource: str | None = None,
+            timeout: float | None = None) -> JSON:
+        return self.request("GET", resource.object_path(namespace, name, subresource), timeout=timeout)
+
+    def list(self, resource: Resource, namespace: str | None = None, *, label_selector: str | None = None,
+             field_selector: str | None = None, page_size: int = 500, timeout: float | None = None) -> JSON:
+        """The whole collection (pages followed), as one List dict with the list's resourceVersion."""
+        path = resource.collection_path(namespace)
+        items: list[JSON] = []
+        token: str | None = None
+        meta: JSON = {}
+        for _ in range(100_000):
+            page = self.request("GET", path, _query(labelSelector=label_selector, fieldSelector=field_selector,
+                                                    limit=page_size, **{"continue": token}), timeout=timeout)
+            items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
+            meta = page.get("metadata") or {}
+            token = meta.get("continue") or None
+            if not token:
+                break
+        return {"apiVersion": resource.api_version, "kind": f"{resource.kind or 'Object'}List",
+                "metadata": {"resourceVersion": str(meta.get("resourceVersion", ""))}, "items": items}
+
+    def create(self, resource: Resource, namespace: str | None, obj: Mapping[str, Any], *,
+               dry_run: bool = False, timeout: float | None = None) -> JSON:
+        return self.request("POST", resource.collection_path(namespace), _query(dryRun="All" if dry_run else None),
+                            body=dict(obj), timeout=timeout)
+
+    def create_subresource(self, resource: Resource, namespace: str | None, name: str, subresource: str,
+                           obj: Mapping[str, Any], *, dry_run: bool = False,
+                           timeout: float | None = None) -> JSON:
+        """POST to a subresource, e.g. `pods/<name>/eviction` or `pods/<name>/binding`."""
+        return self.request("POST", resource.object_path(namespace, name, subresource),
+                            _query(dryRun="All" if dry_run else None), body=dict(obj), timeout=timeout)
+
+    def replace(self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], *,
+                subresource: str | None = None, dry_run: bool = False, timeout: float | None = None) -> JSON:
+        """PUT; the object's `metadata.resourceVersion` makes it conditional (409 when stale)."""
+        return self.request("PUT", resource.object_path(namespace, name, subresource),
+                            _query(dryRun="All" if dry_run else None), body=dict(obj), timeout=timeout)
+
+    def replace_status(self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], *,
+                       dry_run: bool = False, timeout: float | None = None) -> JSON:
+        """PUT to the status subresource (only `status` is taken; resourceVersion-checked)."""
+        return self.replace(resource, namespace, name, obj, subresource="status", dry_run=dry_run, timeout=timeout)
+
+    def patch(self, resource: Resource, namespace: str | None, name: str, patch: Any,
+              patch_type: PatchType = "merge", *, subresource: str | None = None, dry_run: bool = False,
+              timeout: float | None = None) -> JSON:
+        if patch_type not in _PATCH_CONTENT_TYPES:
+            raise ValueError(f"unknown patch type {patch_type!r}")
+        return self.request("PATCH", resource.object_path(namespace, name, subresource),
+                            _query(dryRun="All" if dry_run else None), body=patch,
+                            content_type=_PATCH_CONTENT_TYPES[patch_type], timeout=timeout)
+
+    def delete(self, resource: Resource, namespace: str | None, name: str, *,
+               grace_period_seconds: int | None = None, propagation_policy: str | None = None,
+               preconditions: Mapping[str, str] | None = None, dry_run: bool = False,
+               timeout: float | None = None) -> JSON:
+        options: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if preconditions:
+            options["preconditions"] = dict(preconditions)
+        if dry_run:
+            options["dryRun"] = ["All"]
+        return self.request("DELETE", resource.object_path(namespace, name), body=options, timeout=timeout)
+
+    def watch(self, resource: Resource, namespace: str | None = None, *, resource_version: str | None = None,
+              label_selector: str | None = None, field_selector: str | None = None,
+              allow_bookmarks: bool = True, timeout_seconds: int = 300) -> WatchStream:
+        """Open a watch from `resource_version`. A 410 at open raises `Gone`; a 410 later
+        arrives as an ERROR event (the caller relists). The read timeout is the server-side
+        timeout plus a margin, so a silently dead connection ends too."""
+        query = _query(watch=True, resourceVersion=resource_version, labelSelector=label_selector,
+                       fieldSelector=field_selector, allowWatchBookmarks=allow_bookmarks,
+                       timeoutSeconds=timeout_seconds)
+        raw = self._open("GET", resource.collection_path(namespace), query,
+                         timeout=(10.0, float(timeout_seconds) + 30.0))
+        if not 200 <= raw.status <= 299:
+            try:
+                data = raw.data
+            finally:
+                raw.release_conn()
+            raise error_from_response(raw.status, data, str(raw.reason or ""))
+        return WatchStream(raw)

@@ -1,0 +1,65 @@
+"""`spreadgate simulate` on every example scenario: table, JSON, and a self-contained HTML page."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from py_engine.cli import main
+
+pytestmark = pytest.mark.e2e
+SCENARIOS = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios"
+
+
+def run_json(name: str, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
+    assert main(["simulate", str(SCENARIOS / f"{name}.yaml"), "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["scenario"] == name
+    return list(doc["steps"])
+
+
+def test_elastic_pool_scale_down_removes_the_elastic_pods_first(capsys: pytest.CaptureFixture[str]) -> None:
+    steps = run_json("elastic-pool", capsys)
+    assert [s["subsets"] for s in steps] == [{"on-prem": 0, "elastic": 0}, {"on-prem": 100, "elastic": 30},
+                                             {"on-prem": 100, "elastic": 10}, {"on-prem": 90, "elastic": 0}]
+    assert {p["subset"] for p in steps[2]["removed"]} == {"elastic"} and len(steps[2]["removed"]) == 20
+    assert steps[1]["zones"] == {"cloud-1": 30, "dc-1": 100}
+
+
+def test_spot_fallback_moves_stuck_pods_after_the_critical_time(capsys: pytest.CaptureFixture[str]) -> None:
+    steps = run_json("spot-fallback-adaptive", capsys)
+    scaled, waited = steps[1], steps[2]
+    assert scaled["subsets"] == {"on-demand": 10, "spot": 0} and scaled["pending"] == 4
+    assert waited["time"] >= 61 and waited["pending"] == 0
+    assert waited["subsets"] == {"on-demand": 6, "spot": 4}
+    assert {p["subset"] for p in waited["removed"]} == {"on-demand"}
+
+
+def test_zones_scenario_table_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = str(SCENARIOS / "zones-20-20-60.yaml")
+    assert main(["simulate", scenario]) == 0
+    table = capsys.readouterr().out
+    assert re.search(r"^1\s+scale to 10\s+0\s+10\s+2\s+2\s+6\s+0", table, re.M), table
+    # Percentages follow the replica count through a scale-up and a rolling update.
+    assert re.search(r"^2\s+scale to 20\s+0\s+20\s+4\s+4\s+12\s+0", table, re.M), table
+    assert re.search(r"^3\s+rolling update to api:2\s+0\s+20\s+4\s+4\s+12\s+0", table, re.M), table
+    out = tmp_path / "zones.html"
+    assert main(["simulate", scenario, "-o", "html", "--out", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<polyline" in page
+    assert "zone-a" in page and "rolling update to api:2" in page
+    # Self-contained: no URL other than the SVG namespace identifier.
+    assert set(re.findall(r"(?:https?:)?//[^\s\"'<>]+", page)) <= {"http://www.w3.org/2000/svg"}
+    assert "<script" not in page and "<link" not in page
+
+
+def test_a_bad_scenario_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("nodes: {pools: []}\nworkload: {kind: Deployment}\nworkloadSpread: {kind: WorkloadSpread}\n"
+                   "steps: [{explode: 1}]\n")
+    assert main(["simulate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spreadgate simulate: error: ") and "steps[0]" in err

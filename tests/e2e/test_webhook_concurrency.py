@@ -1,0 +1,180 @@
+"""A burst of concurrent pod CREATEs on one WorkloadSpread, answered by two webhook
+processes (real subprocesses running `spreadgate webhook`) with 10 % injected
+409s on status writes: no subset ever exceeds its cap and every reservation
+is accounted for in the status.
+
+The test plays the API server's admission client itself (AdmissionReview
+requests straight to the two processes, alternating), so the burst is exactly
+as concurrent as asked; the pods' owner ReplicaSet exists in the API server.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import urllib3
+from webhook_testkit import SPREADS, KubeEnv, kube_env, shared_ca, spread, wait_until, write_cert  # noqa: F401
+
+from py_engine.kube import DEPLOYMENTS, REPLICASETS
+from py_engine.model import MATCHED_ANNOTATION
+
+pytestmark = pytest.mark.e2e
+CAPS = {"a": 100, "b": 120, "c": 80}
+
+
+@pytest.fixture
+def env(request: pytest.FixtureRequest) -> KubeEnv:
+    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
+    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+
+
+class WebhookProcess:
+    def __init__(self, kubeconfig: str, cert: str, key: str, log_path: Path) -> None:
+        self.log = open(log_path, "w+b")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "py_engine.cli", "webhook", "--kubeconfig", kubeconfig, "--cert", cert,
+             "--key", key, "--host", "127.0.0.1", "--port", "0", "--threads", "64", "--disable-node-simulation",
+             "--commit-timeout", "8"],
+            stdout=subprocess.DEVNULL, stderr=self.log, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        self.url = wait_until(self._url, 30, "webhook process listening")
+
+    def _url(self) -> str | None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"webhook exited: {self._text()}")
+        m = re.search(r"serving on (https://\S+)", self._text())
+        return m.group(1) if m else None
+
+    def _text(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+
+
+@pytest.fixture
+def processes(env: KubeEnv) -> Iterator[list[WebhookProcess]]:
+    made: list[WebhookProcess] = []
+    try:
+        yield made
+    finally:
+        for p in made:
+            p.stop()
+
+
+def owner_objects(env: KubeEnv) -> dict[str, Any]:
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    dep = env.client.create(DEPLOYMENTS, "default", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
+    return env.client.create(REPLICASETS, "default", {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web-abc", "labels": {"app": "web", "pod-template-hash": "abc"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+                                          "uid": dep["metadata"]["uid"], "controller": True}]},
+        "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
+
+
+def review(rs: dict[str, Any]) -> dict[str, Any]:
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"generateName": "web-abc-", "namespace": "default",
+                        "labels": {"app": "web", "pod-template-hash": "abc"},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc",
+                                             "uid": rs["metadata"]["uid"], "controller": True}]},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": str(uuid.uuid4()), "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                        "resource": {"group": "", "version": "v1", "resource": "pods"}, "namespace": "default",
+                        "operation": "CREATE", "object": pod, "dryRun": False}}
+
+
+def metric(http: urllib3.PoolManager, url: str, name: str) -> float:
+    text = http.request("GET", url + "/metrics").data.decode()
+    m = re.search(rf"^{name} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+def run_burst(env: KubeEnv, procs: list[WebhookProcess], pods: int, tmp_path: Path, n_procs: int) -> None:
+    cert, key = write_cert(tmp_path)
+    rs = owner_objects(env)
+    subsets = [{"name": n, "maxReplicas": cap} for n, cap in CAPS.items()]
+    env.client.create(SPREADS, "default", spread("ws", subsets))
+    env.faults.set_spec("workloadspreads/status:update:conflict=0.1", seed=11)
+    for i in range(n_procs):
+        procs.append(WebhookProcess(env.kubeconfig, cert, key, tmp_path / f"webhook-{i}.log"))
+    http = urllib3.PoolManager(maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem,
+                               retries=False)
+    try:
+        for p in procs:
+            wait_until(lambda p=p: http.request("GET", p.url + "/readyz").status == 200, 30, "webhook ready")
+        reviews = [review(rs) for _ in range(pods)]
+
+        def send(i: int) -> dict[str, Any]:
+            resp = http.request("POST", procs[i % len(procs)].url + "/mutate/pods", body=json.dumps(reviews[i]),
+                                headers={"Content-Type": "application/json"}, timeout=30)
+            assert resp.status == 200, resp.data[:300]
+            out: dict[str, Any] = json.loads(resp.data)["response"]
+            assert out["uid"] == reviews[i]["request"]["uid"]
+            return out
+
+        with ThreadPoolExecutor(64) as pool:
+            answers = list(pool.map(send, range(pods)))
+        writes = sum(metric(http, p.url, "spreadgate_status_writes_total") for p in procs)
+    finally:
+        http.clear()
+    env.faults.clear()
+    admitted: Counter[str] = Counter()
+    uids: dict[str, set[str]] = {n: set() for n in CAPS}
+    for answer in answers:
+        assert answer["allowed"] is True, answer
+        if "patch" not in answer:
+            continue
+        ops = json.loads(base64.b64decode(answer["patch"]))
+        value = next(op["value"] for op in ops if op["path"].startswith("/metadata/annotations"))
+        raw = value[MATCHED_ANNOTATION] if isinstance(value, dict) else value
+        matched = json.loads(raw)
+        admitted[matched["subset"]] += 1
+        uids[matched["subset"]].add(matched["uid"])
+    # Never more than the cap in any subset, and with 500 > 300 pods every slot is taken.
+    assert admitted == Counter(CAPS), admitted
+    status = env.client.get(SPREADS, "default", "ws")["status"]["versionedSubsetStatuses"]["abc"]
+    for entry in status:
+        # Every reservation is in the status under the uid the pod was annotated with, and nothing else.
+        assert set(entry.get("creatingPods") or {}) == uids[entry["name"]]
+        assert entry["missingReplicas"] == 0
+    conflicts = env.faults.counts["409"]
+    print(f"\n{pods} pods, {n_procs} webhook processes: {int(writes)} status writes "
+          f"({writes / pods:.3f} per pod), {conflicts} injected 409s")
+    assert conflicts > 0
+    assert writes / pods <= 0.1, writes
+
+
+def test_500_concurrent_creates_two_processes(env: KubeEnv, processes: list[WebhookProcess],
+                                              tmp_path: Path) -> None:
+    run_burst(env, processes, 500, tmp_path, 2)
+
+
+@pytest.mark.stress
+def test_2000_concurrent_creates_four_processes(env: KubeEnv, processes: list[WebhookProcess],
+                                                tmp_path: Path) -> None:
+    run_burst(env, processes, 2000, tmp_path, 4)

@@ -1,0 +1,172 @@
+"""End to end: the webhook over HTTPS, registered with the embedded cluster (real time).
+
+A Deployment with a WorkloadSpread a:3, b:2, c:unlimited is scaled 0 -> 20; the
+status-recounting controller is not part of this test, so freed slots come
+only from the webhook's deletingPods accounting.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from webhook_testkit import CRD, SPREADS_PATH, ZONE, spread, wait_until, webhook_configs, write_cert
+
+from py_engine.k8s.clock import RealClock
+from py_engine.model import MATCHED_ANNOTATION
+from py_engine.sim.cluster import Cluster
+from py_engine.sim.interface import ApiError
+from py_engine.sim.nodepool import nodes_from_description
+from webhook.runtime import Webhook, WebhookOptions
+
+pytestmark = pytest.mark.e2e
+
+
+def zone_nodes() -> list[dict[str, Any]]:
+    cap = {"cpu": "64", "memory": "256Gi", "pods": 110}
+    return nodes_from_description({"pools": [
+        {"name": f"zone-{z}", "count": 2, "labels": {ZONE: f"zone-{z}"}, "capacity": cap,
+         **({"taints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}]} if z == "c" else {})}
+        for z in "abc"]})
+
+
+def zone_term(zone: str) -> dict[str, Any]:
+    return {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [f"zone-{zone}"]}]}
+
+
+SUBSETS = [
+    {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": zone_term("a"),
+     "patch": {"metadata": {"labels": {"subset": "a"}}}},
+    {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": zone_term("b"),
+     "patch": {"metadata": {"labels": {"subset": "b"}}}},
+    {"name": "c", "requiredNodeSelectorTerm": zone_term("c"),
+     "tolerations": [{"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
+     "patch": {"metadata": {"labels": {"subset": "c"}}}},
+]
+
+
+def deployment(name: str, replicas: int, image: str = "nginx:1") -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "app", "image": image}]}}}}
+
+
+class Env:
+    def __init__(self, cluster: Cluster, hook: Webhook) -> None:
+        self.cluster, self.hook, self.api = cluster, hook, cluster.api
+
+    def pods(self, app: str = "web") -> list[dict[str, Any]]:
+        return [p for p in self.api.list("v1/pods", "default", label_selector=f"app={app}")["items"]
+                if not p["metadata"].get("deletionTimestamp")]
+
+    def by_subset(self, app: str = "web") -> Counter[str]:
+        out: Counter[str] = Counter()
+        for p in self.pods(app):
+            raw = (p["metadata"].get("annotations") or {}).get(MATCHED_ANNOTATION)
+            out[json.loads(raw)["subset"] if raw else "-"] += 1
+        return out
+
+    def scale(self, name: str, replicas: int) -> None:
+        self.api.patch("apps/v1/deployments", "default", name, {"spec": {"replicas": replicas}}, "merge")
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    cluster = Cluster(clock=RealClock(), nodes=zone_nodes())
+    cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
+    cluster.api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
+    cert, key = write_cert(tmp_path)
+    hook = Webhook(WebhookOptions(cert_file=cert, key_file=key, kubeconfig=str(cluster.kubeconfig_path),
+                                  host="127.0.0.1", port=0, threads=16, watch_timeout_seconds=30))
+    try:
+        hook.start()
+        assert hook.view.wait_ready(10)
+        for cfg in webhook_configs(hook.url):
+            resource = ("admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+                        if cfg["kind"].startswith("Mutating") else
+                        "admissionregistration.k8s.io/v1/validatingwebhookconfigurations")
+            cluster.api.create(resource, None, cfg)
+        cluster.start()
+        yield Env(cluster, hook)
+    finally:
+        hook.stop()
+        cluster.close()
+
+
+def check_injection(pod: dict[str, Any]) -> None:
+    subset = json.loads(pod["metadata"]["annotations"][MATCHED_ANNOTATION])["subset"]
+    assert pod["metadata"]["labels"]["subset"] == subset
+    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert terms == [zone_term(subset)]
+    tolerations = pod["spec"].get("tolerations") or []
+    assert any(t.get("key") == "spot" for t in tolerations) == (subset == "c")
+
+
+def test_scale_0_to_20_splits_3_2_15_and_deletes_free_slots(env: Env) -> None:
+    env.api.create("apps/v1/deployments", "default", deployment("web", 0))
+    env.api.create(SPREADS_PATH, "default", spread("ws", SUBSETS))
+    wait_until(lambda: env.hook.view.spreads.get("default", "ws") is not None, 5, "spread cached")
+    env.scale("web", 20)
+    wait_until(lambda: len(env.pods()) == 20, 30, "20 pods")
+    assert env.by_subset() == Counter({"a": 3, "b": 2, "c": 15})
+    for pod in env.pods():
+        check_injection(pod)
+    wait_until(lambda: all(p["spec"].get("nodeName") for p in env.pods()), 20, "all pods scheduled")
+    nodes = {n["metadata"]["name"]: n["metadata"]["labels"][ZONE] for n in env.api.list("v1/nodes")["items"]}
+    for pod in env.pods():
+        subset = json.loads(pod["metadata"]["annotations"][MATCHED_ANNOTATION])["subset"]
+        assert nodes[pod["spec"]["nodeName"]] == f"zone-{subset}"
+
+    # Deleting a pod of subset a frees its slot: the ReplicaSet's replacement lands in a.
+    victim = next(p for p in env.pods() if p["metadata"]["labels"]["subset"] == "a")
+    env.api.delete("v1/pods", "default", victim["metadata"]["name"], grace_period_seconds=0)
+    wait_until(lambda: len(env.pods()) == 20 and victim["metadata"]["name"] not in
+               {p["metadata"]["name"] for p in env.pods()}, 20, "replacement pod")
+    assert env.by_subset() == Counter({"a": 3, "b": 2, "c": 15})
+
+    # Evicting a pod of subset b frees its slot too.
+    victim = next(p for p in env.pods() if p["metadata"]["labels"]["subset"] == "b")
+    env.api.create("v1/pods", "default", {"apiVersion": "policy/v1", "kind": "Eviction",
+                                           "metadata": {"name": victim["metadata"]["name"], "namespace": "default"}},
+                   subresource="eviction", name=victim["metadata"]["name"])
+    wait_until(lambda: len(env.pods()) == 20 and victim["metadata"]["name"] not in
+               {p["metadata"]["name"] for p in env.pods()}, 20, "replacement after eviction")
+    assert env.by_subset() == Counter({"a": 3, "b": 2, "c": 15})
+    status = env.api.get(SPREADS_PATH, "default", "ws")["status"]
+    deleting = [k for v in status["versionedSubsetStatuses"].values() for s in v for k in (s.get("deletingPods") or {})]
+    assert len(deleting) == 2
+
+
+def test_rolling_update_keeps_the_split(env: Env) -> None:
+    env.api.create("apps/v1/deployments", "default", deployment("web", 10))
+    env.api.create(SPREADS_PATH, "default", spread("ws", SUBSETS))
+    # The spread arrived after the pods: they were admitted without a subset.
+    wait_until(lambda: len(env.pods()) == 10, 20, "10 pods")
+    env.api.patch("apps/v1/deployments", "default", "web",
+                  {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}}, "strategic")
+
+    def rolled() -> bool:
+        pods = env.pods()
+        return len(pods) == 10 and all(p["spec"]["containers"][0]["image"] == "nginx:2" for p in pods)
+
+    wait_until(rolled, 60, "rollout to nginx:2")
+    assert env.by_subset() == Counter({"a": 3, "b": 2, "c": 5})
+    for pod in env.pods():
+        check_injection(pod)
+
+
+def test_invalid_spread_is_rejected_by_the_validating_webhook(env: Env) -> None:
+    env.api.create(SPREADS_PATH, "default", spread("one", [{"name": "a", "maxReplicas": 1}, {"name": "b"}]))
+    wait_until(lambda: env.hook.view.spreads.get("default", "one") is not None, 5, "spread cached")
+    with pytest.raises(ApiError) as dup:
+        env.api.create(SPREADS_PATH, "default", spread("two", [{"name": "a"}]))
+    assert "targetRef" in str(dup.value)
+    with pytest.raises(ApiError) as bad:
+        env.api.create(SPREADS_PATH, "default", spread("three", [{"name": "x", "maxReplicas": "5"}], target="other"))
+    assert bad.value.code in (400, 422) and "maxReplicas" in str(bad.value)

@@ -1,0 +1,94 @@
+"""The watch cache: sync, events, indexes, bookmarks, reconnect and relist on 410."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from webhook_testkit import KubeEnv, kube_env, wait_until  # noqa: F401
+
+from py_engine.kube import NODES, PODS, WatchCache
+
+
+@pytest.fixture
+def env(request: pytest.FixtureRequest) -> KubeEnv:
+    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
+    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+
+
+def pod(name: str, node: str = "", **labels: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx"}]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels}, "spec": spec}
+
+
+def by_app(obj: Any) -> list[str]:
+    app = (obj.get("metadata", {}).get("labels") or {}).get("app")
+    return [app] if app else []
+
+
+def test_sync_events_indexes_and_version(env: KubeEnv) -> None:
+    c = env.client
+    c.create(PODS, "default", pod("a", app="x"))
+    cache = WatchCache(c, PODS, indexers={"app": by_app}, watch_timeout_seconds=5).start()
+    seen: list[tuple[str, str]] = []
+    cache.add_handler(lambda typ, obj, old: seen.append((typ, obj["metadata"]["name"])))
+    try:
+        assert cache.wait_synced(5)
+        assert cache.get("default", "a") is not None and cache.get("default", "b") is None
+        v0 = cache.version
+        c.create(PODS, "default", pod("b", app="x"))
+        c.create(PODS, "kube-system", pod("c", app="y"))
+        wait_until(lambda: len(cache) == 3, 5, "3 pods cached")
+        assert cache.version > v0
+        assert [p["metadata"]["name"] for p in cache.by_index("app", "x")] == ["a", "b"]
+        assert [p["metadata"]["name"] for p in cache.list("kube-system")] == ["c"]
+        c.patch(PODS, "default", "b", {"metadata": {"labels": {"app": "y"}}})
+        wait_until(lambda: len(cache.by_index("app", "y")) == 2, 5, "index moved")
+        assert [p["metadata"]["name"] for p in cache.by_index("app", "x")] == ["a"]
+        c.delete(PODS, "default", "a", grace_period_seconds=0)
+        wait_until(lambda: cache.get("default", "a") is None, 5, "delete seen")
+        assert cache.by_index("app", "x") == []
+        assert ("ADDED", "b") in seen and ("MODIFIED", "b") in seen and ("DELETED", "a") in seen
+    finally:
+        cache.stop()
+    assert not cache.running
+
+
+def test_bookmarks_advance_resource_version(env: KubeEnv) -> None:
+    cache = WatchCache(env.client, NODES, watch_timeout_seconds=30).start()
+    try:
+        assert cache.wait_synced(5)
+        # Writes to another resource move the global resourceVersion; bookmarks carry it.
+        before = cache.resource_version
+        env.client.create(PODS, "default", pod("p"))
+        wait_until(lambda: cache.stats.bookmarks > 0 and cache.resource_version != before, 5, "a bookmark")
+    finally:
+        cache.stop()
+
+
+def test_reconnects_after_errors_and_relists_on_gone(env: KubeEnv) -> None:
+    c = env.client
+    c.create(PODS, "default", pod("keep"))
+    c.create(PODS, "default", pod("doomed"))
+    cache = WatchCache(c, PODS, namespace="default", watch_timeout_seconds=1, backoff_initial=0.05,
+                       backoff_max=0.2).start()
+    try:
+        assert cache.wait_synced(5)
+        # Every new watch fails; once the current one times out the cache is cut off.
+        env.faults.set_spec("pods:watch:error500=1")
+        wait_until(lambda: cache.stats.errors >= 2, 10, "watch reconnect failures")
+        lists_before = cache.stats.lists
+        # Meanwhile more than the server's 500-event history happens: the cache's RV expires.
+        c.delete(PODS, "default", "doomed", grace_period_seconds=0)
+        for i in range(260):
+            c.create(PODS, "kube-system", pod(f"filler-{i}"))
+            c.delete(PODS, "kube-system", f"filler-{i}", grace_period_seconds=0)
+        c.create(PODS, "default", pod("new"))
+        env.faults.clear()
+        wait_until(lambda: cache.stats.gone >= 1 and cache.stats.lists > lists_before, 10, "410 and relist")
+        wait_until(lambda: sorted(p["metadata"]["name"] for p in cache.list()) == ["keep", "new"], 5,
+                   "relisted content")
+        c.create(PODS, "default", pod("after"))
+        wait_until(lambda: cache.get("default", "after") is not None, 5, "watch resumed after relist")
+    finally:
+        cache.stop()

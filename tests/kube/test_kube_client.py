@@ -1,0 +1,125 @@
+"""The dict-speaking client against the embedded API server over HTTPS."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
+
+from py_engine.kube import (
+    DEPLOYMENTS,
+    JOBS,
+    NODES,
+    PODS,
+    AlreadyExists,
+    Conflict,
+    Invalid,
+    KubeClient,
+    KubeError,
+    NotFound,
+    ServerError,
+)
+
+
+@pytest.fixture
+def env(request: pytest.FixtureRequest) -> KubeEnv:
+    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
+    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+
+
+def pod(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+def test_core_crud_and_error_mapping(env: KubeEnv) -> None:
+    c = env.client
+    created = c.create(PODS, "default", pod("p1", app="a"))
+    assert created["metadata"]["uid"] and created["metadata"]["resourceVersion"]
+    assert c.get(PODS, "default", "p1")["metadata"]["labels"] == {"app": "a"}
+    with pytest.raises(AlreadyExists) as exists:
+        c.create(PODS, "default", pod("p1"))
+    assert exists.value.status == 409 and isinstance(exists.value, Conflict)
+    with pytest.raises(NotFound) as missing:
+        c.get(PODS, "default", "nope")
+    assert missing.value.status == 404 and "nope" in missing.value.message
+    merged = c.patch(PODS, "default", "p1", {"metadata": {"labels": {"tier": "x"}}}, "merge")
+    assert merged["metadata"]["labels"] == {"app": "a", "tier": "x"}
+    jsonp = c.patch(PODS, "default", "p1", [{"op": "remove", "path": "/metadata/labels/tier"}], "json")
+    assert jsonp["metadata"]["labels"] == {"app": "a"}
+    strategic = c.patch(PODS, "default", "p1", {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}},
+                        "strategic")
+    assert strategic["spec"]["containers"][0]["image"] == "nginx:2"
+    stale = dict(created)
+    with pytest.raises(Conflict):
+        c.replace(PODS, "default", "p1", stale)
+    assert [p["metadata"]["name"] for p in c.list(PODS, "default", label_selector="app=a")["items"]] == ["p1"]
+    assert c.list(PODS, "default", label_selector="app=zzz")["items"] == []
+    c.delete(PODS, "default", "p1", grace_period_seconds=0)
+    with pytest.raises(NotFound):
+        c.get(PODS, "default", "p1")
+
+
+def test_dry_run_create_does_not_persist(env: KubeEnv) -> None:
+    out = env.client.create(PODS, "default", pod("dry"), dry_run=True)
+    assert out["metadata"]["name"] == "dry"
+    with pytest.raises(NotFound):
+        env.client.get(PODS, "default", "dry")
+
+
+def test_apps_batch_and_cluster_scoped(env: KubeEnv) -> None:
+    c = env.client
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "d"}},
+                    "template": {"metadata": {"labels": {"app": "d"}},
+                                 "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    assert c.create(DEPLOYMENTS, "default", dep)["spec"]["replicas"] == 2
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}
+    assert c.create(JOBS, "default", job)["kind"] == "Job"
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}}
+    c.create(NODES, None, node)
+    assert c.get(NODES, None, "n1")["metadata"]["labels"] == {"zone": "a"}
+    assert "n1" in {n["metadata"]["name"] for n in c.list(NODES)["items"]}
+    with pytest.raises(ValueError, match="namespaced"):
+        c.get(PODS, None, "x")
+
+
+def test_custom_resource_status_subresource(env: KubeEnv) -> None:
+    c = env.client
+    created = c.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 2}]))
+    obj = dict(created, status={"subsetStatuses": [{"name": "a", "missingReplicas": 1}]})
+    written = c.replace_status(SPREADS, "default", "ws", obj)
+    assert written["status"]["subsetStatuses"][0]["missingReplicas"] == 1
+    assert written["metadata"]["resourceVersion"] != created["metadata"]["resourceVersion"]
+    # The old resourceVersion is stale now: the status write is refused, nothing changes.
+    with pytest.raises(Conflict):
+        c.replace_status(SPREADS, "default", "ws", dict(created, status={"x": 1}))
+    assert c.get(SPREADS, "default", "ws")["status"] == written["status"]
+    with pytest.raises(Invalid):
+        c.create(SPREADS, "default", {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
+                                      "metadata": {"name": "Bad_Name"}})
+
+
+def test_injected_errors_and_unreachable_server(env: KubeEnv) -> None:
+    env.faults.set_spec("pods:get:error500=1")
+    with pytest.raises(ServerError) as err:
+        env.client.get(PODS, "default", "x")
+    assert err.value.status == 500
+    env.faults.clear()
+    with open(env.kubeconfig) as f:
+        text = f.read().replace(env.server.url, "https://127.0.0.1:1")
+    path = env.kubeconfig + ".dead"
+    with open(path, "w") as f:
+        f.write(text)
+    with KubeClient.load(path, timeout=2) as dead, pytest.raises(ServerError) as conn:
+        dead.get(PODS, "default", "x")
+    assert conn.value.status == 0
+
+
+def test_load_reports_bad_kubeconfig(tmp_path: Any) -> None:
+    path = tmp_path / "kc"
+    path.write_text("not: [a kubeconfig")
+    with pytest.raises(KubeError, match="cannot load cluster configuration"):
+        KubeClient.load(str(path))

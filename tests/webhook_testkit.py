@@ -1,0 +1,144 @@
+"""Shared fixtures and helpers for the kube/, committer, service, webhook and e2e tests.
+
+Import fixtures by name into a test module (`from webhook_testkit import kube_env`).
+
+- `kube_env`  an embedded `ApiServer` served over HTTPS on 127.0.0.1, a kubeconfig for
+              it and a `KubeClient`; the WorkloadSpread CRD (status subresource) is installed.
+- `wait_until(cond, timeout, what)`  poll with a deadline (no sleeps as synchronisation).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from py_engine.kube import KubeClient, Resource
+from py_engine.sim.apiserver import ApiServer
+from py_engine.sim.faults import FaultInjector
+from py_engine.sim.http_server import RunningServer, serve_https
+from py_engine.sim.tls import CertificateAuthority
+
+SPREADS = Resource.custom("spreadgate.dev", "v1alpha1", "workloadspreads", kind="WorkloadSpread")
+SPREADS_PATH = "spreadgate.dev/v1alpha1/workloadspreads"
+
+CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "workloadspreads.spreadgate.dev"},
+    "spec": {"group": "spreadgate.dev", "scope": "Namespaced",
+             "names": {"plural": "workloadspreads", "singular": "workloadspread", "kind": "WorkloadSpread",
+                       "shortNames": ["wss"]},
+             "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}},
+                           "subresources": {"status": {}}}]},
+}
+
+
+def wait_until(cond: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.005)
+
+
+def spread(name: str, subsets: list[dict[str, Any]], target: str = "web", namespace: str = "default",
+           kind: str = "Deployment", api_version: str = "apps/v1") -> dict[str, Any]:
+    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target},
+                     "subsets": subsets}}
+
+
+@dataclass
+class KubeEnv:
+    api: ApiServer
+    server: RunningServer
+    kubeconfig: str
+    client: KubeClient
+    ca: CertificateAuthority
+
+    @property
+    def faults(self) -> FaultInjector:
+        return self.api.faults  # type: ignore[no-any-return]
+
+    def new_client(self, **kwargs: Any) -> KubeClient:
+        return KubeClient.load(self.kubeconfig, **kwargs)
+
+
+_CA: list[CertificateAuthority] = []
+
+
+def shared_ca() -> CertificateAuthority:
+    if not _CA:
+        _CA.append(CertificateAuthority("spreadgate-webhook-test-ca"))
+    return _CA[0]
+
+
+@pytest.fixture
+def kube_env(tmp_path: Path) -> Iterator[KubeEnv]:
+    api = ApiServer(history_size=500, bookmark_interval=0.2)
+    ca = shared_ca()
+    server = serve_https(api, ca=ca)
+    kubeconfig = server.write_kubeconfig(str(tmp_path / "kubeconfig"))
+    api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
+    client = KubeClient.load(kubeconfig, timeout=10)
+    try:
+        yield KubeEnv(api, server, kubeconfig, client, ca)
+    finally:
+        client.close()
+        server.stop()
+        api.close()
+    assert server.errors == [], "unexpected server-side exceptions:\n" + "\n".join(server.errors)
+
+
+# ---------------------------------------------------------------- end to end
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def write_cert(directory: Path, ca: CertificateAuthority | None = None) -> tuple[str, str]:
+    """A serving certificate for 127.0.0.1 from the shared CA, as tls.crt/tls.key files."""
+    pair = (ca or shared_ca()).issue(dns_names=["localhost", "spreadgate-webhook.spreadgate-system.svc"],
+                                     ip_addresses=["127.0.0.1"])
+    cert, key = directory / "tls.crt", directory / "tls.key"
+    cert.write_text(pair.cert_pem)
+    key.write_text(pair.key_pem)
+    return str(cert), str(key)
+
+
+def webhook_configs(url: str, *, timeout: int = 10, failure_policy: str = "Fail") -> list[dict[str, Any]]:
+    """The mutating (pod CREATE) and validating (pod DELETE + eviction, spreads) configurations."""
+    import base64
+
+    bundle = base64.b64encode(shared_ca().cert_pem.encode()).decode()
+
+    def hook(name: str, path: str, rules: list[dict[str, Any]], side_effects: str) -> dict[str, Any]:
+        return {"name": name, "clientConfig": {"url": url + path, "caBundle": bundle}, "rules": rules,
+                "sideEffects": side_effects, "admissionReviewVersions": ["v1"], "failurePolicy": failure_policy,
+                "timeoutSeconds": timeout}
+
+    mutating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": "spreadgate"},
+                "webhooks": [hook("mpod.spreadgate.dev", "/mutate/pods",
+                                  [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                    "resources": ["pods"]}], "NoneOnDryRun")]}
+    validating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                  "metadata": {"name": "spreadgate"},
+                  "webhooks": [hook("vpod.spreadgate.dev", "/validate/pods",
+                                    [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                      "resources": ["pods"]},
+                                     {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                      "resources": ["pods/eviction"]}], "NoneOnDryRun"),
+                               hook("vws.spreadgate.dev", "/validate/workloadspreads",
+                                    [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["spreadgate.dev"],
+                                      "apiVersions": ["v1alpha1"], "resources": ["workloadspreads"]}], "None")]}
+    return [mutating, validating]

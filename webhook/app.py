@@ -1,0 +1,129 @@
+"""The Flask app: AdmissionReview over HTTP, probes and metrics.
+
+Routes: `POST /mutate/pods`, `POST /validate/pods` (DELETE + eviction),
+`POST /validate/workloadspreads`, `GET /healthz`, `GET /readyz` (caches
+synced), `GET /metrics`. HTTP-level rules (controller-runtime's): the body is
+capped (7 MiB -> 413), must be `application/json` (else 415), must be an
+AdmissionReview (else 400 with a message). A well-formed review always gets a
+200 AdmissionReview answer echoing its uid, even when the service crashes
+(then a denial with code 500 and no traceback), like controller-runtime's
+panic recovery.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from flask import Flask, Response, request
+
+from py_engine.admission.service import AdmissionService, Decision
+from webhook.metrics import WebhookMetrics
+from webhook.review import ReviewError, error_response, parse_review, review_response
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 7 * 1024 * 1024
+Handler = Callable[[Mapping[str, Any]], Decision]
+
+
+def _json(payload: Any, status: int = 200) -> Response:
+    return Response(json.dumps(payload, separators=(",", ":")), status=status, mimetype="application/json")
+
+
+def _problem(status: int, message: str) -> Response:
+    return _json({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status, "message": message},
+                 status)
+
+
+def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = None,
+               ready: Callable[[], bool] | None = None, max_body: int = MAX_BODY_BYTES,
+               extra_routes: Mapping[str, Handler] | None = None) -> Flask:
+    """The webhook app over `service`. `ready` decides /readyz (default: the service's caches)."""
+    app = Flask("spreadgate-webhook")
+    app.config["MAX_CONTENT_LENGTH"] = max_body
+    metrics = metrics or WebhookMetrics()
+    app.extensions["spreadgate_metrics"] = metrics
+    is_ready = ready or service.view.ready
+    handlers: dict[str, Handler] = {
+        "/mutate/pods": service.mutate_pod,
+        "/validate/pods": service.validate_pod,
+        "/validate/workloadspreads": service.validate_workloadspread,
+        **(extra_routes or {}),
+    }
+
+    def admit(path: str) -> Response:
+        started = time.perf_counter()
+        handler = handlers[path]
+        code = 200
+        try:
+            response = _admit(handler, path)
+            code = response.status_code
+            return response
+        finally:
+            metrics.latency.observe(time.perf_counter() - started, webhook=path)
+            metrics.requests.inc(webhook=path, code=str(code))
+
+    def _admit(handler: Handler, path: str) -> Response:
+        content_type = (request.mimetype or "").lower()
+        if content_type != "application/json":
+            return _problem(415, f"unsupported Content-Type {request.content_type or '(none)'!r}; "
+                                 "expected application/json")
+        length = request.content_length
+        if length is not None and length > max_body:
+            return _problem(413, f"request body of {length} bytes exceeds the {max_body}-byte limit")
+        body = request.stream.read(max_body + 1)
+        if len(body) > max_body:
+            return _problem(413, f"request body exceeds the {max_body}-byte limit")
+        try:
+            api_version, req = parse_review(body)
+        except ReviewError as exc:
+            metrics.decisions.inc(webhook=path, outcome="bad-request")
+            return _problem(exc.code, exc.message)
+        uid = str(req["uid"])
+        try:
+            decision = handler(req)
+        except Exception as exc:  # panic recovery: a denial that still echoes the uid
+            log.exception("admission handler %s failed", path)
+            metrics.decisions.inc(webhook=path, outcome="error")
+            return _json(error_response(api_version, uid, 500, f"internal error: {type(exc).__name__}: {exc}"))
+        metrics.decisions.inc(webhook=path, outcome=decision.outcome)
+        return _json(review_response(api_version, uid, decision))
+
+    for path in handlers:
+        app.add_url_rule(path, endpoint=path, view_func=lambda path=path: admit(path), methods=["POST"])
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return Response("ok\n", mimetype="text/plain")
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        if is_ready():
+            return Response("ok\n", mimetype="text/plain")
+        return Response("caches not synced\n", status=503, mimetype="text/plain")
+
+    @app.get("/metrics")
+    def metrics_view() -> Response:
+        return Response(metrics.render(), mimetype="text/plain", content_type="text/plain; version=0.0.4")
+
+    @app.errorhandler(404)
+    def not_found(_: Exception) -> Response:
+        return _problem(404, f"no route for {request.path}")
+
+    @app.errorhandler(405)
+    def not_allowed(_: Exception) -> Response:
+        return _problem(405, f"method {request.method} not allowed on {request.path}")
+
+    @app.errorhandler(413)
+    def too_large(_: Exception) -> Response:
+        return _problem(413, f"request body exceeds the {max_body}-byte limit")
+
+    @app.errorhandler(500)
+    def crashed(_: Exception) -> Response:
+        return _problem(500, "internal error")
+
+    return app

@@ -1,0 +1,96 @@
+"""AdmissionReview envelopes: strict parsing in, well-formed responses out.
+
+Parsing follows controller-runtime's `http.go`: v1 (and v1beta1, answered in
+the same apiVersion), `kind: AdmissionReview`, a `request` object with a
+non-empty string `uid`. Anything else is a `ReviewError` (HTTP 400) with a
+message saying what is wrong. Responses always echo the uid.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from py_engine.admission.service import Decision
+
+API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+MAX_WARNING_CHARS = 240
+
+
+class ReviewError(Exception):
+    """The body is not a usable AdmissionReview: answer `code` with `message`."""
+
+    def __init__(self, code: int, message: str, uid: str = "", api_version: str = API_VERSIONS[0]) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.uid = uid
+        self.api_version = api_version
+
+
+def parse_review(body: bytes) -> tuple[str, dict[str, Any]]:
+    """(apiVersion, request) of an AdmissionReview body; raises ReviewError."""
+    if not body:
+        raise ReviewError(400, "request body is empty")
+    try:
+        review = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise ReviewError(400, f"request body is not valid JSON: {str(exc)[:200]}") from None
+    if not isinstance(review, dict):
+        raise ReviewError(400, "request body must be a JSON object (an AdmissionReview)")
+    api_version = review.get("apiVersion")
+    if review.get("kind") != "AdmissionReview":
+        raise ReviewError(400, f"expected kind AdmissionReview, got {str(review.get('kind'))[:60]!r}")
+    if api_version not in API_VERSIONS:
+        raise ReviewError(400, f"unsupported AdmissionReview apiVersion {str(api_version)[:60]!r}; "
+                               f"expected {API_VERSIONS[0]}")
+    request = review.get("request")
+    if not isinstance(request, dict):
+        raise ReviewError(400, "AdmissionReview has no request object", api_version=str(api_version))
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise ReviewError(400, "AdmissionReview request.uid must be a non-empty string", api_version=str(api_version))
+    for key in ("operation", "namespace", "name", "subResource"):
+        if key in request and request[key] is not None and not isinstance(request[key], str):
+            raise ReviewError(400, f"AdmissionReview request.{key} must be a string", uid, str(api_version))
+    for key in ("object", "oldObject", "resource", "options"):
+        if request.get(key) is not None and not isinstance(request[key], dict):
+            raise ReviewError(400, f"AdmissionReview request.{key} must be an object", uid, str(api_version))
+    if "dryRun" in request and request["dryRun"] is not None and not isinstance(request["dryRun"], bool):
+        raise ReviewError(400, "AdmissionReview request.dryRun must be a boolean", uid, str(api_version))
+    return str(api_version), request
+
+
+def review_response(api_version: str, uid: str, decision: Decision) -> dict[str, Any]:
+    """The AdmissionReview answering `uid` with `decision`."""
+    response: dict[str, Any] = {"uid": uid, "allowed": decision.allowed}
+    if decision.patch:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(json.dumps(decision.patch, separators=(",", ":")).encode()).decode()
+    if decision.warnings:
+        response["warnings"] = [w[:MAX_WARNING_CHARS] for w in decision.warnings]
+    if not decision.allowed:
+        status: dict[str, Any] = {"code": decision.code, "message": decision.message, "status": "Failure"}
+        if decision.reason:
+            status["reason"] = decision.reason
+        response["status"] = status
+    elif decision.message:
+        response["status"] = {"code": 200, "message": decision.message}
+    if decision.audit:
+        response["auditAnnotations"] = dict(decision.audit)
+    return {"apiVersion": api_version, "kind": "AdmissionReview", "response": response}
+
+
+def error_response(api_version: str, uid: str, code: int, message: str) -> dict[str, Any]:
+    """A denial carrying an error (used for bad requests that still have a uid, and for crashes)."""
+    return {"apiVersion": api_version, "kind": "AdmissionReview",
+            "response": {"uid": uid, "allowed": False,
+                         "status": {"code": code, "message": message, "status": "Failure"}}}
+
+
+def uid_of(body: Mapping[str, Any]) -> str:
+    request = body.get("request")
+    uid = request.get("uid") if isinstance(request, Mapping) else None
+    return uid if isinstance(uid, str) else ""

@@ -1,0 +1,104 @@
+"""Assembling a running webhook: client, watch caches, committer, policy engine,
+service, Flask app and the TLS server. Used by `spreadgate webhook`, the
+end-to-end tests and the benchmark, so all three run the same wiring."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_engine.admission.committer import Committer, KubeStatusStore
+from py_engine.admission.core import EligibilityCache
+from py_engine.admission.service import AdmissionService, FailureMode, ServiceConfig, TimedEngine
+from py_engine.admission.service_view import SPREADS, ClusterView
+from py_engine.k8s.clock import Clock, RealClock
+from py_engine.kube import KubeClient
+from py_engine.policy import PolicyEngine, create_engine
+from webhook.app import create_app
+from webhook.metrics import Gauge, WebhookMetrics
+from webhook.server import TLSServer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WebhookOptions:
+    cert_file: str
+    key_file: str
+    kubeconfig: str | None = None
+    host: str = "0.0.0.0"
+    port: int = 9443
+    threads: int = 32
+    opa_url: str | None = None
+    on_commit_failure: FailureMode = "deny"
+    commit_timeout: float = 2.5
+    deny_deletes_on_failure: bool = False
+    versioned_kinds: frozenset[str] = frozenset({"deployment", "replicaset"})
+    custom_workloads: tuple[Mapping[str, Any], ...] = ()
+    node_simulation: bool = True
+    batching: bool = True
+    watch_timeout_seconds: int = 300
+    reload_interval: float = 2.0
+    api_timeout: float = 10.0
+    extra_routes: dict[str, Any] = field(default_factory=dict)
+    """Additional POST paths -> handler(request) -> Decision (the benchmark's no-op endpoint)."""
+
+
+class Webhook:
+    """A running webhook process (in this process's threads). `start()` returns once
+    the server listens; readiness (`/readyz`) follows the caches' first sync."""
+
+    def __init__(self, options: WebhookOptions, *, clock: Clock | None = None,
+                 client: KubeClient | None = None, engine: PolicyEngine | None = None) -> None:
+        self.options = options
+        self.clock = clock or RealClock()
+        self.client = client or KubeClient.load(options.kubeconfig, timeout=options.api_timeout,
+                                                pool_size=max(options.threads * 2, 16))
+        self.metrics = WebhookMetrics()
+        base_engine = engine or create_engine(options.opa_url)
+        self.engine = TimedEngine(base_engine, lambda rule, seconds: self.metrics.policy_eval.observe(
+            seconds, rule=rule))
+        self.view = ClusterView(self.client, self.clock, node_simulation=options.node_simulation,
+                                watch_timeout_seconds=options.watch_timeout_seconds)
+        self.committer = Committer(KubeStatusStore(self.client, SPREADS, self.view.spreads), self.clock,
+                                   batching=options.batching)
+        self.metrics.committer = self.committer.stats.snapshot
+        self.decision_cache = EligibilityCache()
+        config = ServiceConfig(on_commit_failure=options.on_commit_failure, commit_timeout=options.commit_timeout,
+                               deny_deletes_on_failure=options.deny_deletes_on_failure,
+                               versioned_kinds=options.versioned_kinds, custom_workloads=options.custom_workloads)
+        self.service = AdmissionService(self.view, self.committer, self.clock, engine=self.engine, config=config,
+                                        decision_cache=self.decision_cache)
+        self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
+                                        lambda: 1.0 if self.view.ready() else 0.0))
+        self.app = create_app(self.service, metrics=self.metrics, extra_routes=options.extra_routes)
+        self.server = TLSServer(self.app, cert_file=options.cert_file, key_file=options.key_file,
+                                host=options.host, port=options.port, threads=options.threads,
+                                reload_interval=options.reload_interval)
+        self._started = False
+
+    def start(self) -> Webhook:
+        self.view.start()
+        self.server.start()
+        self._started = True
+        return self
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def stop(self) -> None:
+        if self._started:
+            self.server.stop()
+            self._started = False
+        self.view.stop()
+        self.engine.close()
+        self.client.close()
+
+    def __enter__(self) -> Webhook:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
