@@ -17,16 +17,16 @@ from py_engine import __version__
 
 # Order is the order of `spreadgate --help`.
 COMMAND_MODULES: tuple[str, ...] = (
-    "validate",
-    "rank",
-    "cluster",
-    "gatekeeper",
-    "admit",
-    "webhook",
-    "reconcile",
-    "controller",
-    "simulate",
     "demo",
+    "simulate",
+    "cluster",
+    "webhook",
+    "controller",
+    "admit",
+    "reconcile",
+    "rank",
+    "validate",
+    "gatekeeper",
 )
 
 EXIT_USAGE = 2
