@@ -15,9 +15,11 @@ from py_engine.admission.service import AdmissionService, FailureMode, ServiceCo
 from py_engine.admission.service_view import SPREADS, ClusterView
 from py_engine.k8s.clock import Clock, RealClock
 from py_engine.kube import KubeClient
+from py_engine.metrics import Gauge
 from py_engine.policy import PolicyEngine, create_engine
 from webhook.app import create_app
-from webhook.metrics import Gauge, WebhookMetrics
+from webhook.certs import SelfManagedCA, SelfSignedOptions
+from webhook.metrics import WebhookMetrics
 from webhook.server import TLSServer
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,8 @@ class WebhookOptions:
     api_timeout: float = 10.0
     extra_routes: dict[str, Any] = field(default_factory=dict)
     """Additional POST paths -> handler(request) -> Decision (the benchmark's no-op endpoint)."""
+    self_signed: SelfSignedOptions | None = None
+    """Keep a CA in a Secret, write cert_file/key_file from it and patch caBundle (webhook.certs)."""
 
 
 class Webhook:
@@ -74,6 +78,11 @@ class Webhook:
         self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
                                         lambda: 1.0 if self.view.ready() else 0.0))
         self.app = create_app(self.service, metrics=self.metrics, extra_routes=options.extra_routes)
+        self.ca: SelfManagedCA | None = None
+        if options.self_signed is not None:  # the files must exist before the TLS server loads them
+            self.ca = SelfManagedCA(self.client, options.self_signed, cert_file=options.cert_file,
+                                    key_file=options.key_file)
+            self.ca.sync()
         self.server = TLSServer(self.app, cert_file=options.cert_file, key_file=options.key_file,
                                 host=options.host, port=options.port, threads=options.threads,
                                 reload_interval=options.reload_interval)
@@ -82,6 +91,8 @@ class Webhook:
     def start(self) -> Webhook:
         self.view.start()
         self.server.start()
+        if self.ca is not None:
+            self.ca.start()
         self._started = True
         return self
 
@@ -90,6 +101,8 @@ class Webhook:
         return self.server.url
 
     def stop(self) -> None:
+        if self.ca is not None:
+            self.ca.stop()
         if self._started:
             self.server.stop()
             self._started = False
