@@ -27,11 +27,9 @@ emulator's own CPU per request independently of the client's.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import secrets
 import select
-import socket
 import ssl
 import threading
 import time
@@ -39,7 +37,7 @@ import traceback
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -50,6 +48,7 @@ from py_engine.sim.apiserver import ApiServer, ApiWatch, RequestContext
 from py_engine.sim.interface import JSON, ApiError
 from py_engine.sim.resources import ResourceDef
 from py_engine.sim.tls import CertificateAuthority
+from py_engine.sim.tls_http import TLSThreadingHTTPServer
 
 ADMIN_USER: JSON = {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]}
 
@@ -476,24 +475,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
 
-class _HttpServer(ThreadingHTTPServer):
-    daemon_threads = True
+class _HttpServer(TLSThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
     def __init__(self, addr: tuple[str, int], api: ApiServer, ssl_ctx: ssl.SSLContext) -> None:
         self.api = api
-        self.ssl_ctx = ssl_ctx
         self.errors: deque[str] = deque(maxlen=100)
-        self.stopping = threading.Event()
         self.cpu_seconds = 0.0
         self.requests = 0
         self._stat_lock = threading.Lock()
-        self._conns: set[socket.socket] = set()
-        self._conn_threads: set[threading.Thread] = set()
         self._watches: set[ApiWatch] = set()
-        self._track_lock = threading.Lock()
-        super().__init__(addr, _Handler)
+        super().__init__(addr, _Handler, ssl_ctx, thread_name="apiserver-conn")
 
     def account(self, cpu: float) -> None:
         with self._stat_lock:
@@ -507,59 +500,14 @@ class _HttpServer(ThreadingHTTPServer):
             else:
                 self._watches.discard(w)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if self.stopping.is_set():
-            self.shutdown_request(request)
-            return
-        t = threading.Thread(target=self._serve_connection, args=(request, client_address),
-                             name="apiserver-conn", daemon=True)
-        with self._track_lock:
-            self._conn_threads.add(t)
-        t.start()
+    def connection_failed(self, exc: Exception) -> None:
+        self.errors.append("".join(traceback.format_exception(exc)))
 
-    def _serve_connection(self, request: socket.socket, client_address: Any) -> None:
-        try:
-            request.settimeout(10)
-            try:
-                tls = self.ssl_ctx.wrap_socket(request, server_side=True)
-            except (OSError, ssl.SSLError):
-                request.close()
-                return
-            with self._track_lock:
-                self._conns.add(tls)
-            try:
-                _Handler(tls, client_address, self)
-            except (OSError, ssl.SSLError):
-                pass
-            except Exception:
-                self.errors.append(traceback.format_exc())
-            finally:
-                with self._track_lock:
-                    self._conns.discard(tls)
-                with contextlib.suppress(OSError):
-                    tls.close()
-        finally:
-            with self._track_lock:
-                self._conn_threads.discard(threading.current_thread())
-
-    def stop(self, timeout: float = 5.0) -> None:
-        if self.stopping.is_set():  # idempotent: shutdown() would block on a stopped loop
-            return
-        self.stopping.set()
-        self.shutdown()
-        self.server_close()
+    def close_streams(self) -> None:
         with self._track_lock:
             watches = list(self._watches)
-            conns = list(self._conns)
-            threads = list(self._conn_threads)
         for w in watches:
             w.close()
-        for c in conns:
-            with contextlib.suppress(OSError):
-                c.shutdown(socket.SHUT_RDWR)
-        deadline = time.monotonic() + timeout
-        for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
 
 
 @dataclass

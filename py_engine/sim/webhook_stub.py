@@ -10,18 +10,17 @@ the `response` fields (`allowed`, `patch` as a list of JSONPatch operations,
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
-import socket
 import ssl
 import threading
 from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from py_engine.sim.interface import JSON
 from py_engine.sim.tls import CertificateAuthority
+from py_engine.sim.tls_http import TLSThreadingHTTPServer
 
 Decide = Callable[[JSON], JSON]
 
@@ -55,58 +54,11 @@ class _Handler(BaseHTTPRequestHandler):
                          + str(len(body)).encode() + b"\r\n\r\n" + body)
 
 
-class _StubServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _StubServer(TLSThreadingHTTPServer):
     def __init__(self, decide: Decide, ssl_ctx: ssl.SSLContext) -> None:
         self.decide = decide
-        self.ssl_ctx = ssl_ctx
         self.calls: deque[JSON] = deque(maxlen=10_000)
-        self._lock = threading.Lock()
-        self._conns: set[socket.socket] = set()
-        self._workers: set[threading.Thread] = set()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        t = threading.Thread(target=self._serve, args=(request, client_address), daemon=True,
-                             name="webhook-stub-conn")
-        with self._lock:
-            self._workers.add(t)
-        t.start()
-
-    def _serve(self, request: socket.socket, client_address: Any) -> None:
-        try:
-            request.settimeout(10)
-            try:
-                tls = self.ssl_ctx.wrap_socket(request, server_side=True)
-            except (OSError, ssl.SSLError):
-                request.close()
-                return
-            with self._lock:
-                self._conns.add(tls)
-            try:
-                _Handler(tls, client_address, self)
-            except (OSError, ssl.SSLError, ValueError, KeyError):
-                pass
-            finally:
-                with self._lock:
-                    self._conns.discard(tls)
-                with contextlib.suppress(OSError):
-                    tls.close()
-        finally:
-            with self._lock:
-                self._workers.discard(threading.current_thread())
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-        with self._lock:
-            conns, workers = list(self._conns), list(self._workers)
-        for c in conns:
-            with contextlib.suppress(OSError):
-                c.shutdown(socket.SHUT_RDWR)
-        for t in workers:
-            t.join(5)
+        super().__init__(("127.0.0.1", 0), _Handler, ssl_ctx, thread_name="webhook-stub-conn")
 
 
 class WebhookStub:
