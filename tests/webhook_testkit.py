@@ -17,13 +17,15 @@ from typing import Any
 
 import pytest
 
-from py_engine.kube import KubeClient, Resource
+from py_engine.kube import KubeClient
+from py_engine.model.resource import SPREADS
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.http_server import RunningServer, serve_https
 from py_engine.sim.tls import CertificateAuthority
 
-SPREADS = Resource.custom("spreadgate.dev", "v1alpha1", "workloadspreads", kind="WorkloadSpread")
+__all__ = ["SPREADS"]  # re-exported for the tests
+
 SPREADS_PATH = "spreadgate.dev/v1alpha1/workloadspreads"
 
 CRD: dict[str, Any] = {

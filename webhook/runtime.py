@@ -12,10 +12,11 @@ from typing import Any
 from py_engine.admission.committer import Committer, KubeStatusStore
 from py_engine.admission.core import EligibilityCache
 from py_engine.admission.service import AdmissionService, FailureMode, ServiceConfig, TimedEngine
-from py_engine.admission.service_view import SPREADS, ClusterView
+from py_engine.admission.service_view import ClusterView
 from py_engine.k8s.clock import Clock, RealClock
 from py_engine.kube import KubeClient
 from py_engine.metrics import Gauge
+from py_engine.model.resource import SPREADS
 from py_engine.policy import PolicyEngine, create_engine
 from webhook.app import create_app
 from webhook.certs import SelfManagedCA, SelfSignedOptions

@@ -20,38 +20,20 @@ from typing import Any
 from py_engine.admission.nodes import NodeInventory, build_node_inventory
 from py_engine.k8s.clock import Clock
 from py_engine.kube import (
-    CLONESETS,
     CRDS,
-    DEPLOYMENTS,
-    JOBS,
     NODES,
     PODS,
-    REPLICASETS,
-    STATEFULSETS,
     KubeClient,
     KubeError,
     NotFound,
     Resource,
     WatchCache,
 )
-from py_engine.model import API_VERSION, KIND, PLURAL
+from py_engine.kube.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
+from py_engine.model.resource import SPREADS
 
 log = logging.getLogger(__name__)
 
-SPREADS = Resource.custom(API_VERSION.split("/")[0], API_VERSION.split("/")[1], PLURAL, kind=KIND)
-KRUISE_STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", True, "StatefulSet")
-
-# (group, kind) -> resource of the workload kinds the service caches.
-BUILTIN_WORKLOADS: dict[tuple[str, str], Resource] = {
-    ("apps", "Deployment"): DEPLOYMENTS,
-    ("apps", "ReplicaSet"): REPLICASETS,
-    ("apps", "StatefulSet"): STATEFULSETS,
-    ("batch", "Job"): JOBS,
-}
-OPTIONAL_WORKLOADS: dict[tuple[str, str], Resource] = {
-    ("apps.kruise.io", "CloneSet"): CLONESETS,
-    ("apps.kruise.io", "StatefulSet"): KRUISE_STATEFULSETS,
-}
 
 
 def _group(api_version: str) -> str:

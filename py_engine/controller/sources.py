@@ -17,37 +17,24 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from py_engine.controller.podlisting import PodList
 from py_engine.kube import (
-    CLONESETS,
     CRDS,
-    DEPLOYMENTS,
-    JOBS,
     NODES,
     PODS,
     REPLICASETS,
-    STATEFULSETS,
     KubeClient,
     KubeError,
     Resource,
     WatchCache,
 )
-from py_engine.model import API_VERSION, KIND, PLURAL
+from py_engine.kube.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
+from py_engine.model import KIND
+from py_engine.model.resource import SPREADS
 
 log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
-SPREADS = Resource.custom(API_VERSION.split("/")[0], API_VERSION.split("/")[1], PLURAL, kind=KIND)
-KRUISE_STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", True, "StatefulSet")
-BUILTIN_WORKLOADS: dict[tuple[str, str], Resource] = {
-    ("apps", "Deployment"): DEPLOYMENTS,
-    ("apps", "ReplicaSet"): REPLICASETS,
-    ("apps", "StatefulSet"): STATEFULSETS,
-    ("batch", "Job"): JOBS,
-}
-OPTIONAL_WORKLOADS: dict[tuple[str, str], Resource] = {
-    ("apps.kruise.io", "CloneSet"): CLONESETS,
-    ("apps.kruise.io", "StatefulSet"): KRUISE_STATEFULSETS,
-}
 
 
 def group_of(api_version: str) -> str:
@@ -114,6 +101,7 @@ class CachedSource:
             key: cache(resource, f"controller-{resource.plural}.{resource.group or 'core'}")
             for key, resource in workload_resources(client).items()
         }
+        self._pod_lists: dict[str, tuple[int, PodList]] = {}
 
     def caches(self) -> list[WatchCache]:
         return [self.spread_cache, self.pod_cache, self.node_cache, *self.workload_caches.values()]
@@ -136,7 +124,14 @@ class CachedSource:
         return self.spread_cache.get(namespace, name)
 
     def pods(self, namespace: str) -> list[JSON]:
-        return by_name(self.pod_cache.list(namespace))
+        """The namespace's pods, sorted and owner-indexed once per cache version (shared, read-only)."""
+        version = self.pod_cache.version  # read before listing: a newer list under an older version only rebuilds
+        memo = self._pod_lists.get(namespace)
+        if memo is not None and memo[0] == version:
+            return memo[1]
+        pods = PodList(by_name(self.pod_cache.list(namespace)))
+        self._pod_lists[namespace] = (version, pods)
+        return pods
 
     def replica_sets(self, namespace: str) -> list[JSON]:
         cache = self.workload_caches.get(("apps", "ReplicaSet"))
@@ -163,6 +158,7 @@ class ListedSource:
         self._resources = workload_resources(client)
         self._lock = threading.Lock()
         self._lists: dict[Resource, list[JSON]] = {}
+        self._pod_lists: dict[str, PodList] = {}
 
     def refresh(self) -> None:
         """List every resource a sync reads (raises `KubeError` when the API fails)."""
@@ -172,6 +168,7 @@ class ListedSource:
             lists[resource] = by_name(list(self.client.list(resource, ns).get("items") or []))
         with self._lock:
             self._lists = lists
+            self._pod_lists = {}
 
     def _items(self, resource: Resource, namespace: str | None = None) -> list[JSON]:
         with self._lock:
@@ -187,7 +184,14 @@ class ListedSource:
         return next((s for s in self._items(SPREADS, namespace) if meta(s).get("name") == name), None)
 
     def pods(self, namespace: str) -> list[JSON]:
-        return self._items(PODS, namespace)
+        """One owner-indexed list per namespace and refresh (shared, read-only)."""
+        with self._lock:
+            pods = self._pod_lists.get(namespace)
+        if pods is None:
+            pods = PodList(self._items(PODS, namespace))
+            with self._lock:
+                pods = self._pod_lists.setdefault(namespace, pods)
+        return pods
 
     def replica_sets(self, namespace: str) -> list[JSON]:
         return self._items(REPLICASETS, namespace)

@@ -28,11 +28,12 @@ from typing import Any
 from py_engine.controller.events import Event
 from py_engine.controller.metrics import ControllerMetrics
 from py_engine.controller.reconcile import SyncResult
-from py_engine.controller.sources import SPREADS, Source, meta
+from py_engine.controller.sources import Source, meta
 from py_engine.k8s.clock import Clock
 from py_engine.k8s.timeutil import format_micro_time, format_time
 from py_engine.kube import PODS, Conflict, KubeClient, KubeError, NotFound, Resource
 from py_engine.model import DELETION_COST_ANNOTATION
+from py_engine.model.resource import SPREADS
 
 log = logging.getLogger(__name__)
 

@@ -58,3 +58,18 @@ JOBS = Resource("batch", "v1", "jobs", True, "Job")
 CLONESETS = Resource("apps.kruise.io", "v1alpha1", "clonesets", True, "CloneSet")
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", False, "CustomResourceDefinition")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", True, "Lease")
+
+KRUISE_STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", True, "StatefulSet")
+
+# (group, kind) -> resource: the workload kinds every cluster serves, and the
+# OpenKruise ones that are watched only where their CRDs are installed.
+BUILTIN_WORKLOADS: dict[tuple[str, str], Resource] = {
+    ("apps", "Deployment"): DEPLOYMENTS,
+    ("apps", "ReplicaSet"): REPLICASETS,
+    ("apps", "StatefulSet"): STATEFULSETS,
+    ("batch", "Job"): JOBS,
+}
+OPTIONAL_WORKLOADS: dict[tuple[str, str], Resource] = {
+    ("apps.kruise.io", "CloneSet"): CLONESETS,
+    ("apps.kruise.io", "StatefulSet"): KRUISE_STATEFULSETS,
+}
