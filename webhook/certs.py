@@ -21,7 +21,9 @@ Rotation: the serving certificate (1 year) is reissued from the same CA when
 less than `renew_before` is left, which changes nothing in `caBundle`; the CA
 (10 years) is replaced the same way, and the bundle then carries the new and
 the old CA until the old one expires, so certificates still served by other
-replicas keep verifying. `start()` repeats `sync()` every `interval` seconds.
+replicas keep verifying. `start()` repeats `sync()` every `interval` seconds,
+or every `retry_interval` after a failure or while a named configuration does
+not exist yet (the Deployment may start before `kubectl apply` creates them).
 
 Least privilege: the manifests ship the (empty) Secret and grant only `get`
 and `update` on it by name, since RBAC cannot restrict `create` by name; the
@@ -223,11 +225,14 @@ def plan(current: TLSMaterial | None, dns_names: Sequence[str], now: dt.datetime
         bundle = "".join([ca_cert, *[p for p in old if p.strip() != ca_cert.strip()]])
         return TLSMaterial(ca_cert, ca_key, cert, key, bundle), ca_problem
     assert current is not None
+    bundle = "".join(p for p in _split_pems(current.ca_bundle_pem) if _still_valid(p, now)) or current.ca_cert_pem
     why = _serving_problem(current, dns_names, now, renew_before)
     if why is None:
-        return None, "up to date"
+        if bundle == current.ca_bundle_pem:
+            return None, "up to date"
+        return TLSMaterial(current.ca_cert_pem, current.ca_key_pem, current.cert_pem, current.key_pem,
+                           bundle), "an expired CA was dropped from the bundle"
     cert, key = issue_serving(current.ca_cert_pem, current.ca_key_pem, dns_names, now)
-    bundle = "".join(p for p in _split_pems(current.ca_bundle_pem) if _still_valid(p, now)) or current.ca_cert_pem
     return TLSMaterial(current.ca_cert_pem, current.ca_key_pem, cert, key, bundle), why
 
 
@@ -255,6 +260,8 @@ class SelfSignedOptions:
     service_name: str = "spreadgate-webhook"
     webhook_configs: tuple[str, ...] = ("spreadgate",)
     interval: float = 3600.0
+    retry_interval: float = 10.0
+    """Wait after a failed or incomplete pass (a configuration not created yet at first install)."""
     renew_before: dt.timedelta = RENEW_BEFORE
 
 
@@ -271,6 +278,8 @@ class SelfManagedCA:
         self.dns_names = service_dns_names(options.service_name, options.namespace)
         self.rotations = 0
         self.material: TLSMaterial | None = None
+        self.missing_configs: list[str] = []
+        """Names of `webhook_configs` found neither as mutating nor as validating at the last pass."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -327,7 +336,8 @@ class SelfManagedCA:
     def patch_configs(self, bundle_pem: str) -> int:
         """Set `caBundle` on every webhook of the named configurations; returns webhooks changed."""
         encoded = base64.b64encode(bundle_pem.encode()).decode()
-        changed = found = 0
+        changed = 0
+        found: set[str] = set()
         for resource in (MUTATING_CONFIGS, VALIDATING_CONFIGS):
             for name in self.options.webhook_configs:
                 for _ in range(self.attempts):
@@ -335,7 +345,7 @@ class SelfManagedCA:
                         cfg = self.client.get(resource, None, name)
                     except NotFound:
                         break  # a name may be only mutating or only validating
-                    found += 1
+                    found.add(name)
                     ops: list[dict[str, Any]] = []
                     for i, hook in enumerate(cfg.get("webhooks") or []):
                         client_config = hook.get("clientConfig") or {}
@@ -353,9 +363,10 @@ class SelfManagedCA:
                     break
                 else:
                     raise CertError(f"{resource.kind} {name} kept changing under {self.attempts} attempts")
-        if found == 0:
-            log.warning("none of the webhook configurations %s exist yet; caBundle not set",
-                        ", ".join(self.options.webhook_configs))
+        self.missing_configs = [n for n in self.options.webhook_configs if n not in found]
+        if self.missing_configs:
+            log.warning("webhook configurations %s do not exist yet; caBundle set on them at the next check",
+                        ", ".join(self.missing_configs))
         return changed
 
     # -------------------------------------------------------------- loop
@@ -369,11 +380,14 @@ class SelfManagedCA:
         return material
 
     def _run(self) -> None:
-        while not self._stop.wait(self.options.interval):
+        wait = self.options.retry_interval if self.missing_configs else self.options.interval
+        while not self._stop.wait(wait):
             try:
                 self.sync()
+                wait = self.options.retry_interval if self.missing_configs else self.options.interval
             except (KubeError, CertError, OSError) as exc:
-                log.warning("webhook certificate check failed (retrying in %gs): %s", self.options.interval, exc)
+                wait = self.options.retry_interval
+                log.warning("webhook certificate check failed (retrying in %gs): %s", wait, exc)
 
     def start(self) -> SelfManagedCA:
         self._thread = threading.Thread(target=self._run, daemon=True, name="webhook-ca")

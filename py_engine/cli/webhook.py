@@ -37,8 +37,24 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kubeconfig", metavar="FILE",
                         help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)")
-    parser.add_argument("--cert", required=True, metavar="FILE", help="TLS certificate (PEM)")
-    parser.add_argument("--key", required=True, metavar="FILE", help="TLS private key (PEM)")
+    parser.add_argument("--cert", required=True, metavar="FILE",
+                        help="TLS certificate (PEM); written by the webhook with --self-signed-ca")
+    parser.add_argument("--key", required=True, metavar="FILE",
+                        help="TLS private key (PEM); written by the webhook with --self-signed-ca")
+    tls = parser.add_argument_group("self-managed CA (clusters without cert-manager)")
+    tls.add_argument("--self-signed-ca", action="store_true",
+                     help="keep a CA and serving certificate in a Secret, write --cert/--key from it, "
+                          "patch caBundle into the webhook configurations and rotate before expiry")
+    tls.add_argument("--secret-name", default="spreadgate-webhook-ca", help="Secret holding the CA")
+    tls.add_argument("--namespace", default=None,
+                     help="namespace of the Secret and the Service (default: $POD_NAMESPACE, else the "
+                          "pod's service-account namespace, else spreadgate-system)")
+    tls.add_argument("--service-name", default="spreadgate-webhook",
+                     help="Service the API server calls; the certificate is issued for <svc>.<ns>.svc")
+    tls.add_argument("--webhook-configs", default="spreadgate", metavar="NAMES",
+                     help="comma-separated Mutating/ValidatingWebhookConfiguration names to patch")
+    tls.add_argument("--cert-check-interval", type=float, default=3600.0, metavar="SECONDS",
+                     help="how often to re-check the Secret and caBundle (default 3600)")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=9443, help="HTTPS port (default 9443)")
     parser.add_argument("--threads", type=int, default=32, help="worker threads (default 32)")
@@ -77,6 +93,17 @@ def _custom_workloads(values: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+def _own_namespace() -> str:
+    """$POD_NAMESPACE (downward API), else the service account's namespace file, else the default."""
+    if os.environ.get("POD_NAMESPACE"):
+        return os.environ["POD_NAMESPACE"]
+    try:
+        with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace", encoding="utf-8") as f:
+            return f.read().strip() or "spreadgate-system"
+    except OSError:
+        return "spreadgate-system"
+
+
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535 and args.port != 0:
         return _fail(f"--port {args.port} is not a TCP port")
@@ -84,9 +111,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--threads must be at least 1")
     if not 0 < args.commit_timeout < 30:
         return _fail("--commit-timeout must be between 0 and 30 seconds")
-    for path in (args.cert, args.key):
+    for path in (() if args.self_signed_ca else (args.cert, args.key)):
         if not os.path.isfile(path):
             return _fail(f"cannot read {path}: no such file")
+    if args.self_signed_ca and not args.cert_check_interval > 0:
+        return _fail("--cert-check-interval must be positive")
     try:
         custom = _custom_workloads(args.custom_workload)
     except ValueError as exc:
@@ -95,17 +124,26 @@ def run(args: argparse.Namespace) -> int:
 
     from py_engine.kube import KubeError
     from py_engine.policy import PolicyError
+    from webhook.certs import CertError, SelfSignedOptions
     from webhook.runtime import Webhook, WebhookOptions
+
+    self_signed = None
+    if args.self_signed_ca:
+        self_signed = SelfSignedOptions(
+            namespace=args.namespace or _own_namespace(), secret_name=args.secret_name,
+            service_name=args.service_name, interval=args.cert_check_interval,
+            webhook_configs=tuple(n.strip() for n in args.webhook_configs.split(",") if n.strip()))
 
     options = WebhookOptions(
         cert_file=args.cert, key_file=args.key, kubeconfig=args.kubeconfig, host=args.host, port=args.port,
         threads=args.threads, opa_url=args.opa_url, on_commit_failure=args.on_commit_failure,
         commit_timeout=args.commit_timeout, deny_deletes_on_failure=args.deny_deletes_on_failure,
         versioned_kinds=versioned, custom_workloads=tuple(custom),
-        node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit)
+        node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit,
+        self_signed=self_signed)
     try:
         hook = Webhook(options)
-    except (KubeError, PolicyError) as exc:
+    except (KubeError, PolicyError, CertError) as exc:
         return _fail(str(exc))
     except (OSError, ValueError) as exc:
         return _fail(f"cannot start: {exc}")
