@@ -39,40 +39,44 @@ rejected contains {"subset": st.name, "reason": "Schedulable condition is False 
 	c.status == "False"
 }
 
-rejected contains {"subset": s.name, "reason": "its required node term contradicts the pod's own node affinity or nodeSelector"} if {
-	some s in subsets
-	contradicts_pod(s)
+rejected contains {"subset": name, "reason": "its required node term contradicts the pod's own node affinity or nodeSelector"} if {
+	some name in contradicting_subsets
 }
 
 rejected contains {"subset": name, "reason": "no node fits the pod (node terms, taints, or free cpu/memory/pods)"} if {
 	is_array(input.nodes)
 	some name, facts in subset_facts
-	not contradicts_pod(subsets[facts.index])
+	not name in contradicting_subsets
 	not some_node_fits(facts)
 }
 
 # The pod's own constraints and a subset's term can only contradict each other
 # on a label key (or metadata.name) they both constrain; a subset sharing none
-# with the pod is satisfiable without combining the terms (the common case).
-pod_constrained_keys := {e.key | some t in pod_required_terms; some e in object.get(t, "matchExpressions", [])} | {k | some k, _ in object.get(pod_spec, "nodeSelector", {})}
+# with the pod is satisfiable without combining the terms (the common case), and
+# a pod with no node constraints at all contradicts nothing.
+pod_constrained_keys := {e.key | some t in pod_required_terms; some e in t.matchExpressions} | {k | some k, _ in pod_spec.nodeSelector}
 
 pod_constrains_node_name if {
 	some t in pod_required_terms
-	count(object.get(t, "matchFields", [])) > 0
+	count(t.matchFields) > 0
 }
 
-shares_constraints(s) if {
-	some e in object.get(object.get(s, "requiredNodeSelectorTerm", {}), "matchExpressions", [])
+# Subsets whose required term names a key (or the node name) the pod also constrains.
+sharing_subsets contains s.name if {
+	some s in subsets
+	some e in s.requiredNodeSelectorTerm.matchExpressions
 	e.key in pod_constrained_keys
 }
 
-shares_constraints(s) if {
+sharing_subsets contains s.name if {
 	pod_constrains_node_name
-	count(object.get(object.get(s, "requiredNodeSelectorTerm", {}), "matchFields", [])) > 0
+	some s in subsets
+	count(s.requiredNodeSelectorTerm.matchFields) > 0
 }
 
-contradicts_pod(s) if {
-	shares_constraints(s)
+contradicting_subsets contains s.name if {
+	some s in subsets
+	s.name in sharing_subsets
 	not any_satisfiable(combined_terms(s))
 }
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, overload
@@ -151,6 +152,32 @@ def _pareto_front(free_vectors: Iterable[tuple[float, int, int]]) -> list[tuple[
         if not any(all(o >= v for o, v in zip(other, vector, strict=True)) for other in front):
             front.append(vector)
     return front
+
+
+_CLASSES_CACHE_SIZE = 64
+_classes_cache: dict[tuple[str, frozenset[str], bool], NodeInventory] = {}
+_classes_lock = threading.Lock()
+
+
+def cached_policy_node_classes(
+    inventory: Sequence[Mapping[str, Any]], label_keys: frozenset[str], keep_names: bool
+) -> NodeInventory:
+    """`policy_node_classes`, remembered per inventory version: the webhook asks for the
+    same reduction for every pod of a burst until a node or a bound pod changes."""
+    version = getattr(inventory, "version", None)
+    if not isinstance(version, str):
+        return policy_node_classes(inventory, label_keys, keep_names)
+    key = (version, label_keys, keep_names)
+    with _classes_lock:
+        found = _classes_cache.get(key)
+    if found is not None:
+        return found
+    classes = policy_node_classes(inventory, label_keys, keep_names)
+    with _classes_lock:
+        if len(_classes_cache) >= _CLASSES_CACHE_SIZE:
+            _classes_cache.pop(next(iter(_classes_cache)))  # oldest first
+        _classes_cache[key] = classes
+    return classes
 
 
 def policy_node_classes(

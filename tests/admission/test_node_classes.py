@@ -63,3 +63,15 @@ def test_a_thousand_nodes_over_three_zones_become_a_few_classes() -> None:
     assert keys == {"zone"} and not by_name
     assert len(policy_node_classes(nodes, keys, keep_names=False)) == 3
     assert len(policy_node_classes(nodes, keys, keep_names=True)) == 1000
+
+
+def test_reduction_is_reused_for_one_inventory_version() -> None:
+    from py_engine.admission.nodes import NodeInventory, cached_policy_node_classes
+
+    inventory = NodeInventory([{"name": f"n{i}", "labels": {"zone": ZONES[i % 3]}, "taints": [],
+                                "free": {"cpu": 1.0, "memory": 2**30, "pods": 5}} for i in range(30)])
+    first = cached_policy_node_classes(inventory, frozenset({"zone"}), False)
+    assert cached_policy_node_classes(inventory, frozenset({"zone"}), False) is first
+    assert cached_policy_node_classes(inventory, frozenset({"zone", "x"}), False) is not first
+    changed = NodeInventory([*inventory][:-1])
+    assert cached_policy_node_classes(changed, frozenset({"zone"}), False) is not first
