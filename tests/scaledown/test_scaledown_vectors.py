@@ -51,7 +51,6 @@ DATA = load_vector_file("scaledown_cases.json")
 CASES: list[dict[str, Any]] = DATA["cases"]
 
 # Vectors whose expectation Spreadgate deliberately does not follow: none.
-DEVIATIONS: dict[str, str] = {}
 
 HANDLED = {
     ("pair_less", "k8s.ActivePodsWithRanks"),
@@ -122,13 +121,10 @@ def test_every_vector_is_loaded_and_mapped() -> None:
     assert len(CASES) >= 26
     kinds = {(case["assertion"], case["comparator"]) for case in CASES}
     assert kinds <= HANDLED, kinds - HANDLED
-    assert set(DEVIATIONS) <= {case["id"] for case in CASES}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
 def test_vector(case: dict[str, Any]) -> None:
-    if case["id"] in DEVIATIONS:  # pragma: no cover - none today
-        pytest.skip(DEVIATIONS[case["id"]])
     kind = (case["assertion"], case["comparator"])
     handler = _HANDLERS[kind]
     handler(case)

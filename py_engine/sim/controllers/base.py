@@ -22,6 +22,7 @@ resourceVersion, so a late watch event cannot resurrect an older state.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import heapq
 import logging
@@ -465,7 +466,7 @@ class WorkQueue:
             self._shutdown = False
 
 
-class Controller:
+class Controller(abc.ABC):
     """Skeleton of a level-triggered loop over one kind of key.
 
     Subclasses declare the informers they read (`setup`), map events to keys
@@ -489,11 +490,13 @@ class Controller:
     def setup(self) -> None:
         """Register informers, indices and handlers."""
 
+    @abc.abstractmethod
     def all_keys(self) -> Sequence[str]:
-        raise NotImplementedError
+        """Every key this controller is responsible for (a full resync)."""
 
+    @abc.abstractmethod
     def sync(self, key: str) -> int:
-        raise NotImplementedError
+        """Bring one key to its desired state; returns the number of writes made."""
 
     def sync_keys(self, keys: Sequence[str]) -> int:
         """Sync several keys; the scheduler overrides this to share one snapshot."""
