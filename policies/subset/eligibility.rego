@@ -14,7 +14,9 @@
 #   subsetStatuses   the status list the admission counts against (conditions)
 #   nodes            optional: [{name, labels, taints, unschedulable,
 #                    free: {cpu (cores), memory (bytes), pods}}]
-# Output: data.spreadgate.subset.decision = {"eligible": [names], "rejected": [{subset, reason}]}
+# Output: data.spreadgate.subset.decision = {"eligible": [names], "skipped": {reason: [names]}}
+# with reasons "unschedulable", "contradicts_pod" and "no_node_fits"; `rejected`
+# lists the same as {subset, reason} objects with readable reasons (for opa eval).
 package spreadgate.subset
 
 import rego.v1
@@ -23,20 +25,30 @@ subsets := input.workloadSpread.spec.subsets
 
 pod_spec := object.get(object.get(input, "pod", {}), "spec", {})
 
-decision := {"eligible": eligible, "rejected": rejected}
+decision := {"eligible": eligible, "skipped": {
+	"unschedulable": unschedulable_subsets,
+	"contradicts_pod": contradicting_subsets,
+	"no_node_fits": unfit_subsets,
+}}
 
-eligible := [s.name | some s in subsets; not rejected_names[s.name]]
+eligible := [s.name | some s in subsets] if {
+	count(rejected_names) == 0
+} else := [s.name | some s in subsets; not s.name in rejected_names]
 
-rejected_names contains r.subset if some r in rejected
+rejected_names := (unschedulable_subsets | contradicting_subsets) | unfit_subsets
 
 spec_subset_names := {s.name | some s in subsets}
 
-rejected contains {"subset": st.name, "reason": "Schedulable condition is False (pods could not be scheduled there recently)"} if {
-	some st in object.get(input, "subsetStatuses", [])
+unschedulable_subsets contains st.name if {
+	some st in input.subsetStatuses
 	st.name in spec_subset_names
-	some c in object.get(st, "conditions", [])
+	some c in st.conditions
 	c.type == "Schedulable"
 	c.status == "False"
+}
+
+rejected contains {"subset": name, "reason": "Schedulable condition is False (pods could not be scheduled there recently)"} if {
+	some name in unschedulable_subsets
 }
 
 rejected contains {"subset": name, "reason": "its required node term contradicts the pod's own node affinity or nodeSelector"} if {
@@ -44,6 +56,10 @@ rejected contains {"subset": name, "reason": "its required node term contradicts
 }
 
 rejected contains {"subset": name, "reason": "no node fits the pod (node terms, taints, or free cpu/memory/pods)"} if {
+	some name in unfit_subsets
+}
+
+unfit_subsets contains name if {
 	is_array(input.nodes)
 	some name, facts in subset_facts
 	not name in contradicting_subsets
@@ -61,23 +77,22 @@ pod_constrains_node_name if {
 	count(t.matchFields) > 0
 }
 
-# Subsets whose required term names a key (or the node name) the pod also constrains.
-sharing_subsets contains s.name if {
-	some s in subsets
+# Indices of subsets whose required term names a key (or the node name) the pod also constrains.
+sharing_subsets contains i if {
+	some i, s in subsets
 	some e in s.requiredNodeSelectorTerm.matchExpressions
 	e.key in pod_constrained_keys
 }
 
-sharing_subsets contains s.name if {
+sharing_subsets contains i if {
 	pod_constrains_node_name
-	some s in subsets
+	some i, s in subsets
 	count(s.requiredNodeSelectorTerm.matchFields) > 0
 }
 
-contradicting_subsets contains s.name if {
-	some s in subsets
-	s.name in sharing_subsets
-	not any_satisfiable(combined_terms(s))
+contradicting_subsets contains subsets[i].name if {
+	some i in sharing_subsets
+	not any_satisfiable(combined_terms(subsets[i]))
 }
 
 # What node-fit simulation needs about a subset, computed once per query: the

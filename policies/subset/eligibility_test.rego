@@ -27,19 +27,22 @@ test_all_subsets_eligible_in_spec_order if {
 test_unschedulable_subset_skipped if {
 	statuses := [{"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}, {"name": "b", "conditions": [{"type": "Schedulable", "status": "True"}]}]
 	decision.eligible == ["b", "c"] with input as {"pod": plain_pod, "workloadSpread": spread, "subsetStatuses": statuses}
+	decision.skipped.unschedulable == {"a"} with input as {"pod": plain_pod, "workloadSpread": spread, "subsetStatuses": statuses}
+	{r.subset | some r in rejected} == {"a"} with input as {"pod": plain_pod, "workloadSpread": spread, "subsetStatuses": statuses}
 
 	# a status entry of a subset no longer in the spec is not reported
 	stale := [{"name": "gone", "conditions": [{"type": "Schedulable", "status": "False"}]}]
 	d := decision with input as {"pod": plain_pod, "workloadSpread": spread, "subsetStatuses": stale}
 	d.eligible == ["a", "b", "c"]
-	count(d.rejected) == 0
+	count(rejected) == 0 with input as {"pod": plain_pod, "workloadSpread": spread, "subsetStatuses": stale}
 }
 
 test_contradicting_pod_affinity_skips_subset if {
 	pod := pod_with_affinity([zone_term(["z2"])])
 	d := decision with input as {"pod": pod, "workloadSpread": spread}
 	d.eligible == ["b", "c"]
-	{"a"} == {r.subset | some r in d.rejected}
+	d.skipped.contradicts_pod == {"a"}
+	{"a"} == {r.subset | some r in rejected} with input as {"pod": pod, "workloadSpread": spread}
 }
 
 test_affinity_satisfiable_through_any_ored_term if {
@@ -123,7 +126,8 @@ test_node_fit_by_resources if {
 	small := [mk_node("n1", {"zone": "z1"}, [], 0.25)]
 	d := decision with input as {"pod": plain_pod, "workloadSpread": spread, "nodes": small}
 	d.eligible == []
-	count(d.rejected) == 3
+	count(d.skipped.no_node_fits) == 3
+	count(rejected) == 3 with input as {"pod": plain_pod, "workloadSpread": spread, "nodes": small}
 
 	# requests default to limits; plain numbers are accepted
 	limits_pod := {"spec": {"containers": [{"name": "main", "resources": {"limits": {"cpu": 0.2}}}]}}

@@ -23,6 +23,13 @@ from py_engine.policy import PolicyEngine, PolicyError
 
 SUBSET_DECISION_RULE = "data.spreadgate.subset.decision"
 
+# The policy names why it skipped a subset; the words shown to users are kept here.
+SKIP_REASONS = {
+    "unschedulable": "Schedulable condition is False (pods could not be scheduled there recently)",
+    "contradicts_pod": "its required node term contradicts the pod's own node affinity or nodeSelector",
+    "no_node_fits": "no node fits the pod (node terms, taints, or free cpu/memory/pods)",
+}
+
 
 @dataclass(frozen=True)
 class EligibilityDecision:
@@ -48,13 +55,16 @@ def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     return {"spec": trimmed}
 
 
-def trim_subset(subset: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of a subset the policy reads: its name, node terms, tolerations, and the
-    container resources its patch sets (for node fit)."""
+def trim_subset(subset: Mapping[str, Any], *, node_fit: bool = True) -> dict[str, Any]:
+    """The fields of a subset the policy reads: its name and required term, and for node
+    fit its tolerations and the container resources its patch sets."""
     trimmed: dict[str, Any] = {"name": subset.get("name")}
-    for key in ("requiredNodeSelectorTerm", "tolerations"):
-        if subset.get(key):
-            trimmed[key] = subset[key]
+    if subset.get("requiredNodeSelectorTerm"):
+        trimmed["requiredNodeSelectorTerm"] = subset["requiredNodeSelectorTerm"]
+    if not node_fit:
+        return trimmed
+    if subset.get("tolerations"):
+        trimmed["tolerations"] = subset["tolerations"]
     patch = subset.get("patch")
     patch_spec = patch.get("spec") if isinstance(patch, Mapping) else None
     containers = patch_spec.get("containers") if isinstance(patch_spec, Mapping) else None
@@ -80,7 +90,11 @@ def build_eligibility_input(
     policy_input: dict[str, Any] = {
         "pod": trim_pod(pod),
         "workloadSpread": {
-            "spec": {"subsets": [trim_subset(s) for s in spec.get("subsets") or [] if isinstance(s, Mapping)]}
+            "spec": {
+                "subsets": [
+                    trim_subset(s, node_fit=nodes is not None) for s in spec.get("subsets") or [] if isinstance(s, Mapping)
+                ]
+            }
         },
         "subsetStatuses": [
             {"name": s.get("name"), "conditions": s.get("conditions") or []} for s in subset_statuses
@@ -97,8 +111,10 @@ def decide_eligibility(engine: PolicyEngine, policy_input: Mapping[str, Any]) ->
     if not isinstance(result, Mapping) or not isinstance(result.get("eligible"), list):
         raise PolicyError(f"{SUBSET_DECISION_RULE} returned {result!r}, expected an object with 'eligible'")
     rejected: dict[str, list[str]] = {}
-    for item in result.get("rejected") or []:
-        rejected.setdefault(str(item.get("subset")), []).append(str(item.get("reason")))
+    skipped = result.get("skipped") or {}
+    for reason, text in SKIP_REASONS.items():
+        for name in skipped.get(reason) or []:
+            rejected.setdefault(str(name), []).append(text)
     return EligibilityDecision(
         eligible=tuple(str(name) for name in result["eligible"]),
         rejected={name: tuple(reasons) for name, reasons in rejected.items()},

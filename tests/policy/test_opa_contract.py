@@ -213,10 +213,8 @@ def test_denied_case_really_denies_and_node_fit_really_rejects() -> None:
     recordings = load_recordings()
     assert recordings["validation-allowed"]["response"]["body"]["result"] in ([], None)
     assert recordings["validation-denied"]["response"]["body"]["result"]
-    rejected = {r["subset"] for r in recordings["subset-node-fit"]["response"]["body"]["result"]["rejected"]}
-    assert rejected == {"zone-a"}
-    rejected = {r["subset"] for r in recordings["subset-unschedulable"]["response"]["body"]["result"]["rejected"]}
-    assert rejected == {"zone-b"}
+    assert recordings["subset-node-fit"]["response"]["body"]["result"]["skipped"]["no_node_fits"] == ["zone-a"]
+    assert recordings["subset-unschedulable"]["response"]["body"]["result"]["skipped"]["unschedulable"] == ["zone-b"]
 
 
 # ------------------------------------------------------------------ parity

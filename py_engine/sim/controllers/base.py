@@ -487,7 +487,7 @@ class Controller(abc.ABC):
         self.errors: list[str] = []
         self.setup()
 
-    def setup(self) -> None:
+    def setup(self) -> None:  # noqa: B027 - an optional hook: nothing to set up by default
         """Register informers, indices and handlers."""
 
     @abc.abstractmethod
