@@ -1,7 +1,9 @@
 """Run every benchmark: `python -m benchmarks [--quick] [NAME ...]`.
 
 Each `bench_*` module measures its subject beside a baseline in the same run
-and prints a table; this runner prints the machine first.
+and prints a table; this runner prints the machine first and, at the end, one
+table of every target of issue 8 with the figure measured against it (a
+module lists its own through `targets(result, quick)`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 import time
 
 import benchmarks
-from benchmarks.common import machine_description
+from benchmarks.common import Target, machine_description, print_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,10 +30,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown benchmark(s): {', '.join(unknown)}; available: {', '.join(available)}", file=sys.stderr)
         return 2
     print(machine_description())
+    checks: list[Target] = []
+    started = time.perf_counter()
     for name in selected:
         start = time.perf_counter()
-        importlib.import_module(f"benchmarks.{name}").main(quick=args.quick)
+        module = importlib.import_module(f"benchmarks.{name}")
+        result = module.main(quick=args.quick)
         print(f"  ({name}: {time.perf_counter() - start:.1f} s)")
+        if hasattr(module, "targets"):
+            checks.extend(module.targets(result, args.quick))
+    if checks:
+        print_table("Targets (issue 8)", ["figure", "measured", "target", "verdict"],
+                    [[c.figure, c.measured, c.target, c.verdict] for c in checks])
+    print(f"\n{machine_description()}; total {time.perf_counter() - started:.0f} s"
+          f"{' (quick sizes)' if args.quick else ''}")
     return 0
 
 

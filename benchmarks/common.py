@@ -7,6 +7,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 
 def machine_description() -> str:
@@ -37,3 +38,17 @@ def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[objec
         print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
         if n == 0:
             print("  " + "  ".join("-" * w for w in widths))
+
+
+@dataclass(frozen=True)
+class Target:
+    """One figure against its target: `met` None when this run's sizes do not apply (quick)."""
+
+    figure: str
+    measured: str
+    target: str
+    met: bool | None
+
+    @property
+    def verdict(self) -> str:
+        return "n/a at quick sizes" if self.met is None else "met" if self.met else "NOT met"

@@ -76,15 +76,14 @@ def group_pods(
     adopted: dict[str, Obj] = {}
     for version, members in by_version.items():
         quota = {s.name: (MAX_INT32 if s.max_replicas is None else s.max_replicas.resolve(replicas)) for s in spread.subsets}
-        for pod in members:
-            matched = matched_spread(pod)
+        matches = [matched_spread(pod) for pod in members]  # parsed once: JSON per pod is the hot path
+        for matched in matches:
             if matched is not None and matched.name == spread.name and matched.subset in names:
                 quota[matched.subset] -= 1
         buckets: dict[str | None, list[Obj]] = {s.name: [] for s in spread.subsets}
         buckets[NO_SUBSET] = []
-        for pod in members:
+        for pod, matched in zip(members, matches, strict=True):
             name = pod_name(pod)
-            matched = matched_spread(pod)
             target: str | None
             if matched is not None and matched.name == spread.name and matched.subset:
                 target = matched.subset if matched.subset in names else NO_SUBSET

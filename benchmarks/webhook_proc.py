@@ -1,0 +1,93 @@
+"""A benchmark webhook in its own process: `python -m benchmarks.webhook_proc`.
+
+The real wiring (`webhook.runtime.Webhook`: cheroot TLS, Flask, watch caches,
+group committer, embedded Rego) plus a `/noop` route that parses the
+AdmissionReview and allows it without a decision: the baseline served by the
+same server, threads and TLS. Running it apart from the load generator and
+the API server keeps their work off this interpreter's GIL, so latency is the
+webhook's own.
+
+Protocol: one JSON line on stdin configures it (kubeconfig, cert, key,
+batching, threads, commit_timeout); it answers one JSON line `{"url": ...}`
+once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
+the process CPU seconds, the CPU seconds spent inside Rego evaluation (thread
+CPU time around every `evaluate`), the number of evaluations and the
+committer's counters; `nocache` -> drop the eligibility decision cache (every
+admission then evaluates Rego); EOF or `quit` -> stop and exit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from py_engine.admission.service import Decision
+from py_engine.policy import PolicyEngine, create_engine
+from webhook.runtime import Webhook, WebhookOptions
+
+
+def noop(request: Mapping[str, Any]) -> Decision:
+    """The baseline endpoint: the review was parsed by the app; allow without deciding."""
+    return Decision(True, "allowed")
+
+
+class CpuTimedEngine:
+    """Counts the CPU time of this thread inside every Rego evaluation (the profile's numerator)."""
+
+    def __init__(self, engine: PolicyEngine) -> None:
+        self.engine = engine
+        self.cpu = 0.0
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def evaluate(self, rule: str, input_document: Mapping[str, Any]) -> Any:
+        started = time.thread_time()
+        try:
+            return self.engine.evaluate(rule, input_document)
+        finally:
+            spent = time.thread_time() - started
+            with self._lock:
+                self.cpu += spent
+                self.calls += 1
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def main() -> int:
+    config = json.loads(sys.stdin.readline())
+    engine = CpuTimedEngine(create_engine())
+    hook = Webhook(WebhookOptions(
+        cert_file=config["cert"], key_file=config["key"], kubeconfig=config["kubeconfig"], host="127.0.0.1",
+        port=0, threads=int(config.get("threads", 64)), node_simulation=False,
+        batching=bool(config.get("batching", True)), commit_timeout=float(config.get("commit_timeout", 8.0)),
+        extra_routes={"/noop": noop}), engine=engine)
+    hook.start()
+    try:
+        if not hook.view.wait_ready(30):
+            print(json.dumps({"error": "caches did not sync"}), flush=True)
+            return 1
+        print(json.dumps({"url": hook.url}), flush=True)
+        for line in sys.stdin:
+            command = line.strip()
+            if command == "stats":
+                with engine._lock:
+                    rego_cpu, calls = engine.cpu, engine.calls
+                print(json.dumps({"cpu": time.process_time(), "rego_cpu": rego_cpu, "rego_calls": calls,
+                                  "committer": hook.committer.stats.snapshot()}), flush=True)
+            elif command == "nocache":
+                hook.service.decision_cache = None
+                print(json.dumps({"ok": True}), flush=True)
+            elif command == "quit":
+                break
+    finally:
+        hook.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""An in-memory cluster for the webhook fuzz: the real app, service, committer and Rego
+engine, over a dict of objects instead of watch caches and an API server.
+
+Each example builds a fresh `MemoryCluster` from its (possibly hostile) spreads,
+so one example's status writes never leak into the next; the policy engine is
+shared by the module (creating one per example would dominate the run).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from flask import Flask
+
+from py_engine.admission.committer import Committer
+from py_engine.admission.core import EligibilityCache
+from py_engine.admission.nodes import NodeInventory, build_node_inventory
+from py_engine.admission.service import AdmissionService, ServiceConfig
+from py_engine.k8s.clock import RealClock
+from py_engine.kube import Conflict, NotFound
+from py_engine.policy import create_engine
+from webhook.app import create_app
+from webhook.metrics import WebhookMetrics
+
+ENGINE = create_engine()
+JSON = dict[str, Any]
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _group(api_version: str) -> str:
+    return api_version.split("/", 1)[0] if "/" in api_version else ""
+
+
+class MemoryCluster:
+    """The view (`ClusterView`'s reading API) and the status store (`StatusStore`) over dicts."""
+
+    def __init__(self, objects: Iterable[Any], nodes: list[JSON] | None = None) -> None:
+        self._lock = threading.Lock()
+        self.objects: list[JSON] = [o for o in objects if isinstance(o, dict)]
+        self.rv = 1
+        self.writes = 0
+        self.inventory: NodeInventory | None = build_node_inventory(nodes, []) if nodes else None
+
+    # ------------------------------------------------------------------ view
+    def ready(self) -> bool:
+        return True
+
+    def spreads_in(self, namespace: str) -> list[JSON]:
+        with self._lock:
+            return [o for o in self.objects if o.get("kind") == "WorkloadSpread"
+                    and str(_meta(o).get("namespace") or "default") == namespace]
+
+    def lookup(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None:
+        with self._lock:
+            for o in self.objects:
+                if (o.get("kind") == kind and _group(str(o.get("apiVersion") or "")) == _group(api_version)
+                        and str(_meta(o).get("namespace") or "default") == namespace and _meta(o).get("name") == name):
+                    return o
+        return None
+
+    fresh_lookup = lookup
+
+    def pod(self, namespace: str, name: str) -> JSON | None:
+        return self.lookup("v1", "Pod", namespace, name)
+
+    def node_inventory(self) -> NodeInventory | None:
+        return self.inventory
+
+    # ----------------------------------------------------------------- store
+    def _find(self, namespace: str, name: str) -> int:
+        for index, o in enumerate(self.objects):
+            if (o.get("kind") == "WorkloadSpread" and str(_meta(o).get("namespace") or "default") == namespace
+                    and _meta(o).get("name") == name):
+                return index
+        raise NotFound(404, "NotFound", f"workloadspreads {name} not found")
+
+    def get(self, namespace: str, name: str, *, timeout: float) -> JSON:
+        with self._lock:
+            return copy.deepcopy(self.objects[self._find(namespace, name)])
+
+    def replace_status(self, namespace: str, name: str, obj: JSON, *, timeout: float) -> JSON:
+        with self._lock:
+            index = self._find(namespace, name)
+            current = self.objects[index]
+            sent = str(_meta(obj).get("resourceVersion") or "")
+            if sent and sent != str(_meta(current).get("resourceVersion") or ""):
+                raise Conflict(409, "Conflict", "the object has been modified")
+            self.rv += 1
+            updated = dict(current, status=copy.deepcopy(obj.get("status")))
+            updated["metadata"] = dict(_meta(current), resourceVersion=str(self.rv))
+            self.objects[index] = updated
+            self.writes += 1
+            return copy.deepcopy(updated)
+
+    def cached(self, namespace: str, name: str) -> JSON | None:
+        return None
+
+
+def webhook_app(cluster: MemoryCluster, **config: Any) -> Flask:
+    """The real Flask app and admission service over `cluster` (a 1 MiB body cap keeps huge cases quick)."""
+    clock = RealClock()
+    committer = Committer(cluster, clock)
+    service = AdmissionService(cluster, committer, clock, engine=ENGINE,  # type: ignore[arg-type]
+                               config=ServiceConfig(commit_timeout=2.0, **config),
+                               decision_cache=EligibilityCache())
+    return create_app(service, metrics=WebhookMetrics(), max_body=1024 * 1024)

@@ -1,0 +1,185 @@
+"""Fuzzing the webhook: hostile AdmissionReviews (and raw bytes) against the real app and
+admission service over an in-memory cluster whose spreads and pods may be hostile too.
+
+Properties: never an HTTP 5xx; a 200 is a well-formed AdmissionReview answer
+echoing the request's apiVersion and uid (a patch, when present, is base64 of
+a JSON Patch list; a denial carries an integer code and a message); anything
+else is a Status object with a 4xx code; and no answer is the panic-recovery
+denial ("internal error: ..."), which would mean the service raised.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from fuzz_strategies import (
+    RS_UID,
+    fuzz_settings,
+    hostile_pods,
+    hostile_reviews,
+    hostile_spreads,
+    nodes,
+    owners,
+)
+from fuzz_support import MemoryCluster, webhook_app
+from hypothesis import given
+from hypothesis import strategies as st
+
+KNOWN_INTERNAL_ERRORS = (
+    # Known bug class found by this fuzzer: the subset policy (policies/subset/eligibility.rego,
+    # fed by py_engine/admission/eligibility.py) assumes well-typed selector terms. A pod whose
+    # own affinity has `Gt`/`Lt` with a non-numeric value, or a stored spread whose
+    # `requiredNodeSelectorTerm.matchExpressions` is not a list, makes the evaluation raise, and
+    # the pod is denied with "internal error: PolicyError" instead of a clear denial or the
+    # subset being treated as ineligible. Fail-closed, never a 5xx; see the two regression
+    # tests below, which fail (XPASS) once it is fixed: then remove this allowance.
+    "internal error: PolicyError: evaluating data.spreadgate.subset.decision",
+    # Known bug found by this fuzzer (py_engine/admission/choose.py `choose_counted`): a stored
+    # status entry whose `name` is not a string (a list, a map) raises TypeError ("unhashable")
+    # on `entry.get("name") not in eligible.names`; see test_status_entry_name_not_a_string_regression.
+    "internal error: TypeError: unhashable type",
+)
+
+
+def check_answer(status: int, body: bytes, sent: Any) -> None:
+    assert status < 500, (status, body[:500])
+    answer = json.loads(body)
+    assert isinstance(answer, dict)
+    if status != 200:
+        assert answer.get("kind") == "Status" and answer.get("code") == status and isinstance(answer.get("message"), str)
+        return
+    assert answer["kind"] == "AdmissionReview" and answer["apiVersion"] == sent["apiVersion"]
+    response = answer["response"]
+    assert response["uid"] == sent["request"]["uid"]
+    assert isinstance(response["allowed"], bool)
+    if "patch" in response:
+        assert response["patchType"] == "JSONPatch"
+        ops = json.loads(base64.b64decode(response["patch"]))
+        assert isinstance(ops, list) and all(isinstance(op, dict) and "op" in op and "path" in op for op in ops)
+    if not response["allowed"]:
+        result = response["status"]
+        assert isinstance(result["code"], int) and isinstance(result["message"], str)
+        message = result["message"]
+        assert not message.startswith("internal error") or any(k in message for k in KNOWN_INTERNAL_ERRORS), message
+    for warning in response.get("warnings") or []:
+        assert isinstance(warning, str)
+
+
+@fuzz_settings(weight=3)
+@given(review=hostile_reviews, spreads=st.lists(hostile_spreads, min_size=1, max_size=2), existing=st.lists(hostile_pods, max_size=3),
+       adaptive_nodes=st.booleans(), mode=st.sampled_from(["deny", "allow-unmodified"]))
+def test_hostile_reviews_never_5xx_and_always_well_formed(review: Any, spreads: list[Any], existing: list[Any],
+                                                          adaptive_nodes: bool, mode: str) -> None:
+    named = [dict(s, metadata=dict(s["metadata"], name=f"ws{i}")) if isinstance(s, dict)
+             and isinstance(s.get("metadata"), dict) else s for i, s in enumerate(spreads)]
+    cluster = MemoryCluster([*owners(5), *named, *existing], nodes() if adaptive_nodes else None)
+    client = webhook_app(cluster, on_commit_failure=mode).test_client()
+    body = json.dumps(review).encode()
+    for path in ("/mutate/pods", "/validate/pods", "/validate/workloadspreads"):
+        resp = client.post(path, data=body, content_type="application/json")
+        if resp.status_code == 200:
+            check_answer(resp.status_code, resp.data, review)
+        else:
+            check_answer(resp.status_code, resp.data, None)
+
+
+@fuzz_settings(weight=1.5)
+@given(body=st.one_of(st.binary(max_size=2000), st.text(max_size=500).map(str.encode)),
+       content_type=st.sampled_from(["application/json", "text/plain", "", "application/json; charset=utf-8"]))
+def test_raw_bytes_are_4xx_never_5xx(body: bytes, content_type: str) -> None:
+    client = webhook_app(MemoryCluster(owners(1))).test_client()
+    resp = client.post("/mutate/pods", data=body, content_type=content_type)
+    assert resp.status_code < 500, resp.data[:300]
+    if resp.status_code != 200:
+        check_answer(resp.status_code, resp.data, None)
+
+
+@fuzz_settings(weight=0.5)
+@given(depth=st.integers(500, 200_000), opener=st.sampled_from(["[", '{"a":']))
+def test_absurdly_deep_documents_are_answered_not_crashed(depth: int, opener: str) -> None:
+    closer = "]" if opener == "[" else "}"
+    body = ('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE",'
+            '"namespace":"default","resource":{"group":"","version":"v1","resource":"pods"},"object":{"metadata":'
+            + opener * depth + "1" + closer * depth + "}}}").encode()
+    client = webhook_app(MemoryCluster(owners(1))).test_client()
+    resp = client.post("/mutate/pods", data=body, content_type="application/json")
+    assert resp.status_code < 500, resp.data[:300]
+    if resp.status_code == 200:
+        assert json.loads(resp.data)["response"]["uid"] == "u"
+
+
+@pytest.mark.xfail(strict=True, reason="known bug: Gt with a non-numeric value raises in the subset policy "
+                                       "(see KNOWN_INTERNAL_ERRORS); remove the allowance when fixed")
+def test_gt_with_a_non_numeric_value_regression() -> None:
+    """The fuzzer's shrunk example: the pod's own required affinity has `Gt ["a"]` on a key the
+    subset also constrains. The API server would reject such a pod after admission (Gt needs one
+    integer), but the webhook should answer that, or ignore it, not raise inside Rego."""
+    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
+              "metadata": {"name": "ws0", "namespace": "default"},
+              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                       "subsets": [{"name": "s0", "requiredNodeSelectorTerm": {"matchExpressions": [
+                           {"key": "kubernetes.io/arch", "operator": "NotIn", "values": []}]}}, {"name": "s1"}]}}
+    term = {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "Gt", "values": ["a"]}]}
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"generateName": "web-h-", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
+                                             "uid": RS_UID, "controller": True}]},
+           "spec": {"containers": [{"name": "c", "image": "i"}],
+                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [term]}}}}}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+              "request": {"uid": "u", "operation": "CREATE", "namespace": "default",
+                          "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}}
+    client = webhook_app(MemoryCluster([*owners(5), spread])).test_client()
+    answer = client.post("/mutate/pods", json=review).get_json()["response"]
+    assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
+
+
+@pytest.mark.xfail(strict=True, reason="known bug: malformed selector terms raise in the subset policy "
+                                       "(see KNOWN_INTERNAL_ERRORS); remove the allowance when fixed")
+def test_match_expressions_not_a_list_regression() -> None:
+    """The fuzzer's second shrunk example: a stored spread whose matchExpressions is a string."""
+    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
+              "metadata": {"name": "ws0", "namespace": "default"},
+              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                       "subsets": [{"name": "s0", "maxReplicas": 2,
+                                    "requiredNodeSelectorTerm": {"matchExpressions": "not-a-list"}},
+                                   {"name": "s1"}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"generateName": "web-h-", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
+                                             "uid": RS_UID, "controller": True}]},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+              "request": {"uid": "u", "operation": "CREATE", "namespace": "default",
+                          "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}}
+    client = webhook_app(MemoryCluster([*owners(5), spread])).test_client()
+    answer = client.post("/mutate/pods", json=review).get_json()["response"]
+    assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
+
+
+@pytest.mark.xfail(strict=True, reason="known bug: a status entry name that is not a string raises in "
+                                       "choose_counted (see KNOWN_INTERNAL_ERRORS)")
+def test_status_entry_name_not_a_string_regression() -> None:
+    """The fuzzer's third shrunk example: a stored status entry whose name is a map."""
+    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
+              "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
+              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                       "subsets": [{"name": "s0"}, {"name": "s1"}]},
+              "status": {"versionedSubsetStatuses": {"h": [
+                  {"name": {"k": "bottom"}, "replicas": 0, "missingReplicas": 0},
+                  {"name": "s1", "replicas": 0, "missingReplicas": 0}]}}}
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"generateName": "web-h-", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
+                                             "uid": RS_UID, "controller": True}]},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+              "request": {"uid": "u", "operation": "CREATE", "namespace": "default",
+                          "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}}
+    client = webhook_app(MemoryCluster([*owners(5), spread])).test_client()
+    answer = client.post("/mutate/pods", json=review).get_json()["response"]
+    assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]

@@ -1,0 +1,379 @@
+"""The pieces of the stress and fault suite: the embedded API server, real webhook
+processes, a burst driver playing the API server and ReplicaSet controller, and
+the checks every trial ends with.
+
+The driver sends each pod's AdmissionReview to one of the live webhook
+processes (round robin). An allowed answer is applied (JSON patch) and the pod
+is created in the API server, as the real API server does after admission; a
+denial or a connection failure is what a failed create is to the ReplicaSet
+controller: the pod is tried again (a new review, so a new generated key)
+against the next live process, a bounded number of times.
+
+A trial then checks: no subset ever admitted more pods than its cap; every
+admitted pod's key is in the status the webhooks wrote; after exactly two
+controller syncs the status equals what the controller recomputes from the
+cluster (a third sync writes nothing), every admitted pod is counted and no
+slot is leaked.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import jsonpatch
+import urllib3
+from webhook_testkit import CRD, SPREADS, shared_ca, spread, wait_until, write_cert
+
+from py_engine.controller.loop import LoopOptions, SpreadController
+from py_engine.controller.options import ReconcileOptions
+from py_engine.controller.reconcile import reconcile
+from py_engine.controller.sources import ListedSource
+from py_engine.controller.views import view_for
+from py_engine.k8s.clock import RealClock
+from py_engine.kube import DEPLOYMENTS, REPLICASETS, KubeClient
+from py_engine.model import MATCHED_ANNOTATION
+from py_engine.sim.apiserver import ApiServer
+from py_engine.sim.http_server import RunningServer, serve_https
+
+FULL = os.environ.get("SPREADGATE_STRESS") == "1"
+"""The full variants (10 trials x 1,000 creates) run only with SPREADGATE_STRESS=1."""
+
+BURST_FAULTS = ("workloadspreads/status:update:conflict=0.1,error500=0.02,latency=0-10ms;"
+                "workloadspreads:get:latency=0-5ms;pods:*:latency=0-2ms")
+"""10 % 409s and 2 % 500s on status writes, random latency on status writes, spread reads and pod calls."""
+
+CREATING_TIMEOUT = 30.0
+
+
+@dataclass
+class Env:
+    api: ApiServer
+    server: RunningServer
+    kubeconfig: str
+    client: KubeClient
+    tmp: Path
+    cert: str
+    key: str
+
+
+@contextmanager
+def cluster(tmp: Path) -> Iterator[Env]:
+    """The embedded API server over HTTPS with the WorkloadSpread CRD, and a serving certificate."""
+    api = ApiServer(history_size=20_000, bookmark_interval=0.5)
+    server = serve_https(api, ca=shared_ca())
+    kubeconfig = server.write_kubeconfig(str(tmp / "kubeconfig"))
+    api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
+    client = KubeClient.load(kubeconfig, timeout=10)
+    cert, key = write_cert(tmp)
+    try:
+        yield Env(api, server, kubeconfig, client, tmp, cert, key)
+    finally:
+        client.close()
+        server.stop()
+        api.close()
+
+
+class WebhookProcess:
+    """`spreadgate webhook` as a real subprocess (64 threads, no node simulation)."""
+
+    def __init__(self, env: Env, name: str, *extra: str) -> None:
+        self.log_path = env.tmp / f"{name}.log"
+        self.log = open(self.log_path, "w+b")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "py_engine.cli", "webhook", "--kubeconfig", env.kubeconfig, "--cert", env.cert,
+             "--key", env.key, "--host", "127.0.0.1", "--port", "0", "--threads", "64",
+             "--disable-node-simulation", "--commit-timeout", "8", *extra],
+            stdout=subprocess.DEVNULL, stderr=self.log, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        try:
+            self.url: str = wait_until(self._url, 60, f"webhook {name} listening")
+        except BaseException:
+            self.stop()  # never leave an orphan process or an open log behind a failed start
+            raise
+
+    def _url(self) -> str | None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"webhook exited: {self.text()}")
+        m = re.search(r"serving on (https://\S+)", self.text())
+        return m.group(1) if m else None
+
+    def text(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, in-flight requests die with the process."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+
+
+def http_pool() -> urllib3.PoolManager:
+    return urllib3.PoolManager(maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem,
+                               retries=False)
+
+
+def wait_ready(http: urllib3.PoolManager, procs: list[WebhookProcess]) -> None:
+    for p in procs:
+        url = p.url + "/readyz"
+        wait_until(partial(_is_ready, http, url), 30, "webhook ready")
+
+
+def _is_ready(http: urllib3.PoolManager, url: str) -> bool:
+    return bool(http.request("GET", url, timeout=5).status == 200)
+
+
+@dataclass
+class Workload:
+    """A Deployment, its ReplicaSet and its WorkloadSpread; `caps` per subset."""
+
+    name: str
+    rs: dict[str, Any]
+    caps: dict[str, int]
+
+
+def workload(env: Env, name: str, replicas: int, caps: dict[str, int]) -> Workload:
+    template = {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    dep = env.client.create(DEPLOYMENTS, "default", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template}})
+    rs = env.client.create(REPLICASETS, "default", {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": f"{name}-abc", "labels": {"app": name, "pod-template-hash": "abc"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
+                                          "uid": dep["metadata"]["uid"], "controller": True}]},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template}})
+    env.client.create(SPREADS, "default", spread(f"ws-{name}", [{"name": n, "maxReplicas": c} for n, c in caps.items()],
+                                                 target=name))
+    return Workload(name, rs, caps)
+
+
+def pod_of(w: Workload) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": f"{w.name}-abc-", "namespace": "default",
+                         "labels": {"app": w.name, "pod-template-hash": "abc"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{w.name}-abc",
+                                              "uid": w.rs["metadata"]["uid"], "controller": True}]},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}}
+
+
+def review_of(pod: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": str(uuid.uuid4()), "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                        "resource": {"group": "", "version": "v1", "resource": "pods"}, "namespace": "default",
+                        "operation": "CREATE", "object": pod, "dryRun": False}}
+
+
+@dataclass
+class Outcome:
+    """What a burst did: per pod name, the (subset, key) it was admitted with (None: no subset)."""
+
+    admitted: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+    attempts: Counter[str] = field(default_factory=Counter)
+    gave_up: list[str] = field(default_factory=list)
+
+    def per_subset(self) -> Counter[str]:
+        return Counter(m[0] for m in self.admitted.values() if m is not None)
+
+    def keys(self, subset: str) -> set[str]:
+        return {m[1] for m in self.admitted.values() if m is not None and m[0] == subset}
+
+
+class Burst:
+    """See the module docstring. `procs` may change while the burst runs (kill, restart)."""
+
+    def __init__(self, env: Env, w: Workload, procs: list[WebhookProcess], *, attempts: int = 20) -> None:
+        self.env, self.w, self.procs, self.attempts = env, w, procs, attempts
+        self.http = http_pool()
+        self.outcome = Outcome()
+        self.answered = 0
+        self._lock = threading.Lock()
+        self._turn = 0
+
+    def _next_url(self) -> str:
+        with self._lock:
+            live = [p for p in self.procs if p.alive]
+            self._turn += 1
+            return live[self._turn % len(live)].url
+
+    def _one(self, index: int) -> None:
+        name = f"{self.w.name}-abc-{index:05d}"
+        for _ in range(self.attempts):
+            pod = pod_of(self.w)
+            review = review_of(pod)
+            self.outcome.attempts["sent"] += 1
+            try:
+                resp = self.http.request("POST", self._next_url() + "/mutate/pods", body=json.dumps(review),
+                                         headers={"Content-Type": "application/json"}, timeout=20)
+            except urllib3.exceptions.HTTPError:
+                self.outcome.attempts["connection"] += 1
+                time.sleep(0.05)
+                continue
+            assert resp.status == 200, (resp.status, resp.data[:300])
+            answer = json.loads(resp.data)["response"]
+            assert answer["uid"] == review["request"]["uid"]
+            with self._lock:
+                self.answered += 1
+            if not answer["allowed"]:
+                assert answer["status"]["code"] == 500, answer  # only our injected API failures deny
+                self.outcome.attempts["denied"] += 1
+                continue
+            matched: tuple[str, str] | None = None
+            if "patch" in answer:
+                ops = json.loads(base64.b64decode(answer["patch"]))
+                pod = jsonpatch.apply_patch(pod, ops)
+                raw = json.loads(pod["metadata"]["annotations"][MATCHED_ANNOTATION])
+                matched = (raw["subset"], raw["uid"])
+            pod["metadata"]["name"] = name
+            self.env.api.create("v1/pods", "default", pod)
+            with self._lock:
+                self.outcome.admitted[name] = matched
+            return
+        with self._lock:
+            self.outcome.gave_up.append(name)
+
+    def run(self, pods: int, clients: int = 48, during: Callable[[Burst], None] | None = None) -> Outcome:
+        """Create `pods` pods with `clients` in flight; `during(self)` runs on its own thread meanwhile."""
+        pending = iter(range(pods))
+
+        def worker() -> None:
+            while True:
+                with self._lock:
+                    index = next(pending, None)
+                if index is None:
+                    return
+                self._one(index)
+
+        failures: list[BaseException] = []
+
+        def guarded(func: Callable[[], None]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    func()
+                except BaseException as exc:  # re-raised on the test's thread below
+                    failures.append(exc)
+            return run
+
+        threads = [threading.Thread(target=guarded(worker), daemon=True) for _ in range(clients)]
+        side = (threading.Thread(target=guarded(partial(during, self)), daemon=True)
+                if during is not None else None)
+        try:
+            for t in threads:
+                t.start()
+            if side is not None:
+                side.start()
+            for t in threads:
+                t.join(300)
+            if side is not None:
+                side.join(120)
+            assert not any(t.is_alive() for t in threads), "burst workers did not finish"
+        finally:
+            self.http.clear()
+        if failures:
+            raise failures[0]
+        return self.outcome
+
+
+def wait_answered(burst: Burst, count: int, timeout: float = 120.0) -> None:
+    wait_until(lambda: burst.answered >= count, timeout, f"{count} answers")
+
+
+class OffsetClock(RealClock):
+    """Real time moved forward: a controller that runs `offset` seconds later (orphans aged out)."""
+
+    def __init__(self, offset: float) -> None:
+        self.offset = offset
+
+    def now(self) -> datetime:
+        return super().now() + timedelta(seconds=self.offset)
+
+
+def status_entries(env: Env, w: Workload) -> dict[str, dict[str, Any]]:
+    status = env.client.get(SPREADS, "default", f"ws-{w.name}").get("status") or {}
+    entries = (status.get("versionedSubsetStatuses") or {}).get("abc") or []
+    return {e["name"]: e for e in entries}
+
+
+def check_no_overcommit(outcome: Outcome, w: Workload) -> None:
+    per = outcome.per_subset()
+    for subset, cap in w.caps.items():
+        assert per[subset] <= cap, f"subset {subset}: {per[subset]} admitted, cap {cap}"
+
+
+def check_reservations(env: Env, outcome: Outcome, w: Workload, *, exact: bool) -> None:
+    """Every admitted pod's key is in its subset's creatingPods (exact: and nothing else)."""
+    entries = status_entries(env, w)
+    for subset in w.caps:
+        recorded = set((entries.get(subset) or {}).get("creatingPods") or {})
+        keys = outcome.keys(subset)
+        missing = keys - recorded
+        assert not missing, f"subset {subset}: {len(missing)} admitted pods have no reservation"
+        if exact:
+            assert recorded == keys, f"subset {subset}: {len(recorded - keys)} reservations without a pod"
+
+
+def converge(env: Env, outcome: Outcome, w: Workload, *, offset: float = 0.0) -> None:
+    """Two controller syncs make the status exact; a third writes nothing (offset ages orphans out)."""
+    client = KubeClient.load(env.kubeconfig, timeout=10)
+    try:
+        source = ListedSource(client)
+        clock = OffsetClock(offset)
+        options = LoopOptions(reconcile=ReconcileOptions(creating_timeout_seconds=CREATING_TIMEOUT))
+        controller = SpreadController(client, source, clock, options)
+        key = f"default/ws-{w.name}"
+        for _ in range(2):
+            source.refresh()
+            controller.enqueue(key)
+            reports = controller.process_ready()
+            assert all(r.outcome == "synced" for r in reports), [(r.outcome, r.error) for r in reports]
+        source.refresh()
+        obj = source.spread("default", f"ws-{w.name}")
+        assert obj is not None
+        recomputed = reconcile(obj, view_for(source, obj), clock.now(), options.reconcile)
+        assert not recomputed.status_changed, "status differs from the recomputation after two syncs"
+        controller.enqueue(key)
+        third = controller.process_ready()
+        assert sum(r.writes.total for r in third) == 0, "a third sync still wrote"
+    finally:
+        client.close()
+    per = outcome.per_subset()
+    entries = status_entries(env, w)
+    for subset, cap in w.caps.items():
+        entry = entries[subset]
+        assert entry["replicas"] == per[subset], f"subset {subset}: {entry['replicas']} counted, {per[subset]} admitted"
+        assert not entry.get("creatingPods"), f"subset {subset}: reservations left after convergence"
+        assert entry["missingReplicas"] == cap - per[subset], f"subset {subset}: slots leaked"
+
+
+def caps_for(pods: int) -> dict[str, int]:
+    """Caps adding up to 90 % of the burst: every slot is contended and some pods find no room."""
+    return {"a": pods * 3 // 10, "b": pods * 35 // 100, "c": pods // 4}
