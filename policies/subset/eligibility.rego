@@ -198,13 +198,20 @@ key_satisfiable(reqs) if {
 key_satisfiable(reqs) if {
 	count(ops(reqs, "DoesNotExist")) == 0
 	count(ops(reqs, "In")) == 0
+
+	# A Gt/Lt bound that is not an integer matches no node, as in Kubernetes.
+	every r in array.concat(ops(reqs, "Gt"), ops(reqs, "Lt")) {
+		regex.match(`^-?[0-9]+$`, r.values[0])
+	}
 	lower := max(array.concat([-9007199254740991], [to_number(r.values[0]) | some r in ops(reqs, "Gt")]))
 	upper := min(array.concat([9007199254740991], [to_number(r.values[0]) | some r in ops(reqs, "Lt")]))
 	lower + 1 < upper
 }
 
+# a > b for integer strings; anything else (a malformed Gt/Lt value) compares as false.
 numeric_gt(a, b) if {
 	regex.match(`^-?[0-9]+$`, a)
+	regex.match(`^-?[0-9]+$`, b)
 	to_number(a) > to_number(b)
 }
 

@@ -77,6 +77,7 @@ test_key_satisfiability_rules if {
 		[{"key": "k", "operator": "Gt", "values": ["4"]}, {"key": "k", "operator": "Lt", "values": ["5"]}],
 		[{"key": "k", "operator": "In", "values": ["x"]}, {"key": "k", "operator": "Gt", "values": ["1"]}],
 		[{"key": "k", "operator": "In", "values": ["9"]}, {"key": "k", "operator": "Lt", "values": ["5"]}],
+		[{"key": "k", "operator": "Exists"}, {"key": "k", "operator": "Gt", "values": ["a"]}],
 	]
 	every reqs in unsatisfiable_cases {
 		decision.eligible == [] with input as {"pod": requirement_pod(reqs), "workloadSpread": requirement_subset(reqs)}
@@ -162,4 +163,10 @@ test_node_expression_operators if {
 	not expression_matches(labels, {"key": "gpu", "operator": "DoesNotExist"})
 	node_matches_term({"name": "n1", "labels": labels}, {"matchExpressions": [], "matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n2"]}]})
 	node_matches_term({"name": "n1", "labels": labels}, {"matchExpressions": [], "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]})
+}
+
+test_malformed_gt_values_compare_as_false if {
+	not numeric_gt("a", "1")
+	not numeric_gt("5", "b")
+	numeric_gt("5", "-1")
 }

@@ -39,19 +39,63 @@ class EligibilityDecision:
     rejected: Mapping[str, tuple[str, ...]]
 
 
+def _requirement_ok(requirement: Any) -> bool:
+    if not isinstance(requirement, Mapping):
+        return False
+    values = requirement.get("values", [])
+    return (
+        isinstance(requirement.get("key"), str)
+        and isinstance(requirement.get("operator"), str)
+        and isinstance(values, list)
+        and all(isinstance(v, str) for v in values)
+    )
+
+
+def _term_ok(term: Any) -> bool:
+    if not isinstance(term, Mapping):
+        return False
+    parts = [term.get("matchExpressions", []), term.get("matchFields", [])]
+    return all(isinstance(p, list) and all(_requirement_ok(r) for r in p) for p in parts)
+
+
+def _well_formed_affinity(affinity: Any) -> dict[str, Any] | None:
+    """The pod's required node terms that have Kubernetes' shape, or None."""
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, Mapping) else None
+    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    if not isinstance(terms, list):
+        return None
+    kept = [t for t in terms if _term_ok(t)]
+    if not kept:
+        return None
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": kept}}}
+
+
 def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of a pod the subset policy reads: node selection and container resources."""
-    spec = pod.get("spec") or {}
+    """The fields of a pod the subset policy reads: node selection and container resources.
+
+    A mutating webhook sees the pod before the API server validates it, so node
+    selection fields of the wrong shape can arrive here; they are left out (the
+    API server rejects such a pod after admission) rather than fail the policy.
+    """
+    raw_spec = pod.get("spec")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
     trimmed: dict[str, Any] = {
         "containers": [
-            {"name": c.get("name"), "resources": c.get("resources") or {}}
+            {"name": c.get("name"), "resources": c.get("resources") if isinstance(c.get("resources"), Mapping) else {}}
             for c in spec.get("containers") or []
             if isinstance(c, Mapping)
         ]
     }
-    for key in ("nodeSelector", "affinity", "tolerations"):
-        if spec.get(key):
-            trimmed[key] = spec[key]
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, Mapping) and selector and all(isinstance(v, str) for v in selector.values()):
+        trimmed["nodeSelector"] = selector
+    affinity = _well_formed_affinity(spec.get("affinity"))
+    if affinity is not None:
+        trimmed["affinity"] = affinity
+    tolerations = spec.get("tolerations")
+    if isinstance(tolerations, list) and tolerations:
+        trimmed["tolerations"] = [t for t in tolerations if isinstance(t, Mapping)]
     return {"spec": trimmed}
 
 

@@ -61,6 +61,8 @@ def _inject_node_affinity(spec: JSON, subset: Mapping[str, Any]) -> None:
     expressions = term.get("matchExpressions") or []
     fields = term.get("matchFields") or []
     for existing_term in terms:
+        if not isinstance(existing_term, dict):
+            continue  # not a term: the API server rejects the pod after admission
         if expressions:
             existing_term["matchExpressions"] = [*(existing_term.get("matchExpressions") or []), *copy.deepcopy(expressions)]
         if fields:

@@ -44,7 +44,8 @@ def stored_statuses(spread: Mapping[str, Any], version: str) -> list[SubsetStatu
     entries = versioned.get(version) if isinstance(versioned, Mapping) else None
     if not isinstance(entries, list):
         return []
-    return [entry for entry in entries if isinstance(entry, dict)]
+    # An entry without a string name cannot be matched to a subset: ignore it.
+    return [entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("name"), str)]
 
 
 def initial_statuses(view: WorkloadSpread, replicas: int) -> list[SubsetStatus]:
@@ -59,11 +60,17 @@ def initial_statuses(view: WorkloadSpread, replicas: int) -> list[SubsetStatus]:
 def statuses_for(
     view: WorkloadSpread, version: str, replicas_of: Callable[[], int]
 ) -> tuple[list[SubsetStatus], bool]:
-    """Deep copies of the statuses counted against, and whether they were initialised from
-    the spec. `replicas_of()` is only called when initialisation is needed."""
+    """Copies of the statuses counted against, and whether they were initialised from
+    the spec. `replicas_of()` is only called when initialisation is needed.
+
+    Each entry is copied one level deep: callers replace an entry's fields
+    (`missingReplicas`, a new `creatingPods` map) and never mutate the maps and
+    lists inside it, so sharing those with the stored object is safe — and a deep
+    copy would make every reservation cost O(pods recorded in the status).
+    """
     stored = stored_statuses(view.raw, version)
     if stored:
-        return copy.deepcopy(stored), False
+        return [dict(entry) for entry in stored], False
     return initial_statuses(view, replicas_of()), True
 
 
@@ -141,7 +148,8 @@ def with_version_statuses(spread: Mapping[str, Any], version: str, statuses: lis
     if isinstance(metadata, Mapping):
         updated["metadata"] = copy.deepcopy(dict(metadata))
     status = spread.get("status")
-    new_status: dict[str, Any] = copy.deepcopy(dict(status)) if isinstance(status, Mapping) else {}
+    # One level deep, like `statuses_for`: only the versioned map of this version is replaced.
+    new_status: dict[str, Any] = dict(status) if isinstance(status, Mapping) else {}
     versioned = new_status.get("versionedSubsetStatuses")
     new_versioned: dict[str, Any] = dict(versioned) if isinstance(versioned, Mapping) else {}
     new_versioned[version] = statuses

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cost_after(pod: Mapping[str, Any], costs: Mapping[str, str]) -> str | None:
-    name = str(pod["metadata"]["name"])
+    name = str((pod.get("metadata") or {}).get("name") or "")
     if name in costs:
         return costs[name]
     value = ((pod.get("metadata") or {}).get("annotations") or {}).get("controller.kubernetes.io/pod-deletion-cost")
@@ -102,7 +102,8 @@ def build_report(result: Any) -> dict[str, Any]:
     return {
         "status": result.status,
         "podSubset": dict(result.pod_subset),
-        "podDeletionCost": {str(p["metadata"]["name"]): _cost_after(p, result.costs) for p in result.pods},
+        "podDeletionCost": {str((p.get("metadata") or {}).get("name") or ""): _cost_after(p, result.costs)
+                            for p in result.pods},
         "podsToDelete": list(result.pods_to_delete),
         "requeueAfterSeconds": requeue,
         "events": [event.to_json() for event in result.events],

@@ -207,6 +207,24 @@ def _target_filter(raw: Any) -> TargetFilter | None:
     )
 
 
+def _node_selector_term(value: Any, path: str) -> JSON:
+    """A NodeSelectorTerm with the types Kubernetes gives it: lists of requirements,
+    each with a string key and operator and a list of string values. The engine
+    copies these into pods and matches them against nodes, so a stored spread with
+    another shape (written before validation was installed) is refused here."""
+    term = _mapping(value, path, required=True)
+    for part in ("matchExpressions", "matchFields"):
+        for j, requirement in enumerate(_list(term.get(part), f"{path}.{part}")):
+            where = f"{path}.{part}[{j}]"
+            entry = _mapping(requirement, where, required=True)
+            _string(entry.get("key"), f"{where}.key", required=False)
+            _string(entry.get("operator"), f"{where}.operator")
+            for k, item in enumerate(_list(entry.get("values"), f"{where}.values")):
+                if not isinstance(item, str):
+                    raise ModelError(f"{where}.values[{k}]", "must be a string")
+    return term
+
+
 def _subsets(raw: Any) -> tuple[Subset, ...]:
     items = _list(raw, "spec.subsets")
     if not items:
@@ -223,10 +241,10 @@ def _subsets(raw: Any) -> tuple[Subset, ...]:
                 index=index,
                 max_replicas=parse_max_replicas(data.get("maxReplicas"), f"{path}.maxReplicas"),
                 required_node_selector_term=(
-                    _mapping(required, f"{path}.requiredNodeSelectorTerm") if required is not None else None
+                    _node_selector_term(required, f"{path}.requiredNodeSelectorTerm") if required is not None else None
                 ),
                 preferred_node_selector_terms=tuple(
-                    _mapping(t, f"{path}.preferredNodeSelectorTerms[{j}]", required=True)
+                    _preferred_term(t, f"{path}.preferredNodeSelectorTerms[{j}]")
                     for j, t in enumerate(_list(data.get("preferredNodeSelectorTerms"), f"{path}.preferredNodeSelectorTerms"))
                 ),
                 tolerations=tuple(
@@ -237,6 +255,13 @@ def _subsets(raw: Any) -> tuple[Subset, ...]:
             )
         )
     return tuple(subsets)
+
+
+def _preferred_term(value: Any, path: str) -> JSON:
+    term = _mapping(value, path, required=True)
+    if term.get("preference") is not None:
+        _node_selector_term(term["preference"], f"{path}.preference")
+    return term
 
 
 def _strategy(raw: Any) -> ScheduleStrategy:

@@ -67,3 +67,23 @@ def test_unexpected_policy_answer_is_an_error() -> None:
 
     with pytest.raises(PolicyError):
         decide_eligibility(Broken(), {})
+
+
+def test_trim_leaves_out_node_selection_of_the_wrong_shape() -> None:
+    """A mutating webhook sees pods before the API server validates them."""
+    hostile = {"spec": {
+        "nodeSelector": {"zone": 5},
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            "not-a-term", {"matchExpressions": "zone"},
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}]}}},
+        "tolerations": [1, {"operator": "Exists"}],
+        "containers": [{"name": "main", "resources": "lots"}, 7],
+    }}
+    trimmed = trim_pod(hostile)["spec"]
+    assert "nodeSelector" not in trimmed
+    assert trimmed["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}]
+    assert trimmed["tolerations"] == [{"operator": "Exists"}]
+    assert trimmed["containers"] == [{"name": "main", "resources": {}}]
+    assert "affinity" not in trim_pod({"spec": {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": ["x"]}}}}})["spec"]

@@ -111,10 +111,6 @@ def test_rank_never_crashes(workdir: Path, pods: list[Any], controller: str, cou
     run(argv)
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason=(
-    "known bug found by this fuzzer: py_engine/cli/reconcile.py build_report indexes "
-    "p['metadata']['name'] of every listed pod; a hand-written state with a nameless pod "
-    "(generateName only) raises KeyError instead of exit 2 or an empty name"))
 def test_reconcile_state_with_a_nameless_pod_regression(workdir: Path) -> None:
     spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
               "metadata": {"name": "ws0", "namespace": "default", "generation": 1},

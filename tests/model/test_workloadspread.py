@@ -71,6 +71,14 @@ def test_defaults() -> None:
         (("spec", "scheduleStrategy"), {"adaptive": {"rescheduleCriticalSeconds": "30"}},
          "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds"),
         (("spec", "targetFilter"), {"selector": 3}, "spec.targetFilter.selector"),
+        (("spec", "subsets"), [{"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": "zone"}}],
+         "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions"),
+        (("spec", "subsets"), [{"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": [
+            {"key": "zone", "operator": "In", "values": [1]}]}}],
+         "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values[0]"),
+        (("spec", "subsets"), [{"name": "a", "preferredNodeSelectorTerms": [{"weight": 1, "preference": {
+            "matchFields": [{"key": "metadata.name"}]}}]}],
+         "spec.subsets[0].preferredNodeSelectorTerms[0].preference.matchFields[0].operator"),
     ],
 )
 def test_malformed_objects_name_the_field(path: tuple[str, ...], value: Any, field: str) -> None:
