@@ -38,23 +38,39 @@ def _with_subset_affinity(pod: Obj, subset: Subset) -> dict[str, Any]:
     """A copy of the pod whose required terms carry the subset's term (ANDed into each)."""
     term = subset.required_node_selector_term or {}
     candidate = copy.deepcopy(dict(pod))
-    spec = candidate.setdefault("spec", {})
-    node_affinity = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    terms = required.get("nodeSelectorTerms") or []
+    # Snapshots handed to `spreadgate reconcile` may hold pods of any shape; a field of
+    # the wrong type counts as absent (the API server would never have stored it).
+    spec = _dict_field(candidate, "spec")
+    node_affinity = _dict_field(_dict_field(spec, "affinity"), "nodeAffinity")
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    terms = [t for t in terms if isinstance(t, dict)] if isinstance(terms, list) else []
     if not terms:
         merged = [copy.deepcopy(term)]
     else:
         merged = [
             {
                 **t,
-                "matchExpressions": [*(t.get("matchExpressions") or []), *(term.get("matchExpressions") or [])],
-                "matchFields": [*(t.get("matchFields") or []), *(term.get("matchFields") or [])],
+                "matchExpressions": [*_list_field(t, "matchExpressions"), *(term.get("matchExpressions") or [])],
+                "matchFields": [*_list_field(t, "matchFields"), *(term.get("matchFields") or [])],
             }
             for t in terms
         ]
     node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": merged}
     return candidate
+
+
+def _dict_field(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """`obj[key]` as a dict, replacing a missing or ill-typed value with an empty one."""
+    value = obj.get(key)
+    if not isinstance(value, dict):
+        value = obj[key] = {}
+    return value
+
+
+def _list_field(obj: dict[str, Any], key: str) -> list[Any]:
+    value = obj.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _without_annotations(obj: Obj) -> dict[str, Any]:

@@ -85,15 +85,18 @@ class Requirement:
             return self.key in labels
         if op == "!":
             return self.key not in labels
-        present = self.key in labels
+        # A label value that is not a string (only in objects the API server has not
+        # validated yet) equals no selector value.
+        value = labels.get(self.key)
+        text = value if isinstance(value, str) else None
         if op in ("=", "in"):
-            return present and labels[self.key] in self.values
+            return text is not None and text in self.values
         if op in ("!=", "notin"):
-            return not present or labels[self.key] not in self.values
-        if not present:
+            return text is None or text not in self.values
+        if text is None:
             return False
         try:
-            have = int(labels[self.key])
+            have = int(text)
         except ValueError:
             return False
         (bound,) = self.values

@@ -155,7 +155,7 @@ class WorkloadSpread:
             name=_string(metadata.get("name"), "metadata.name", required=False),
             namespace=_string(metadata.get("namespace"), "metadata.namespace", required=False),
             uid=_string(metadata.get("uid"), "metadata.uid", required=False),
-            generation=int(metadata.get("generation") or 0),
+            generation=_generation(metadata.get("generation")),
             target_ref=_target_ref(spec.get("targetRef")),
             target_filter=_target_filter(spec.get("targetFilter")),
             subsets=_subsets(spec.get("subsets")),
@@ -180,6 +180,11 @@ class WorkloadSpread:
     @property
     def uses_percentages(self) -> bool:
         return any(s.max_replicas is not None and s.max_replicas.percent for s in self.subsets)
+
+
+def _generation(value: Any) -> int:
+    """metadata.generation; anything but a whole number (hand-written input) reads as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _target_ref(raw: Any) -> TargetRef:

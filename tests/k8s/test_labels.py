@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -112,3 +114,12 @@ def test_match_labels_equals_subset_check(labels: dict[str, str], wanted: dict[s
     expected = all(labels.get(k) == v for k, v in wanted.items())
     assert matches_label_selector({"matchLabels": wanted}, labels) is expected
     assert parse_selector(format_label_selector({"matchLabels": wanted})).matches(labels) is expected
+
+
+def test_label_values_that_are_not_strings_equal_nothing() -> None:
+    from py_engine.k8s.labels import matches_label_selector
+
+    hostile: Any = {"app": ["web"], "tier": {"x": 1}}
+    assert not matches_label_selector({"matchLabels": {"app": "web"}}, hostile)
+    assert matches_label_selector({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}, hostile)
+    assert matches_label_selector({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}, hostile)
