@@ -349,6 +349,13 @@ effective_request(c, resource) := q if {
 	q := c.resources.limits[resource]
 } else := 0
 
+# A Kubernetes quantity as a number; one that does not parse (a pod the API server has
+# not validated yet) counts as 0, which never makes a subset look full.
 quantity(q) := q if is_number(q)
 
-else := units.parse(q)
+else := units.parse(q) if {
+	is_string(q)
+	regex.match(`^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][0-9]+)?$`, q)
+}
+
+else := 0

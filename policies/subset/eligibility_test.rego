@@ -170,3 +170,10 @@ test_malformed_gt_values_compare_as_false if {
 	not numeric_gt("5", "b")
 	numeric_gt("5", "-1")
 }
+
+test_malformed_quantities_count_as_zero if {
+	quantity("1Gi") == 1073741824
+	quantity(2) == 2
+	quantity("lots") == 0
+	quantity(["x"]) == 0
+}

@@ -58,6 +58,13 @@ def _term_ok(term: Any) -> bool:
     return all(isinstance(p, list) and all(_requirement_ok(r) for r in p) for p in parts)
 
 
+def _resources(resources: Any) -> dict[str, Any]:
+    """`requests` and `limits` maps of a container, when they are maps."""
+    if not isinstance(resources, Mapping):
+        return {}
+    return {k: v for k, v in resources.items() if k in ("requests", "limits") and isinstance(v, Mapping)}
+
+
 def _well_formed_affinity(affinity: Any) -> dict[str, Any] | None:
     """The pod's required node terms that have Kubernetes' shape, or None."""
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
@@ -82,7 +89,7 @@ def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
     trimmed: dict[str, Any] = {
         "containers": [
-            {"name": c.get("name"), "resources": c.get("resources") if isinstance(c.get("resources"), Mapping) else {}}
+            {"name": c.get("name"), "resources": _resources(c.get("resources"))}
             for c in spec.get("containers") or []
             if isinstance(c, Mapping)
         ]
