@@ -100,69 +100,53 @@ def test_absurdly_deep_documents_are_answered_not_crashed(depth: int, opener: st
         assert json.loads(resp.data)["response"]["uid"] == "u"
 
 
-def test_gt_with_a_non_numeric_value_regression() -> None:
-    """The fuzzer's shrunk example: the pod's own required affinity has `Gt ["a"]` on a key the
-    subset also constrains. The API server would reject such a pod after admission (Gt needs one
-    integer), but the webhook should answer that, or ignore it, not raise inside Rego."""
-    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-              "metadata": {"name": "ws0", "namespace": "default"},
-              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                       "subsets": [{"name": "s0", "requiredNodeSelectorTerm": {"matchExpressions": [
-                           {"key": "kubernetes.io/arch", "operator": "NotIn", "values": []}]}}, {"name": "s1"}]}}
-    term = {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "Gt", "values": ["a"]}]}
+def spread_of(subsets: list[Any], **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
+            "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
+            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "subsets": subsets},
+            **extra}
+
+
+def admit_replicaset_pod(spread: dict[str, Any], **spec_extra: Any) -> dict[str, Any]:
+    """The webhook's answer for a ReplicaSet pod of `web` (generateName only) in a cluster holding `spread`."""
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"generateName": "web-h-", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
                                              "uid": RS_UID, "controller": True}]},
-           "spec": {"containers": [{"name": "c", "image": "i"}],
-                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [term]}}}}}
+           "spec": {"containers": [{"name": "c", "image": "i"}], **spec_extra}}
     review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
               "request": {"uid": "u", "operation": "CREATE", "namespace": "default",
                           "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}}
     client = webhook_app(MemoryCluster([*owners(5), spread])).test_client()
-    answer = client.post("/mutate/pods", json=review).get_json()["response"]
+    response: dict[str, Any] = client.post("/mutate/pods", json=review).get_json()["response"]
+    return response
+
+
+def test_gt_with_a_non_numeric_value_regression() -> None:
+    """The fuzzer's shrunk example: the pod's own required affinity has `Gt ["a"]` on a key the
+    subset also constrains. The API server would reject such a pod after admission (Gt needs one
+    integer); the webhook must not fail inside Rego."""
+    spread = spread_of([{"name": "s0", "requiredNodeSelectorTerm": {"matchExpressions": [
+        {"key": "kubernetes.io/arch", "operator": "NotIn", "values": []}]}}, {"name": "s1"}])
+    term = {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "Gt", "values": ["a"]}]}
+    answer = admit_replicaset_pod(spread, affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}})
     assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
 
 
 def test_match_expressions_not_a_list_regression() -> None:
-    """The fuzzer's second shrunk example: a stored spread whose matchExpressions is a string."""
-    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-              "metadata": {"name": "ws0", "namespace": "default"},
-              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                       "subsets": [{"name": "s0", "maxReplicas": 2,
-                                    "requiredNodeSelectorTerm": {"matchExpressions": "not-a-list"}},
-                                   {"name": "s1"}]}}
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"generateName": "web-h-", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
-                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
-                                             "uid": RS_UID, "controller": True}]},
-           "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-              "request": {"uid": "u", "operation": "CREATE", "namespace": "default",
-                          "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}}
-    client = webhook_app(MemoryCluster([*owners(5), spread])).test_client()
-    answer = client.post("/mutate/pods", json=review).get_json()["response"]
+    """The fuzzer's second shrunk example: a stored spread whose matchExpressions is a string
+    is refused with a field path, not an internal error."""
+    spread = spread_of([{"name": "s0", "maxReplicas": 2, "requiredNodeSelectorTerm": {"matchExpressions": "not-a-list"}},
+                        {"name": "s1"}])
+    answer = admit_replicaset_pod(spread)
     assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
 
 
 def test_status_entry_name_not_a_string_regression() -> None:
     """The fuzzer's third shrunk example: a stored status entry whose name is a map."""
-    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-              "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
-              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                       "subsets": [{"name": "s0"}, {"name": "s1"}]},
-              "status": {"versionedSubsetStatuses": {"h": [
-                  {"name": {"k": "bottom"}, "replicas": 0, "missingReplicas": 0},
-                  {"name": "s1", "replicas": 0, "missingReplicas": 0}]}}}
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"generateName": "web-h-", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
-                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
-                                             "uid": RS_UID, "controller": True}]},
-           "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-              "request": {"uid": "u", "operation": "CREATE", "namespace": "default",
-                          "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}}
-    client = webhook_app(MemoryCluster([*owners(5), spread])).test_client()
-    answer = client.post("/mutate/pods", json=review).get_json()["response"]
+    spread = spread_of([{"name": "s0"}, {"name": "s1"}], status={"versionedSubsetStatuses": {"h": [
+        {"name": {"k": "bottom"}, "replicas": 0, "missingReplicas": 0},
+        {"name": "s1", "replicas": 0, "missingReplicas": 0}]}})
+    answer = admit_replicaset_pod(spread)
     assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
