@@ -131,9 +131,10 @@ def reserve_create(
 
     eligible = eligibility(pod, view, statuses, ctx)
     index = choose_counted(statuses, eligible)
-    if index is None and not initialised and view.uses_percentages and ctx.fresh_lookup is not None:
+    if index is None and view.uses_percentages and ctx.fresh_lookup is not None:
         # "Full" under percentage caps may only mean the cached workload is behind a
-        # scale-up (its pods can reach us before its watch event): ask the API once.
+        # scale-up (its pods can reach us before its watch event), also when this
+        # version's statuses were just initialised from that cached count: ask the API once.
         replicas = current_replicas(view, namespace_of(spread), ctx, lookup=ctx.fresh_lookup)
         if replicas is not None:
             follow_current_replicas(view, statuses, replicas)

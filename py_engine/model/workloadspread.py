@@ -235,14 +235,19 @@ def _subsets(raw: Any) -> tuple[Subset, ...]:
     if not items:
         raise ModelError("spec.subsets", "at least one subset is required")
     subsets = []
+    seen: set[str] = set()
     for index, item in enumerate(items):
         path = f"spec.subsets[{index}]"
         data = _mapping(item, path, required=True)
         required = data.get("requiredNodeSelectorTerm")
         patch = data.get("patch")
+        name = _string(data.get("name"), f"{path}.name")
+        if name in seen:
+            raise ModelError(f"{path}.name", f"duplicate subset name {name!r}")
+        seen.add(name)
         subsets.append(
             Subset(
-                name=_string(data.get("name"), f"{path}.name"),
+                name=name,
                 index=index,
                 max_replicas=parse_max_replicas(data.get("maxReplicas"), f"{path}.maxReplicas"),
                 required_node_selector_term=(

@@ -82,3 +82,18 @@ def test_a_cache_behind_a_scale_up_is_checked_against_the_api_once() -> None:
                       {"name": "b", "replicas": 0, "missingReplicas": 2}, {"name": "c", "replicas": 0, "missingReplicas": 6})
     reserve_create(spread(SUBSETS, status=roomy), pod("p2"), ctx, generated_uid="u2")
     assert len(api.calls) == 1
+
+
+def test_first_pods_after_creation_read_the_replicas_from_the_api_when_the_cache_says_zero() -> None:
+    """The Deployment was created with 0 replicas and scaled at once: its first pods can
+    arrive while the cache still says 0, so the version is initialised with caps of 0."""
+    from dataclasses import replace
+
+    from admission_builders import Objects
+
+    ctx = replace(make_ctx(deployment_chain(replicas=0)), fresh_lookup=Objects(deployment_chain(replicas=10)).lookup)
+    reservation = reserve_create(spread(SUBSETS), pod("p1"), ctx, generated_uid="u")
+    assert reservation.subset == "a"
+    assert reservation.spread is not None
+    entries = reservation.spread["status"]["versionedSubsetStatuses"]["abc123"]
+    assert [e["missingReplicas"] for e in entries] == [1, 2, 6]

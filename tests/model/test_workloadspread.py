@@ -71,6 +71,7 @@ def test_defaults() -> None:
         (("spec", "scheduleStrategy"), {"adaptive": {"rescheduleCriticalSeconds": "30"}},
          "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds"),
         (("spec", "targetFilter"), {"selector": 3}, "spec.targetFilter.selector"),
+        (("spec", "subsets"), [{"name": "a"}, {"name": "a"}], "spec.subsets[1].name"),
         (("spec", "subsets"), [{"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": "zone"}}],
          "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions"),
         (("spec", "subsets"), [{"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": [
