@@ -136,11 +136,25 @@ class Scheduler(Controller):
     def setup(self) -> None:
         self.pod_informer = self.informers.get(PODS)
         self.node_informer = self.informers.get(NODES)
+        # Pods this scheduler bound whose binding the informer has not shown yet (uid ->
+        # node), as kube-scheduler's "assumed pods": a late watch event of the pod as it
+        # was before binding carries the same resourceVersion as our local copy and may
+        # replace it, and without this the next snapshot would count the node short.
+        self._assumed: dict[str, str] = {}
         self.pod_informer.add_handler(self._on_pod)
         self.node_informer.add_handler(lambda _e, _obj: self._requeue_pending())
 
+    def _assumed_node(self, pod: JSON) -> str | None:
+        return self._assumed.get(str(pod.get("metadata", {}).get("uid", "")))
+
+    def _with_assumed_binding(self, pod: JSON) -> JSON:
+        node = None if pod.get("spec", {}).get("nodeName") else self._assumed_node(pod)
+        return pod if node is None else {**pod, "spec": {**pod.get("spec", {}), "nodeName": node}}
+
     def _on_pod(self, event: str, pod: JSON) -> None:
-        if _wants_scheduling(pod):
+        if event == "DELETED" or pod.get("spec", {}).get("nodeName"):
+            self._assumed.pop(str(pod.get("metadata", {}).get("uid", "")), None)
+        if _wants_scheduling(pod) and self._assumed_node(pod) is None:
             self.enqueue(object_key(pod))
         elif event == "DELETED" or is_terminal(pod) or pod.get("metadata", {}).get("deletionTimestamp"):
             self._requeue_pending()  # resources were freed
@@ -150,7 +164,8 @@ class Scheduler(Controller):
             self.enqueue(key)
 
     def _pending_keys(self) -> list[str]:
-        return [object_key(p) for p in self.pod_informer.items() if _wants_scheduling(p)]
+        return [object_key(p) for p in self.pod_informer.items()
+                if _wants_scheduling(p) and self._assumed_node(p) is None]
 
     def all_keys(self) -> Sequence[str]:
         return self._pending_keys()
@@ -159,12 +174,14 @@ class Scheduler(Controller):
         return self.sync_keys([key])
 
     def sync_keys(self, keys: Sequence[str]) -> int:
-        pending = [p for k in keys if (p := self.pod_informer.get_key(k)) is not None and _wants_scheduling(p)]
+        pending = [p for k in keys if (p := self.pod_informer.get_key(k)) is not None
+                   and _wants_scheduling(p) and self._assumed_node(p) is None]
         if not pending:
             return 0
         pending.sort(key=lambda p: (-int(p.get("spec", {}).get("priority") or 0),
                                     str(p["metadata"].get("creationTimestamp", "")), object_key(p)))
-        states = snapshot(self.node_informer.items(), self.pod_informer.items())
+        states = snapshot(self.node_informer.items(),
+                          [self._with_assumed_binding(p) for p in self.pod_informer.items()])
         writes = 0
         for pod in pending:
             try:
@@ -193,6 +210,8 @@ class Scheduler(Controller):
                 return 0
             raise
         chosen.add(pod)
+        if meta.get("uid"):
+            self._assumed[str(meta["uid"])] = chosen.name
         bound = dict(pod)
         bound["spec"] = {**pod.get("spec", {}), "nodeName": chosen.name}
         self.pod_informer.apply_local(bound)
