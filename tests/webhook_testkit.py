@@ -9,6 +9,11 @@ Import fixtures by name into a test module (`from webhook_testkit import kube_en
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -144,3 +149,52 @@ def webhook_configs(url: str, *, timeout: int = 10, failure_policy: str = "Fail"
                                     [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["spreadgate.dev"],
                                       "apiVersions": ["v1alpha1"], "resources": ["workloadspreads"]}], "None")]}
     return [mutating, validating]
+
+
+class WebhookProcess:
+    """`spreadgate webhook` in a real subprocess on 127.0.0.1 (a free port), for tests that need
+    several independent webhook processes or kill one. `extra` are more command-line flags."""
+
+    def __init__(self, kubeconfig: str, cert: str, key: str, log_path: Path, *extra: str,
+                 start_timeout: float = 60) -> None:
+        self.log_path = log_path
+        self.log = open(log_path, "w+b")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "py_engine.cli", "webhook", "--kubeconfig", kubeconfig, "--cert", cert,
+             "--key", key, "--host", "127.0.0.1", "--port", "0", "--threads", "64",
+             "--disable-node-simulation", "--commit-timeout", "8", *extra],
+            stdout=subprocess.DEVNULL, stderr=self.log, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        try:
+            self.url: str = wait_until(self._url, start_timeout, f"webhook {log_path.stem} listening")
+        except BaseException:
+            self.stop()  # never leave an orphan process or an open log behind a failed start
+            raise
+
+    def _url(self) -> str | None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"webhook exited: {self.text()}")
+        m = re.search(r"serving on (https://\S+)", self.text())
+        return m.group(1) if m else None
+
+    def text(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, in-flight requests die with the process."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()

@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -26,7 +22,16 @@ from typing import Any
 
 import pytest
 import urllib3
-from webhook_testkit import SPREADS, KubeEnv, kube_env, shared_ca, spread, wait_until, write_cert  # noqa: F401
+from webhook_testkit import (  # noqa: F401
+    SPREADS,
+    KubeEnv,
+    WebhookProcess,
+    kube_env,
+    shared_ca,
+    spread,
+    wait_until,
+    write_cert,
+)
 
 from py_engine.kube import DEPLOYMENTS, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
@@ -39,37 +44,6 @@ CAPS = {"a": 100, "b": 120, "c": 80}
 def env(request: pytest.FixtureRequest) -> KubeEnv:
     """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
     return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
-
-
-class WebhookProcess:
-    def __init__(self, kubeconfig: str, cert: str, key: str, log_path: Path) -> None:
-        self.log = open(log_path, "w+b")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "py_engine.cli", "webhook", "--kubeconfig", kubeconfig, "--cert", cert,
-             "--key", key, "--host", "127.0.0.1", "--port", "0", "--threads", "64", "--disable-node-simulation",
-             "--commit-timeout", "8"],
-            stdout=subprocess.DEVNULL, stderr=self.log, env={**os.environ, "PYTHONWARNINGS": "ignore"})
-        self.url = wait_until(self._url, 30, "webhook process listening")
-
-    def _url(self) -> str | None:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"webhook exited: {self._text()}")
-        m = re.search(r"serving on (https://\S+)", self._text())
-        return m.group(1) if m else None
-
-    def _text(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
 
 
 @pytest.fixture

@@ -21,10 +21,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -39,7 +35,7 @@ from typing import Any
 
 import jsonpatch
 import urllib3
-from webhook_testkit import CRD, SPREADS, shared_ca, spread, wait_until, write_cert
+from webhook_testkit import CRD, SPREADS, WebhookProcess, shared_ca, spread, wait_until, write_cert
 
 from py_engine.controller.loop import LoopOptions, SpreadController
 from py_engine.controller.options import ReconcileOptions
@@ -90,51 +86,9 @@ def cluster(tmp: Path) -> Iterator[Env]:
         api.close()
 
 
-class WebhookProcess:
-    """`spreadgate webhook` as a real subprocess (64 threads, no node simulation)."""
-
-    def __init__(self, env: Env, name: str, *extra: str) -> None:
-        self.log_path = env.tmp / f"{name}.log"
-        self.log = open(self.log_path, "w+b")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "py_engine.cli", "webhook", "--kubeconfig", env.kubeconfig, "--cert", env.cert,
-             "--key", env.key, "--host", "127.0.0.1", "--port", "0", "--threads", "64",
-             "--disable-node-simulation", "--commit-timeout", "8", *extra],
-            stdout=subprocess.DEVNULL, stderr=self.log, env={**os.environ, "PYTHONWARNINGS": "ignore"})
-        try:
-            self.url: str = wait_until(self._url, 60, f"webhook {name} listening")
-        except BaseException:
-            self.stop()  # never leave an orphan process or an open log behind a failed start
-            raise
-
-    def _url(self) -> str | None:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"webhook exited: {self.text()}")
-        m = re.search(r"serving on (https://\S+)", self.text())
-        return m.group(1) if m else None
-
-    def text(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def kill(self) -> None:
-        """kill -9: no shutdown, in-flight requests die with the process."""
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
+def start_webhook(env: Env, name: str, *extra: str) -> WebhookProcess:
+    """A real webhook process against the stress cluster, its log in the test's directory."""
+    return WebhookProcess(env.kubeconfig, env.cert, env.key, env.tmp / f"{name}.log", *extra)
 
 
 def http_pool() -> urllib3.PoolManager:

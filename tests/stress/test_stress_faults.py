@@ -27,7 +27,6 @@ from stress_support import (
     FULL,
     Burst,
     Env,
-    WebhookProcess,
     caps_for,
     check_no_overcommit,
     check_reservations,
@@ -36,10 +35,12 @@ from stress_support import (
     http_pool,
     pod_of,
     review_of,
+    start_webhook,
     wait_answered,
     wait_ready,
     workload,
 )
+from webhook_testkit import WebhookProcess
 
 pytestmark = [
     pytest.mark.stress, pytest.mark.e2e, pytest.mark.timeout(900),
@@ -77,7 +78,7 @@ def procs() -> Iterator[list[WebhookProcess]]:
 
 
 def start(env: Env, procs: list[WebhookProcess], count: int, *extra: str) -> list[WebhookProcess]:
-    new = [WebhookProcess(env, f"webhook-{len(procs) + i}", *extra) for i in range(count)]
+    new = [start_webhook(env, f"webhook-{len(procs) + i}", *extra) for i in range(count)]
     procs.extend(new)
     http = http_pool()
     try:
