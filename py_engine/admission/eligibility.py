@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from py_engine.model.subset_status import subset_conditions
 from py_engine.policy import PolicyEngine, PolicyError
 
 SUBSET_DECISION_RULE = "data.spreadgate.subset.decision"
@@ -148,7 +149,7 @@ def build_eligibility_input(
             }
         },
         "subsetStatuses": [
-            {"name": s.get("name"), "conditions": s.get("conditions") or []} for s in subset_statuses
+            {"name": s.get("name"), "conditions": subset_conditions(s)} for s in subset_statuses
         ],
     }
     if nodes is not None:

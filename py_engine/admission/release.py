@@ -27,6 +27,7 @@ from py_engine.admission.workloads import is_statefulset_target, workload_replic
 from py_engine.k8s.timeutil import format_time
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
+from py_engine.model.subset_status import pod_records
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     missing = missing_replicas(entry)
     if missing < 0:
         return DeleteRelease(None)
-    deleting = dict(entry.get("deletingPods") or {})
+    deleting = pod_records(entry, "deletingPods")
     deleting[name] = format_time(ctx.now)
     entry["deletingPods"] = deleting
     entry["missingReplicas"] = missing + 1

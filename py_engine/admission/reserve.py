@@ -34,6 +34,7 @@ from py_engine.admission.workloads import current_replicas, is_statefulset_targe
 from py_engine.k8s.timeutil import format_time
 from py_engine.model import ModelError, WorkloadSpread
 from py_engine.model.pods import is_pod_active
+from py_engine.model.subset_status import pod_records
 
 # Kubernetes truncates each admission warning; keep ours well below its limit.
 MAX_WARNING_CHARS = 240
@@ -148,7 +149,7 @@ def reserve_create(
         return CreateReservation(subset, None, name)
     if not key:
         raise ValueError("reserve_create: generated_uid is required for a pod without a name")
-    creating = dict(entry.get("creatingPods") or {})
+    creating = pod_records(entry, "creatingPods")
     creating[key] = format_time(ctx.now)
     entry["creatingPods"] = creating
     if missing > 0:

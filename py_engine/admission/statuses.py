@@ -16,7 +16,9 @@ from typing import Any
 
 from py_engine.admission.context import AdmissionContext
 from py_engine.model import WorkloadSpread
+from py_engine.model.constants import SCHEDULABLE_CONDITION
 from py_engine.model.pods import controller_owner, pod_version
+from py_engine.model.subset_status import subset_conditions
 
 SubsetStatus = dict[str, Any]
 
@@ -126,8 +128,8 @@ def recorded_subset(statuses: Sequence[Mapping[str, Any]], key: str) -> str | No
 
 def schedulable(entry: Mapping[str, Any]) -> bool:
     """False when the entry carries a `Schedulable=False` condition (Adaptive mode)."""
-    for condition in entry.get("conditions") or []:
-        if isinstance(condition, Mapping) and condition.get("type") == "Schedulable" and condition.get("status") == "False":
+    for condition in subset_conditions(entry):
+        if condition.get("type") == SCHEDULABLE_CONDITION and condition.get("status") == "False":
             return False
     return True
 

@@ -211,6 +211,7 @@ def _pod_label(pod: Mapping[str, Any]) -> str:
 
 def _status_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> list[str]:
     """One line per subset entry whose counts or pod maps changed, per version."""
+    from py_engine.model.subset_status import pod_records
 
     def versioned(spread: Mapping[str, Any] | None) -> Mapping[str, Any]:
         status = spread.get("status") if spread is not None else None
@@ -230,7 +231,7 @@ def _status_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] |
                 was = prior.get("missingReplicas", "(new)")
                 parts.append(f"missingReplicas {was} -> {entry.get('missingReplicas')}")
             for key in ("creatingPods", "deletingPods"):
-                added = sorted(set(entry.get(key) or {}) - set(prior.get(key) or {}))
+                added = sorted(set(pod_records(entry, key)) - set(pod_records(prior, key)))
                 parts.extend(f"{key} +{pod}" for pod in added)
             if parts:
                 lines.append(f"  [{version}] {entry.get('name')}: " + "; ".join(parts))

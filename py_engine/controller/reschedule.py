@@ -20,6 +20,7 @@ from typing import Any
 from py_engine.controller.events import NORMAL, RECOVER_SCHEDULABLE, Event
 from py_engine.k8s.timeutil import TimestampError, format_time, parse_time
 from py_engine.model.constants import SCHEDULABLE_CONDITION
+from py_engine.model.subset_status import subset_conditions
 from py_engine.model.workloadspread import WorkloadSpread
 
 Obj = Mapping[str, Any]
@@ -46,8 +47,8 @@ def _time(value: Any) -> datetime | None:
 
 def old_condition(entry: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """The Schedulable condition of a previous status entry."""
-    for condition in (entry or {}).get("conditions") or []:
-        if isinstance(condition, Mapping) and condition.get("type") == SCHEDULABLE_CONDITION:
+    for condition in subset_conditions(entry):
+        if condition.get("type") == SCHEDULABLE_CONDITION:
             return condition
     return None
 

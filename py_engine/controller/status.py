@@ -44,7 +44,7 @@ def _entries_by_name(entries: Any) -> dict[str, Mapping[str, Any]]:
 
 
 def old_aggregate(spread: WorkloadSpread) -> dict[str, Mapping[str, Any]]:
-    return _entries_by_name((spread.raw.get("status") or {}).get("subsetStatuses"))
+    return _entries_by_name(spread.stored_status.get("subsetStatuses"))
 
 
 def _caps(spread: WorkloadSpread, replicas: int) -> list[int] | None:
@@ -88,7 +88,7 @@ def status_lists(
         return result
     aggregate_pods: dict[str | None, list[Obj]] = {s.name: grouping.aggregate(s.name) for s in spread.subsets}
     result.aggregate = _list(spread, caps, aggregate_pods, old_aggregate(spread), now, options, result)
-    old_versioned = (spread.raw.get("status") or {}).get("versionedSubsetStatuses")
+    old_versioned = spread.stored_status.get("versionedSubsetStatuses")
     old_versioned = old_versioned if isinstance(old_versioned, Mapping) else {}
     versions = list(grouping.buckets) + sorted(v for v in old_versioned if v not in grouping.buckets)
     for version in versions:

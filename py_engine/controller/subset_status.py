@@ -20,6 +20,7 @@ from py_engine.controller.events import CREATE_POD_FAILED, DELETE_POD_FAILED, WA
 from py_engine.controller.options import ReconcileOptions
 from py_engine.k8s.timeutil import TimestampError, parse_time
 from py_engine.model.pods import is_pod_active, matched_spread
+from py_engine.model.subset_status import pod_records
 
 Obj = Mapping[str, Any]
 UNLIMITED = -1
@@ -41,11 +42,6 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
-def _map(entry: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
-    value = entry.get(key) if entry else None
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
 def subset_status(
     name: str,
     cap: int,
@@ -57,8 +53,8 @@ def subset_status(
 ) -> SubsetOutcome:
     """Status of subset `name` holding `pods`; `cap` is the resolved maxReplicas or -1 (unlimited)."""
     outcome = SubsetOutcome(entry={})
-    creating = _map(old, "creatingPods")
-    old_deleting = _map(old, "deletingPods")
+    creating = pod_records(old, "creatingPods")
+    old_deleting = pod_records(old, "deletingPods")
     deleting: dict[str, Any] = {}
     delete_timeout = timedelta(seconds=options.deleting_timeout_seconds)
     create_timeout = timedelta(seconds=options.creating_timeout_seconds)

@@ -49,31 +49,55 @@ def _query(**params: Any) -> list[tuple[str, str]]:
 
 class WatchStream:
     """One open watch: iterate for event dicts (`type`, `object`); `close()` from any
-    thread ends the iteration (the socket is shut down, so a blocked read returns)."""
+    thread ends the iteration.
+
+    Only the thread that reads the stream closes its socket: `close()` from another
+    thread shuts the socket down, which makes the blocked read return, and the
+    reader then closes it. Closing a socket's descriptor under a read in progress
+    could let that read land on a reused descriptor. The connection goes back to
+    the pool closed (the pool reconnects on next use), never as a half-shut socket
+    that only a later `pool.clear()` or the garbage collector would close.
+    """
 
     def __init__(self, response: Any) -> None:
         self._response = response
         self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._reader: int | None = None
+        self._released = False
 
     def __iter__(self) -> Iterator[JSON]:
+        with self._lock:
+            if self._closed.is_set():
+                self._release_locked()
+                return
+            self._reader = threading.get_ident()
         buffer = b""
+        chunks = self._response.stream(64 * 1024, decode_content=True)
         try:
-            for chunk in self._response.stream(64 * 1024, decode_content=True):
-                if self._closed.is_set():
+            # The closed flag is checked before every resumption of the stream: the
+            # reader may have closed the response itself while suspended at a yield.
+            while not self._closed.is_set():
+                chunk = next(chunks, None)
+                if chunk is None:
+                    if buffer.strip():
+                        yield self._event(buffer)
                     return
                 buffer += chunk
-                while b"\n" in buffer:
+                while b"\n" in buffer and not self._closed.is_set():
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
                         yield self._event(line)
-            if buffer.strip() and not self._closed.is_set():
-                yield self._event(buffer)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
             if self._closed.is_set():
                 return
             raise ServerError(0, "WatchInterrupted", f"watch stream broke: {exc}") from None
         finally:
-            self.close()
+            with self._lock:
+                self._closed.set()
+                self._reader = None
+                self._release_locked()
+            chunks.close()
 
     @staticmethod
     def _event(line: bytes) -> JSON:
@@ -86,15 +110,22 @@ class WatchStream:
         return event
 
     def close(self) -> None:
-        if self._closed.is_set():
+        with self._lock:
+            self._closed.set()
+            if self._reader is not None and self._reader != threading.get_ident():
+                with contextlib.suppress(Exception):
+                    self._response.shutdown()
+            else:
+                self._release_locked()
+
+    def _release_locked(self) -> None:
+        if self._released:
             return
-        self._closed.set()
-        with contextlib.suppress(Exception):
-            self._response.shutdown()
-        with contextlib.suppress(Exception):
-            self._response.release_conn()
+        self._released = True
         with contextlib.suppress(Exception):
             self._response.close()
+        with contextlib.suppress(Exception):
+            self._response.release_conn()
 
 
 class KubeClient:

@@ -168,6 +168,14 @@ class WorkloadSpread:
         return next((s for s in self.subsets if s.name == name), None)
 
     @property
+    def stored_status(self) -> Mapping[str, Any]:
+        """`status` as stored, or {} when absent or not an object. The status is ours to
+        rewrite, so a malformed one is read as empty rather than refused: the next write
+        replaces it, where refusing would leave the spread stuck on it."""
+        status = self.raw.get("status")
+        return status if isinstance(status, Mapping) else {}
+
+    @property
     def in_subset_spread(self) -> bool:
         """Spreadgate's in-subset topology ordering of deletion costs (on unless "false")."""
         return self.annotations.get(IN_SUBSET_SPREAD_ANNOTATION, "true").lower() != "false"

@@ -124,3 +124,16 @@ def test_reconcile_state_with_a_nameless_pod_regression(workdir: Path) -> None:
            "spec": {"containers": [{"name": "c", "image": "i"}]}, "status": {"phase": "Succeeded"}}
     state = listing([*owners(1), spread, pod, *nodes()])
     run(["reconcile", "--state", write(workdir / "nameless.json", state), "--now", NOW, "--name", "ws0"])
+
+
+def test_reconcile_state_with_a_string_status_regression(workdir: Path) -> None:
+    """The full run's shrunk example: a stored status that is a string, not an object."""
+    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
+              "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
+              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                       "subsets": [{"name": "s0"}, {"name": "s1"}]},
+              "status": "x" * 1000}
+    state = listing([*owners(1), spread, *nodes()])
+    code, _ = run(["reconcile", "--state", write(workdir / "string-status.json", state), "--now", NOW,
+                   "--name", "ws0"])
+    assert code == 0

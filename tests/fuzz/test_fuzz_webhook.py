@@ -14,6 +14,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from fuzz_strategies import (
     RS_UID,
     fuzz_settings,
@@ -150,3 +151,16 @@ def test_status_entry_name_not_a_string_regression() -> None:
         {"name": "s1", "replicas": 0, "missingReplicas": 0}]}})
     answer = admit_replicaset_pod(spread)
     assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
+
+
+@pytest.mark.parametrize(("field", "value"), [("creatingPods", "x" * 1000), ("deletingPods", 7), ("conditions", 5)])
+def test_malformed_status_entry_field_regression(field: str, value: Any) -> None:
+    """The full run's shrunk example (`creatingPods` a string) and its siblings: a stored
+    entry with room and one malformed field. The field reads as empty (no pods, no
+    condition) and the pod is placed in that subset."""
+    spread = spread_of([{"name": "s0"}, {"name": "s1"}], status={"versionedSubsetStatuses": {"h": [
+        {"name": "s0", "replicas": 0, "missingReplicas": 1, field: value},
+        {"name": "s1", "replicas": 0, "missingReplicas": 0, "creatingPods": {}}]}})
+    answer = admit_replicaset_pod(spread)
+    assert answer["allowed"] and "patch" in answer, answer.get("status")
+    assert '\\"subset\\":\\"s0\\"' in base64.b64decode(answer["patch"]).decode()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
-from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
+from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
 
 from py_engine.kube import (
     DEPLOYMENTS,
@@ -123,3 +124,52 @@ def test_load_reports_bad_kubeconfig(tmp_path: Any) -> None:
     path.write_text("not: [a kubeconfig")
     with pytest.raises(KubeError, match="cannot load cluster configuration"):
         KubeClient.load(str(path))
+
+
+def _pooled_sockets(client: KubeClient) -> list[Any]:
+    """The sockets of the idle connections in the client's pools (None for a closed one)."""
+    socks = []
+    for key in list(client.api_client.rest_client.pool_manager.pools.keys()):
+        pool = client.api_client.rest_client.pool_manager.pools[key]
+        socks.extend(conn.sock for conn in list(pool.pool.queue) if conn is not None)
+    return socks
+
+
+def test_watch_closed_from_another_thread_returns_a_closed_connection(env: KubeEnv) -> None:
+    client = env.new_client(timeout=5)
+    try:
+        watch = client.watch(PODS, "default", timeout_seconds=30)
+        seen: list[str] = []
+        done = threading.Event()
+
+        def read() -> None:
+            for event in watch:
+                seen.append(str(event.get("type")))
+            done.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        env.client.create(PODS, "default", pod("w1"))
+        wait_until(lambda: seen == ["ADDED"], 5, "the ADDED event")
+        watch.close()
+        assert done.wait(5), "close() from another thread must end the iteration"
+        reader.join(5)
+        assert _pooled_sockets(client) and all(sock is None for sock in _pooled_sockets(client))
+    finally:
+        client.close()
+
+
+def test_watch_closed_before_iteration_and_by_its_reader(env: KubeEnv) -> None:
+    client = env.new_client(timeout=5)
+    try:
+        unread = client.watch(PODS, "default", timeout_seconds=30)
+        unread.close()
+        assert list(unread) == []
+        partly_read = client.watch(PODS, "default", timeout_seconds=30)
+        env.client.create(PODS, "default", pod("w2"))
+        for event in partly_read:
+            assert event["type"] == "ADDED"
+            partly_read.close()  # the reader itself, suspended between events
+        assert all(sock is None for sock in _pooled_sockets(client))
+    finally:
+        client.close()

@@ -106,6 +106,26 @@ def _is_ready(http: urllib3.PoolManager, url: str) -> bool:
     return bool(http.request("GET", url, timeout=5).status == 200)
 
 
+def wait_spread_seen(procs: list[WebhookProcess], w: Workload) -> None:
+    """Poll (dry run: nothing is reserved) until every live process places a pod of `w`
+    in a subset, i.e. the spread has reached its watch cache."""
+    http = http_pool()
+    try:
+        for p in procs:
+            if p.alive:
+                wait_until(partial(_places_in_a_subset, http, p.url, w), 30, f"{p.url} to see the spread of {w.name}")
+    finally:
+        http.clear()
+
+
+def _places_in_a_subset(http: urllib3.PoolManager, url: str, w: Workload) -> bool:
+    review = review_of(pod_of(w))
+    review["request"]["dryRun"] = True
+    resp = http.request("POST", url + "/mutate/pods", body=json.dumps(review),
+                        headers={"Content-Type": "application/json"}, timeout=5)
+    return resp.status == 200 and "patch" in json.loads(resp.data)["response"]
+
+
 @dataclass
 class Workload:
     """A Deployment, its ReplicaSet and its WorkloadSpread; `caps` per subset."""

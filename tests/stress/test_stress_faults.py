@@ -38,6 +38,7 @@ from stress_support import (
     start_webhook,
     wait_answered,
     wait_ready,
+    wait_spread_seen,
     workload,
 )
 from webhook_testkit import WebhookProcess
@@ -95,7 +96,7 @@ def test_concurrent_creates_three_processes_with_409s_500s_and_latency(
     pods = size["pods"]
     for trial in range(size["trials"]):
         w = workload(env, f"t{trial}", pods, caps_for(pods))
-        time.sleep(0.5)  # the spread reaches every process's watch cache
+        wait_spread_seen(procs, w)
         env.api.faults.set_spec(BURST_FAULTS, seed=trial)
         outcome = Burst(env, w, procs).run(pods)
         env.api.faults.clear()
@@ -120,7 +121,7 @@ def test_kill_9_of_a_webhook_process_mid_burst_loses_nothing(
     trials = 1 if not FULL else 3
     for trial in range(trials):
         w = workload(env, f"k{trial}", pods, caps_for(pods))
-        time.sleep(0.5)
+        wait_spread_seen(procs, w)
         env.api.faults.set_spec("workloadspreads/status:update:latency=0-10ms", seed=trial)
         victim = next(p for p in procs if p.alive)
 
@@ -147,7 +148,7 @@ def test_kill_9_of_the_controller_mid_burst_then_status_converges(
     start(env, procs, 3)
     pods = size["pods"]
     w = workload(env, "ctl", pods, caps_for(pods))
-    time.sleep(0.5)
+    wait_spread_seen(procs, w)
     env.api.faults.set_spec("workloadspreads/status:update:conflict=0.1,latency=0-10ms", seed=5)
     log = open(env.tmp / "controller.log", "w+b")  # noqa: SIM115 - closed below
     controller = subprocess.Popen(
@@ -191,7 +192,7 @@ def test_api_unavailable_for_5s_answers_per_failure_mode_and_recovers(
     deny = start(env, procs, 1)[0]
     allow = start(env, procs, 1, "--on-commit-failure", "allow-unmodified")[0]
     w = workload(env, "outage", 1000, {"a": 500, "b": 500})
-    time.sleep(0.5)
+    wait_spread_seen(procs, w)
     http = http_pool()
     try:
         for p in (deny, allow):

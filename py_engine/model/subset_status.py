@@ -1,0 +1,26 @@
+"""Reading the fields of a stored subset status entry.
+
+The webhook and the controller both read entries that any writer may have left
+malformed (a `creatingPods` that is a string, `conditions` that is a number).
+The status is Spreadgate's to rewrite, so a malformed field reads as empty —
+it counts no pods and carries no condition — and the next write replaces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def pod_records(entry: Mapping[str, Any] | None, field: str) -> dict[str, Any]:
+    """A copy of `entry[field]` (`creatingPods` or `deletingPods`); {} when absent or not an object."""
+    records = entry.get(field) if entry else None
+    return dict(records) if isinstance(records, Mapping) else {}
+
+
+def subset_conditions(entry: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """The entry's conditions that are objects; [] when `conditions` is absent or not a list."""
+    conditions = entry.get("conditions") if entry else None
+    if not isinstance(conditions, list):
+        return []
+    return [c for c in conditions if isinstance(c, Mapping)]
