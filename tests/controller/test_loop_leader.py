@@ -13,13 +13,17 @@ from py_engine.k8s.clock import RealClock, VirtualClock
 from py_engine.kube import LEASES
 
 FAST = {"lease_duration": 1.0, "renew_deadline": 0.8, "retry_period": 0.05, "namespace": "default"}
+# On the real clock the lease must outlast a renewal on a loaded machine (a renewal that
+# misses its deadline loses leadership); these tests never wait for an expiry.
+REAL_TIME = {"lease_duration": 5.0, "renew_deadline": 4.0, "retry_period": 0.05, "namespace": "default"}
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
 
 
 def elector(env: KubeEnv, identity: str, clock: object, calls: list[str] | None = None) -> LeaderElector:
     log = calls if calls is not None else []
-    return LeaderElector(env.client, clock, LeaderConfig(identity=identity, **FAST),  # type: ignore[arg-type]
+    timing = REAL_TIME if isinstance(clock, RealClock) else FAST
+    return LeaderElector(env.client, clock, LeaderConfig(identity=identity, **timing),  # type: ignore[arg-type]
                          lambda: log.append(f"{identity} started"), lambda: log.append(f"{identity} stopped"))
 
 
@@ -52,8 +56,8 @@ def test_losing_the_lease_calls_on_stopped_and_a_clean_stop_releases_it(kube_env
     try:
         wait_until(a.leading.is_set, 5, "a to lead")
         steal(kube_env)
-        wait_until(a.lost.is_set, 5, "a to notice the stolen lease")
-        assert calls == ["a started", "a stopped"] and not a.leading.is_set()
+        wait_until(lambda: calls == ["a started", "a stopped"], 5, "a to notice the stolen lease")
+        assert a.lost.is_set() and not a.leading.is_set()
     finally:
         a.stop()
     kube_env.client.delete(LEASES, "default", "spreadgate-controller")
@@ -66,7 +70,7 @@ def test_losing_the_lease_calls_on_stopped_and_a_clean_stop_releases_it(kube_env
 
 def test_runtime_stops_its_workers_when_leadership_is_lost(kube_env: KubeEnv) -> None:
     lost: list[bool] = []
-    runtime = ControllerRuntime(kube_env.client, leader=LeaderConfig(identity="me", **FAST),  # type: ignore[arg-type]
+    runtime = ControllerRuntime(kube_env.client, leader=LeaderConfig(identity="me", **REAL_TIME),  # type: ignore[arg-type]
                                 on_lost=lambda: lost.append(True), watch_timeout_seconds=30)
     runtime.start(sync_timeout=10)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import webhook_testkit
@@ -9,7 +10,7 @@ from webhook_testkit import SPREADS, KubeEnv, spread
 
 from py_engine.controller.loop import SpreadController
 from py_engine.controller.sources import ListedSource
-from py_engine.k8s.clock import RealClock
+from py_engine.k8s.clock import Clock, RealClock, VirtualClock
 from py_engine.kube import PODS, REPLICASETS
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
@@ -31,14 +32,14 @@ def pod(name: str, owner_uid: str) -> dict[str, Any]:
             "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}
 
 
-def setup(env: KubeEnv) -> tuple[SpreadController, ListedSource]:
+def setup(env: KubeEnv, clock: Clock | None = None) -> tuple[SpreadController, ListedSource]:
     created = env.client.create(REPLICASETS, "default", replicaset())
     for name in ("web-1", "web-2"):
         env.client.create(PODS, "default", pod(name, created["metadata"]["uid"]))
     env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 1}, {"name": "b"}],
                                                        kind="ReplicaSet"))
     source = ListedSource(env.client)
-    return SpreadController(env.client, source, RealClock()), source
+    return SpreadController(env.client, source, clock or RealClock()), source
 
 
 def test_first_sync_writes_status_and_costs_then_a_second_sync_writes_nothing(kube_env: KubeEnv) -> None:
@@ -76,7 +77,9 @@ def test_a_status_written_by_someone_else_meanwhile_is_a_conflict_retried_by_req
 
 
 def test_a_deleted_spread_is_forgotten_and_a_malformed_one_is_retried(kube_env: KubeEnv) -> None:
-    controller, source = setup(kube_env)
+    # A virtual clock: the retry's back-off must not elapse during the pass (it would on a
+    # slow enough machine, and the key would be retried within the same step).
+    controller, source = setup(kube_env, VirtualClock(datetime(2026, 1, 1, tzinfo=UTC)))
     kube_env.client.create(SPREADS, "default", {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
                                                 "metadata": {"name": "bad", "namespace": "default"},
                                                 "spec": {"subsets": "not a list"}})
