@@ -188,19 +188,25 @@ def tolerates_unschedulable(pod: Obj) -> bool:
     return _tolerated(taint, pod.get("spec", {}).get("tolerations") or [])
 
 
+def _quantities(raw: Mapping[str, Any]) -> dict[str, Fraction]:
+    """Parse a resource-name -> quantity map, leaving out what does not parse
+    (the API server would have refused it; here it simply counts for nothing)."""
+    out: dict[str, Fraction] = {}
+    for name, value in raw.items():
+        try:
+            out[name] = parse_quantity(value)
+        except QuantityError:
+            continue
+    return out
+
+
 def _container_requests(container: Obj) -> dict[str, Fraction]:
     """A container's requests; a resource with only a limit requests its limit,
     which is what API-server defaulting does."""
     resources = container.get("resources") or {}
     merged: dict[str, Any] = dict(resources.get("limits") or {})
     merged.update(resources.get("requests") or {})
-    out: dict[str, Fraction] = {}
-    for name, raw in merged.items():
-        try:
-            out[name] = parse_quantity(raw)
-        except QuantityError:
-            continue
-    return out
+    return _quantities(merged)
 
 
 def _add(into: dict[str, Fraction], more: Mapping[str, Fraction]) -> None:
@@ -230,13 +236,7 @@ def pod_requests(pod: Obj) -> dict[str, Fraction]:
             init_peak[name] = max(init_peak.get(name, Fraction(0)), amount)
     for name, amount in init_peak.items():
         total[name] = max(total.get(name, Fraction(0)), amount)
-    overhead = {}
-    for name, raw in (spec.get("overhead") or {}).items():
-        try:
-            overhead[name] = parse_quantity(raw)
-        except QuantityError:
-            continue
-    _add(total, overhead)
+    _add(total, _quantities(spec.get("overhead") or {}))
     return total
 
 
@@ -245,13 +245,7 @@ def node_allocatable(node: Obj) -> dict[str, Fraction]:
     status = node.get("status", {})
     merged: dict[str, Any] = dict(status.get("capacity") or {})
     merged.update(status.get("allocatable") or {})
-    out: dict[str, Fraction] = {}
-    for name, raw in merged.items():
-        try:
-            out[name] = parse_quantity(raw)
-        except QuantityError:
-            continue
-    return out
+    return _quantities(merged)
 
 
 _RESOURCE_ORDER = {"cpu": 0, "memory": 1, "ephemeral-storage": 2}
