@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from webhook_testkit import wait_until as wait_for  # noqa: F401 - re-exported for the cluster tests
 
 from py_engine.k8s.clock import VirtualClock
 from py_engine.sim.cluster import Cluster
@@ -37,16 +37,6 @@ def deployment(name: str, replicas: int, image: str = "nginx:1", **spec: Any) ->
 
 def pods_of(cluster: Cluster, selector: str | None = None, namespace: str = "default") -> list[dict[str, Any]]:
     return list(cluster.api.list("v1/pods", namespace, label_selector=selector)["items"])
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
-    """Poll (real time) until `condition()` holds; fail the test at the deadline."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 @pytest.fixture

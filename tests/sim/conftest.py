@@ -16,13 +16,13 @@ Every fixture closes what it opens (sockets, threads), since warnings are errors
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import kubernetes
 import pytest
+from webhook_testkit import wait_until
 
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer, serve_https
@@ -88,17 +88,7 @@ def webhook_stub(sim_ca: CertificateAuthority) -> Iterator[WebhookStub]:
     stub.stop()
 
 
-def _poll(cond: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
-
-
 @pytest.fixture
 def deadline_poll() -> Callable[..., Any]:
-    return _poll
+    """`webhook_testkit.wait_until`, for tests that take their helpers as fixtures."""
+    return wait_until
