@@ -22,10 +22,11 @@ import math
 import random
 import re
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scaledown_times import NOW, NOW_NS
 
 from py_engine.scaledown import (
     DEFAULT_GATES as DEFAULT,
@@ -49,12 +50,8 @@ from py_engine.scaledown import (
     spread_constraints_ranking,
 )
 from py_engine.scaledown.kubernetes import uid_codes
-from py_engine.scaledown.timekeys import go_log2_bucket, log2_bucket, to_unix_nanos
+from py_engine.scaledown.timekeys import go_log2_bucket, log2_bucket
 
-NOW = datetime(2024, 6, 1, tzinfo=UTC)
-_NOW_NS = to_unix_nanos(NOW)
-assert _NOW_NS is not None
-NOW_NS: int = _NOW_NS
 SECOND = 1_000_000_000
 HOUR = 3600 * SECOND
 # Ages chosen to share and to straddle log2 buckets, plus the zero time and the future.

@@ -8,10 +8,11 @@ CloneSet scale flow.
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from scaledown_times import NOW, NOW_NS
 from vectors import load_vector_file
 
 from py_engine.k8s.timeutil import format_time
@@ -51,12 +52,7 @@ from py_engine.scaledown import (
     spread_constraints_ranking,
 )
 from py_engine.scaledown.cloneset import equal_to_revision_hash, is_updated, planned_deletions
-from py_engine.scaledown.timekeys import TimeReader, after_or_zero, go_log2_bucket, log2_bucket, to_unix_nanos
-
-NOW = datetime(2024, 6, 1, tzinfo=UTC)
-_NOW_NS = to_unix_nanos(NOW)
-assert _NOW_NS is not None
-NOW_NS: int = _NOW_NS
+from py_engine.scaledown.timekeys import TimeReader, after_or_zero, go_log2_bucket, log2_bucket
 
 
 def ago(**delta: float) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 import kubernetes
 import pytest
 from kubernetes.client import ApiException
+from webhook_testkit import CRD
 
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
@@ -183,19 +184,6 @@ def test_graceful_deletion_finalizers_and_eviction(core_v1: kubernetes.client.Co
     resp = core_v1.create_namespaced_pod_eviction("e", "default", ev, _preload_content=False)
     assert resp.status == 201 and raw(resp)["status"] == "Success"
     assert api_error(lambda: core_v1.read_namespaced_pod("e", "default"))[0] == 404
-
-
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "workloadspreads.spreadgate.dev"},
-    "spec": {"group": "spreadgate.dev", "scope": "Namespaced",
-             "names": {"plural": "workloadspreads", "singular": "workloadspread", "kind": "WorkloadSpread",
-                       "shortNames": ["wss"]},
-             "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                           "schema": {"openAPIV3Schema": {"type": "object",
-                                                          "x-kubernetes-preserve-unknown-fields": True}},
-                           "subresources": {"status": {}}}]},
-}
 
 
 def test_crd_served_workloadspread(k8s_client: kubernetes.client.ApiClient,
