@@ -1,8 +1,9 @@
-"""Loading the reference vectors shipped in `shared/design/vectors/`.
+"""Loading the reference vectors that live beside this module.
 
-The vectors sit beside the repository (`../shared/design/vectors`), as in CI's
-checkout; `SPREADGATE_VECTORS_DIR` points elsewhere. Kruise's API group and
-annotation key are mapped to Spreadgate's by the loaders that need it.
+The JSON files in this folder are the project's own copy of the upstream test
+vectors (see README.md here for their provenance); `SPREADGATE_VECTORS_DIR`
+points the loader at another copy. Kruise's API group and annotation key are
+mapped to Spreadgate's by the loaders that need it.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+VECTORS_DIR = Path(__file__).resolve().parent
 
 
 def vectors_dir() -> Path:
     override = os.environ.get("SPREADGATE_VECTORS_DIR")
     if override:
         return Path(override)
-    return REPO_ROOT.parent / "shared" / "design" / "vectors"
+    return VECTORS_DIR
 
 
 @cache
