@@ -18,18 +18,18 @@ import argparse
 import logging
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SCENARIO = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios" / "elastic-pool.yaml"
+SCENARIO = "elastic-pool.yaml"
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("demo", help="run the elastic-pool demo on the embedded cluster",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scenario", default=str(SCENARIO), metavar="FILE",
-                        help="the scenario to run (default: the elastic-pool example)")
+    parser.add_argument("--scenario", default=None, metavar="FILE",
+                        help=f"the scenario to run (default: the shipped {SCENARIO}, "
+                             "manifests/examples/scenarios/ in the repository)")
     parser.set_defaults(handler=run)
 
 
@@ -42,13 +42,13 @@ def _placement(report: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from py_engine.cli.harness import Stack, StackNotStable
-    from py_engine.cli.scenario import ScenarioError, Step, load_scenario
+    from py_engine.cli.scenario import ScenarioError, Step, load_scenario, load_shipped_scenario
     from py_engine.cli.scenario_run import ScenarioRun
 
     logging.basicConfig(level=logging.ERROR)
     started = time.monotonic()
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = load_scenario(args.scenario) if args.scenario else load_shipped_scenario(SCENARIO)
     except ScenarioError as exc:
         print(f"spreadgate demo: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -37,6 +37,7 @@ from py_engine.controller.runtime import ControllerRuntime
 from py_engine.controller.sources import ListedSource
 from py_engine.k8s.clock import Clock, RealClock, VirtualClock
 from py_engine.kube import KubeClient
+from py_engine.resources import WORKLOADSPREAD_CRD, read_text
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 from py_engine.sim.tls import CertificateAuthority
@@ -45,24 +46,11 @@ from webhook.runtime import Webhook, WebhookOptions
 log = logging.getLogger(__name__)
 
 START = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
-CRD_PATH = Path(__file__).resolve().parents[2] / "manifests" / "base" / "crd.yaml"
 CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 MUTATING = "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 VALIDATING = "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 SPREADS = "spreadgate.dev/v1alpha1/workloadspreads"
 DEPLOYMENTS = "apps/v1/deployments"
-
-_FALLBACK_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "workloadspreads.spreadgate.dev"},
-    "spec": {"group": "spreadgate.dev", "scope": "Namespaced",
-             "names": {"plural": "workloadspreads", "singular": "workloadspread", "kind": "WorkloadSpread"},
-             "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                           "schema": {"openAPIV3Schema": {"type": "object",
-                                                          "x-kubernetes-preserve-unknown-fields": True}},
-                           "subresources": {"status": {}}}]},
-}
-
 
 class HybridClock:
     """Virtual `now()` (what records are stamped with), real `monotonic()`/`sleep()` (how long to wait)."""
@@ -82,12 +70,9 @@ class HybridClock:
 
 
 def load_crd() -> dict[str, Any]:
-    """The product's CRD (the schema-less fallback only when the manifests are not on disk)."""
-    try:
-        crd = yaml.safe_load(CRD_PATH.read_text(encoding="utf-8"))
-    except OSError:
-        return _FALLBACK_CRD
-    return crd if isinstance(crd, dict) else _FALLBACK_CRD
+    """The product's WorkloadSpread CRD, as shipped in the package (`manifests/base/crd.yaml`)."""
+    crd: dict[str, Any] = yaml.safe_load(read_text(WORKLOADSPREAD_CRD))
+    return crd
 
 
 def webhook_configurations(url: str, ca_pem: str, timeout: int = 10) -> list[tuple[str, dict[str, Any]]]:

@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from py_engine.resources import SCENARIOS, read_text
 from py_engine.sim.nodepool import NodePoolError, nodes_from_description
 
 STEP_KINDS = ("scale", "maxReplicas", "taint", "cordon", "removeNode", "rollingUpdate", "advance")
@@ -130,8 +131,21 @@ def load_scenario(path: str | Path) -> Scenario:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"cannot read {path}: {exc.strerror}") from None
+    return _parse_text(text, str(path))
+
+
+def load_shipped_scenario(name: str) -> Scenario:
+    """One of the example scenarios shipped in the package (`manifests/examples/scenarios/`)."""
+    try:
+        text = read_text(f"{SCENARIOS}/{name}")
+    except OSError as exc:
+        raise ScenarioError(f"no shipped scenario {name!r}: {exc.strerror or exc}") from None
+    return _parse_text(text, name)
+
+
+def _parse_text(text: str, where: str) -> Scenario:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
-    return parse_scenario(data, str(path))
+        raise ScenarioError(f"{where}: not valid YAML: {exc}") from None
+    return parse_scenario(data, where)

@@ -1,16 +1,20 @@
 """Finding and reading the Rego sources Spreadgate ships.
 
-The policies live in the repository's `policies/` folder, next to the package,
-so that the very files reviewers read, `opa test` runs and `conftest` uses are
-the ones the engine evaluates. `SPREADGATE_POLICY_DIR` points elsewhere (for
-an installed copy or a user's own policy tree).
+The policies ship inside the package (`py_engine.resources`, built from the
+repository's `policies/` folder), so the very files reviewers read, `opa test`
+runs and `conftest` uses are the ones the engine evaluates, in a checkout and
+in an installed wheel alike. `SPREADGATE_POLICY_DIR` points the engine at a
+user's own policy tree instead.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
+
+from py_engine.resources import POLICIES, resource, walk
 
 POLICY_DIR_ENV = "SPREADGATE_POLICY_DIR"
 
@@ -27,15 +31,16 @@ class PolicySource:
         return self.path.endswith("_test.rego")
 
 
-def default_policy_dir() -> Path:
-    """The `policies/` directory in use: the environment override, else the repository's."""
+def default_policy_dir() -> Traversable:
+    """The policy tree in use: the environment override, else the one shipped in the package."""
     override = os.environ.get(POLICY_DIR_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "policies"
+    return resource(POLICIES)
 
 
-def load_policy_sources(root: Path | None = None, *, include_tests: bool = False) -> tuple[PolicySource, ...]:
+def load_policy_sources(root: Traversable | None = None, *,
+                        include_tests: bool = False) -> tuple[PolicySource, ...]:
     """Read every `.rego` file under `root`, sorted by path so engines are built identically.
 
     Test files (`*_test.rego`) are left out unless asked for: production engines
@@ -45,8 +50,10 @@ def load_policy_sources(root: Path | None = None, *, include_tests: bool = False
     if not base.is_dir():
         raise FileNotFoundError(f"policy directory not found: {base} (set {POLICY_DIR_ENV})")
     sources = []
-    for path in sorted(base.rglob("*.rego")):
-        source = PolicySource(path=path.relative_to(base).as_posix(), text=path.read_text(encoding="utf-8"))
+    for relative, file in walk(base):
+        if not relative.endswith(".rego"):
+            continue
+        source = PolicySource(path=relative, text=file.read_text(encoding="utf-8"))
         if include_tests or not source.is_test:
             sources.append(source)
     return tuple(sources)
