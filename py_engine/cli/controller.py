@@ -27,6 +27,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Any
 
+from py_engine import logsetup
+
+log = logging.getLogger("spreadgate.controller")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -55,6 +58,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
                         help="serve /metrics on this port (default: off)")
     parser.add_argument("--metrics-host", default="0.0.0.0", help="address for /metrics (default 0.0.0.0)")
+    logsetup.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -127,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     from py_engine.controller.runtime import ControllerRuntime
     from py_engine.kube import KubeClient, KubeError
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logsetup.configure_from(args)
     versioned = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
     options = LoopOptions(
         reconcile=ReconcileOptions(creating_timeout_seconds=args.creating_timeout,
@@ -148,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
 
     def on_lost() -> None:
-        print("spreadgate controller: leadership lost, exiting", file=sys.stderr, flush=True)
+        log.error("leadership lost, exiting", extra=logsetup.fields(lease=f"{args.lease_namespace}/{args.lease_name}"))
         lost.set()
         stop.set()
         # The election thread is not the main thread: make sure the process ends even if
@@ -179,8 +183,8 @@ def run(args: argparse.Namespace) -> int:
             runtime.stop()
             return _fail(f"cannot serve metrics on {args.metrics_host}:{args.metrics_port}: {exc}")
     runtime.start()
-    print("spreadgate controller: running" + (" (leader election on)" if leader else ""), file=sys.stderr,
-          flush=True)
+    log.info("running", extra=logsetup.fields(leader_election=leader is not None, namespace=args.namespace,
+                                               workers=args.workers))
     try:
         while not stop.wait(0.5):
             pass
