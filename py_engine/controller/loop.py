@@ -124,7 +124,9 @@ class SpreadController:
         self.metrics.syncs.inc(result="success" if report.outcome in ("synced", "gone") else report.outcome)
         if report.outcome in ("synced", "gone"):
             self.queue.forget(key)
-            if report.requeue_after is not None:
+            # `reconcile` never asks for a requeue <= 0 (Kruise ignores those); the guard keeps a
+            # zero from turning into an immediate extra sync should that ever change.
+            if report.requeue_after is not None and report.requeue_after > 0:
                 self.queue.add_after(key, report.requeue_after + REQUEUE_SLACK)
         else:
             self.queue.add_rate_limited(key)

@@ -11,7 +11,7 @@ is what the controller does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,7 +22,6 @@ from py_engine.controller.events import Event, unique
 from py_engine.controller.grouping import NO_SUBSET, Adoption, Grouping, group_pods, pod_name
 from py_engine.controller.options import DEFAULT_OPTIONS, ReconcileOptions
 from py_engine.controller.podlisting import list_pods
-from py_engine.controller.reschedule import reschedule
 from py_engine.controller.slots import (
     MAX_SUBSETS,
     assign_slots,
@@ -31,7 +30,7 @@ from py_engine.controller.slots import (
     existing_cost,
     topology_key,
 )
-from py_engine.controller.status import old_aggregate, semantically_equal, status_lists
+from py_engine.controller.status import semantically_equal, status_lists
 from py_engine.controller.versions import is_versioned, latest_version
 from py_engine.controller.workloads import (
     COST_KINDS,
@@ -65,9 +64,24 @@ class ClusterView:
     scale_selector: Obj | None = None
 
 
+def requeue_after(durations: Iterable[float]) -> float | None:
+    """When to sync again: the smallest positive duration pushed, None when there is none.
+
+    As Kruise's requeue store (`requeueduration.Duration.Update` ignores durations
+    <= 0): an entry whose deadline is exactly `now` is kept (expiries are strict,
+    `deadline < now`) but asks for no requeue, so the next sync comes at the next
+    positive deadline, an event or the periodic resync — never at once.
+    """
+    positive = [seconds for seconds in durations if seconds > 0]
+    return min(positive) if positive else None
+
+
 @dataclass
 class SyncResult:
-    """Everything one sync decided; see the module docstring."""
+    """Everything one sync decided; see the module docstring.
+
+    `requeue_after` is > 0 seconds, or None for no requeue (see `requeue_after`).
+    """
 
     status: dict[str, Any]
     status_changed: bool
@@ -142,22 +156,9 @@ def reconcile(
             cost_patches[name] = value
 
     lists = status_lists(spread, grouping, replicas, now, options)
-    decision = reschedule(
-        spread,
-        {s.name: grouping.aggregate(s.name) for s in spread.subsets},
-        old_aggregate(spread),
-        now,
-        options.recovery_window_seconds,
-    )
-    for entries in [lists.aggregate, *lists.versioned.values()]:
-        for entry in entries:
-            condition = decision.conditions.get(entry["name"])
-            if condition is not None:
-                entry["conditions"] = [dict(condition)]
     status: dict[str, Any] = {"observedGeneration": spread.generation, "subsetStatuses": lists.aggregate}
     if lists.versioned:
         status["versionedSubsetStatuses"] = lists.versioned
-    requeues = lists.requeue_seconds + decision.requeue_seconds
     return SyncResult(
         status=status,
         status_changed=not semantically_equal(spread.raw.get("status"), status),
@@ -166,9 +167,9 @@ def reconcile(
         adoptions=list(grouping.adoptions),
         costs=cost_text,
         cost_patches=cost_patches,
-        pods_to_delete=list(decision.pods_to_delete),
-        requeue_after=max(0.0, min(requeues)) if requeues else None,
-        events=unique(lists.events + decision.events),
+        pods_to_delete=list(lists.pods_to_delete),
+        requeue_after=requeue_after(lists.requeue_seconds),
+        events=unique(lists.events),
         replicas=replicas,
         refined_costs=refined,
     )

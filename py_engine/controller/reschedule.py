@@ -83,7 +83,11 @@ def reschedule(
     now: datetime,
     default_window: int,
 ) -> RescheduleOutcome:
-    """Conditions and deletions for every spec subset (aggregate over versions)."""
+    """Conditions and deletions for every spec subset of one status list.
+
+    `pods_by_subset` and `old_entries` belong to the same list: the aggregate
+    (all versions) or one version; `status.status_lists` calls this once per list.
+    """
     outcome = RescheduleOutcome()
     if not spread.strategy.reschedules:
         outcome.conditions = {s.name: None for s in spread.subsets}

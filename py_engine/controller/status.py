@@ -3,10 +3,18 @@
 Reference §2.3 and §2.5.2: `subsetStatuses` aggregates every version (spec
 order, previous entries matched by name); `versionedSubsetStatuses` has one list
 per version present among the pods, and keeps a version whose pods are gone
-only while it still holds creating/deleting entries. The `Schedulable`
-condition is decided once per subset over all versions and copied into every
-version's entry, since the webhook reads it there. A cap that cannot be
+only while it still holds creating/deleting entries. A cap that cannot be
 resolved (a percentage of an unknown replica count) leaves the list empty.
+
+`Schedulable` conditions (Adaptive rescheduling, reference §2.5.4) are decided
+per list, as Kruise's `calculateWorkloadSpreadStatus` does: the aggregate from
+all pods and the aggregate's previous conditions, each version from that
+version's own pods and its own previous conditions. The webhook reads the
+condition from the pod's version list, so mid-rollout a subset where only
+old-version pods failed to schedule stays open to new-version pods. Only the
+aggregate's schedule-failed pods are deleted (they include every version's);
+the requeues and events of every list count, those of a version list that is
+then dropped included.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from typing import Any
 from py_engine.controller.events import Event
 from py_engine.controller.grouping import Grouping
 from py_engine.controller.options import ReconcileOptions
+from py_engine.controller.reschedule import reschedule
 from py_engine.controller.subset_status import UNLIMITED, subset_status
 from py_engine.controller.workloads import UNKNOWN_REPLICAS
 from py_engine.k8s.timeutil import TimestampError, format_time, parse_time
@@ -29,12 +38,13 @@ Obj = Mapping[str, Any]
 
 @dataclass
 class StatusLists:
-    """New aggregate and per-version lists, with the events and requeues computing them raised."""
+    """New aggregate and per-version lists, with the events, requeues and deletions computing them raised."""
 
     aggregate: list[dict[str, Any]] = field(default_factory=list)
     versioned: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     requeue_seconds: list[float] = field(default_factory=list)
+    pods_to_delete: list[str] = field(default_factory=list)
 
 
 def _entries_by_name(entries: Any) -> dict[str, Mapping[str, Any]]:
@@ -68,32 +78,44 @@ def _list(
     now: datetime,
     options: ReconcileOptions,
     into: StatusLists,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One list (aggregate or one version) with its own conditions, and its schedule-failed pods."""
     entries = []
     for subset, cap in zip(spread.subsets, caps, strict=True):
         outcome = subset_status(subset.name, cap, pods_of.get(subset.name, ()), old.get(subset.name), now, options, spread.namespace)
         entries.append(outcome.entry)
         into.events.extend(outcome.events)
         into.requeue_seconds.extend(outcome.requeue_seconds)
-    return entries
+    decision = reschedule(
+        spread, {s.name: pods_of.get(s.name, ()) for s in spread.subsets}, old, now, options.recovery_window_seconds
+    )
+    for entry in entries:
+        condition = decision.conditions.get(entry["name"])
+        if condition is not None:
+            entry["conditions"] = [dict(condition)]
+    into.events.extend(decision.events)
+    into.requeue_seconds.extend(decision.requeue_seconds)
+    return entries, decision.pods_to_delete
 
 
 def status_lists(
     spread: WorkloadSpread, grouping: Grouping, replicas: int, now: datetime, options: ReconcileOptions
 ) -> StatusLists:
-    """Aggregate and per-version subset statuses (conditions are added by the caller)."""
+    """Aggregate and per-version subset statuses, each with its own conditions (module docstring)."""
     result = StatusLists()
     caps = _caps(spread, replicas)
     if caps is None:
         return result
     aggregate_pods: dict[str | None, list[Obj]] = {s.name: grouping.aggregate(s.name) for s in spread.subsets}
-    result.aggregate = _list(spread, caps, aggregate_pods, old_aggregate(spread), now, options, result)
+    result.aggregate, result.pods_to_delete = _list(
+        spread, caps, aggregate_pods, old_aggregate(spread), now, options, result
+    )
     old_versioned = spread.stored_status.get("versionedSubsetStatuses")
     old_versioned = old_versioned if isinstance(old_versioned, Mapping) else {}
     versions = list(grouping.buckets) + sorted(v for v in old_versioned if v not in grouping.buckets)
     for version in versions:
         buckets = grouping.buckets.get(version, {})
-        entries = _list(spread, caps, buckets, _entries_by_name(old_versioned.get(version)), now, options, result)
+        entries, _ = _list(spread, caps, buckets, _entries_by_name(old_versioned.get(version)), now, options, result)
         if version in grouping.buckets or any(e.get("creatingPods") or e.get("deletingPods") for e in entries):
             result.versioned[str(version)] = entries
     return result
