@@ -22,6 +22,10 @@ specified-delete first, then old-revision pods, then update-revision pods, each
 revision group ranked on its own by the SameNodeRanker, or by the
 SpreadConstraintsRanker when topology keys are given (--topology-key, or the
 template's topologySpreadConstraints of --cloneset; node labels from --nodes).
+PreparingDelete pods lead because the CloneSet controller's Scale() finishes
+them before any ranked scale-in; Kruise's comparator alone does not look at
+the lifecycle state, so a comparator-only reading of Kruise would rank them
+among the others.
 
 -o json prints, per pod: position, name, namespace, node, rank (null when the
 controller does not rank that pod) and `criterion`, the first comparison rule

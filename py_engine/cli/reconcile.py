@@ -12,8 +12,11 @@ subset and deletion cost, and the pods that would be deleted:
 
 -o json prints one object: `status` (the full new status), `podSubset` (pod ->
 subset, null for no subset), `podDeletionCost` (pod -> cost annotation after the
-sync, null when absent), `podsToDelete`, `requeueAfterSeconds` (null when no
-requeue is due) and `events` (type, reason, message).
+sync, null when absent), `podsToDelete`, `requeueAfterSeconds` and `events`
+(type, reason, message). `requeueAfterSeconds` is the smallest positive time
+until an expiry (creating/deleting entry, stuck pod, recovery window), or null
+when none is due: as in Kruise, a deadline exactly at --now is kept and asks for
+no requeue (never 0).
 
 --now defaults to the current time. Exit status: 0 on success, 2 for input
 that cannot be reconciled (the message says why).

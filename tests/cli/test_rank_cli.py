@@ -371,3 +371,23 @@ def test_console_script_reads_a_pipe(tmp_path: Path) -> None:
     assert failed.returncode == 2
     assert failed.stderr.startswith("spreadgate rank: error: pods from stdin is not valid JSON")
     assert "Traceback" not in failed.stderr
+
+
+def test_cloneset_puts_preparing_delete_first_and_the_help_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The newest, not-ready pod would lead by the comparator alone; Scale() finishes the
+    # PreparingDelete pod first.
+    pods = pod_list(
+        pod("fresh", ready=False, created=ago(minutes=1)),
+        pod("leaving", created=ago(hours=9), labels={"app": "web", "lifecycle.apps.kruise.io/state": "PreparingDelete"}),
+    )
+    path = write(tmp_path, "pods.json", pods)
+    code, out, _ = run(["-f", path, "--controller", "cloneset", "--now", NOW_TEXT, "-o", "json"], capsys)
+    assert code == 0
+    rows = json.loads(out)
+    assert [row["name"] for row in rows] == ["leaving", "fresh"]
+    assert rows[0]["criterion"] == "preparing-delete"
+    with pytest.raises(SystemExit):
+        main(["rank", "--help"])
+    assert "Scale() finishes" in " ".join(capsys.readouterr().out.split())
