@@ -181,6 +181,27 @@ def test_b_the_next_positive_deadline_is_the_requeue(capsys: pytest.CaptureFixtu
         assert json.loads(out)["requeueAfterSeconds"] == want, name
 
 
+def test_b_a_pending_timeout_or_recovery_window_ending_exactly_now_asks_for_no_requeue() -> None:
+    items = _items(REPROS / "A" / "state.json")
+    [stuck] = [item for item in items if item["metadata"]["name"] == "app-oldhash-0"]
+    stuck["metadata"]["creationTimestamp"] = "2024-06-01T11:59:30Z"  # + 30 s critical = now
+    window_start = format_time(NOW - timedelta(seconds=300))  # + 300 s window = now
+    false = [{"name": "subset-a", "replicas": 2, "missingReplicas": 2,
+              "conditions": [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable",
+                              "lastTransitionTime": window_start}]},
+             {"name": "subset-b", "replicas": 0, "missingReplicas": -1}]
+    result = _reconcile(_with_status(items, {"observedGeneration": 1, "subsetStatuses": false}))
+    # Neither deadline has passed (expiry is strict): the pod stays, the subset stays False...
+    assert result.pods_to_delete == []
+    assert _schedulable(result.status["subsetStatuses"])["subset-a"] == ("False", "PodUnschedulable", window_start)
+    # ...and neither asks for a requeue at zero.
+    assert result.requeue_after is None
+    # A pod one second before its deadline asks for one second.
+    stuck["metadata"]["creationTimestamp"] = "2024-06-01T11:59:31Z"
+    assert _reconcile(_with_status(items, {"observedGeneration": 1, "subsetStatuses": false})).requeue_after \
+        == pytest.approx(1)
+
+
 def test_b_requeue_after_ignores_durations_that_are_not_positive() -> None:
     assert requeue_after([]) is None
     assert requeue_after([0.0, -3.0]) is None
