@@ -36,3 +36,8 @@ def load_vector_file(name: str) -> dict[str, Any]:
 def workloadspread_cases(kind: str) -> list[dict[str, Any]]:
     """Every `workloadspread_cases.json` vector of one kind (e.g. "validate")."""
     return [c for c in load_vector_file("workloadspread_cases.json")["cases"] if c["kind"] == kind]
+
+
+def uniteddeployment_cases(kind: str) -> list[dict[str, Any]]:
+    """Every `uniteddeployment_cases.json` vector of one kind ("allocate", "adaptive", "validate")."""
+    return [c for c in load_vector_file("uniteddeployment_cases.json")["cases"] if c["kind"] == kind]

@@ -1,0 +1,42 @@
+"""Which allocator runs, in Kruise's order: reservation, adaptive, capacity, specified.
+
+Every allocator returns an entry for every spec subset. docs/uniteddeployment.md,
+"Allocation".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.united.adaptive import allocate_adaptive
+from py_engine.united.allocation import Allocation
+from py_engine.united.capacity import allocate_capacity
+from py_engine.united.observed import SubsetObservation
+from py_engine.united.reservation import allocate_reserving
+from py_engine.united.specified import allocate_specified
+
+AllocatorName = Literal["reservation", "adaptive", "capacity", "specified"]
+
+
+def allocator_for(ud: UnitedDeployment) -> AllocatorName:
+    if ud.schedule.reserves:
+        return "reservation"
+    if ud.schedule.is_adaptive:
+        return "adaptive"
+    if any(s.min_replicas is not None or s.max_replicas is not None for s in ud.subsets):
+        return "capacity"
+    return "specified"
+
+
+def allocate(ud: UnitedDeployment, existing: Mapping[str, SubsetObservation]) -> Allocation:
+    """Next replicas per spec subset; raises AllocationError when the spec is refused."""
+    name = allocator_for(ud)
+    if name == "reservation":
+        return allocate_reserving(ud, existing)
+    if name == "adaptive":
+        return allocate_adaptive(ud, existing)
+    if name == "capacity":
+        return allocate_capacity(ud)
+    return allocate_specified(ud, existing)
