@@ -5,8 +5,8 @@ A scenario is YAML::
     name: elastic-pool
     description: ...
     nodes: {pools: [...]}            # a node pool description (py_engine.sim.nodepool)
-    workload: {kind: Deployment...}  # the target, a full apps/v1 Deployment
-    workloadSpread: {...}            # the WorkloadSpread (namespace default)
+    workload: {kind: Deployment...}  # the target: a Deployment, ReplicaSet, StatefulSet or Job
+    workloadSpread: {...}            # the WorkloadSpread (spreadgate.dev or apps.kruise.io)
     steps:
       - scale: 120                   # spec.replicas of the workload
       - maxReplicas: {subset: on-prem, value: 50}
@@ -18,7 +18,10 @@ A scenario is YAML::
 
 Every step may carry a `name`. After each step the cluster settles (up to
 `settleSeconds` of virtual time, default 60) before the step is reported.
-Errors are `ScenarioError`s whose message names the offending field.
+`scale` sets `spec.replicas` (a Job's `spec.parallelism`); `rollingUpdate`
+needs a Deployment or StatefulSet (the kinds that roll their pods). The full
+format is documented in docs/scenarios.md. Errors are `ScenarioError`s whose
+one-line message names the offending field.
 """
 
 from __future__ import annotations
@@ -28,12 +31,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from py_engine.model.constants import GROUP, KRUISE_GROUP
 from py_engine.resources import SCENARIOS, read_text
 from py_engine.sim.nodepool import NodePoolError, nodes_from_description
+from py_engine.validation.documents import DocumentError, parse_documents, read_bytes
 
 STEP_KINDS = ("scale", "maxReplicas", "taint", "cordon", "removeNode", "rollingUpdate", "advance")
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    """How the simulation drives one workload kind of the embedded cluster."""
+
+    api_version: str
+    resource: str
+    replicas_field: str
+    rolls_pods: bool
+
+
+WORKLOAD_KINDS: dict[str, WorkloadKind] = {
+    "Deployment": WorkloadKind("apps/v1", "apps/v1/deployments", "replicas", True),
+    "ReplicaSet": WorkloadKind("apps/v1", "apps/v1/replicasets", "replicas", False),
+    "StatefulSet": WorkloadKind("apps/v1", "apps/v1/statefulsets", "replicas", True),
+    "Job": WorkloadKind("batch/v1", "batch/v1/jobs", "parallelism", False),
+}
 
 
 class ScenarioError(ValueError):
@@ -56,6 +77,10 @@ class Scenario:
     spread: dict[str, Any]
     steps: tuple[Step, ...]
     settle_seconds: float = 60.0
+
+    @property
+    def workload_kind(self) -> WorkloadKind:
+        return WORKLOAD_KINDS[str(self.workload["kind"])]
 
 
 def _describe(kind: str, value: Any) -> str:
@@ -110,28 +135,39 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         nodes = nodes_from_description(data["nodes"], source=f"{source}: nodes")
     except NodePoolError as exc:
         raise ScenarioError(str(exc)) from None
-    workload, spread = data["workload"], data["workloadSpread"]
-    if not isinstance(workload, Mapping) or workload.get("kind") != "Deployment":
-        raise ScenarioError(f"{source}: workload must be a Deployment object")
-    if not isinstance(spread, Mapping) or spread.get("kind") != "WorkloadSpread":
-        raise ScenarioError(f"{source}: workloadSpread must be a WorkloadSpread object")
+    workload = _workload(data["workload"], source)
+    spread = _spread(data["workloadSpread"], source)
     if not isinstance(data["steps"], list) or not data["steps"]:
         raise ScenarioError(f"{source}: steps must be a non-empty list")
+    target = spread["spec"].get("targetRef")
+    if not (isinstance(target, Mapping) and target.get("kind") == workload["kind"]
+            and target.get("name") == workload["metadata"]["name"]):
+        raise ScenarioError(f"{source}: workloadSpread.spec.targetRef must name the workload "
+                            f"({workload['kind']} {workload['metadata']['name']})")
+    kind = WORKLOAD_KINDS[str(workload["kind"])]
+    for index, raw in enumerate(data["steps"]):
+        if isinstance(raw, Mapping) and "rollingUpdate" in raw and not kind.rolls_pods:
+            raise ScenarioError(f"{source}: steps[{index}].rollingUpdate: a {workload['kind']} does not roll "
+                                "its pods (Deployment and StatefulSet do)")
     settle = data.get("settleSeconds", 60)
     if not isinstance(settle, int | float) or settle < 0:
         raise ScenarioError(f"{source}: settleSeconds must be a non-negative number")
     return Scenario(
         name=str(data.get("name") or Path(source).stem), description=str(data.get("description") or ""),
-        nodes=nodes, workload=dict(workload), spread=dict(spread),
+        nodes=nodes, workload=workload, spread=spread,
         steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])), settle_seconds=float(settle))
 
 
 def load_scenario(path: str | Path) -> Scenario:
+    """Read and check a scenario file; any unreadable input is a one-line `ScenarioError`."""
+    source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"cannot read {path}: {exc.strerror}") from None
-    return _parse_text(text, str(path))
+        documents = parse_documents(source, read_bytes(source))
+    except DocumentError as exc:
+        raise ScenarioError(str(exc)) from None
+    if len(documents) != 1:
+        raise ScenarioError(f"{source}: expected one scenario document, found {len(documents)}")
+    return parse_scenario(documents[0].obj, source)
 
 
 def load_shipped_scenario(name: str) -> Scenario:
@@ -145,7 +181,42 @@ def load_shipped_scenario(name: str) -> Scenario:
 
 def _parse_text(text: str, where: str) -> Scenario:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{where}: not valid YAML: {exc}") from None
-    return parse_scenario(data, where)
+        documents = parse_documents(where, text.encode("utf-8"))
+    except DocumentError as exc:
+        raise ScenarioError(str(exc)) from None
+    if len(documents) != 1:
+        raise ScenarioError(f"{where}: expected one scenario document, found {len(documents)}")
+    return parse_scenario(documents[0].obj, where)
+
+
+def _workload(raw: Any, source: str) -> dict[str, Any]:
+    kinds = ", ".join(WORKLOAD_KINDS)
+    if not isinstance(raw, Mapping) or raw.get("kind") not in WORKLOAD_KINDS:
+        raise ScenarioError(f"{source}: workload must be one of {kinds} (the kinds the embedded cluster runs)")
+    kind = WORKLOAD_KINDS[str(raw["kind"])]
+    if raw.get("apiVersion", kind.api_version) != kind.api_version:
+        raise ScenarioError(f"{source}: workload.apiVersion of a {raw['kind']} must be {kind.api_version}")
+    metadata = raw.get("metadata")
+    if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
+        raise ScenarioError(f"{source}: workload.metadata.name is required")
+    template = (raw.get("spec") or {}).get("template") if isinstance(raw.get("spec"), Mapping) else None
+    labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, Mapping) else None
+    if not isinstance(labels, Mapping) or not labels:
+        raise ScenarioError(f"{source}: workload.spec.template.metadata.labels are required (they find its pods)")
+    return {**raw, "apiVersion": kind.api_version}
+
+
+def _spread(raw: Any, source: str) -> dict[str, Any]:
+    """The WorkloadSpread, with OpenKruise's group read as Spreadgate's (same fields, same meaning)."""
+    if not isinstance(raw, Mapping) or raw.get("kind") != "WorkloadSpread":
+        raise ScenarioError(f"{source}: workloadSpread must be a WorkloadSpread object")
+    api_version = str(raw.get("apiVersion") or f"{GROUP}/v1alpha1")
+    group, _, version = api_version.rpartition("/")
+    if group not in (GROUP, KRUISE_GROUP) or version != "v1alpha1":
+        raise ScenarioError(f"{source}: workloadSpread.apiVersion must be {GROUP}/v1alpha1 or "
+                            f"{KRUISE_GROUP}/v1alpha1, not {api_version}")
+    if not isinstance(raw.get("metadata"), Mapping) or not isinstance(raw["metadata"].get("name"), str):
+        raise ScenarioError(f"{source}: workloadSpread.metadata.name is required")
+    if not isinstance(raw.get("spec"), Mapping):
+        raise ScenarioError(f"{source}: workloadSpread.spec is required")
+    return {**raw, "apiVersion": f"{GROUP}/v1alpha1"}

@@ -5,7 +5,11 @@ then the stack settles: the workload controllers, scheduler and kubelet, the
 webhook (called by the API server on every pod create/delete) and the
 controller loop run until nothing writes. The report of a step counts live
 pods per subset, zone and node, the deletion-cost range per subset, and lists
-the pods the step removed (with the subset and node they were in).
+the pods the step removed (with the subset and node they were in), and each
+subset's cap at that step (`maxReplicas` resolved against the workload's
+current replicas) so a report can flag a subset holding more pods than its cap.
+Everything is listed in a fixed order (spec order of the subsets, then node,
+then pod name), so two runs of one scenario print the same report.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from py_engine.cli.harness import DEPLOYMENTS, SPREADS, Stack
+from py_engine.cli.harness import SPREADS, Stack
 from py_engine.cli.scenario import Scenario, Step
-from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION
+from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION, ModelError
+from py_engine.model.maxreplicas import parse_max_replicas
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -36,9 +41,30 @@ class StepReport:
     costs: dict[str, list[int]]
     removed: list[dict[str, str]] = field(default_factory=list)
     added: int = 0
+    caps: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def over_cap(self) -> dict[str, int]:
+        """Subsets holding more pods than their cap at this step: name -> pods above it."""
+        return {name: self.subsets.get(name, 0) - cap for name, cap in self.caps.items()
+                if cap is not None and self.subsets.get(name, 0) > cap}
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "overCap": self.over_cap}
+
+
+def resolved_caps(spread: dict[str, Any], replicas: int) -> dict[str, int | None]:
+    """Each subset's cap in pods for `replicas` (None: unlimited, or a cap the model refuses)."""
+    caps: dict[str, int | None] = {}
+    for subset in (spread.get("spec") or {}).get("subsets") or []:
+        if not isinstance(subset, dict) or not isinstance(subset.get("name"), str):
+            continue
+        try:
+            cap = parse_max_replicas(subset.get("maxReplicas"))
+        except ModelError:
+            cap = None
+        caps[subset["name"]] = None if cap is None else cap.resolve(replicas)
+    return caps
 
 
 def _subset(pod: dict[str, Any]) -> str:
@@ -56,25 +82,27 @@ class ScenarioRun:
         self.scenario, self.stack = scenario, stack
         self.namespace = str(scenario.workload.get("metadata", {}).get("namespace") or "default")
         self.name = str(scenario.workload["metadata"]["name"])
+        self.kind = scenario.workload_kind
         self.spread_name = str(scenario.spread["metadata"]["name"])
         self.subset_names = [str(s.get("name")) for s in scenario.spread.get("spec", {}).get("subsets") or []]
 
     def pods(self) -> dict[str, dict[str, Any]]:
-        selector = ",".join(f"{k}={v}" for k, v in
-                            (self.scenario.workload["spec"]["selector"].get("matchLabels") or {}).items())
+        # The template's labels are on every pod of the workload (a Job's selector is generated).
+        labels = self.scenario.workload["spec"]["template"]["metadata"]["labels"]
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         items = self.stack.api.list("v1/pods", self.namespace, label_selector=selector or None)["items"]
         return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")}
 
     def setup(self) -> None:
         workload = dict(self.scenario.workload)
-        self.stack.create(DEPLOYMENTS, workload, self.namespace)
+        self.stack.create(self.kind.resource, workload, self.namespace)
         self.stack.create(SPREADS, dict(self.scenario.spread), self.namespace)
         self.stack.settle(self.scenario.settle_seconds)
 
     def apply(self, step: Step) -> None:
         api, ns = self.stack.api, self.namespace
         if step.kind == "scale":
-            api.patch(DEPLOYMENTS, ns, self.name, {"spec": {"replicas": step.value}}, "merge")
+            api.patch(self.kind.resource, ns, self.name, {"spec": {self.kind.replicas_field: step.value}}, "merge")
         elif step.kind == "maxReplicas":
             spread = api.get(SPREADS, ns, self.spread_name)
             for subset in spread["spec"]["subsets"]:
@@ -93,10 +121,10 @@ class ScenarioRun:
         elif step.kind == "removeNode":
             self.stack.cluster.delete_node(step.value)
         elif step.kind == "rollingUpdate":
-            deployment = api.get(DEPLOYMENTS, ns, self.name)
-            for container in deployment["spec"]["template"]["spec"]["containers"]:
+            workload = api.get(self.kind.resource, ns, self.name)
+            for container in workload["spec"]["template"]["spec"]["containers"]:
                 container["image"] = step.value["image"]
-            api.update(DEPLOYMENTS, ns, self.name, deployment)
+            api.update(self.kind.resource, ns, self.name, workload)
         if step.kind == "advance":
             self.stack.advance(float(step.value))
         else:
@@ -124,12 +152,18 @@ class ScenarioRun:
             if raw is not None and str(raw).lstrip("-").isdigit():
                 low_high = costs.setdefault(subset, [int(raw), int(raw)])
                 low_high[0], low_high[1] = min(low_high[0], int(raw)), max(low_high[1], int(raw))
-        removed = [{"pod": n, "subset": _subset(p), "node": str(p["spec"].get("nodeName") or "")}
-                   for n, p in sorted(before.items()) if n not in pods]
-        replicas = int(self.stack.api.get(DEPLOYMENTS, self.namespace, self.name)["spec"].get("replicas") or 0)
-        return StepReport(index, name, round(self.stack.clock.monotonic(), 3), replicas, dict(subsets),
-                          dict(sorted(zones.items())), dict(sorted(per_node.items())), pending, costs, removed,
-                          len([n for n in pods if n not in before]))
+        order = {name: i for i, name in enumerate([*self.subset_names, "-"])}
+        removed = sorted(({"pod": n, "subset": _subset(p), "node": str(p["spec"].get("nodeName") or "")}
+                          for n, p in before.items() if n not in pods),
+                         key=lambda r: (order.get(r["subset"], len(order)), r["subset"], r["node"], r["pod"]))
+        workload = self.stack.api.get(self.kind.resource, self.namespace, self.name)
+        replicas = int(workload["spec"].get(self.kind.replicas_field) or 0)
+        spread = self.stack.api.get(SPREADS, self.namespace, self.spread_name)
+        ordered_costs = dict(sorted(costs.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+        ordered_subsets = dict(sorted(subsets.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+        return StepReport(index, name, round(self.stack.clock.monotonic(), 3), replicas, ordered_subsets,
+                          dict(sorted(zones.items())), dict(sorted(per_node.items())), pending, ordered_costs,
+                          removed, len([n for n in pods if n not in before]), resolved_caps(spread, replicas))
 
     def run(self, progress: Callable[[StepReport], None] | None = None) -> list[StepReport]:
         self.setup()

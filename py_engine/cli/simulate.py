@@ -4,13 +4,16 @@ The real webhook (HTTPS on 127.0.0.1) and the real controller loop run with
 the embedded cluster; time is virtual, so waits (rescheduleCriticalSeconds,
 recovery windows) cost nothing. After every step the report gives pods per
 subset, zone and node, deletion costs, and the pods a scale-down removed.
-Scenario format: see `py_engine/cli/scenario.py`; examples in
-`manifests/examples/scenarios/`.
+The workload may be a Deployment, ReplicaSet, StatefulSet or Job; the spread
+may use Spreadgate's or OpenKruise's API group. Scenario format:
+docs/scenarios.md; examples in `manifests/examples/scenarios/`.
 
 Output: `-o table` (default), `-o json`, or `-o html` (a self-contained page
-with a chart of replicas per subset, written to `--out`, default
-`<scenario>.html`). Exit status: 0 on success, 2 for a bad scenario or a
-simulation that did not settle.
+with a chart of replicas per subset and their caps, written to `--out FILE`,
+which `-o html` requires). Reports list subsets in spec order and pods in a
+fixed order, so identical runs print identical reports; a subset holding more
+pods than its cap is flagged. Exit status: 0 on success, 2 for an unreadable or
+invalid scenario or a simulation that did not settle (one line on stderr).
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("simulate", help="run a scenario on the embedded cluster (virtual time)",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", metavar="SCENARIO.yaml")
-    parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table")
-    parser.add_argument("--out", metavar="FILE", help="where -o html writes (default: <scenario>.html)")
+    parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table",
+                        help="report format (default: %(default)s)")
+    parser.add_argument("--out", metavar="FILE", help="where -o html writes the page (required with -o html)")
     parser.set_defaults(handler=run)
 
 
@@ -46,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     from py_engine.sim.interface import ApiError
 
     logging.basicConfig(level=logging.ERROR)
+    if args.output == "html" and not args.out:
+        return _fail("-o html needs --out FILE (the page is not written to the current directory by default)")
     try:
         scenario = load_scenario(args.scenario)
     except ScenarioError as exc:
@@ -60,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         sys.stdout.write(render_json(scenario, reports))
     elif args.output == "html":
-        out = Path(args.out or Path(args.scenario).with_suffix(".html").name)
+        out = Path(args.out)
         try:
             out.write_text(render_html(scenario, reports), encoding="utf-8")
         except OSError as exc:
