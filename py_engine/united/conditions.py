@@ -1,0 +1,44 @@
+"""Status conditions with Kubernetes' usual semantics, as Kruise sets them.
+
+Setting a condition whose status and reason are unchanged changes nothing (the
+message is not refreshed); when only the reason changes the transition time is
+kept; a replaced condition moves to the end of the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from py_engine.k8s.timeutil import format_time
+
+JSON = dict[str, Any]
+
+
+def find(conditions: Sequence[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def make(kind: str, status: bool, reason: str, message: str, now: datetime) -> JSON:
+    return {
+        "type": kind,
+        "status": "True" if status else "False",
+        "lastTransitionTime": format_time(now),
+        "reason": reason,
+        "message": message,
+    }
+
+
+def set_condition(conditions: Sequence[Mapping[str, Any]], new: Mapping[str, Any]) -> list[JSON]:
+    current = find(conditions, str(new["type"]))
+    if current is not None and current.get("status") == new["status"] and current.get("reason") == new["reason"]:
+        return [dict(c) for c in conditions]
+    placed = dict(new)
+    if current is not None and current.get("status") == new["status"] and current.get("lastTransitionTime"):
+        placed["lastTransitionTime"] = current["lastTransitionTime"]
+    return [dict(c) for c in conditions if c.get("type") != new["type"]] + [placed]
+
+
+def remove(conditions: Sequence[Mapping[str, Any]], kind: str) -> list[JSON]:
+    return [dict(c) for c in conditions if c.get("type") != kind]
