@@ -2,7 +2,7 @@
 evaluation time and the committer's writes, conflicts and batch sizes.
 
 Names follow controller-runtime's webhook metrics with a `spreadgate_` prefix
-(ecosystem conventions §2.9); the primitives are in `py_engine.metrics`.
+(docs/conventions.md §2.9); the primitives are in `py_engine.metrics`.
 """
 
 from __future__ import annotations

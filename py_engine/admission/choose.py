@@ -5,7 +5,7 @@ with the pod's own node affinity, node fit when simulating), so it is asked
 of the Rego subset policy once per distinct input and cached. Counting is
 done here: the first eligible subset **in status order** (which is spec
 order once the controller has synced) with `missingReplicas > 0` or `-1`
-(unlimited) gets the pod (reference §2.1.1 step 4). StatefulSet pods are
+(unlimited) gets the pod (docs/design-workloadspread.md §2.1.1 step 4). StatefulSet pods are
 placed by ordinal instead (§2.1.3).
 """
 

@@ -1,4 +1,4 @@
-"""Building the mutated pod exactly as Kruise's webhook does (reference §2.2), and the JSON patch.
+"""The mutated pod as Kruise's webhook builds it, and its JSON patch (docs/design-workloadspread.md §2.2).
 
 Order matters and is the reference's: tolerations appended; `affinity` and
 `nodeAffinity` created even when empty; preferred terms appended; the

@@ -1,4 +1,4 @@
-"""Tracing a pod to the WorkloadSpread that governs it (reference §1.4).
+"""Tracing a pod to the WorkloadSpread that governs it (docs/design-workloadspread.md §1.4).
 
 The pod's controller owner must be an accepted workload kind. For each spread
 of the namespace, in list order, the owner chain is walked upwards until it

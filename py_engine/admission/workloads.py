@@ -4,7 +4,7 @@ Built-in kinds are Kruise's list (Deployment, ReplicaSet, StatefulSet of both
 groups, CloneSet, Job); custom kinds come from a whitelist whose entries also
 name the sub-resources that may sit between the workload and its pods
 (GameServerSet -> GameServer -> Pod). The replica count is read the way
-Kruise's webhook reads it when it initialises a version's statuses (§1.4).
+Kruise's webhook reads it when it initialises a version's statuses (docs/design-workloadspread.md §1.4).
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         lost.set()
         stop.set()
         # The election thread is not the main thread: make sure the process ends even if
-        # the main thread is stuck in an API call (ARCHITECTURE.md pitfall).
+        # the main thread is stuck in an API call (see py_engine/controller/leader.py).
         threading.Timer(10.0, lambda: os._exit(EXIT_FAILED)).start()
 
     leader = None

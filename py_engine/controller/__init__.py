@@ -1,4 +1,4 @@
-"""The WorkloadSpread controller's pure reconcile core (reference §2.5).
+"""The WorkloadSpread controller's pure reconcile core (docs/design-workloadspread.md §2.5).
 
 `reconcile(spread, view, now)` computes one sync from plain dicts and an
 injected time: grouping and adoption (`grouping`, `adoption`), subset status

@@ -1,6 +1,6 @@
 """Adopting pods created before their spread: which subset fits the node they run on.
 
-Reference §2.5.1. A subset matches when every taint of the node (any effect,
+docs/design-workloadspread.md §2.5.1. A subset matches when every taint of the node (any effect,
 PreferNoSchedule included) is tolerated by the pod's tolerations plus the
 subset's, and the node satisfies the pod's own required node affinity with the
 subset's required term ANDed into each term. Among matches the highest

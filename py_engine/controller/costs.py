@@ -1,4 +1,4 @@
-"""Between-subset deletion cost: which band every active pod belongs to (reference §2.5.3).
+"""Between-subset deletion cost: the band of every active pod (docs/design-workloadspread.md §2.5.3).
 
 A band `b` is the reference cost divided by 100: with N subsets and subset
 index k (reversed, N-1-k, for pods not of the latest version), pods within the

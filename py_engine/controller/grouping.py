@@ -1,4 +1,4 @@
-"""Grouping a spread's pods into subsets, per version (reference §2.5.1).
+"""Grouping a spread's pods into subsets, per version (docs/design-workloadspread.md §2.5.1).
 
 Pods carrying this spread's annotation go to the subset it names (or to the
 "no subset" bucket when that subset left the spec). Other pods — created before

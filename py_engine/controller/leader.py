@@ -2,7 +2,7 @@
 
 Why not `kubernetes.leaderelection`: its `LeaseLock` goes through the generated
 pydantic models and `time.sleep` loops, cannot be stopped from outside, and —
-the pitfall noted in ARCHITECTURE.md — keeps the leader's work running after
+a known pitfall of that client — keeps the leader's work running after
 leadership is lost. Here `on_stopped` is called as soon as a renewal has failed
 for `renew_deadline` seconds (or another holder is seen), and the CLI's
 `on_stopped` exits the process (client-go's "ReleaseOnCancel + exit" pattern:

@@ -2,7 +2,7 @@
 by kind, status conflicts, and gauges (queue depth, leadership).
 
 Names follow controller-runtime's with a `spreadgate_controller_` prefix
-(ecosystem conventions §2.9); the primitives are in `py_engine.metrics`.
+(docs/conventions.md §2.9); the primitives are in `py_engine.metrics`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which pods a sync looks at: the controller's listing per target kind (reference §1.4).
+"""Which pods a sync looks at: the listing per target kind (docs/design-workloadspread.md §1.4).
 
 Deployment: pods owned by any of its non-deleting ReplicaSets (or by the
 Deployment itself when it has none); Job: pods matching its selector and owned

@@ -1,4 +1,4 @@
-"""Adaptive rescheduling: pods that cannot be scheduled leave their subset (reference §2.5.4).
+"""Adaptive rescheduling: unschedulable pods leave their subset (docs/design-workloadspread.md §2.5.4).
 
 With `type: Adaptive` and `rescheduleCriticalSeconds > 0`, a pod of any subset
 but the last that is Pending, unbound and `PodScheduled=False/Unschedulable`

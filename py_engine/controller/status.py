@@ -1,12 +1,12 @@
 """The whole new status of a spread, and whether it differs from the stored one.
 
-Reference §2.3 and §2.5.2: `subsetStatuses` aggregates every version (spec
+docs/design-workloadspread.md §2.3 and §2.5.2: `subsetStatuses` aggregates every version (spec
 order, previous entries matched by name); `versionedSubsetStatuses` has one list
 per version present among the pods, and keeps a version whose pods are gone
 only while it still holds creating/deleting entries. A cap that cannot be
 resolved (a percentage of an unknown replica count) leaves the list empty.
 
-`Schedulable` conditions (Adaptive rescheduling, reference §2.5.4) are decided
+`Schedulable` conditions (Adaptive rescheduling, §2.5.4) are decided
 per list, as Kruise's `calculateWorkloadSpreadStatus` does: the aggregate from
 all pods and the aggregate's previous conditions, each version from that
 version's own pods and its own previous conditions. The webhook reads the

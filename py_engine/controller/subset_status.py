@@ -1,9 +1,9 @@
 """One subset's status: replicas, missingReplicas and the webhook's ageing bookkeeping.
 
-Reference §2.5.2. `creatingPods` entries are dropped once the pod is seen and
+docs/design-workloadspread.md §2.5.2. `creatingPods` entries are dropped once the pod is seen and
 expire after 30 s; `deletingPods` entries are kept only for active pods and
 expire after 15 s (both configurable; expiry is strict: `time + timeout` before
-now). missingReplicas uses the order-independent form the reference recommends:
+now). missingReplicas uses the order-independent form stated there:
 `max(0, cap - activeWithoutKeptDeleting)`, minus kept creating entries, floored
 at 0; Kruise's in-loop floor can differ by one when the subset is over capacity
 and a deleting pod is listed after it filled (documented there as a quirk).

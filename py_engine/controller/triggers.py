@@ -1,4 +1,4 @@
-"""Which watch events enqueue which spreads (reference §2.5 "Triggers").
+"""Which watch events enqueue which spreads (docs/design-workloadspread.md §2.5 "Triggers").
 
 Spread events enqueue the spread. Pod events enqueue the spread named by the
 pod's annotation, else every spread targeting the pod's owner (or, for a

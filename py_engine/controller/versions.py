@@ -1,4 +1,4 @@
-"""Pod versions and the workload's latest version (reference §2.3).
+"""Pod versions and the workload's latest version (docs/design-workloadspread.md §2.3).
 
 Deletion costs are reversed for pods that are not of the latest version, so a
 rolling update empties the *first* subsets of old pods while new ones fill them.

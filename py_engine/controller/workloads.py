@@ -1,6 +1,6 @@
 """Target workloads as the controller sees them: kind, replica count, custom whitelist.
 
-Reference §1.4. Built-in kinds read their replica field directly; custom kinds
+docs/design-workloadspread.md §1.4. Built-in kinds read their replica field directly; custom kinds
 come from Kruise's whitelist (ConfigMap `kruise-configuration`, key
 `WorkloadSpread_Watch_Custom_Workload_WhiteList`), whose `replicasPath` says
 where the count lives. `targetFilter.replicasPathList` overrides every kind with
@@ -29,7 +29,7 @@ JOB = ("batch", "Job")
 BUILTIN_KINDS: frozenset[tuple[str, str]] = frozenset(
     {DEPLOYMENT, REPLICASET, ("apps", "StatefulSet"), ("apps.kruise.io", "StatefulSet"), CLONESET, JOB}
 )
-# The only kinds whose scale-down reads pod-deletion-cost (reference §1.4).
+# The only kinds whose scale-down reads pod-deletion-cost (docs/design-workloadspread.md §1.4).
 COST_KINDS: frozenset[tuple[str, str]] = frozenset({DEPLOYMENT, REPLICASET, CLONESET})
 
 
@@ -125,7 +125,7 @@ def workload_replicas(
     whitelist: Whitelist = EMPTY_WHITELIST,
     scale_replicas: int | None = None,
 ) -> int:
-    """The replica count percentages resolve against (controller column of §1.4).
+    """The replica count percentages resolve against (docs/design-workloadspread.md §1.4, controller).
 
     A missing workload counts 0. `scale_replicas` is the custom kind's
     `/scale` `spec.replicas` when the caller could read one.

@@ -1,6 +1,6 @@
 """Writing one sync's result: only the differences, in the reference's order.
 
-Order (§2.5): adoption patches, deletion costs, the status, then the pods
+Order (docs/design-workloadspread.md §2.5): adoption patches, deletion costs, the status, then the pods
 Adaptive rescheduling deletes; Events last and best-effort. Why each rule:
 
 * Costs are merge-patched only for pods whose value changed (`cost_patches`),

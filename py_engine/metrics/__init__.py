@@ -3,7 +3,7 @@
 Shared by the webhook and the controller (both expose `/metrics`). Metrics live
 in per-instance registries rather than process-global state, so tests and
 benchmarks can run several servers in one process. Names follow the
-conventions: base units, counters end in `_total`.
+conventions (docs/conventions.md §2.9): base units, counters end in `_total`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What is injected into an admitted pod (reference §2.2) and the JSON patch."""
+"""What is injected into an admitted pod (docs/design-workloadspread.md §2.2) and the JSON patch."""
 
 from __future__ import annotations
 

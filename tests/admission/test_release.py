@@ -1,4 +1,4 @@
-"""Pod DELETE / eviction bookkeeping (reference §2.4)."""
+"""Pod DELETE / eviction bookkeeping (docs/design-workloadspread.md §2.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Choosing and recording a subset at pod CREATE (reference §2.1.1-§2.1.3, §2.3)."""
+"""Choosing and recording a subset at pod CREATE (docs/design-workloadspread.md §2.1.1-§2.1.3, §2.3)."""
 
 from __future__ import annotations
 

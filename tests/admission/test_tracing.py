@@ -1,4 +1,4 @@
-"""Tracing pods to their WorkloadSpread (reference §1.4)."""
+"""Tracing pods to their WorkloadSpread (docs/design-workloadspread.md §1.4)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Unit tests of the scale-down model: parsing, facts, gates, rankers, CloneSet flow.
 
-Examples come from the scale-down reference note (`shared/design/scaledown-reference.md`):
+Examples come from the scale-down design note (`docs/design-scaledown.md`):
 its deletion-cost rules, the log2 bucket table, the feature-gate behaviour and the
 CloneSet scale flow.
 """
@@ -371,7 +371,7 @@ def test_read_nodes() -> None:
 
 
 def test_bucket_uid_tie_break_ends_the_comparison() -> None:
-    """Reference 1.4: 'a' ready 6 h (0 restarts) vs 'b' ready 5 h (100 restarts)."""
+    """docs/design-scaledown.md §1.4: 'a' ready 6 h (0 restarts) vs 'b' ready 5 h (100 restarts)."""
     a = read_pod(pod("a", uid="a", ready_at=ago(hours=6), restarts=0))
     b = read_pod(pod("b", uid="b", ready_at=ago(hours=5), restarts=100))
     assert decide(a, b, 1, 1, now=NOW) == (-1, "ready-time-uid")
@@ -526,7 +526,7 @@ def test_same_node_ranker_shares_ranks_between_copies_of_a_pod() -> None:
 
 
 def test_spread_ranker_with_zone_and_hostname_matches_the_upstream_test() -> None:
-    """Reference 2.3: zone (3 values) plus hostname (6 hosts) expects d-0, e-0, d-1, e-1, c-0, i-0, ..."""
+    """§2.3: zone (3 values) plus hostname (6 hosts) expects d-0, e-0, d-1, e-1, c-0, i-0, ..."""
     case = next(
         c for c in load_vector_file("scaledown_cases.json")["cases"] if c["id"] == "kruise-spread-ranker-0"
     )

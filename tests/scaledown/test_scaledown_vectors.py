@@ -267,10 +267,10 @@ _HANDLERS = {
 
 
 def test_proposal_zone_example_full_order_matches_the_code() -> None:
-    """The reference's derived order for the proposal example (2.4).
+    """The derived order for the proposal example (docs/design-scaledown.md §2.4).
 
     The vector notes point at a 'derived-cloneset-proposal-zone-example' case that
-    the file does not contain; the order is stated in scaledown-reference.md 2.4.
+    the file does not contain; the order is stated in that section instead.
     """
     case = next(c for c in CASES if c["id"] == "proposal-spread-zone-example")
     facts = read_pods(case["pods"])
