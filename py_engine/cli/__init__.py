@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "admit",
     "reconcile",
     "rank",
+    "united",
     "validate",
     "gatekeeper",
 )

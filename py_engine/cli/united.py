@@ -1,0 +1,131 @@
+"""`spreadgate united plan`: one UnitedDeployment sync, offline, over a snapshot.
+
+Reads a state file (YAML or JSON; multi-document or a List) such as
+`kubectl get sgud,deploy,sts,pods,nodes -o yaml` (CloneSets, Advanced
+StatefulSets and ControllerRevisions are read too), runs the pure planner and
+prints each subset's replicas and partition, the objects to create, update and
+delete, and the new status:
+
+  spreadgate united plan --state manifests/examples/united/onprem-then-serverless.yaml
+  kubectl get sgud,deploy,sts,pods,nodes -o yaml | spreadgate united plan --state - -o json
+
+-o json prints one object with the keys `subsets` (name -> {replicas, partition}),
+`create`, `update`, `delete`, `status` and `errors`.
+
+--now defaults to the current time. Exit status: 0 planned; 1 planned with errors,
+or the allocator refused the UnitedDeployment (the reason is printed); 2 the
+input cannot be read or holds no valid UnitedDeployment (one line on stderr).
+docs/uniteddeployment.md describes the rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from typing import Any, TextIO
+
+EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
+PROG = "spreadgate united plan"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "united",
+        help="UnitedDeployment tools (plan: one controller sync offline)",
+        description="UnitedDeployment tools.",
+    )
+    commands = parser.add_subparsers(dest="united_command", metavar="SUBCOMMAND", required=True)
+    plan = commands.add_parser(
+        "plan",
+        help="plan one UnitedDeployment sync over a snapshot of objects",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    plan.add_argument("--state", required=True, metavar="STATE.yaml|-", help="objects to plan over; - reads stdin")
+    plan.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
+    plan.add_argument("--name", help="the UnitedDeployment to plan when the state holds several")
+    plan.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    plan.set_defaults(handler=run)
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _now(text: str | None) -> datetime:
+    from py_engine.k8s.clock import RealClock
+    from py_engine.k8s.timeutil import parse_time
+
+    return parse_time(text) if text is not None else RealClock().now()
+
+
+def run(args: argparse.Namespace) -> int:
+    from py_engine.k8s.timeutil import TimestampError
+    from py_engine.model.errors import ModelError
+    from py_engine.united.plan import plan
+    from py_engine.united.state import StateError, state_from_objects
+    from py_engine.validation.documents import DocumentError, read_documents
+
+    objects = []
+    for item in read_documents([args.state]):
+        if isinstance(item, DocumentError):
+            return _fail(str(item))
+        objects.append(item.obj)
+    try:
+        now = _now(args.now)
+    except TimestampError as exc:
+        return _fail(f"--now: {exc}")
+    try:
+        state = state_from_objects(objects, args.name)
+    except (StateError, ModelError) as exc:
+        return _fail(str(exc))
+    result = plan(state, now)
+    if args.output == "json":
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_table(result, sys.stdout)
+    for error in result.errors:
+        print(f"{PROG}: {'refused' if result.refused else 'error'}: {error}", file=sys.stderr)
+    return EXIT_REFUSED if result.errors else EXIT_OK
+
+
+def _columns(rows: list[list[str]], out: TextIO) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
+
+
+def _describe(obj: Any) -> str:
+    metadata = obj.get("metadata") or {}
+    name = metadata.get("name") or f"{metadata.get('generateName', '')}<generated>"
+    return f"{obj.get('kind')} {name}"
+
+
+def print_table(result: Any, out: TextIO) -> None:
+    """Human-readable plan: subsets, writes, status summary, requeue."""
+    if result.refused:
+        out.write("refused: nothing is created, updated or deleted; the status is not written\n")
+        return
+    status = result.status
+    entries = {e["name"]: e for e in status.get("subsetStatuses") or []}
+    rows = [["SUBSET", "REPLICAS", "PARTITION", "READY", "SCHEDULABLE"]]
+    for name, subset in result.subsets.items():
+        entry = entries.get(name, {})
+        schedulable = next((c.get("status") for c in entry.get("conditions") or []), "-")
+        rows.append([name, str(subset.replicas), str(subset.partition), str(entry.get("readyReplicas", 0)),
+                     str(schedulable)])
+    _columns(rows, out)
+    out.write("\n")
+    for verb, objects in (("create", result.create), ("update", result.update), ("delete", result.delete)):
+        for obj in objects:
+            out.write(f"{verb}: {_describe(obj)}\n")
+    out.write(f"\nreplicas {status.get('replicas')}, ready {status.get('readyReplicas')}, "
+              f"updated {status.get('updatedReplicas')}; revision {status.get('updatedRevision')} "
+              f"(current {status.get('currentRevision')})\n")
+    out.write(f"status: {'changed, would be written' if result.status_changed else 'unchanged, no write'}\n")
+    requeue = result.requeue_after
+    out.write(f"requeue after: {'-' if requeue is None else f'{requeue:g}s'}\n")

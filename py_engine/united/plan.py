@@ -1,0 +1,252 @@
+"""`plan(state, now)`: the UnitedDeployment controller's decision over a snapshot.
+
+One sync, in Kruise's order: find the subset workloads, resolve the revision,
+judge adaptive subsets, allocate replicas, compute partitions, build the
+workloads to create and update, list what to delete, and compute the status.
+Nothing is written: the controller runtime applies the plan, and `spreadgate
+united plan` prints it. When the allocator refuses the spec nothing is touched
+and the stored status stays, as in Kruise. docs/uniteddeployment.md, "The plan".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from py_engine.model.ud_constants import RESERVED_POD_LABEL
+from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.united.allocation import AllocationError
+from py_engine.united.allocator import allocate
+from py_engine.united.conditions import find, set_condition
+from py_engine.united.construct import ConstructionError, SubsetTarget, build_workload
+from py_engine.united.discovery import Discovery, SubsetWorkload, discover
+from py_engine.united.gojson import EncodingError
+from py_engine.united.observed import SubsetObservation
+from py_engine.united.ownership import reference
+from py_engine.united.partitions import next_partitions
+from py_engine.united.podfacts import is_ready, name_of, revision_of, timestamp
+from py_engine.united.revisions import RevisionPlan, plan_revisions
+from py_engine.united.schedulable import (
+    SCHEDULABLE,
+    SubsetVerdict,
+    after_allocation,
+    default_verdict,
+    is_marked,
+    reserving_verdict,
+)
+from py_engine.united.state import UnitedState
+from py_engine.united.status import UPDATED, SubsetOutcome, compute_status, updated_condition
+
+JSON = dict[str, Any]
+Obj = Mapping[str, Any]
+_ORDINAL = re.compile(r"-([0-9]+)$")
+
+
+@dataclass(frozen=True)
+class SubsetPlan:
+    replicas: int
+    partition: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one sync decides. `refused`: the allocator refused the spec (see `errors`)."""
+
+    subsets: Mapping[str, SubsetPlan]
+    create: tuple[JSON, ...]
+    update: tuple[JSON, ...]
+    delete: tuple[JSON, ...]
+    status: JSON
+    errors: tuple[str, ...]
+    refused: bool = False
+    requeue_after: float | None = None
+    status_changed: bool = field(default=False)
+
+    def to_json(self) -> JSON:
+        return {
+            "subsets": {n: {"replicas": s.replicas, "partition": s.partition} for n, s in self.subsets.items()},
+            "create": list(self.create),
+            "update": list(self.update),
+            "delete": list(self.delete),
+            "status": self.status,
+            "errors": list(self.errors),
+        }
+
+
+def _refusal(ud: UnitedDeployment, reason: str) -> Plan:
+    return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(reason,), refused=True)
+
+
+def _stored_subset_conditions(ud: UnitedDeployment) -> dict[str, JSON | None]:
+    """Each spec subset's stored Schedulable condition; in reservation mode a subset added
+    to a UD that already has subset statuses starts marked (`created`), as in Kruise."""
+    raw = ud.status.get("subsetStatuses")
+    entries = {str(e.get("name")): e for e in raw if isinstance(e, Mapping)} if isinstance(raw, list) else {}
+    out: dict[str, JSON | None] = {}
+    for subset in ud.subsets:
+        entry = entries.get(subset.name)
+        conditions = entry.get("conditions") if entry is not None else None
+        found = find([c for c in conditions if isinstance(c, Mapping)], SCHEDULABLE) if isinstance(
+            conditions, list) else None
+        out[subset.name] = dict(found) if found is not None else None
+        if entry is None and entries and ud.schedule.reserves:
+            out[subset.name] = {"type": SCHEDULABLE, "status": "False", "reason": "created", "message": ""}
+    return out
+
+
+def _verdicts(ud: UnitedDeployment, discovery: Discovery, stored: Mapping[str, JSON | None],
+              updated_revision: str, conditions: list[JSON], now: datetime) -> dict[str, SubsetVerdict]:
+    if not ud.schedule.is_adaptive:
+        return {}
+    updated = find(conditions, UPDATED)
+    since = timestamp(updated.get("lastTransitionTime")) if updated and updated.get("status") == "False" else None
+    verdicts: dict[str, SubsetVerdict] = {}
+    for subset in ud.subsets:
+        workload = discovery.subsets.get(subset.name)
+        if workload is None:
+            continue
+        if ud.schedule.reserves:
+            verdicts[subset.name] = reserving_verdict(
+                pods=workload.pods, stored=stored[subset.name], updated_revision=updated_revision,
+                updated_since=since, options=ud.schedule.adaptive, now=now)
+        else:
+            verdicts[subset.name] = default_verdict(
+                status_replicas=workload.status_replicas, ready_replicas=workload.ready_replicas,
+                pods=workload.pods, stored=stored[subset.name], options=ud.schedule.adaptive, now=now)
+    return verdicts
+
+
+def _observations(discovery: Discovery, verdicts: Mapping[str, SubsetVerdict],
+                  stored: Mapping[str, JSON | None]) -> dict[str, SubsetObservation]:
+    out = {}
+    for name, workload in discovery.subsets.items():
+        verdict = verdicts.get(name)
+        out[name] = SubsetObservation(
+            spec_replicas=workload.spec_replicas,
+            ready_replicas=workload.ready_replicas,
+            reserved_pods=verdict.reserved_pods if verdict else 0,
+            unschedulable=verdict.unschedulable if verdict else False,
+            marked_unschedulable=is_marked(stored.get(name)),
+        )
+    return out
+
+
+def _needs_update(workload: SubsetWorkload, desired: Obj, target: SubsetTarget) -> bool:
+    """Kruise's triggers (revision label, replicas, partition, patch annotation) read off the
+    built object, plus adoption and template metadata changes; no idempotent rewrites."""
+    if workload.adopt or workload.spec_replicas != target.replicas:
+        return True
+    current_meta = workload.obj.get("metadata") or {}
+    desired_meta = desired.get("metadata") or {}
+    if any((current_meta.get(key) or None) != (desired_meta.get(key) or None)
+           for key in ("labels", "annotations", "ownerReferences")):
+        return True
+    observed = workload.partition()
+    if observed is not None and observed != target.partition:
+        return True
+    if target.max_unavailable is not None:
+        spec = desired.get("spec") or {}
+        strategy = spec.get("updateStrategy") or spec.get("strategy") or {}
+        current_spec = workload.obj.get("spec") or {}
+        current = current_spec.get("updateStrategy") or current_spec.get("strategy") or {}
+        return bool(strategy != current)
+    return False
+
+
+def _stuck_pods(workload: SubsetWorkload, revision: str, partition: int) -> list[JSON]:
+    """Kruise's StatefulSet workaround (kubernetes#67250): pods at or above the partition,
+    on an old revision and not Ready are deleted so the rollout is not blocked."""
+    if workload.obj.get("apiVersion") != "apps/v1" or workload.obj.get("kind") != "StatefulSet":
+        return []
+    if workload.partition() is None:
+        return []
+    stuck = []
+    for pod in workload.pods:
+        match = _ORDINAL.search(name_of(pod))
+        if match and int(match.group(1)) >= partition and revision_of(pod) != revision and not is_ready(pod):
+            stuck.append(reference(pod))
+    return stuck
+
+
+def _labelled(pod: Obj, value: str) -> JSON:
+    """The pod with Spreadgate's reserved label set (the runtime patches only that label)."""
+    metadata = dict(pod.get("metadata") or {})
+    metadata["labels"] = {**(metadata.get("labels") or {}), RESERVED_POD_LABEL: value}
+    return {**pod, "metadata": metadata}
+
+
+def plan(state: UnitedState, now: datetime) -> Plan:
+    """The controller's decision for `state` at `now` (see the module docstring)."""
+    ud = state.ud
+    discovery = discover(ud, state.workloads, state.pods)
+    try:
+        revisions: RevisionPlan = plan_revisions(ud, state.revisions)
+    except (EncodingError, RecursionError) as exc:
+        return _refusal(ud, f"spec.template cannot be versioned: {exc}")
+    stored_conditions = [dict(c) for c in ud.status.get("conditions") or [] if isinstance(c, Mapping)]
+    stored_current = ud.status.get("currentRevision")
+    previous = stored_current if isinstance(stored_current, str) and stored_current else revisions.current
+    conditions = set_condition(stored_conditions, updated_condition(previous, revisions.updated, now))
+    stored = _stored_subset_conditions(ud)
+    verdicts = _verdicts(ud, discovery, stored, revisions.updated, conditions, now)
+    try:
+        allocation = allocate(ud, _observations(discovery, verdicts, stored))
+    except AllocationError as exc:
+        return _refusal(ud, f"Specified subset replicas is ineffective: {exc}")
+    partitions = next_partitions(ud, allocation.replicas)
+    errors = list(discovery.errors)
+    build_errors: list[str] = []
+    create: list[JSON] = list(revisions.create)
+    update: list[JSON] = list(revisions.update)
+    delete: list[JSON] = [*discovery.delete, *revisions.delete]
+    requeue = [d for v in verdicts.values() for d in v.requeue]
+    outcomes: dict[str, SubsetOutcome] = {}
+    scaled_up = False
+    for subset in sorted(ud.subsets, key=lambda s: s.name):
+        name = subset.name
+        workload = discovery.subsets.get(name)
+        verdict = verdicts.get(name)
+        condition = verdict.condition if verdict else stored[name]
+        max_unavailable = None
+        if workload is not None and ud.schedule.reserves and verdict is not None:
+            condition = after_allocation(condition, unschedulable=verdict.unschedulable,
+                                         marked=is_marked(stored[name]), current_replicas=workload.spec_replicas,
+                                         next_replicas=allocation.replicas[name], now=now)
+            if verdict.unschedulable:
+                max_unavailable = max(0, workload.spec_replicas - workload.ready_replicas
+                                      + verdict.update_timeout_pods)
+        target = SubsetTarget(allocation.replicas[name], partitions[name], max_unavailable)
+        outcomes[name] = SubsetOutcome(target.replicas, target.partition,
+                                       verdict.reserved_pods if verdict else 0, condition)
+        scaled_up |= workload is None or target.replicas > workload.spec_replicas
+        try:
+            desired = build_workload(ud, subset, revisions.updated, target, workload.obj if workload else None)
+        except ConstructionError as exc:
+            build_errors.append(str(exc))
+            continue
+        if workload is None:
+            create.append(desired)
+            continue
+        if _needs_update(workload, desired, target):
+            update.append(desired)
+        delete.extend(_stuck_pods(workload, revisions.updated, target.partition))
+    for name, verdict in verdicts.items():
+        pods = {name_of(p): p for p in discovery.subsets[name].pods}
+        update.extend(_labelled(pods[pod], value) for pod, value in sorted(verdict.pod_labels.items()))
+    if ud.schedule.is_adaptive and scaled_up:
+        requeue.append(float(ud.schedule.adaptive.reschedule_critical_seconds))
+    workload_writes = any(o.get("kind") != "ControllerRevision" for o in create) or bool(discovery.delete)
+    status = compute_status(
+        ud, workloads=discovery.subsets, outcomes={s.name: outcomes[s.name] for s in ud.subsets if s.name in outcomes},
+        conditions=conditions, current_revision=revisions.current, updated_revision=revisions.updated,
+        collision_count=revisions.collision_count, provisioned=workload_writes, update_errors=build_errors, now=now)
+    positive = [d for d in requeue if d > 0]
+    return Plan(
+        subsets={s.name: SubsetPlan(allocation.replicas[s.name], partitions[s.name]) for s in ud.subsets},
+        create=tuple(create), update=tuple(update), delete=tuple(delete), status=status,
+        errors=tuple(errors + build_errors), requeue_after=min(positive) if positive else None,
+        status_changed=status != ud.status,
+    )

@@ -1,0 +1,53 @@
+"""A snapshot of the objects one UnitedDeployment's sync reads.
+
+Built from any list of Kubernetes objects (`kubectl get sgud,deploy,sts,pods,nodes
+-o yaml`, optionally with CloneSets, Advanced StatefulSets and ControllerRevisions):
+the UnitedDeployment, the workloads of the four subset kinds, the pods and the
+ControllerRevisions. Nodes and anything else are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from py_engine.model.uniteddeployment import UnitedDeployment, is_uniteddeployment
+from py_engine.united.discovery import WORKLOAD_KINDS, kind_key
+
+Obj = Mapping[str, Any]
+
+
+class StateError(ValueError):
+    """The snapshot does not name one UnitedDeployment to plan."""
+
+
+@dataclass(frozen=True)
+class UnitedState:
+    ud: UnitedDeployment
+    workloads: tuple[Obj, ...] = ()
+    pods: tuple[Obj, ...] = ()
+    revisions: tuple[Obj, ...] = ()
+
+
+def _name(obj: Obj) -> str:
+    metadata = obj.get("metadata")
+    value = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def state_from_objects(objects: Iterable[Any], name: str | None = None) -> UnitedState:
+    """Sort a snapshot's objects; raises StateError (or ModelError for a malformed UD)."""
+    items = [o for o in objects if isinstance(o, Mapping)]
+    candidates = [o for o in items if is_uniteddeployment(o) and (name is None or _name(o) == name)]
+    if not candidates:
+        raise StateError(f"no UnitedDeployment{f' named {name!r}' if name else ''} in the state")
+    if len(candidates) > 1:
+        names = ", ".join(sorted(_name(o) for o in candidates))
+        raise StateError(f"several UnitedDeployments in the state ({names}); choose one with --name")
+    return UnitedState(
+        ud=UnitedDeployment.from_object(candidates[0]),
+        workloads=tuple(o for o in items if kind_key(o) in WORKLOAD_KINDS),
+        pods=tuple(o for o in items if o.get("kind") == "Pod"),
+        revisions=tuple(o for o in items if o.get("kind") == "ControllerRevision"),
+    )
