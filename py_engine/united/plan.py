@@ -186,7 +186,9 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         revisions: RevisionPlan = plan_revisions(ud, state.revisions)
     except (EncodingError, RecursionError) as exc:
         return _refusal(ud, f"spec.template cannot be versioned: {exc}")
-    stored_conditions = [dict(c) for c in ud.status.get("conditions") or [] if isinstance(c, Mapping)]
+    raw_conditions = ud.status.get("conditions")
+    stored_conditions = [dict(c) for c in raw_conditions if isinstance(c, Mapping)] if isinstance(
+        raw_conditions, list) else []
     stored_current = ud.status.get("currentRevision")
     previous = stored_current if isinstance(stored_current, str) and stored_current else revisions.current
     conditions = set_condition(stored_conditions, updated_condition(previous, revisions.updated, now))
