@@ -1,0 +1,107 @@
+"""Validating UnitedDeployments with the Rego policy in `policies/uniteddeployment/`.
+
+Shared by `spreadgate validate`, the webhook's `/validate/uniteddeployments`
+and the tests. The policy input has the same Gatekeeper shape as the
+WorkloadSpread validation (`review.object`, `review.oldObject`,
+`review.operation`); Kruise's `apps.kruise.io` v1alpha1 and v1beta1 objects
+are validated like Spreadgate's `spreadgate.dev/v1beta1` ones, since their
+specs convert one to one (docs/uniteddeployment-validation.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from py_engine.model.constants import GROUP, KRUISE_GROUP
+from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.validation.validator import Violation
+
+UD_VALIDATION_RULE = "data.spreadgate.uniteddeployment.violation"
+UD_KIND = "UnitedDeployment"
+UD_API_GROUPS = frozenset({GROUP, KRUISE_GROUP})
+UD_API_VERSIONS = frozenset({"v1alpha1", "v1beta1"})
+
+
+def is_validated_uniteddeployment(obj: Any) -> bool:
+    """True for a UnitedDeployment of a group and version the policy validates."""
+    if not isinstance(obj, Mapping) or obj.get("kind") != UD_KIND:
+        return False
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str):
+        return False
+    group, _, version = api_version.rpartition("/")
+    return group in UD_API_GROUPS and version in UD_API_VERSIONS
+
+
+def build_ud_review_input(
+    obj: Mapping[str, Any],
+    *,
+    operation: str = "CREATE",
+    old: Mapping[str, Any] | None = None,
+    allowed_patch_fields: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The policy input for validating one UnitedDeployment (Gatekeeper-compatible `review`)."""
+    review: dict[str, Any] = {"object": obj, "operation": operation}
+    if old is not None:
+        review["oldObject"] = old
+    return {"review": review, "context": {"allowedPatchFields": list(allowed_patch_fields)}}
+
+
+def validate_uniteddeployment(engine: PolicyEngine, policy_input: Mapping[str, Any]) -> list[Violation]:
+    """Violations of the UnitedDeployment policy, sorted by field path; raises PolicyError on engine failure."""
+    result = engine.evaluate(UD_VALIDATION_RULE, policy_input)
+    if result is None:
+        return []
+    if not isinstance(result, list):
+        raise PolicyError(f"{UD_VALIDATION_RULE} returned {type(result).__name__}, expected a set")
+    violations = []
+    for item in result:
+        details = item.get("details", {}) if isinstance(item, dict) else {}
+        message = item.get("msg", item) if isinstance(item, dict) else item
+        violations.append(Violation(field=str(details.get("field", "")), message=str(message)))
+    return sorted(violations, key=lambda v: (v.field, v.message))
+
+
+@dataclass(frozen=True)
+class UdReviewResult:
+    """The answer to one UnitedDeployment admission request, before it becomes an AdmissionReview.
+
+    `outcome` is the webhook's metrics label (allowed, skipped, invalid, error).
+    """
+
+    allowed: bool
+    outcome: str
+    code: int = 200
+    message: str = ""
+    reason: str = ""
+
+
+def _object(request: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    value = request.get(key)
+    return value if isinstance(value, Mapping) else None
+
+
+def review_uniteddeployment(engine: PolicyEngine | None, request: Mapping[str, Any]) -> UdReviewResult:
+    """Decide one admission request for a UnitedDeployment (CREATE and UPDATE; others pass).
+
+    Like Kruise's webhook: any violation is a denial with HTTP 422 listing them all;
+    UPDATE checks the create rules on the new object and the update rules against the old.
+    """
+    operation = str(request.get("operation") or "")
+    if operation not in ("CREATE", "UPDATE"):
+        return UdReviewResult(True, "skipped", message="not a CREATE or UPDATE")
+    obj = _object(request, "object")
+    if obj is None or not is_validated_uniteddeployment(obj):
+        return UdReviewResult(False, "error", 400, "request.object must be a UnitedDeployment", "BadRequest")
+    if engine is None:
+        return UdReviewResult(False, "error", 500, "no policy engine configured for UnitedDeployment validation")
+    old = _object(request, "oldObject") if operation == "UPDATE" else None
+    try:
+        violations = validate_uniteddeployment(engine, build_ud_review_input(obj, operation=operation, old=old))
+    except PolicyError as exc:
+        return UdReviewResult(False, "error", 500, f"UnitedDeployment validation failed to run: {exc}", "InternalError")
+    if violations:
+        return UdReviewResult(False, "invalid", 422, "; ".join(v.message for v in violations), "Invalid")
+    return UdReviewResult(True, "allowed")
