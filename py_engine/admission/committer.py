@@ -29,6 +29,12 @@ batched into the next single write:
   the watch cache is newer. resourceVersions are only compared for equality
   (they are opaque); a wrong guess costs one 409, never a miscount.
 * `dry_run=True` decides on the freshest known object and never writes.
+* Per-spread state lives only while it is useful: a spread's slot is dropped
+  once no request uses it and it has been idle for `idle_ttl` seconds, or,
+  beyond `max_idle_slots` idle slots, the longest idle ones first. Memory is
+  bounded by the spreads in use plus `max_idle_slots`, not by every spread
+  ever seen; a dropped slot only forgets the last object written (the next
+  request reads the watch cache; at worst one 409 re-reads it).
 
 A write that fails without a definite answer (timeout, 5xx) is reported as
 `CommitError`: it may have been applied, and the orphaned reservation is aged
@@ -166,6 +172,8 @@ class _Slot:
         self.known: JSON | None = None
         self.caught_up = False
         self.last_commit = float("-inf")
+        self.users = 0  # submits holding this slot (guarded by the committer's slots lock)
+        self.idle_since = float("-inf")
 
     def remember(self, obj: JSON) -> None:
         self.known = obj
@@ -181,12 +189,13 @@ class Committer:
 
     `batching=False` writes each reservation on its own (the one-write-per-pod
     baseline of the benchmark). `max_batch` bounds a batch (and so the size of
-    one status write's worth of reservations).
+    one status write's worth of reservations). `idle_ttl` and `max_idle_slots`
+    bound the per-spread state kept for spreads no request is using.
     """
 
     def __init__(self, store: StatusStore, clock: Clock, *, batching: bool = True, max_batch: int = 256,
                  conflict_backoff: float = 0.005, linger: float = 0.01, burst_window: float = 0.1,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, idle_ttl: float = 60.0, max_idle_slots: int = 1024) -> None:
         self.store = store
         self.clock = clock
         self.max_batch = max_batch if batching else 1
@@ -194,16 +203,50 @@ class Committer:
         self.linger = linger if batching else 0.0
         self.burst_window = burst_window
         self.stats = CommitterStats()
+        self.idle_ttl = idle_ttl
+        self.max_idle_slots = max(max_idle_slots, 1)
         self._slots: dict[tuple[str, str], _Slot] = {}
         self._slots_lock = threading.Lock()
+        self._next_sweep = float("-inf")
         self._random = random.Random(seed)
 
-    def _slot(self, namespace: str, name: str) -> _Slot:
+    def _acquire(self, namespace: str, name: str) -> _Slot:
+        """The spread's slot, held until `_release` (a held slot is never pruned)."""
+        now = self.clock.monotonic()
         with self._slots_lock:
+            if now >= self._next_sweep or len(self._slots) > self.max_idle_slots:
+                self._prune_locked(now)
             slot = self._slots.get((namespace, name))
             if slot is None:
                 slot = self._slots[(namespace, name)] = _Slot()
+            slot.users += 1
             return slot
+
+    def _release(self, slot: _Slot) -> None:
+        with self._slots_lock:
+            slot.users -= 1
+            if slot.users == 0:
+                slot.idle_since = self.clock.monotonic()
+
+    def _prune_locked(self, now: float) -> None:
+        """Drop slots no submit holds that were idle for `idle_ttl`; beyond `max_idle_slots`
+        idle ones, drop the longest idle down to half that bound (amortised: the next
+        overflow is half the bound away). Runs at most every `idle_ttl / 4` seconds
+        otherwise. Caller holds `_slots_lock`."""
+        self._next_sweep = now + self.idle_ttl / 4
+        idle = [(slot.idle_since, key) for key, slot in self._slots.items() if slot.users == 0]
+        expired = [key for since, key in idle if now - since >= self.idle_ttl]
+        for key in expired:
+            del self._slots[key]
+        remaining = sorted((since, key) for since, key in idle if now - since < self.idle_ttl)
+        if len(remaining) > self.max_idle_slots:
+            for _, key in remaining[: len(remaining) - self.max_idle_slots // 2]:
+                del self._slots[key]
+
+    def tracked_spreads(self) -> int:
+        """How many spreads the committer keeps state for (in use or recently idle)."""
+        with self._slots_lock:
+            return len(self._slots)
 
     # ---------------------------------------------------------------- public
 
@@ -211,7 +254,14 @@ class Committer:
         """Commit `apply` on spread namespace/name before `deadline` (clock.monotonic());
         returns apply's result from the committed attempt. Raises `CommitFailed`
         subclasses, or whatever `apply` raised."""
-        slot = self._slot(namespace, name)
+        slot = self._acquire(namespace, name)
+        try:
+            return self._submit(slot, namespace, name, apply, deadline, dry_run=dry_run)
+        finally:
+            self._release(slot)
+
+    def _submit(self, slot: _Slot, namespace: str, name: str, apply: Apply[R], deadline: float, *,
+                dry_run: bool) -> R:
         if dry_run:
             base = self._read(slot, namespace, name, fresh=False, timeout=self._remaining(deadline))
             _, result = apply(copy.deepcopy(base))
@@ -353,6 +403,9 @@ class Committer:
                 self.stats.batch_sizes[len(batch)] += 1
             for r in batch:
                 self._succeed(r, results[id(r)])
+            # Written: done. Looping again would fail these (now answered) requests
+            # with CommitTimeout when their deadline passed while the write was on the wire.
+            return
 
     def _sleep_before_retry(self, backoff: float, batch: list[_Request[Any]]) -> None:
         """Jittered pause after a conflict so competing processes interleave, never past a deadline."""

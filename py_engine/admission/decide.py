@@ -15,6 +15,7 @@ from typing import Any
 
 from py_engine.admission.context import AdmissionContext, AdmissionError, OwnerNotFound
 from py_engine.admission.inject import inject, make_patch
+from py_engine.admission.matched import without_matched_annotations
 from py_engine.admission.release import find_annotated_spread, release_delete
 from py_engine.admission.reserve import reserve_create
 from py_engine.admission.tracing import find_spread, name_of, namespace_of
@@ -58,6 +59,17 @@ def _unchanged(pod: dict[str, Any], spread: dict[str, Any] | None, message: str,
     return AdmissionOutcome(True, None, [], pod, False, spread, warnings, message)
 
 
+def _without_subset(pod: dict[str, Any], spread: dict[str, Any], warnings: tuple[str, ...]) -> AdmissionOutcome:
+    """Admitted without a subset: unchanged, except that a matched annotation the pod arrived
+    with is removed (`py_engine.admission.matched`)."""
+    label = f"WorkloadSpread {_spread_label(spread)}: no subset chosen"
+    stripped = without_matched_annotations(pod)
+    if stripped is None:
+        return _unchanged(pod, spread, f"{label}; pod admitted unchanged", warnings)
+    return AdmissionOutcome(True, None, make_patch(pod, stripped), stripped, False, spread, warnings,
+                            f"{label}; pod admitted with its matched-workloadspread annotation removed")
+
+
 def _denied(pod: dict[str, Any], spread: dict[str, Any] | None, error: AdmissionError) -> AdmissionOutcome:
     return AdmissionOutcome(False, None, [], pod, False, spread, (), error.message, error.code)
 
@@ -77,8 +89,7 @@ def admit_create(
     try:
         reservation = reserve_create(spread, pod, ctx, generated_uid=generated_uid)
         if reservation.subset is None:
-            return _unchanged(pod, spread, f"WorkloadSpread {_spread_label(spread)}: no subset chosen; pod admitted unchanged",
-                              reservation.warnings)
+            return _without_subset(pod, spread, reservation.warnings)
         written = reservation.spread
         mutated = inject(pod, written if written is not None else spread, reservation.subset, reservation.uid)
     except AdmissionError as exc:
@@ -106,8 +117,14 @@ def admit_delete(pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: Ad
     except AdmissionError as exc:
         return _denied(pod, spread, exc)
     if release.spread is None:
-        return AdmissionOutcome(True, None, [], pod, False, spread, (),
+        return AdmissionOutcome(True, release.subset, [], pod, False, spread, (),
                                 f"WorkloadSpread {_spread_label(spread)}: no status change")
+    if not release.freed:
+        return AdmissionOutcome(
+            True, release.subset, [], pod, True, release.spread, (),
+            f"WorkloadSpread {_spread_label(spread)}: deletion recorded; subset {release.subset!r} is at or over"
+            " its cap without the pod, so no slot is given back",
+        )
     return AdmissionOutcome(
         True, release.subset, [], pod, True, release.spread, (),
         f"WorkloadSpread {_spread_label(spread)}: slot of subset {release.subset!r} given back",

@@ -22,9 +22,10 @@ from py_engine.admission.choose import (
 )
 from py_engine.admission.context import AdmissionContext, AdmissionError
 from py_engine.admission.statuses import (
-    follow_current_replicas,
+    follow_caps,
     missing_replicas,
     recorded_subset,
+    spec_ahead_of_status,
     statuses_for,
     version_of,
     with_version_statuses,
@@ -99,7 +100,11 @@ def reserve_create(
     already in `creatingPods`/`deletingPods` keeps its subset with no write;
     else the first eligible subset with `missingReplicas > 0` or `-1`; `-1`
     writes nothing, otherwise `creatingPods[key] = now` and `missingReplicas`
-    decremented. No subset -> admit unchanged with a warning. StatefulSet
+    decremented. Spreadgate refinements (`follow_caps`): percentage caps follow
+    the workload's current replicas, and while the spec is ahead of the status
+    (`generation > observedGeneration`) every entry's room is counted from the
+    spec's cap, so a lowered cap holds before the controller syncs. No subset ->
+    admit unchanged with a warning. StatefulSet
     targets are placed by ordinal without any write (§2.1.3).
 
     The key is the pod's name, or `generated_uid` for a pod with only
@@ -118,10 +123,11 @@ def reserve_create(
 
     version = version_of(pod, ctx)
     statuses, initialised = statuses_for(view, version, lambda: workload_replicas(view, namespace_of(spread), ctx))
-    if not initialised and view.uses_percentages:
-        replicas = current_replicas(view, namespace_of(spread), ctx)
-        if replicas is not None:
-            follow_current_replicas(view, statuses, replicas)
+    # Caps the controller has not resolved yet (a spec change it has not synced) are
+    # counted from the spec and the slots each entry holds; percentages always are.
+    from_spec = not initialised and spec_ahead_of_status(view)
+    if from_spec or (not initialised and view.uses_percentages):
+        follow_caps(view, statuses, current_replicas(view, namespace_of(spread), ctx), from_spec=from_spec)
     key = name or generated_uid
     recorded = recorded_subset(statuses, key)
     if recorded is not None:
@@ -138,7 +144,7 @@ def reserve_create(
         # version's statuses were just initialised from that cached count: ask the API once.
         replicas = current_replicas(view, namespace_of(spread), ctx, lookup=ctx.fresh_lookup)
         if replicas is not None:
-            follow_current_replicas(view, statuses, replicas)
+            follow_caps(view, statuses, replicas, from_spec=from_spec)
             index = choose_counted(statuses, eligible)
     if index is None:
         return CreateReservation(None, None, name, (_no_room_warning(view, f"version {version}", eligible),))

@@ -18,7 +18,8 @@ controller owner, inactive pods. A dry-run CREATE is decided on the freshest
 cached spread and never written. A reservation that cannot be committed in
 time follows `on_commit_failure`: "deny" (the workload controller retries, as
 with the reference) or "allow-unmodified" (the pod is admitted without a
-subset; nothing was reserved for it).
+subset; nothing was reserved for it). A pod admitted without a subset loses
+any matched-workloadspread annotation it arrived with (`_without_subset`).
 
 Errors are values: every path returns a `Decision`, the webhook turns it into
 a well-formed AdmissionReview response.
@@ -46,6 +47,7 @@ from py_engine.admission.core import (
     make_patch,
     release_delete,
     reserve_create,
+    without_matched_annotations,
 )
 from py_engine.admission.service_view import ClusterView
 from py_engine.k8s.clock import Clock
@@ -186,11 +188,11 @@ class AdmissionService:
         except SpreadNotFound:
             return allow("skipped", f"WorkloadSpread {namespace}/{name} is gone")
         except CommitFailed as exc:
-            return self._commit_failed(exc, namespace, name)
+            return self._commit_failed(exc, namespace, name, pod)
         except AdmissionError as exc:
             return deny(exc.code, exc.message, "denied")
         if reservation.subset is None:
-            return allow("allowed", warnings=reservation.warnings)
+            return _without_subset(pod, "allowed", reservation.warnings)
         try:
             mutated = inject(pod, base, reservation.subset, reservation.uid)
         except AdmissionError as exc:
@@ -200,10 +202,10 @@ class AdmissionService:
         return Decision(True, "patched", patch=patch, warnings=reservation.warnings,
                         audit={"workloadspread": name, "subset": reservation.subset})
 
-    def _commit_failed(self, exc: CommitFailed, namespace: str, name: str) -> Decision:
+    def _commit_failed(self, exc: CommitFailed, namespace: str, name: str, pod: dict[str, Any]) -> Decision:
         message = f"WorkloadSpread {namespace}/{name}: {exc.message}"
         if self.config.on_commit_failure == "allow-unmodified":
-            return allow("commit-failed", warnings=(f"{message}; the pod is admitted without a subset",))
+            return _without_subset(pod, "commit-failed", (f"{message}; the pod is admitted without a subset",))
         return deny(500, message, "commit-failed", exc.reason)
 
     # ----------------------------------------------------- pod DELETE/evict
@@ -255,6 +257,8 @@ class AdmissionService:
             return allow("commit-failed", warnings=(message,))
         if release.spread is None:
             return allow("allowed")
+        if not release.freed:  # recorded, but the pod was beyond its subset's cap
+            return allow("allowed", f"subset {release.subset}: over its cap; the deletion frees no slot")
         return Decision(True, "released", audit={"workloadspread": name, "subset": release.subset or ""})
 
     # ------------------------------------------------ WorkloadSpread CREATE/UPDATE
@@ -296,6 +300,15 @@ class AdmissionService:
             return self.view.lookup(api_version, kind, namespace, name)
         except Exception:  # a lookup failure only skips the patch checks, as for a missing workload
             return None
+
+
+def _without_subset(pod: dict[str, Any], outcome: str, warnings: Sequence[str]) -> Decision:
+    """A pod traced to a spread but admitted without a subset: unchanged, except that a
+    matched-workloadspread annotation it arrived with (either key) is removed, so its
+    DELETE cannot give back a slot it never held (`py_engine.admission.matched`)."""
+    stripped = without_matched_annotations(pod)
+    patch = make_patch(pod, stripped) if stripped is not None else None
+    return Decision(True, outcome, patch=patch, warnings=tuple(warnings))
 
 
 def _dry_run_options(options: Any) -> bool:

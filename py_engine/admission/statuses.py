@@ -113,6 +113,50 @@ def follow_current_replicas(view: WorkloadSpread, statuses: list[SubsetStatus], 
         entry["missingReplicas"] = max(0, subset.max_replicas.resolve(replicas) - occupied_slots(entry))
 
 
+def spec_ahead_of_status(view: WorkloadSpread) -> bool:
+    """True when the spec changed after the controller last wrote the status
+    (`metadata.generation` > `status.observedGeneration`, a missing one reading 0).
+
+    Until the controller syncs, the stored `missingReplicas` were computed against
+    the *previous* caps: a lowered `maxReplicas` would not be enforced (and deletes
+    would keep handing slots back) for as long as the controller is behind or down.
+    """
+    observed = view.stored_status.get("observedGeneration")
+    if isinstance(observed, bool) or not isinstance(observed, int):
+        observed = 0
+    return view.generation > observed
+
+
+def follow_spec_caps(view: WorkloadSpread, statuses: list[SubsetStatus], replicas: int | None) -> None:
+    """Every entry's room from the spec's cap *now* and the slots the entry holds (in place).
+
+    A Spreadgate refinement, used while `spec_ahead_of_status`: `missingReplicas =
+    max(0, cap - (replicas + creatingPods - deletingPods))`, integer and percentage
+    caps alike (percentages resolved against `replicas`; when the workload is not
+    found, None, they keep the stored value); a subset whose spec no longer has a
+    cap becomes unlimited (-1). Entries whose subset left the spec are left alone
+    (they are never chosen).
+    """
+    by_name = {subset.name: subset for subset in view.subsets}
+    for entry in statuses:
+        subset = by_name.get(str(entry.get("name")))
+        if subset is None:
+            continue
+        if subset.max_replicas is None:
+            entry["missingReplicas"] = -1
+        elif not subset.max_replicas.percent or replicas is not None:
+            entry["missingReplicas"] = max(0, subset.max_replicas.resolve(replicas or 0) - occupied_slots(entry))
+
+
+def follow_caps(view: WorkloadSpread, statuses: list[SubsetStatus], replicas: int | None, *, from_spec: bool) -> None:
+    """`follow_spec_caps` when the spec is ahead of the status, else `follow_current_replicas`
+    (percentage caps only; nothing when the workload is not found)."""
+    if from_spec:
+        follow_spec_caps(view, statuses, replicas)
+    elif replicas is not None:
+        follow_current_replicas(view, statuses, replicas)
+
+
 def recorded_subset(statuses: Sequence[Mapping[str, Any]], key: str) -> str | None:
     """The subset whose `creatingPods` or `deletingPods` already holds `key`."""
     if not key:

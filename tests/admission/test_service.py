@@ -132,6 +132,28 @@ def test_commit_failure_modes(env: KubeEnv, objects: dict[str, Any]) -> None:
     assert status_of(env) is None
 
 
+def test_allow_unmodified_removes_a_matched_annotation_the_pod_arrived_with(env: KubeEnv,
+                                                                          objects: dict[str, Any]) -> None:
+    """Admitted without a subset because the reservation could not be written: a matched
+    annotation the pod carried (either key) is removed, so its DELETE frees nothing."""
+    env.faults.set_spec("workloadspreads/status:update:conflict=1")
+    svc, view = make_service(env, on_commit_failure="allow-unmodified", commit_timeout=0.2)
+    try:
+        wait_until(lambda: view.spreads.get("default", "ws") is not None, 5, "spread cached")
+        forged = '{"name":"ws","subset":"a"}'
+        request = pod_request(objects, annotations={MATCHED_ANNOTATION: forged,
+                                                    "apps.kruise.io/matched-workloadspread": forged})
+        decision = svc.mutate_pod(request)
+        assert decision.allowed and decision.outcome == "commit-failed"
+        assert sorted(op["path"] for op in decision.patch or []) == [
+            "/metadata/annotations/apps.kruise.io~1matched-workloadspread",
+            "/metadata/annotations/spreadgate.dev~1matched-workloadspread"]
+        assert all(op["op"] == "remove" for op in decision.patch or [])
+    finally:
+        view.stop()
+        env.faults.clear()
+
+
 def test_validate_workloadspread_uses_the_caches(env: KubeEnv, service: AdmissionService) -> None:
     dup = service.validate_workloadspread({"uid": "v", "operation": "CREATE", "namespace": "default",
                                            "object": spread("other", [{"name": "x"}])})
