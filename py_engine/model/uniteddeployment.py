@@ -385,9 +385,7 @@ def _update_strategy(raw: Any) -> UdUpdateStrategy:
     path = "spec.updateStrategy.manualUpdate.partitions"
     partitions: dict[str, int] = {}
     for name, value in _mapping(manual.get("partitions"), path).items():
-        number = _integer(value, f"{path}[{name}]", minimum=None)
-        assert number is not None or value is None
-        partitions[str(name)] = number or 0
+        partitions[str(name)] = _integer(value, f"{path}[{name}]", minimum=None) or 0
     return UdUpdateStrategy(type=kind or "Manual", partitions=partitions)
 
 

@@ -1,4 +1,11 @@
-"""The shared adaptive bookkeeping vectors (kind "adaptive", every function but alloc)."""
+"""The shared adaptive bookkeeping vectors (kind "adaptive", every function but alloc).
+
+All pass without a deviation. Two of Spreadgate's fixes touch these functions but not the
+vectors: pending time counts from the PodScheduled transition, falling back to the creation
+time the vectors carry (they give the condition no transition time), and a deadline exactly at
+`now` has expired (no vector sits on that boundary). docs/uniteddeployment.md, "Differences
+from Kruise".
+"""
 
 from __future__ import annotations
 

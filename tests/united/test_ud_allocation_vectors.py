@@ -1,4 +1,8 @@
-"""Every shared allocation vector (kinds "allocate" and "adaptive"/alloc) against the allocators."""
+"""Every shared allocation vector (kinds "allocate" and "adaptive"/alloc) against the allocators.
+
+No vector is skipped and none needed a deliberate deviation: the allocators keep Kruise's
+arithmetic exactly (docs/uniteddeployment.md, "Allocation").
+"""
 
 from __future__ import annotations
 

@@ -236,3 +236,12 @@ def test_state_errors() -> None:
 
 def test_no_subsets_with_replicas_is_refused_like_kruise() -> None:
     assert run([ud_object(10, [])]).refused
+
+
+def test_status_settles_after_the_workloads_report() -> None:
+    objects = steady_objects()
+    second = run(objects)
+    objects[0] = {**objects[0], "status": second.status}
+    third = run(objects)
+    assert second.status_changed and not third.status_changed
+    assert third.status["observedGeneration"] == 2 and third.status["replicas"] == 4
