@@ -97,3 +97,14 @@ def test_unreadable_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.C
 def test_bad_now_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "--state", str(EXAMPLES / "cpu-platforms.yaml"), "--now", "yesterday")
     assert code == 2 and "--now" in err
+
+
+def test_adaptive_spot_fallback_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--state", str(EXAMPLES / "adaptive-spot-fallback.yaml"), "--now", NOW, "-o", "json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert {n: s["replicas"] for n, s in report["subsets"].items()} == {"spot": 2, "on-demand": 2}
+    spot = report["status"]["subsetStatuses"][0]
+    assert spot["conditions"][0]["status"] == "False"
+    assert [o["metadata"]["name"] for o in report["update"]] == ["batch-spot-q8w4z"]
+    assert report["update"][0]["spec"]["replicas"] == 2
