@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from py_engine.model.ud_constants import RESERVED_POD_LABEL
+from py_engine.model.ud_conversion import status_to_v1alpha1
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.united.allocation import AllocationError
 from py_engine.united.allocator import allocate
@@ -64,6 +65,12 @@ class Plan:
     refused: bool = False
     requeue_after: float | None = None
     status_changed: bool = field(default=False)
+    served_version: str = "v1beta1"
+
+    def served_status(self) -> JSON:
+        """`status` in the version the UnitedDeployment was read in: a v1alpha1 object gets
+        `subsetReplicas` and `updateStatus` (docs/uniteddeployment.md, "API versions")."""
+        return status_to_v1alpha1(self.status) if self.served_version == "v1alpha1" else self.status
 
     def to_json(self) -> JSON:
         return {
@@ -71,13 +78,14 @@ class Plan:
             "create": list(self.create),
             "update": list(self.update),
             "delete": list(self.delete),
-            "status": self.status,
+            "status": self.served_status(),
             "errors": list(self.errors),
         }
 
 
 def _refusal(ud: UnitedDeployment, reason: str) -> Plan:
-    return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(reason,), refused=True)
+    return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(reason,), refused=True,
+                served_version=ud.served_version)
 
 
 def _stored_subset_conditions(ud: UnitedDeployment) -> dict[str, JSON | None]:
@@ -250,5 +258,5 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         subsets={s.name: SubsetPlan(allocation.replicas[s.name], partitions[s.name]) for s in ud.subsets},
         create=tuple(create), update=tuple(update), delete=tuple(delete), status=status,
         errors=tuple(errors + build_errors), requeue_after=min(positive) if positive else None,
-        status_changed=status != ud.status,
+        status_changed=status != ud.status, served_version=ud.served_version,
     )

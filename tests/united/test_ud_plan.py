@@ -245,3 +245,14 @@ def test_status_settles_after_the_workloads_report() -> None:
     third = run(objects)
     assert second.status_changed and not third.status_changed
     assert third.status["observedGeneration"] == 2 and third.status["replicas"] == 4
+
+
+def test_a_v1alpha1_ud_gets_its_status_in_the_alpha_shape() -> None:
+    obj = ud_object(3, [{"name": "a", "replicas": 1}, {"name": "b"}], api_version="apps.kruise.io/v1alpha1",
+                    update={"type": "Manual", "manualUpdate": {"partitions": {"b": 1}}})
+    result = run([obj])
+    alpha = result.to_json()["status"]
+    assert alpha["subsetReplicas"] == {"a": 1, "b": 2}
+    assert alpha["updateStatus"] == {"updatedRevision": result.status["updatedRevision"],
+                                     "currentPartitions": {"a": 0, "b": 1}}
+    assert "updatedRevision" not in alpha and result.status["subsetStatuses"][1]["partition"] == 1
