@@ -189,6 +189,10 @@ def _labelled(pod: Obj, value: str) -> JSON:
 def plan(state: UnitedState, now: datetime) -> Plan:
     """The controller's decision for `state` at `now` (see the module docstring)."""
     ud = state.ud
+    if (ud.raw.get("metadata") or {}).get("deletionTimestamp"):
+        # Being deleted: garbage collection removes the workloads through their owner references.
+        return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(),
+                    served_version=ud.served_version)
     discovery = discover(ud, state.workloads, state.pods)
     try:
         revisions: RevisionPlan = plan_revisions(ud, state.revisions)
@@ -236,6 +240,9 @@ def plan(state: UnitedState, now: datetime) -> Plan:
             desired = build_workload(ud, subset, revisions.updated, target, workload.obj if workload else None)
         except ConstructionError as exc:
             build_errors.append(str(exc))
+            continue
+        except RecursionError:
+            build_errors.append(f"subset {name}: patch nested too deeply")
             continue
         if workload is None:
             create.append(desired)

@@ -256,3 +256,10 @@ def test_a_v1alpha1_ud_gets_its_status_in_the_alpha_shape() -> None:
     assert alpha["updateStatus"] == {"updatedRevision": result.status["updatedRevision"],
                                      "currentPartitions": {"a": 0, "b": 1}}
     assert "updatedRevision" not in alpha and result.status["subsetStatuses"][1]["partition"] == 1
+
+
+def test_a_ud_being_deleted_is_left_to_garbage_collection() -> None:
+    obj = ud_object(2, [{"name": "a"}])
+    obj["metadata"]["deletionTimestamp"] = ago(1)
+    result = run([obj, workload("web-a-1", "a", 1)])
+    assert (result.subsets, result.create, result.update, result.delete, result.errors) == ({}, (), (), (), ())
