@@ -5,7 +5,7 @@ share of the admission CPU.
 Three kinds of process, so no two share a GIL: this one runs the embedded API
 server over HTTPS (a Deployment, its ReplicaSet, one WorkloadSpread); the
 webhook runs as `python -m benchmarks.webhook_proc` (the real wiring:
-cheroot TLS, 64 threads, watch caches, group committer, embedded Rego, plus a
+asyncio TLS front end, 64 worker threads, watch caches, group committer, embedded Rego, plus a
 `/noop` route on the same server); load comes from `python -m
 benchmarks.loadgen` (64 client threads, one keep-alive TLS connection each,
 closed loop).

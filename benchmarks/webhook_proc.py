@@ -1,6 +1,6 @@
 """A benchmark webhook in its own process: `python -m benchmarks.webhook_proc`.
 
-The real wiring (`webhook.runtime.Webhook`: cheroot TLS, Flask, watch caches,
+The real wiring (`webhook.runtime.Webhook`: asyncio TLS front end, Flask, watch caches,
 group committer, embedded Rego) plus a `/noop` route that parses the
 AdmissionReview and allows it without a decision: the baseline served by the
 same server, threads and TLS. Running it apart from the load generator and

@@ -1,9 +1,9 @@
 """The Flask app: AdmissionReview over HTTP, probes and metrics.
 
 Routes: `POST /mutate/pods`, `POST /validate/pods` (DELETE + eviction),
-`POST /validate/workloadspreads`, `GET /healthz`, `GET /readyz` (caches
+`POST /validate/workloadspreads`, `POST /validate/uniteddeployments`, `GET /healthz`, `GET /readyz` (caches
 synced), `GET /metrics`. HTTP-level rules (controller-runtime's): the body is
-capped (7 MiB -> 413), must be `application/json` (else 415), must be an
+capped (3 MiB, the API server's own request limit -> 413), must be `application/json` (else 415), must be an
 AdmissionReview (else 400 with a message). A well-formed review always gets a
 200 AdmissionReview answer echoing its uid, even when the service crashes
 (then a denial with code 500 and no traceback), like controller-runtime's
@@ -21,12 +21,14 @@ from typing import Any
 from flask import Flask, Response, request
 
 from py_engine.admission.service import AdmissionService, Decision
+from py_engine.validation.uniteddeployment import UdReviewResult, review_uniteddeployment
+from webhook.limits import API_SERVER_REQUEST_LIMIT
 from webhook.metrics import WebhookMetrics
 from webhook.review import ReviewError, error_response, parse_review, review_response
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 7 * 1024 * 1024
+MAX_BODY_BYTES = API_SERVER_REQUEST_LIMIT
 Handler = Callable[[Mapping[str, Any]], Decision]
 
 
@@ -37,6 +39,10 @@ def _json(payload: Any, status: int = 200) -> Response:
 def _problem(status: int, message: str) -> Response:
     return _json({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status, "message": message},
                  status)
+
+
+def _ud_decision(result: UdReviewResult) -> Decision:
+    return Decision(result.allowed, result.outcome, code=result.code, message=result.message, reason=result.reason)
 
 
 def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = None,
@@ -52,6 +58,7 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
         "/mutate/pods": service.mutate_pod,
         "/validate/pods": service.validate_pod,
         "/validate/workloadspreads": service.validate_workloadspread,
+        "/validate/uniteddeployments": lambda req: _ud_decision(review_uniteddeployment(service.validation_engine, req)),
         **(extra_routes or {}),
     }
 

@@ -4,6 +4,11 @@ Parsing follows controller-runtime's `http.go`: v1 (and v1beta1, answered in
 the same apiVersion), `kind: AdmissionReview`, a `request` object with a
 non-empty string `uid`. Anything else is a `ReviewError` (HTTP 400) with a
 message saying what is wrong. Responses always echo the uid.
+
+Nesting is limited to `MAX_DEPTH` right after the body is decoded: the admission
+code walks objects recursively (copies, policy input), so a review nested a
+few hundred levels deep would otherwise fail deep inside it with a
+RecursionError. A pod is about 15 levels deep inside its review.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 from py_engine.admission.service import Decision
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+MAX_DEPTH = 64
 MAX_WARNING_CHARS = 240
 
 
@@ -38,6 +44,8 @@ def parse_review(body: bytes) -> tuple[str, dict[str, Any]]:
         review = json.loads(body)
     except (ValueError, RecursionError) as exc:
         raise ReviewError(400, f"request body is not valid JSON: {str(exc)[:200]}") from None
+    if isinstance(review, (dict, list)) and nesting_exceeds(body, review, MAX_DEPTH):
+        raise ReviewError(400, f"request body is nested deeper than {MAX_DEPTH} levels")
     if not isinstance(review, dict):
         raise ReviewError(400, "request body must be a JSON object (an AdmissionReview)")
     api_version = review.get("apiVersion")
@@ -61,6 +69,27 @@ def parse_review(body: bytes) -> tuple[str, dict[str, Any]]:
     if "dryRun" in request and request["dryRun"] is not None and not isinstance(request["dryRun"], bool):
         raise ReviewError(400, "AdmissionReview request.dryRun must be a boolean", uid, str(api_version))
     return str(api_version), request
+
+
+def nesting_exceeds(body: bytes, value: Any, limit: int) -> bool:
+    """Whether the decoded JSON `value` (of `body`) nests arrays and objects more than `limit` deep.
+
+    A body with at most `limit` opening brackets cannot be deeper, which
+    settles the common case in C (a small pod review has a few dozen). Otherwise
+    the containers are walked with an explicit stack (no recursion), at a cost
+    proportional to what the decoder just built.
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in (node.values() if isinstance(node, dict) else node):
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
 
 
 def review_response(api_version: str, uid: str, decision: Decision) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from py_engine.model.resource import SPREADS
 from py_engine.policy import PolicyEngine, create_engine
 from webhook.app import create_app
 from webhook.certs import SelfManagedCA, SelfSignedOptions
+from webhook.limits import ServerLimits
 from webhook.metrics import WebhookMetrics
 from webhook.server import TLSServer
 
@@ -40,6 +41,8 @@ class WebhookOptions:
     deny_deletes_on_failure: bool = False
     versioned_kinds: frozenset[str] = frozenset({"deployment", "replicaset"})
     custom_workloads: tuple[Mapping[str, Any], ...] = ()
+    allowed_patch_fields: tuple[str, ...] = ()
+    """Pod fields a subset patch may set beyond the default allowlist (`--allow-patch-field`)."""
     node_simulation: bool = True
     batching: bool = True
     watch_timeout_seconds: int = 300
@@ -47,6 +50,8 @@ class WebhookOptions:
     api_timeout: float = 10.0
     extra_routes: dict[str, Any] = field(default_factory=dict)
     """Additional POST paths -> handler(request) -> Decision (the benchmark's no-op endpoint)."""
+    limits: ServerLimits = field(default_factory=ServerLimits)
+    """Deadlines and budgets of the HTTPS front end (webhook.limits)."""
     self_signed: SelfSignedOptions | None = None
     """Keep a CA in a Secret, write cert_file/key_file from it and patch caBundle (webhook.certs)."""
 
@@ -73,12 +78,14 @@ class Webhook:
         self.decision_cache = EligibilityCache()
         config = ServiceConfig(on_commit_failure=options.on_commit_failure, commit_timeout=options.commit_timeout,
                                deny_deletes_on_failure=options.deny_deletes_on_failure,
-                               versioned_kinds=options.versioned_kinds, custom_workloads=options.custom_workloads)
+                               versioned_kinds=options.versioned_kinds, custom_workloads=options.custom_workloads,
+                               allowed_patch_fields=options.allowed_patch_fields)
         self.service = AdmissionService(self.view, self.committer, self.clock, engine=self.engine, config=config,
                                         decision_cache=self.decision_cache)
         self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
                                         lambda: 1.0 if self.view.ready() else 0.0))
-        self.app = create_app(self.service, metrics=self.metrics, extra_routes=options.extra_routes)
+        self.app = create_app(self.service, metrics=self.metrics, extra_routes=options.extra_routes,
+                              max_body=options.limits.max_body_bytes)
         self.ca: SelfManagedCA | None = None
         if options.self_signed is not None:  # the files must exist before the TLS server loads them
             self.ca = SelfManagedCA(self.client, options.self_signed, cert_file=options.cert_file,
@@ -86,7 +93,7 @@ class Webhook:
             self.ca.sync()
         self.server = TLSServer(self.app, cert_file=options.cert_file, key_file=options.key_file,
                                 host=options.host, port=options.port, threads=options.threads,
-                                reload_interval=options.reload_interval)
+                                reload_interval=options.reload_interval, limits=options.limits)
         self._started = False
 
     def start(self) -> Webhook:

@@ -1,7 +1,8 @@
-"""Serving the Flask app over TLS with cheroot, reloading the certificate when it changes.
+"""Serving the Flask app over TLS, reloading the certificate when it changes.
 
-cheroot is a production WSGI server (a thread pool, HTTP/1.1 keep-alive) with a
-built-in TLS adapter; one process per pod, `threads` workers. The certificate
+The front end is `webhook.frontend` (asyncio: handshakes and request reads
+under deadlines, bounded connections and bytes) with `threads` workers running
+the app on complete requests; see its docstring for why. The certificate
 and key files are polled (mtime and size) every `reload_interval` seconds and
 loaded into the live `SSLContext`, so a rotated certificate (cert-manager,
 a mounted Secret) is served to new connections without a restart. A pair that
@@ -17,8 +18,9 @@ import ssl
 import threading
 from typing import Any
 
-from cheroot import wsgi
-from cheroot.ssl.builtin import BuiltinSSLAdapter
+from webhook.frontend import FrontEnd, bind
+from webhook.limits import ServerLimits
+from webhook.tls import server_context
 
 log = logging.getLogger(__name__)
 
@@ -78,25 +80,35 @@ class CertReloader:
 
 
 class TLSServer:
-    """A running cheroot server for `app` on host:port (0 = any free port) over TLS."""
+    """The webhook's HTTPS server for `app` on host:port (0 = any free port).
+
+    An asyncio front end (`webhook.frontend`) on its own thread does every TLS
+    handshake and request read under deadlines; `threads` workers run the WSGI
+    app on complete requests only. The certificate is reloaded into the live
+    context by `CertReloader`.
+    """
 
     def __init__(self, app: Any, *, cert_file: str, key_file: str, host: str = "0.0.0.0", port: int = 9443,
-                 threads: int = 32, reload_interval: float = 2.0, request_queue_size: int = 128) -> None:
-        adapter = BuiltinSSLAdapter(cert_file, key_file)
-        adapter.context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self._server = wsgi.Server((host, port), app, numthreads=threads, request_queue_size=request_queue_size,
-                                   server_name="spreadgate-webhook", timeout=30)
-        self._server.ssl_adapter = adapter
-        self.reloader = CertReloader(adapter.context, cert_file, key_file, reload_interval)
-        self._thread: threading.Thread | None = None
+                 threads: int = 32, reload_interval: float = 2.0, request_queue_size: int = 128,
+                 limits: ServerLimits | None = None) -> None:
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        self.app = app
+        self.limits = limits or ServerLimits()
+        self.context = server_context(cert_file, key_file)
+        self.reloader = CertReloader(self.context, cert_file, key_file, reload_interval)
+        self.threads = threads
+        self.backlog = request_queue_size
         self.host = host
         self.port = port
+        self.front: FrontEnd | None = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> TLSServer:
-        self._server.prepare()
-        bound = self._server.bind_addr
-        self.port = int(bound[1])
-        self._thread = threading.Thread(target=self._server.serve, daemon=True, name="webhook-server")
+        sock = bind(self.host, self.port, self.backlog)
+        self.port = int(sock.getsockname()[1])
+        self.front = FrontEnd(self.app, self.context, sock, threads=self.threads, limits=self.limits)
+        self._thread = threading.Thread(target=self.front.run, daemon=True, name="webhook-server")
         self._thread.start()
         self.reloader.start()
         return self
@@ -116,6 +128,7 @@ class TLSServer:
 
     def stop(self) -> None:
         self.reloader.stop()
-        self._server.stop()
+        if self.front is not None:
+            self.front.stop()
         if self._thread is not None:
             self._thread.join(10)

@@ -12,7 +12,9 @@ with group commit; `--commit-timeout` bounds the conflict-retry loop and
 must stay below the webhook's `timeoutSeconds`. A reservation that cannot be
 committed in time is denied (`--on-commit-failure deny`, the reference's
 behaviour; the workload controller retries) or the pod is admitted without a
-subset (`allow-unmodified`).
+subset (`allow-unmodified`). A subset patch that sets what the patch
+allowlist refuses (policies/validation/patch.rego; `--allow-patch-field`
+widens it) is left out of the pod, which is admitted with a warning.
 
 Exit status: 0 after SIGINT/SIGTERM, 2 for bad arguments or when the cluster
 configuration, certificate or policies cannot be loaded.
@@ -58,6 +60,23 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=9443, help="HTTPS port (default 9443)")
     parser.add_argument("--threads", type=int, default=32, help="worker threads (default 32)")
+    limits = parser.add_argument_group("connection limits (a client cannot stall the webhook)")
+    limits.add_argument("--handshake-timeout", type=float, default=5.0, metavar="SECONDS",
+                        help="deadline for a new connection's TLS handshake (default 5)")
+    limits.add_argument("--header-timeout", type=float, default=5.0, metavar="SECONDS",
+                        help="deadline for a request's head to arrive (default 5)")
+    limits.add_argument("--body-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="deadline for a request's body once its head arrived (default 10)")
+    limits.add_argument("--idle-timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="how long a keep-alive connection may wait for its next request (default 60)")
+    limits.add_argument("--max-connections", type=int, default=1024, metavar="N",
+                        help="open connections; more are closed on arrival (default 1024)")
+    limits.add_argument("--max-body-bytes", type=int, default=3 * 1024 * 1024, metavar="BYTES",
+                        help="largest request body, else 413 (default 3 MiB, the API server's own limit)")
+    limits.add_argument("--max-inflight-bytes", type=int, default=8 * 1024 * 1024, metavar="BYTES",
+                        help="request bodies held at once, else 503 (default 8 MiB)")
+    limits.add_argument("--max-queued", type=int, default=256, metavar="N",
+                        help="complete requests waiting for a worker thread, else 503 (default 256)")
     parser.add_argument("--opa-url", metavar="URL", help="evaluate Rego on this OPA server instead of in-process")
     parser.add_argument("--on-commit-failure", choices=("deny", "allow-unmodified"), default="deny",
                         help="what to do with a pod whose slot could not be committed in time (default deny)")
@@ -68,6 +87,9 @@ def register(subparsers: Any) -> None:
                              "(default: allow it with a warning)")
     parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
                         help="accept this custom workload kind as a pod owner (repeatable)")
+    parser.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
+                        help="pod field a subset patch may set beyond the default allowlist (repeatable), e.g. "
+                             "spec.nodeSelector or spec.containers[].volumeMounts; see docs/operations.md")
     parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
                         help="workload kinds with per-version status (default: deployment,replicaset)")
     parser.add_argument("--disable-node-simulation", action="store_true",
@@ -116,11 +138,24 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"cannot read {path}: no such file")
     if args.self_signed_ca and not args.cert_check_interval > 0:
         return _fail("--cert-check-interval must be positive")
+    from py_engine.validation.patch_fields import parse_patch_fields
+
     try:
         custom = _custom_workloads(args.custom_workload)
+        patch_fields = parse_patch_fields(args.allow_patch_field)
     except ValueError as exc:
         return _fail(str(exc))
     versioned = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
+    from webhook.limits import ServerLimits
+
+    try:
+        limits = ServerLimits(
+            handshake_timeout=args.handshake_timeout, header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout, idle_timeout=args.idle_timeout, max_connections=args.max_connections,
+            max_body_bytes=args.max_body_bytes, max_inflight_bytes=args.max_inflight_bytes,
+            max_queued=args.max_queued)
+    except ValueError as exc:
+        return _fail("--" + str(exc).replace("_", "-"))
 
     from py_engine.kube import KubeError
     from py_engine.policy import PolicyError
@@ -138,9 +173,9 @@ def run(args: argparse.Namespace) -> int:
         cert_file=args.cert, key_file=args.key, kubeconfig=args.kubeconfig, host=args.host, port=args.port,
         threads=args.threads, opa_url=args.opa_url, on_commit_failure=args.on_commit_failure,
         commit_timeout=args.commit_timeout, deny_deletes_on_failure=args.deny_deletes_on_failure,
-        versioned_kinds=versioned, custom_workloads=tuple(custom),
+        versioned_kinds=versioned, custom_workloads=tuple(custom), allowed_patch_fields=patch_fields,
         node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit,
-        self_signed=self_signed)
+        limits=limits, self_signed=self_signed)
     try:
         hook = Webhook(options)
     except (KubeError, PolicyError, CertError) as exc:

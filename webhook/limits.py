@@ -1,0 +1,56 @@
+"""The front end's limits: deadlines, connection and byte budgets.
+
+One frozen value, filled from the `spreadgate webhook` flags (docs/operations.md,
+"Tuning"). Every figure bounds what one client, or all of them together, can
+take from the webhook: a TLS handshake or a request head that does not arrive
+in time closes the connection; a body larger than the API server's own request
+limit (3 MiB) is refused with 413 before it is read; requests beyond the worker
+pool's queue, or bodies beyond the in-flight byte budget, are refused at once
+with 503 instead of waiting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MIB = 1024 * 1024
+API_SERVER_REQUEST_LIMIT = 3 * MIB
+"""The Kubernetes API server refuses request bodies above 3 MiB, so no real review is larger."""
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    handshake_timeout: float = 5.0
+    """Seconds for a new connection's TLS handshake."""
+    header_timeout: float = 5.0
+    """Seconds for a request head to arrive: from the handshake (first request) or its first byte (later ones)."""
+    body_timeout: float = 10.0
+    """Seconds for a request body to arrive once its head is read."""
+    idle_timeout: float = 60.0
+    """Seconds a keep-alive connection may wait for its next request."""
+    write_timeout: float = 10.0
+    """Seconds a response may wait for a client that does not read it."""
+    max_connections: int = 1024
+    """Open connections (handshaking included); more are closed at once."""
+    max_header_bytes: int = 32 * 1024
+    """Largest request head (request line and headers): more gets 431."""
+    max_body_bytes: int = API_SERVER_REQUEST_LIMIT
+    """Largest request body: more gets 413 without being read."""
+    max_inflight_bytes: int = 8 * MIB
+    """Bodies held at once, from the head until the answer is written: more gets 503."""
+    max_queued: int = 256
+    """Complete requests waiting for a worker thread beyond those running: more gets 503."""
+    grace: float = 10.0
+    """Seconds `stop()` lets running requests finish."""
+
+    def __post_init__(self) -> None:
+        for name in ("handshake_timeout", "header_timeout", "body_timeout", "idle_timeout", "write_timeout"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive")
+        for name in ("max_connections", "max_header_bytes", "max_body_bytes", "max_inflight_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.max_queued < 0:
+            raise ValueError("max_queued must not be negative")
+        if self.max_inflight_bytes < self.max_body_bytes:
+            raise ValueError("max_inflight_bytes must hold at least one body of max_body_bytes")

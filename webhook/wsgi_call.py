@@ -1,0 +1,89 @@
+"""Running a WSGI app (the Flask app) on one complete request.
+
+The front end hands a worker thread only requests whose head and body have
+fully arrived, so the app never waits on a client: `wsgi.input` is an
+in-memory buffer and the answer is collected whole (admission answers are a
+few kilobytes) before the event loop writes it.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from webhook.http1 import RequestHead
+
+log = logging.getLogger(__name__)
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+def environ_for(head: RequestHead, body: bytes, *, server: tuple[str, int], peer: tuple[str, int]) -> dict[str, Any]:
+    """The PEP 3333 environ of a request (`https`, body in memory)."""
+    path, _, query = head.target.partition("?")
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": head.method,
+        "SCRIPT_NAME": "",
+        "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
+        "QUERY_STRING": query,
+        "SERVER_NAME": server[0],
+        "SERVER_PORT": str(server[1]),
+        "SERVER_PROTOCOL": head.version,
+        "REMOTE_ADDR": peer[0],
+        "REMOTE_PORT": str(peer[1]),
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "https",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
+    for name, value in head.headers:
+        if name == "content-type":
+            environ["CONTENT_TYPE"] = value
+        elif name != "content-length":
+            key = "HTTP_" + name.upper().replace("-", "_")
+            environ[key] = f"{environ[key]},{value}" if key in environ else value
+    return environ
+
+
+def call_app(app: WSGIApp, environ: dict[str, Any]) -> Answer:
+    """Run `app` on `environ` and collect its answer; a crash becomes a 500 (logged once)."""
+    started: list[Any] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+        started[:] = [status, headers]
+        return _no_write
+
+    try:
+        result = app(environ, start_response)
+        try:
+            body = b"".join(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        status, headers = started
+        return Answer(int(str(status).split(" ", 1)[0]), list(headers), body)
+    except Exception:
+        log.exception("the WSGI app failed on %s %s", environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
+        body = b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,"message":"internal error"}'
+        return Answer(500, [("Content-Type", "application/json")], body)
+
+
+def _no_write(data: bytes) -> None:
+    raise RuntimeError("the webhook's front end does not support the WSGI write() callable")
