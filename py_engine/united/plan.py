@@ -186,6 +186,59 @@ def _labelled(pod: Obj, value: str) -> JSON:
     return {**pod, "metadata": metadata}
 
 
+@dataclass
+class _SubsetWrites:
+    create: list[JSON] = field(default_factory=list)
+    update: list[JSON] = field(default_factory=list)
+    delete: list[JSON] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    outcomes: dict[str, SubsetOutcome] = field(default_factory=dict)
+    scaled_up: bool = False
+
+
+def _subset_writes(ud: UnitedDeployment, discovery: Discovery, verdicts: Mapping[str, SubsetVerdict],
+                   stored: Mapping[str, JSON | None], replicas: Mapping[str, int], partitions: Mapping[str, int],
+                   revision: str, now: datetime) -> _SubsetWrites:
+    """Per spec subset in name order (Kruise's): its outcome, and the workload to create or
+    update, stuck pods to delete, and pods to relabel (reservation mode)."""
+    writes = _SubsetWrites()
+    for subset in sorted(ud.subsets, key=lambda s: s.name):
+        name = subset.name
+        workload = discovery.subsets.get(name)
+        verdict = verdicts.get(name)
+        condition = verdict.condition if verdict else stored[name]
+        max_unavailable = None
+        if workload is not None and ud.schedule.reserves and verdict is not None:
+            condition = after_allocation(condition, unschedulable=verdict.unschedulable,
+                                         marked=is_marked(stored[name]), current_replicas=workload.spec_replicas,
+                                         next_replicas=replicas[name], now=now)
+            if verdict.unschedulable:
+                max_unavailable = max(0, workload.spec_replicas - workload.ready_replicas
+                                      + verdict.update_timeout_pods)
+        target = SubsetTarget(replicas[name], partitions[name], max_unavailable)
+        writes.outcomes[name] = SubsetOutcome(target.replicas, target.partition,
+                                              verdict.reserved_pods if verdict else 0, condition)
+        writes.scaled_up |= workload is None or target.replicas > workload.spec_replicas
+        try:
+            desired = build_workload(ud, subset, revision, target, workload.obj if workload else None)
+        except ConstructionError as exc:
+            writes.errors.append(str(exc))
+            continue
+        except RecursionError:
+            writes.errors.append(f"subset {name}: patch nested too deeply")
+            continue
+        if workload is None:
+            writes.create.append(desired)
+            continue
+        if _needs_update(workload, desired, target):
+            writes.update.append(desired)
+        writes.delete.extend(_stuck_pods(workload, revision, target.partition))
+    for name, verdict in verdicts.items():
+        pods = {name_of(p): p for p in discovery.subsets[name].pods}
+        writes.update.extend(_labelled(pods[pod], value) for pod, value in sorted(verdict.pod_labels.items()))
+    return writes
+
+
 def plan(state: UnitedState, now: datetime) -> Plan:
     """The controller's decision for `state` at `now` (see the module docstring)."""
     ud = state.ud
@@ -201,6 +254,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
     raw_conditions = ud.status.get("conditions")
     stored_conditions = [dict(c) for c in raw_conditions if isinstance(c, Mapping)] if isinstance(
         raw_conditions, list) else []
+    # Judged from the stored current revision, as Kruise; a new UD (none stored) is not updating.
     stored_current = ud.status.get("currentRevision")
     previous = stored_current if isinstance(stored_current, str) and stored_current else revisions.current
     conditions = set_condition(stored_conditions, updated_condition(previous, revisions.updated, now))
@@ -211,59 +265,22 @@ def plan(state: UnitedState, now: datetime) -> Plan:
     except AllocationError as exc:
         return _refusal(ud, f"Specified subset replicas is ineffective: {exc}")
     partitions = next_partitions(ud, allocation.replicas)
-    errors = list(discovery.errors)
-    build_errors: list[str] = []
-    create: list[JSON] = list(revisions.create)
-    update: list[JSON] = list(revisions.update)
-    delete: list[JSON] = [*discovery.delete, *revisions.delete]
+    writes = _subset_writes(ud, discovery, verdicts, stored, allocation.replicas, partitions,
+                            revisions.updated, now)
     requeue = [d for v in verdicts.values() for d in v.requeue]
-    outcomes: dict[str, SubsetOutcome] = {}
-    scaled_up = False
-    for subset in sorted(ud.subsets, key=lambda s: s.name):
-        name = subset.name
-        workload = discovery.subsets.get(name)
-        verdict = verdicts.get(name)
-        condition = verdict.condition if verdict else stored[name]
-        max_unavailable = None
-        if workload is not None and ud.schedule.reserves and verdict is not None:
-            condition = after_allocation(condition, unschedulable=verdict.unschedulable,
-                                         marked=is_marked(stored[name]), current_replicas=workload.spec_replicas,
-                                         next_replicas=allocation.replicas[name], now=now)
-            if verdict.unschedulable:
-                max_unavailable = max(0, workload.spec_replicas - workload.ready_replicas
-                                      + verdict.update_timeout_pods)
-        target = SubsetTarget(allocation.replicas[name], partitions[name], max_unavailable)
-        outcomes[name] = SubsetOutcome(target.replicas, target.partition,
-                                       verdict.reserved_pods if verdict else 0, condition)
-        scaled_up |= workload is None or target.replicas > workload.spec_replicas
-        try:
-            desired = build_workload(ud, subset, revisions.updated, target, workload.obj if workload else None)
-        except ConstructionError as exc:
-            build_errors.append(str(exc))
-            continue
-        except RecursionError:
-            build_errors.append(f"subset {name}: patch nested too deeply")
-            continue
-        if workload is None:
-            create.append(desired)
-            continue
-        if _needs_update(workload, desired, target):
-            update.append(desired)
-        delete.extend(_stuck_pods(workload, revisions.updated, target.partition))
-    for name, verdict in verdicts.items():
-        pods = {name_of(p): p for p in discovery.subsets[name].pods}
-        update.extend(_labelled(pods[pod], value) for pod, value in sorted(verdict.pod_labels.items()))
-    if ud.schedule.is_adaptive and scaled_up:
+    if ud.schedule.is_adaptive and writes.scaled_up:
         requeue.append(float(ud.schedule.adaptive.reschedule_critical_seconds))
-    workload_writes = any(o.get("kind") != "ControllerRevision" for o in create) or bool(discovery.delete)
     status = compute_status(
-        ud, workloads=discovery.subsets, outcomes={s.name: outcomes[s.name] for s in ud.subsets if s.name in outcomes},
+        ud, workloads=discovery.subsets, outcomes={s.name: writes.outcomes[s.name] for s in ud.subsets},
         conditions=conditions, current_revision=revisions.current, updated_revision=revisions.updated,
-        collision_count=revisions.collision_count, provisioned=workload_writes, update_errors=build_errors, now=now)
+        collision_count=revisions.collision_count, provisioned=bool(writes.create or discovery.delete),
+        update_errors=writes.errors, now=now)
     positive = [d for d in requeue if d > 0]
     return Plan(
         subsets={s.name: SubsetPlan(allocation.replicas[s.name], partitions[s.name]) for s in ud.subsets},
-        create=tuple(create), update=tuple(update), delete=tuple(delete), status=status,
-        errors=tuple(errors + build_errors), requeue_after=min(positive) if positive else None,
+        create=(*revisions.create, *writes.create),
+        update=(*revisions.update, *writes.update),
+        delete=(*discovery.delete, *revisions.delete, *writes.delete),
+        status=status, errors=(*discovery.errors, *writes.errors), requeue_after=min(positive) if positive else None,
         status_changed=status != ud.status, served_version=ud.served_version,
     )
