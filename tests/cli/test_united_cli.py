@@ -108,3 +108,14 @@ def test_adaptive_spot_fallback_example(capsys: pytest.CaptureFixture[str]) -> N
     assert spot["conditions"][0]["status"] == "False"
     assert [o["metadata"]["name"] for o in report["update"]] == ["batch-spot-q8w4z"]
     assert report["update"][0]["spec"]["replicas"] == 2
+
+
+def test_name_chooses_among_several(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = yaml.safe_load((EXAMPLES / "cpu-platforms.yaml").read_text().split("\n---\n")[0])
+    second = {**first, "metadata": {**first["metadata"], "name": "api2"}}
+    path = tmp_path / "state.yaml"
+    path.write_text(yaml.safe_dump_all([first, second]))
+    code, _, err = run(capsys, "--state", str(path), "--now", NOW)
+    assert code == 2 and "--name" in err
+    code, out, _ = run(capsys, "--state", str(path), "--now", NOW, "--name", "api2", "-o", "json")
+    assert code == 0 and "api2-intel-" in out

@@ -263,3 +263,12 @@ def test_a_ud_being_deleted_is_left_to_garbage_collection() -> None:
     obj["metadata"]["deletionTimestamp"] = ago(1)
     result = run([obj, workload("web-a-1", "a", 1)])
     assert (result.subsets, result.create, result.update, result.delete, result.errors) == ({}, (), (), (), ())
+
+
+def test_an_owned_workload_without_a_subset_label_is_reported_and_left_alone() -> None:
+    unlabelled = workload("web-x", "a", 1)
+    del unlabelled["metadata"]["labels"]["spreadgate.dev/subset-name"]
+    result = run([ud_object(2, [{"name": "a"}]), unlabelled])
+    assert len(result.errors) == 1 and "web-x" in result.errors[0]
+    assert all(o["metadata"].get("name") != "web-x" for o in (*result.update, *result.delete))
+    assert not result.refused and result.subsets["a"].replicas == 2
