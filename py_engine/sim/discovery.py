@@ -1,20 +1,18 @@
-"""Discovery documents and kubectl's server-side Table output.
+"""Discovery documents: `/api`, `/apis`, each group and each group/version.
 
 The official Python client needs nothing but the resource paths; kubectl
 first reads `/api`, `/apis` and each group/version's `APIResourceList` to map
-kinds and short names to URLs, then asks for `meta.k8s.io/v1` Tables to print
-`kubectl get`. Aggregated discovery (apidiscovery.k8s.io/v2) is not offered:
-clients fall back to the legacy documents when the server answers plain JSON.
-`/openapi/v2` and `/openapi/v3` answer 404, which kubectl tolerates.
+kinds and short names to URLs. Aggregated discovery (apidiscovery.k8s.io/v2)
+is not offered: clients fall back to the legacy documents when the server
+answers plain JSON. Tables are built in `py_engine.sim.tables`, OpenAPI in
+`py_engine.sim.openapi`; `/openapi/v2` answers 404, which kubectl tolerates
+(it uses v3).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
-from typing import Any
 
-from py_engine.k8s.timeutil import TimestampError, parse_time
 from py_engine.sim.interface import JSON
 from py_engine.sim.resources import ResourceDef
 
@@ -97,115 +95,3 @@ def resource_list(defs: Iterable[ResourceDef], group: str, version: str) -> JSON
                 resources.append(sub_entry)
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
-
-
-# ------------------------------------------------------------------ Tables
-
-def _age(meta: JSON, now: datetime) -> str:
-    ts = meta.get("creationTimestamp")
-    if not isinstance(ts, str):
-        return "<unknown>"
-    try:
-        secs = int((now - parse_time(ts)).total_seconds())
-    except TimestampError:
-        return "<unknown>"
-    secs = max(secs, 0)
-    if secs < 120:
-        return f"{secs}s"
-    if secs < 7200:
-        return f"{secs // 60}m"
-    if secs < 172800:
-        return f"{secs // 3600}h"
-    return f"{secs // 86400}d"
-
-
-def _cells(rd: ResourceDef, obj: JSON, now: datetime) -> tuple[list[str], list[Any]]:
-    meta = obj.get("metadata") or {}
-    status = obj.get("status") or {}
-    spec = obj.get("spec") or {}
-    age = _age(meta, now)
-    name = meta.get("name", "")
-    if rd.kind == "Pod" and not rd.crd:
-        cs = status.get("containerStatuses") or []
-        ready = sum(1 for c in cs if c.get("ready"))
-        total = len(spec.get("containers") or [])
-        restarts = sum(int(c.get("restartCount", 0)) for c in cs)
-        phase = "Terminating" if meta.get("deletionTimestamp") else status.get("phase", "")
-        return (["Name", "Ready", "Status", "Restarts", "Age", "Node"],
-                [name, f"{ready}/{total}", phase, restarts, age, spec.get("nodeName") or "<none>"])
-    if rd.kind in ("Namespace", "Node") and not rd.crd:
-        if rd.kind == "Node":
-            cond = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
-            st = "Ready" if cond and cond.get("status") == "True" else "NotReady"
-        else:
-            st = status.get("phase", "")
-        return ["Name", "Status", "Age"], [name, st, age]
-    if rd.kind in ("Deployment", "ReplicaSet", "StatefulSet") and not rd.crd:
-        return (["Name", "Ready", "Age"],
-                [name, f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}", age])
-    return ["Name", "Age"], [name, age]
-
-
-def to_table(rd: ResourceDef, objects: list[JSON], now: datetime, rv: str, include_object: str) -> JSON:
-    """A `meta.k8s.io/v1` Table; rows carry PartialObjectMetadata unless asked for the object."""
-    sample = objects[0] if objects else {"metadata": {}}
-    columns, _ = _cells(rd, sample, now)
-    rows = []
-    for obj in objects:
-        _, cells = _cells(rd, obj, now)
-        if include_object == "Object":
-            row_obj: JSON | None = obj
-        elif include_object == "None":
-            row_obj = None
-        else:
-            row_obj = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                       "metadata": obj.get("metadata") or {}}
-        rows.append({"cells": cells, "object": row_obj})
-    return {
-        "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
-        "columnDefinitions": [
-            {"name": c, "type": "integer" if c == "Restarts" else "string",
-             "format": "name" if c == "Name" else "", "description": c, "priority": 1 if c == "Node" else 0}
-            for c in columns],
-        "rows": rows,
-    }
-
-
-# ---------------------------------------------------------------- OpenAPI v3
-
-def _gv_path(group: str, version: str) -> str:
-    return f"apis/{group}/{version}" if group else f"api/{version}"
-
-
-def openapi_v3_root(defs: Iterable[ResourceDef]) -> JSON:
-    """`/openapi/v3`: one entry per group/version, as the real server lists them.
-
-    Only enough OpenAPI is served for kubectl's field-validation probe
-    (`fieldValidation` on each resource's PATCH); there are no schemas, so
-    kubectl relies on the server (which does not enforce unknown fields).
-    """
-    gvs = sorted({(d.group, d.version) for d in defs})
-    return {"paths": {_gv_path(g, v): {"serverRelativeURL": f"/openapi/v3/{_gv_path(g, v)}?hash={abs(hash((g, v)))}"}
-                      for g, v in gvs}}
-
-
-def openapi_v3_group_version(defs: Iterable[ResourceDef], group: str, version: str) -> JSON | None:
-    mine = [d for d in defs if d.group == group and d.version == version]
-    if not mine:
-        return None
-    prefix = "/" + _gv_path(group, version)
-    param = {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}}
-    paths: JSON = {}
-    for d in mine:
-        item = f"{prefix}/namespaces/{{namespace}}/{d.plural}/{{name}}" if d.namespaced else f"{prefix}/{d.plural}/{{name}}"
-        gvk = {"group": group, "version": version, "kind": d.kind}
-        paths[item] = {
-            "patch": {"operationId": f"patch{d.kind}", "parameters": [param],
-                      "responses": {"200": {"description": "OK"}},
-                      "x-kubernetes-action": "patch", "x-kubernetes-group-version-kind": gvk},
-            "put": {"operationId": f"replace{d.kind}", "parameters": [param],
-                    "responses": {"200": {"description": "OK"}},
-                    "x-kubernetes-action": "put", "x-kubernetes-group-version-kind": gvk},
-        }
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes (spreadgate emulator)", "version": "v1.30.0"},
-            "paths": paths, "components": {"schemas": {}}}

@@ -43,7 +43,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from py_engine.sim import discovery, errors
+from py_engine.sim import discovery, errors, openapi, tables
 from py_engine.sim.apiserver import ApiServer, ApiWatch, RequestContext
 from py_engine.sim.interface import JSON, ApiError
 from py_engine.sim.resources import ResourceDef
@@ -295,13 +295,13 @@ class _Handler(BaseHTTPRequestHandler):
             return _Reply(200, b"ok", "text/plain; charset=utf-8")
         if head == "openapi":
             if segs == ["openapi", "v3"]:
-                return _Reply(200, _dumps(discovery.openapi_v3_root(api.registry.all())))
+                return _Reply(200, _dumps(openapi.openapi_v3_root(api.registry.all())))
             if len(segs) >= 4 and segs[1] == "v3":
                 rest = segs[2:]
                 if rest[0] == "api" and len(rest) == 2:
-                    doc = discovery.openapi_v3_group_version(api.registry.all(), "", rest[1])
+                    doc = openapi.openapi_v3_group_version(api.registry.all(), "", rest[1])
                 elif rest[0] == "apis" and len(rest) == 3:
-                    doc = discovery.openapi_v3_group_version(api.registry.all(), rest[1], rest[2])
+                    doc = openapi.openapi_v3_group_version(api.registry.all(), rest[1], rest[2])
                 else:
                     doc = None
                 if doc is not None:
@@ -331,7 +331,12 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _wants_table(self) -> bool:
-        return "as=Table" in (self.headers.get("Accept") or "")
+        return tables.wants_table(self.headers.get("Accept"))
+
+    def _table(self, rd: ResourceDef, objects: list[JSON], rv: str, q: Mapping[str, str]) -> _Reply:
+        table = tables.to_table(rd, objects, self.server.api.clock.now(), rv, q.get("includeObject"),
+                                headers=q.get("noHeaders", "").lower() not in ("true", "1"))
+        return _Reply(200, _dumps(table), tables.TABLE_CONTENT_TYPE)
 
     def _resource(self, method: str, ctx: RequestContext, rd: ResourceDef, ns: str | None, name: str | None,
                   sub: str | None, q: Mapping[str, str], watch_prefix: bool) -> _Reply | None:
@@ -358,9 +363,7 @@ class _Handler(BaseHTTPRequestHandler):
         if verb == "list":
             out = api.do_list(rd, ns, q.get("labelSelector"), q.get("fieldSelector"))
             if self._wants_table():
-                table = discovery.to_table(rd, out["items"], api.clock.now(), out["metadata"]["resourceVersion"],
-                                           q.get("includeObject", "Metadata"))
-                return _Reply(200, _dumps(table), "application/json;as=Table;v=v1;g=meta.k8s.io")
+                return self._table(rd, out["items"], str(out["metadata"]["resourceVersion"]), q)
             return _Reply(200, _dumps(out))
         assert name is not None or verb in ("create", "deletecollection")
         dry = self._dry_run(q)
@@ -368,9 +371,7 @@ class _Handler(BaseHTTPRequestHandler):
             assert name is not None
             obj = api.do_get(rd, ns, name, sub)
             if self._wants_table() and sub is None:
-                table = discovery.to_table(rd, [obj], api.clock.now(), str(obj["metadata"].get("resourceVersion")),
-                                           q.get("includeObject", "Metadata"))
-                return _Reply(200, _dumps(table), "application/json;as=Table;v=v1;g=meta.k8s.io")
+                return self._table(rd, [obj], str(obj["metadata"].get("resourceVersion")), q)
             return _Reply(200, _dumps(obj))
         if verb == "create":
             body = self._json_body()
@@ -442,6 +443,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             raise errors.bad_request(f"invalid timeoutSeconds {timeout_raw!r}") from None
         bookmarks = q.get("allowWatchBookmarks", "").lower() in ("true", "1")
+        if self._wants_table():  # a bad includeObject is a 400, before the stream starts
+            tables.to_table(rd, [], api.clock.now(), "", q.get("includeObject"))
         gone: JSON | None = None
         w: ApiWatch | None = None
         try:
@@ -461,7 +464,14 @@ class _Handler(BaseHTTPRequestHandler):
             elif w is not None:
                 self.server.track_watch(w, True)
                 w.idle_check = lambda: not self._client_gone()
+                as_table, headers = self._wants_table(), True
                 for ev in w:
+                    if as_table and ev.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                        # Only the first event's Table carries the column definitions, as in kube-apiserver.
+                        obj = ev["object"]
+                        table = tables.to_table(rd, [obj], api.clock.now(), str(obj["metadata"].get("resourceVersion")),
+                                                q.get("includeObject"), headers=headers)
+                        ev, headers = {"type": ev["type"], "object": table}, False
                     self._chunk(_dumps(ev) + b"\n")
             self.wfile.write(b"0\r\n\r\n")
         except (OSError, ssl.SSLError):

@@ -61,6 +61,10 @@ class ResourceDef:
     verbs: tuple[str, ...] = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
     crd: bool = False
     storage_version: str = ""
+    printer_columns: tuple[JSON, ...] = field(default=(), compare=False, hash=False, repr=False)
+    """CRDs: the version's `additionalPrinterColumns`, as declared."""
+    schema: JSON | None = field(default=None, compare=False, hash=False, repr=False)
+    """CRDs: the version's `schema.openAPIV3Schema` (served as OpenAPI, not enforced)."""
 
     @property
     def api_version(self) -> str:
@@ -173,8 +177,15 @@ def defs_from_crd(crd: Mapping[str, Any]) -> list[ResourceDef]:
             frozenset(subresources), tuple(names.get("shortNames") or ()),
             tuple(names.get("categories") or ()), has_generation=True, scale=scale,
             merge_schema=None, crd=True, storage_version=storage,
+            printer_columns=tuple(dict(c) for c in ver.get("additionalPrinterColumns") or () if isinstance(c, Mapping)),
+            schema=_version_schema(ver),
         ))
     return out
+
+
+def _version_schema(version: Mapping[str, Any]) -> JSON | None:
+    schema = (version.get("schema") or {}).get("openAPIV3Schema") if isinstance(version.get("schema"), Mapping) else None
+    return dict(schema) if isinstance(schema, Mapping) else None
 
 
 class UnknownResource(LookupError):

@@ -1,0 +1,491 @@
+"""Server-side printing: `meta.k8s.io/v1` Tables for `kubectl get`.
+
+kubectl asks every list and get for `application/json;as=Table;v=v1;g=meta.k8s.io`
+and prints the columns the server sends. As kube-apiserver does:
+
+* **custom resources**: a `Name` column, then the version's
+  `additionalPrinterColumns` (type, format, priority and description as
+  declared; a column's JSONPath is evaluated over the object and only its first
+  match is printed; `string` columns print any JSON value, other types print
+  only a value of that type, `date` prints the age). A version that declares no
+  column gets `Age`.
+* **built-in kinds** with a printer here (pods, nodes, namespaces, deployments,
+  replicasets, statefulsets, jobs, configmaps, leases): the same columns as
+  kube-apiserver's printers, including the wide ones (`priority: 1`, shown by
+  `-o wide`); every cell is computed, the client picks the columns.
+* everything else: `Name` and `Age`.
+
+Rows carry the object as `PartialObjectMetadata` (`includeObject=Metadata`, the
+default), the whole object (`Object`) or nothing (`None`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from py_engine.k8s.timeutil import TimestampError, parse_time
+from py_engine.sim import errors
+from py_engine.sim.interface import JSON
+from py_engine.sim.jsonpath import JsonPathError, compile_path
+from py_engine.sim.resources import ResourceDef
+
+__all__ = ["TABLE_CONTENT_TYPE", "human_duration", "to_table", "wants_table"]
+
+TABLE_CONTENT_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+_NAME_DESC = "Name must be unique within a namespace."
+_AGE_DESC = ("CreationTimestamp is a timestamp representing the server time when this object was created.")
+
+Column = tuple[str, str, int, str]
+"""(name, type, priority, description)."""
+
+Printer = Callable[[JSON, datetime], list[Any]]
+
+
+def wants_table(accept: str | None) -> bool:
+    """Whether an Accept header asks for a `meta.k8s.io` Table (v1 or v1beta1)."""
+    for part in (accept or "").split(","):
+        params = {p.split("=", 1)[0].strip(): p.split("=", 1)[1].strip()
+                  for p in part.split(";")[1:] if "=" in p}
+        if params.get("as") == "Table" and params.get("g", "meta.k8s.io") == "meta.k8s.io":
+            return True
+    return False
+
+
+# ------------------------------------------------------------------- time
+
+def human_duration(seconds: float) -> str:
+    """kube's `duration.HumanDuration`: ~2-3 significant figures."""
+    secs = int(seconds)
+    if secs < -1:
+        return "<invalid>"
+    if secs < 0:
+        return "0s"
+    if secs < 120:
+        return f"{secs}s"
+    minutes = secs // 60
+    if minutes < 10:
+        s = secs % 60
+        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = secs // 3600
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
+    return f"{hours // 24 // 365}y"
+
+
+def _since(ts: Any, now: datetime) -> str:
+    if not isinstance(ts, str) or not ts:
+        return "<unknown>"
+    try:
+        return human_duration((now - parse_time(ts)).total_seconds())
+    except TimestampError:
+        return "<invalid>"
+
+
+def _meta(obj: JSON) -> JSON:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _dict(obj: Mapping[str, Any], key: str) -> JSON:
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list(obj: Mapping[str, Any], key: str) -> list[Any]:
+    value = obj.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+# ------------------------------------------------------------ built-in kinds
+
+def _pod(obj: JSON, now: datetime) -> list[Any]:
+    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    phase = str(status.get("phase") or "")
+    reason = str(status.get("reason") or phase)
+    for cond in _list(status, "conditions"):
+        if isinstance(cond, dict) and cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+    containers = _list(spec, "containers")
+    init_specs = {c.get("name"): c for c in _list(spec, "initContainers") if isinstance(c, dict)}
+    sidecars = {n for n, c in init_specs.items() if c.get("restartPolicy") == "Always"}
+    total = len(containers) + len(sidecars)
+    ready = restarts = sidecar_restarts = 0
+    initializing = False
+    init_statuses = [c for c in _list(status, "initContainerStatuses") if isinstance(c, dict)]
+    for i, cs in enumerate(init_statuses):
+        state = _dict(cs, "state")
+        term, waiting = _dict(state, "terminated"), _dict(state, "waiting")
+        restarts += _int(cs.get("restartCount"))
+        if cs.get("name") in sidecars:
+            sidecar_restarts += _int(cs.get("restartCount"))
+        if state.get("terminated") is not None and _int(term.get("exitCode")) == 0:
+            continue
+        if cs.get("name") in sidecars and cs.get("started"):
+            ready += 1 if cs.get("ready") else 0
+            continue
+        if state.get("terminated") is not None:
+            if term.get("reason"):
+                reason = f"Init:{term['reason']}"
+            elif _int(term.get("signal")):
+                reason = f"Init:Signal:{_int(term.get('signal'))}"
+            else:
+                reason = f"Init:ExitCode:{_int(term.get('exitCode'))}"
+        elif waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            reason = f"Init:{waiting['reason']}"
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        initializing = True
+        break
+    initialized = any(isinstance(c, dict) and c.get("type") == "Initialized" and c.get("status") == "True"
+                      for c in _list(status, "conditions"))
+    if not initializing or initialized:
+        restarts = sidecar_restarts
+        has_running = False
+        for cs in reversed([c for c in _list(status, "containerStatuses") if isinstance(c, dict)]):
+            state = _dict(cs, "state")
+            term, waiting = _dict(state, "terminated"), _dict(state, "waiting")
+            restarts += _int(cs.get("restartCount"))
+            if waiting.get("reason"):
+                reason = str(waiting["reason"])
+            elif state.get("terminated") is not None and term.get("reason"):
+                reason = str(term["reason"])
+            elif state.get("terminated") is not None:
+                sig = _int(term.get("signal"))
+                reason = f"Signal:{sig}" if sig else f"ExitCode:{_int(term.get('exitCode'))}"
+            elif cs.get("ready") and state.get("running") is not None:
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            pod_ready = any(isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True"
+                            for c in _list(status, "conditions"))
+            reason = "Running" if pod_ready else "NotReady"
+    if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    ips = [p.get("ip") for p in _list(status, "podIPs") if isinstance(p, dict) and p.get("ip")]
+    gates = _list(spec, "readinessGates")
+    gates_cell = "<none>"
+    if gates:
+        conds = {c.get("type"): c.get("status") for c in _list(status, "conditions") if isinstance(c, dict)}
+        true = sum(1 for g in gates if isinstance(g, dict) and conds.get(g.get("conditionType")) == "True")
+        gates_cell = f"{true}/{len(gates)}"
+    return [meta.get("name", ""), f"{ready}/{total}", reason, str(restarts), _since(meta.get("creationTimestamp"), now),
+            ips[0] if ips else "<none>", spec.get("nodeName") or "<none>",
+            status.get("nominatedNodeName") or "<none>", gates_cell]
+
+
+_POD_COLUMNS: list[Column] = [
+    ("Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."),
+    ("Status", "string", 0, "The aggregate status of the containers in this pod."),
+    ("Restarts", "string", 0, "The number of times the containers in this pod have been restarted."),
+    ("Age", "string", 0, _AGE_DESC),
+    ("IP", "string", 1, "IP address allocated to the pod. Routable at least within the cluster."),
+    ("Node", "string", 1, "NodeName is a request to schedule this pod onto a specific node."),
+    ("Nominated Node", "string", 1, "nominatedNodeName is set only when this pod preempts other pods on the node."),
+    ("Readiness Gates", "string", 1, "If specified, all readiness gates will be evaluated for pod readiness."),
+]
+
+
+def _node(obj: JSON, now: datetime) -> list[Any]:
+    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    ready = next((c for c in _list(status, "conditions") if isinstance(c, dict) and c.get("type") == "Ready"), None)
+    states = ["Unknown"] if ready is None else ["Ready" if ready.get("status") == "True" else "NotReady"]
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    labels = _dict(meta, "labels")
+    roles = sorted({k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k}
+                   | ({str(labels["kubernetes.io/role"])} if labels.get("kubernetes.io/role") else set()))
+    info = _dict(status, "nodeInfo")
+
+    def address(kind: str) -> str:
+        return next((str(a.get("address")) for a in _list(status, "addresses")
+                     if isinstance(a, dict) and a.get("type") == kind), "<none>")
+
+    return [meta.get("name", ""), ",".join(states), ",".join(roles) or "<none>",
+            _since(meta.get("creationTimestamp"), now), str(info.get("kubeletVersion") or ""),
+            address("InternalIP"), address("ExternalIP"), str(info.get("osImage") or "<unknown>"),
+            str(info.get("kernelVersion") or "<unknown>"), str(info.get("containerRuntimeVersion") or "<unknown>")]
+
+
+_NODE_COLUMNS: list[Column] = [
+    ("Status", "string", 0, "The status of the node"),
+    ("Roles", "string", 0, "The roles of the node"),
+    ("Age", "string", 0, _AGE_DESC),
+    ("Version", "string", 0, "Kubelet Version reported by the node."),
+    ("Internal-IP", "string", 1, "List of addresses reachable to the node."),
+    ("External-IP", "string", 1, "List of addresses reachable to the node."),
+    ("OS-Image", "string", 1, "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."),
+    ("Kernel-Version", "string", 1, "Kernel Version reported by the node from 'uname -r'."),
+    ("Container-Runtime", "string", 1, "ContainerRuntime Version reported by the node."),
+]
+
+
+def _template_cells(spec: JSON) -> list[str]:
+    pod_spec = _dict(_dict(spec, "template"), "spec")
+    containers = [c for c in _list(pod_spec, "containers") if isinstance(c, dict)]
+    return [",".join(str(c.get("name", "")) for c in containers), ",".join(str(c.get("image", "")) for c in containers)]
+
+
+def _selector(spec: JSON) -> str:
+    """`metav1.FormatLabelSelector`: `<none>` for nil, `<none>` for empty too (as the printer does)."""
+    sel = _dict(spec, "selector")
+    parts = [f"{k}={v}" for k, v in sorted(_dict(sel, "matchLabels").items())]
+    for expr in _list(sel, "matchExpressions"):
+        if not isinstance(expr, dict):
+            continue
+        key, op, values = expr.get("key"), expr.get("operator"), ",".join(map(str, _list(expr, "values")))
+        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})",
+                      "Exists": f"{key}", "DoesNotExist": f"!{key}"}.get(str(op), f"{key} {op} ({values})"))
+    return ",".join(parts) or "<none>"
+
+
+def _deployment(obj: JSON, now: datetime) -> list[Any]:
+    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    desired = _int(spec.get("replicas")) if "replicas" in spec else 1
+    return [meta.get("name", ""), f"{_int(status.get('readyReplicas'))}/{desired}",
+            _int(status.get("updatedReplicas")), _int(status.get("availableReplicas")),
+            _since(meta.get("creationTimestamp"), now), *_template_cells(spec), _selector(spec)]
+
+
+_DEPLOYMENT_COLUMNS: list[Column] = [
+    ("Ready", "string", 0, "Number of the pod with ready state"),
+    ("Up-to-date", "string", 0, "Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
+    ("Available", "string", 0, "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
+    ("Age", "string", 0, _AGE_DESC),
+    ("Containers", "string", 1, "Names of each container in the template."),
+    ("Images", "string", 1, "Images referenced by each container in the template."),
+    ("Selector", "string", 1, "Label selector for pods."),
+]
+
+
+def _replicaset(obj: JSON, now: datetime) -> list[Any]:
+    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    desired = _int(spec.get("replicas")) if "replicas" in spec else 1
+    return [meta.get("name", ""), desired, _int(status.get("replicas")), _int(status.get("readyReplicas")),
+            _since(meta.get("creationTimestamp"), now), *_template_cells(spec), _selector(spec)]
+
+
+_REPLICASET_COLUMNS: list[Column] = [
+    ("Desired", "integer", 0, "Number of desired pods."),
+    ("Current", "integer", 0, "Replicas is the most recently observed number of replicas."),
+    ("Ready", "integer", 0, "The number of ready replicas for this replica set."),
+    ("Age", "string", 0, _AGE_DESC),
+    ("Containers", "string", 1, "Names of each container in the template."),
+    ("Images", "string", 1, "Images referenced by each container in the template."),
+    ("Selector", "string", 1, "Selector is a label query over pods that should match the replica count."),
+]
+
+
+def _statefulset(obj: JSON, now: datetime) -> list[Any]:
+    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    desired = _int(spec.get("replicas")) if "replicas" in spec else 1
+    return [meta.get("name", ""), f"{_int(status.get('readyReplicas'))}/{desired}",
+            _since(meta.get("creationTimestamp"), now), *_template_cells(spec)]
+
+
+_STATEFULSET_COLUMNS: list[Column] = [
+    ("Ready", "string", 0, "Number of the pod with ready state"),
+    ("Age", "string", 0, _AGE_DESC),
+    ("Containers", "string", 1, "Names of each container in the template."),
+    ("Images", "string", 1, "Images referenced by each container in the template."),
+]
+
+
+def _job(obj: JSON, now: datetime) -> list[Any]:
+    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    succeeded = _int(status.get("succeeded"))
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{_int(spec.get('completions'))}"
+    else:
+        parallelism = _int(spec.get("parallelism")) if "parallelism" in spec else 1
+        completions = f"{succeeded}/1" if parallelism <= 1 else f"{succeeded}/1 of {parallelism}"
+    start, done = status.get("startTime"), status.get("completionTime")
+    duration = ""
+    if isinstance(start, str):
+        try:
+            end = parse_time(done) if isinstance(done, str) else now
+            duration = human_duration((end - parse_time(start)).total_seconds())
+        except TimestampError:
+            duration = "<invalid>"
+    return [meta.get("name", ""), completions, duration, _since(meta.get("creationTimestamp"), now),
+            *_template_cells(spec), _selector(spec)]
+
+
+_JOB_COLUMNS: list[Column] = [
+    ("Completions", "string", 0, "The desired number of successfully finished pods the job should be run with."),
+    ("Duration", "string", 0, "Time required to complete the job."),
+    ("Age", "string", 0, _AGE_DESC),
+    ("Containers", "string", 1, "Names of each container in the template."),
+    ("Images", "string", 1, "Images referenced by each container in the template."),
+    ("Selector", "string", 1, "A label query over pods that should match the pod count."),
+]
+
+
+def _namespace(obj: JSON, now: datetime) -> list[Any]:
+    meta = _meta(obj)
+    return [meta.get("name", ""), str(_dict(obj, "status").get("phase") or ""),
+            _since(meta.get("creationTimestamp"), now)]
+
+
+def _configmap(obj: JSON, now: datetime) -> list[Any]:
+    meta = _meta(obj)
+    return [meta.get("name", ""), len(_dict(obj, "data")) + len(_dict(obj, "binaryData")),
+            _since(meta.get("creationTimestamp"), now)]
+
+
+def _lease(obj: JSON, now: datetime) -> list[Any]:
+    meta = _meta(obj)
+    return [meta.get("name", ""), str(_dict(obj, "spec").get("holderIdentity") or ""),
+            _since(meta.get("creationTimestamp"), now)]
+
+
+def _generic(obj: JSON, now: datetime) -> list[Any]:
+    meta = _meta(obj)
+    return [meta.get("name", ""), _since(meta.get("creationTimestamp"), now)]
+
+
+_AGE: list[Column] = [("Age", "string", 0, _AGE_DESC)]
+
+_BUILTIN: dict[tuple[str, str], tuple[list[Column], Printer]] = {
+    ("", "Pod"): (_POD_COLUMNS, _pod),
+    ("", "Node"): (_NODE_COLUMNS, _node),
+    ("", "Namespace"): ([("Status", "string", 0, "The status of the namespace"), *_AGE], _namespace),
+    ("", "ConfigMap"): ([("Data", "string", 0, "Data contains the configuration data."), *_AGE], _configmap),
+    ("apps", "Deployment"): (_DEPLOYMENT_COLUMNS, _deployment),
+    ("apps", "ReplicaSet"): (_REPLICASET_COLUMNS, _replicaset),
+    ("apps", "StatefulSet"): (_STATEFULSET_COLUMNS, _statefulset),
+    ("batch", "Job"): (_JOB_COLUMNS, _job),
+    ("coordination.k8s.io", "Lease"): ([("Holder", "string", 0, "The holder of the lease"), *_AGE], _lease),
+}
+
+
+# ---------------------------------------------------------- custom resources
+
+def _printer_columns(rd: ResourceDef) -> list[JSON]:
+    declared = [c for c in rd.printer_columns if isinstance(c, dict)]
+    return declared or [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+                         "description": _AGE_DESC}]
+
+
+def _go_text(value: Any) -> str:
+    """How Kubernetes' JSONPath prints one value (JSON for maps and lists)."""
+    import json
+
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _crd_cell(kind: str, value: Any, now: datetime) -> Any:
+    if value is None:
+        return None
+    if kind == "string":
+        return _go_text(value)
+    if kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return int(value)
+    if kind == "number":
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if kind == "boolean":
+        return value if isinstance(value, bool) else None
+    if kind == "date":
+        if not isinstance(value, str):
+            return None
+        try:
+            return human_duration((now - parse_time(value)).total_seconds())
+        except TimestampError:
+            return "<invalid>"
+    return None
+
+
+def _custom(rd: ResourceDef) -> tuple[list[JSON], Printer]:
+    declared = _printer_columns(rd)
+    compiled: list[Any] = []
+    for col in declared:
+        try:
+            compiled.append(compile_path(str(col.get("jsonPath", ""))))
+        except JsonPathError:
+            compiled.append(None)
+    defs: list[JSON] = [{"name": "Name", "type": "string", "format": "name", "description": _NAME_DESC,
+                         "priority": 0}]
+    for col in declared:
+        path = col.get("jsonPath", "")
+        defs.append({"name": str(col.get("name", "")), "type": str(col.get("type", "")),
+                     "format": str(col.get("format", "")),
+                     "description": str(col.get("description")
+                                        or f"Custom resource definition column (in JSONPath format): {path}"),
+                     "priority": _int(col.get("priority"))})
+
+    def row(obj: JSON, now: datetime) -> list[Any]:
+        cells: list[Any] = [_meta(obj).get("name", "")]
+        for col, path in zip(declared, compiled, strict=True):
+            found = path.evaluate(obj) if path is not None else []
+            cells.append(_crd_cell(str(col.get("type", "")), found[0], now) if found else None)
+        return cells
+
+    return defs, row
+
+
+def _columns(rd: ResourceDef) -> tuple[list[JSON], Printer]:
+    if rd.crd:
+        return _custom(rd)
+    columns, printer = _BUILTIN.get((rd.group, rd.kind), (_AGE, _generic))
+    defs: list[JSON] = [{"name": "Name", "type": "string", "format": "name", "description": _NAME_DESC,
+                         "priority": 0}]
+    defs += [{"name": n, "type": t, "format": "", "description": d, "priority": p} for n, t, p, d in columns]
+    return defs, printer
+
+
+def to_table(rd: ResourceDef, objects: Sequence[JSON], now: datetime, resource_version: str,
+             include_object: str | None = None, *, headers: bool = True) -> JSON:
+    """A `meta.k8s.io/v1` Table of `objects` (a list's items, or one object)."""
+    include = include_object or "Metadata"
+    if include not in ("Metadata", "Object", "None"):
+        raise errors.bad_request(f'unrecognized includeObject value: "{include}"')
+    defs, printer = _columns(rd)
+    rows: list[JSON] = []
+    for obj in objects:
+        row: JSON = {"cells": printer(obj, now)}
+        if include == "Object":
+            row["object"] = {"apiVersion": rd.api_version, "kind": rd.kind, **obj}
+        elif include == "Metadata":
+            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                             "metadata": _meta(obj)}
+        else:
+            row["object"] = None
+        if not rd.crd and rd.kind == "Pod":
+            phase = _dict(obj, "status").get("phase")
+            if phase == "Succeeded":
+                row["conditions"] = [{"type": "Completed", "status": "True", "reason": "Succeeded",
+                                      "message": "The pod has completed successfully."}]
+            elif phase == "Failed":
+                row["conditions"] = [{"type": "Completed", "status": "True", "reason": "Failed",
+                                      "message": "The pod failed."}]
+        rows.append(row)
+    table: JSON = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": resource_version},
+                   "columnDefinitions": defs if headers else [], "rows": rows}
+    return table
