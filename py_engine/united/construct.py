@@ -33,6 +33,7 @@ from py_engine.model.ud_constants import (
     UD_KIND,
 )
 from py_engine.model.uniteddeployment import UdSubset, UnitedDeployment
+from py_engine.united.jsonview import as_list, as_map
 from py_engine.united.placement import attach_node_affinity, attach_tolerations
 
 JSON = dict[str, Any]
@@ -64,7 +65,7 @@ def uses_kruise_keys(existing: Mapping[str, Any] | None) -> bool:
     selector is immutable, so its pods keep carrying Kruise's keys too."""
     if existing is None:
         return False
-    selector = (existing.get("spec") or {}).get("selector") or {}
+    selector = as_map(as_map(existing.get("spec")).get("selector"))
     match_labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
     return isinstance(match_labels, Mapping) and KRUISE_SUBSET_NAME_LABEL in match_labels
 
@@ -105,7 +106,7 @@ def owner_reference(ud: UnitedDeployment) -> JSON:
 
 
 def _own(metadata: JSON, ud: UnitedDeployment) -> None:
-    refs = [r for r in metadata.get("ownerReferences") or [] if isinstance(r, Mapping)]
+    refs = [r for r in as_list(metadata.get("ownerReferences")) if isinstance(r, Mapping)]
     kept = [dict(r) for r in refs if not (r.get("controller") is True and r.get("kind") == UD_KIND)]
     metadata["ownerReferences"] = [*kept, owner_reference(ud)]
 
@@ -113,8 +114,8 @@ def _own(metadata: JSON, ud: UnitedDeployment) -> None:
 def _metadata(obj: JSON, ud: UnitedDeployment, subset: UdSubset, revision: str, kruise_too: bool) -> None:
     metadata = _dict(obj, "metadata")
     metadata["namespace"] = ud.namespace
-    labels = {str(k): v for k, v in (metadata.get("labels") or {}).items()}
-    annotations = {str(k): v for k, v in (metadata.get("annotations") or {}).items()}
+    labels = {str(k): v for k, v in as_map(metadata.get("labels")).items()}
+    annotations = {str(k): v for k, v in as_map(metadata.get("annotations")).items()}
     old_labels, old_annotations = _previous_template_keys(annotations)
     template_labels, template_annotations = ud.template.labels, ud.template.annotations
     for key in old_labels - template_labels.keys():
@@ -135,7 +136,7 @@ def _metadata(obj: JSON, ud: UnitedDeployment, subset: UdSubset, revision: str, 
 
 def _selector(ud: UnitedDeployment, subset: UdSubset, existing: Mapping[str, Any] | None) -> JSON:
     """The existing selector (immutable once created), else the UD's plus the subset label."""
-    current = ((existing or {}).get("spec") or {}).get("selector")
+    current = as_map(as_map(existing).get("spec")).get("selector") if existing is not None else None
     if isinstance(current, Mapping) and current:
         return copy.deepcopy(dict(current))
     selector = copy.deepcopy(ud.selector)
@@ -164,7 +165,7 @@ def _apply_partition(kind: str, api_version: str, spec: JSON, target: SubsetTarg
 def _pod_template(spec: JSON, subset: UdSubset, labels: Mapping[str, str]) -> None:
     template = _dict(spec, "template")
     metadata = _dict(template, "metadata")
-    metadata["labels"] = {**(metadata.get("labels") or {}), **labels}
+    metadata["labels"] = {**as_map(metadata.get("labels")), **labels}
     pod_spec = _dict(template, "spec")
     attach_node_affinity(pod_spec, subset.node_selector_term)
     attach_tolerations(pod_spec, subset)
@@ -176,7 +177,7 @@ def _pod_template(spec: JSON, subset: UdSubset, labels: Mapping[str, str]) -> No
         patched_meta = patched.get("metadata")
         if not isinstance(patched_meta, dict):
             raise ConstructionError(f"subset {subset.name}: the patch removed the pod template's metadata")
-        patched_meta["labels"] = {**(patched_meta.get("labels") or {}), **labels}
+        patched_meta["labels"] = {**as_map(patched_meta.get("labels")), **labels}
         spec["template"] = patched
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from py_engine.model.uniteddeployment import UdSubset
+from py_engine.united.jsonview import as_list
 
 JSON = dict[str, Any]
 
@@ -43,9 +44,9 @@ def attach_node_affinity(pod_spec: JSON, term: Mapping[str, Any] | None) -> None
     for existing in terms:
         entry = dict(existing) if isinstance(existing, Mapping) else {}
         if expressions:
-            entry["matchExpressions"] = list(entry.get("matchExpressions") or []) + copy.deepcopy(expressions)
+            entry["matchExpressions"] = as_list(entry.get("matchExpressions")) + copy.deepcopy(expressions)
         if fields:
-            entry["matchFields"] = list(entry.get("matchFields") or []) + copy.deepcopy(fields)
+            entry["matchFields"] = as_list(entry.get("matchFields")) + copy.deepcopy(fields)
         merged.append(entry)
     required["nodeSelectorTerms"] = merged
 

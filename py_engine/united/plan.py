@@ -25,6 +25,7 @@ from py_engine.united.conditions import find, set_condition
 from py_engine.united.construct import ConstructionError, SubsetTarget, build_workload
 from py_engine.united.discovery import Discovery, SubsetWorkload, discover
 from py_engine.united.gojson import EncodingError
+from py_engine.united.jsonview import as_map
 from py_engine.united.observed import SubsetObservation
 from py_engine.united.ownership import reference
 from py_engine.united.partitions import next_partitions
@@ -147,8 +148,8 @@ def _needs_update(workload: SubsetWorkload, desired: Obj, target: SubsetTarget) 
     built object, plus adoption and template metadata changes; no idempotent rewrites."""
     if workload.adopt or workload.spec_replicas != target.replicas:
         return True
-    current_meta = workload.obj.get("metadata") or {}
-    desired_meta = desired.get("metadata") or {}
+    current_meta = as_map(workload.obj.get("metadata"))
+    desired_meta = as_map(desired.get("metadata"))
     if any((current_meta.get(key) or None) != (desired_meta.get(key) or None)
            for key in ("labels", "annotations", "ownerReferences")):
         return True
@@ -156,9 +157,9 @@ def _needs_update(workload: SubsetWorkload, desired: Obj, target: SubsetTarget) 
     if observed is not None and observed != target.partition:
         return True
     if target.max_unavailable is not None:
-        spec = desired.get("spec") or {}
+        spec = as_map(desired.get("spec"))
         strategy = spec.get("updateStrategy") or spec.get("strategy") or {}
-        current_spec = workload.obj.get("spec") or {}
+        current_spec = as_map(workload.obj.get("spec"))
         current = current_spec.get("updateStrategy") or current_spec.get("strategy") or {}
         return bool(strategy != current)
     return False
@@ -181,8 +182,8 @@ def _stuck_pods(workload: SubsetWorkload, revision: str, partition: int) -> list
 
 def _labelled(pod: Obj, value: str) -> JSON:
     """The pod with Spreadgate's reserved label set (the runtime patches only that label)."""
-    metadata = dict(pod.get("metadata") or {})
-    metadata["labels"] = {**(metadata.get("labels") or {}), RESERVED_POD_LABEL: value}
+    metadata = dict(as_map(pod.get("metadata")))
+    metadata["labels"] = {**as_map(metadata.get("labels")), RESERVED_POD_LABEL: value}
     return {**pod, "metadata": metadata}
 
 
@@ -242,7 +243,7 @@ def _subset_writes(ud: UnitedDeployment, discovery: Discovery, verdicts: Mapping
 def plan(state: UnitedState, now: datetime) -> Plan:
     """The controller's decision for `state` at `now` (see the module docstring)."""
     ud = state.ud
-    if (ud.raw.get("metadata") or {}).get("deletionTimestamp"):
+    if as_map(ud.raw.get("metadata")).get("deletionTimestamp"):
         # Being deleted: garbage collection removes the workloads through their owner references.
         return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(),
                     served_version=ud.served_version)

@@ -20,6 +20,7 @@ from py_engine.model.ud_constants import REVISION_HASH_LABEL
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.united.construct import owner_reference
 from py_engine.united.gojson import EncodingError, go_json, history_hash
+from py_engine.united.jsonview import as_map
 from py_engine.united.ownership import ownership, reference, selected
 
 JSON = dict[str, Any]
@@ -28,8 +29,7 @@ NAME_PREFIX_LIMIT = 223
 
 
 def revision_data(ud: UnitedDeployment) -> JSON:
-    spec = ud.raw.get("spec") or {}
-    template = copy.deepcopy(dict(spec.get("template") or {}))
+    template = copy.deepcopy(dict(as_map(as_map(ud.raw.get("spec")).get("template"))))
     template["$patch"] = "replace"
     return {"spec": {"template": template}}
 
@@ -56,7 +56,7 @@ def _number(revision: Obj) -> int:
 
 
 def _name(obj: Obj) -> str:
-    value = (obj.get("metadata") or {}).get("name")
+    value = as_map(obj.get("metadata")).get("name")
     return value if isinstance(value, str) else ""
 
 

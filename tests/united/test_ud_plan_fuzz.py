@@ -54,6 +54,33 @@ SUBSETS = st.sampled_from([
 ])
 
 
+HOSTILE_WORKLOAD = st.fixed_dictionaries({
+    "apiVersion": st.just("apps/v1"), "kind": st.just("Deployment"),
+    "metadata": st.fixed_dictionaries({"name": st.just("w"), "namespace": st.just("default"),
+                                       "labels": st.just({"app": "web", "spreadgate.dev/subset-name": "a"})},
+                                      optional={"annotations": ANY, "ownerReferences": ANY}),
+    "spec": ANY | st.fixed_dictionaries({}, optional={"selector": ANY, "replicas": ANY, "strategy": ANY}),
+    "status": ANY,
+})
+HOSTILE_REVISION = st.fixed_dictionaries({"kind": st.just("ControllerRevision"), "metadata": ANY, "data": ANY,
+                                          "revision": ANY})
+HOSTILE_PATCH = st.dictionaries(st.sampled_from(["metadata", "spec"]), ANY | st.dictionaries(
+    st.sampled_from(["labels", "affinity", "tolerations", "containers"]), ANY, max_size=2), max_size=2)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(others=st.lists(HOSTILE_WORKLOAD | HOSTILE_REVISION, max_size=3), patch=HOSTILE_PATCH,
+       affinity=ANY | st.just({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+           "nodeSelectorTerms": [{"matchExpressions": 3}, "x"]}}}))
+def test_plan_survives_hostile_objects_and_patches(others: list[dict[str, Any]], patch: dict[str, Any],
+                                                   affinity: Any) -> None:
+    obj = ud_object(3, [{"name": "a", "patch": patch, "nodeSelectorTerm": {
+        "matchExpressions": [{"key": "k", "operator": "Exists"}]}}, {"name": "b"}])
+    obj["spec"]["template"]["deploymentTemplate"]["spec"]["template"]["spec"]["affinity"] = affinity
+    result = plan(state_from_objects([obj, *others]), NOW)
+    assert result.refused or set(result.subsets) == {"a", "b"}
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(replicas=st.none() | st.integers(0, 8), subsets=SUBSETS, schedule=SCHEDULES,
        others=st.lists(WORKLOAD | POD, max_size=6), status=st.dictionaries(
