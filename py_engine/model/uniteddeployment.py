@@ -361,7 +361,7 @@ def _schedule(raw: Any) -> UdScheduleStrategy:
     adaptive = _mapping(data.get("adaptive"), path)
     critical = _integer(adaptive.get("rescheduleCriticalSeconds"), f"{path}.rescheduleCriticalSeconds")
     duration = _integer(adaptive.get("unschedulableDuration"), f"{path}.unschedulableDuration")
-    if duration is None:  # the field's name before Kruise PR #1941, read as an alias
+    if duration is None:  # the field's older name, read as an alias (docs/uniteddeployment.md)
         duration = _integer(adaptive.get("unschedulableLastSeconds"), f"{path}.unschedulableLastSeconds")
     reserve = adaptive.get("reserveUnschedulablePods", False)
     if not isinstance(reserve, bool):

@@ -166,8 +166,9 @@ def _needs_update(workload: SubsetWorkload, desired: Obj, target: SubsetTarget) 
 
 
 def _stuck_pods(workload: SubsetWorkload, revision: str, partition: int) -> list[JSON]:
-    """Kruise's StatefulSet workaround (kubernetes#67250): pods at or above the partition,
-    on an old revision and not Ready are deleted so the rollout is not blocked."""
+    """Kruise's StatefulSet rollout workaround (docs/uniteddeployment.md, "Subset workloads"):
+    pods at or above the partition, on an old revision and not Ready are deleted so the
+    rollout is not blocked."""
     if workload.obj.get("apiVersion") != "apps/v1" or workload.obj.get("kind") != "StatefulSet":
         return []
     if workload.partition() is None:
