@@ -1,7 +1,8 @@
-"""`spreadgate gatekeeper`: write the validation policy as a Gatekeeper ConstraintTemplate + Constraint.
+"""`spreadgate gatekeeper`: write the validation policies as Gatekeeper ConstraintTemplates + Constraints.
 
-With `-o DIR` it writes `constraint-template.yaml` and `constraint.yaml` there
-(what `manifests/gatekeeper/` holds); without it, both documents go to stdout.
+With `-o DIR` it writes `constraint-template.yaml` and `constraint.yaml` (WorkloadSpreads)
+and `uniteddeployment-constraint-template.yaml` and `uniteddeployment-constraint.yaml`
+there (what `manifests/gatekeeper/` holds); without it, all documents go to stdout.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from py_engine.policy import load_policy_sources
     from py_engine.validation.gatekeeper import constraint, constraint_template, to_yaml
+    from py_engine.validation.ud_gatekeeper import ud_gatekeeper_documents
 
     custom = []
     for value in args.custom_workload:
@@ -47,6 +49,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"spreadgate gatekeeper: error: {exc}", file=sys.stderr)
         return 2
     documents = {"constraint-template.yaml": template, "constraint.yaml": to_yaml(constraint(custom))}
+    try:  # the UnitedDeployment template and constraint (policies/uniteddeployment)
+        documents.update(ud_gatekeeper_documents(load_policy_sources()))
+    except (OSError, ValueError) as exc:
+        print(f"spreadgate gatekeeper: error: {exc}", file=sys.stderr)
+        return 2
     if args.output_dir is None:
         sys.stdout.write("---\n".join(documents.values()))
         return 0

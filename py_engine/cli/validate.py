@@ -1,4 +1,4 @@
-"""`spreadgate validate FILE|DIR|-`: check WorkloadSpread manifests with the Rego policy.
+"""`spreadgate validate FILE|DIR|-`: check WorkloadSpread and UnitedDeployment manifests with the Rego policies.
 
 Prints `file: name: field.path: message` per violation (and `file: name: valid`
 for a clean spread). Exit status: 0 all valid, 1 violations found, 2 input that
@@ -22,7 +22,7 @@ EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "validate",
-        help="validate WorkloadSpread manifests with the Rego validation policy",
+        help="validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -64,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
         read_documents,
         validate_spread,
     )
+    from py_engine.validation.uniteddeployment import (
+        build_ud_review_input,
+        is_validated_uniteddeployment,
+        validate_uniteddeployment,
+    )
 
     custom = _custom_workloads(args.custom_workload)
     if custom is None:
@@ -78,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
             documents.append(item)
 
     spreads = [d for d in documents if is_workloadspread(d.obj)]
-    if not spreads and exit_code == EXIT_BAD_INPUT:
+    uds = [d for d in documents if is_validated_uniteddeployment(d.obj)]
+    if not spreads and not uds and exit_code == EXIT_BAD_INPUT:
         return exit_code
-    if not spreads:
+    if not spreads and not uds:
         found = ", ".join(sorted({f"{d.kind}" for d in documents})) or "nothing"
-        _error(f"no WorkloadSpread (spreadgate.dev or apps.kruise.io) in the input; found {found}")
+        _error(f"no WorkloadSpread or UnitedDeployment (spreadgate.dev or apps.kruise.io) in the input; found {found}")
         return EXIT_BAD_INPUT
 
     try:
@@ -105,6 +111,12 @@ def run(args: argparse.Namespace) -> int:
                 custom_workloads=custom,
             )
             violations = validate_spread(engine, policy_input)
+            report.append({"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]})
+            if violations and exit_code == EXIT_OK:
+                exit_code = EXIT_VIOLATIONS
+        for doc in uds:  # UnitedDeployments: policies/uniteddeployment, one object at a time
+            ud_input = build_ud_review_input(doc.obj)
+            violations = validate_uniteddeployment(engine, ud_input)
             report.append({"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]})
             if violations and exit_code == EXIT_OK:
                 exit_code = EXIT_VIOLATIONS

@@ -19,7 +19,7 @@ def test_valid_examples_pass(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["validate", *map(str, sorted(EXAMPLES.glob("*.yaml")))])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert out.count(": valid") == 4
+    assert out.count(": valid") == 6  # 4 WorkloadSpreads, 2 UnitedDeployments
 
 
 @pytest.mark.parametrize("path", INVALID, ids=[p.stem for p in INVALID])

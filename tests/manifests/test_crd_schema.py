@@ -34,7 +34,7 @@ def _translate(node: Any) -> Any:
 
 
 def _validator() -> jsonschema.Draft202012Validator:
-    crd = find(render("base"), "CustomResourceDefinition")
+    crd = find(render("base"), "CustomResourceDefinition", "workloadspreads.spreadgate.dev")
     schema = _translate(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)

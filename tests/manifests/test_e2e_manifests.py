@@ -108,7 +108,7 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
     try:
         cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
         kubeconfig = str(cluster.kubeconfig_path)
-        api.create(CRDS, None, find(docs, "CustomResourceDefinition"))
+        api.create(CRDS, None, find(docs, "CustomResourceDefinition", "workloadspreads.spreadgate.dev"))
         api.create("v1/namespaces", None, find(docs, "Namespace"))
         if self_signed:
             api.create("v1/secrets", NAMESPACE, find(docs, "Secret", hook_args.secret_name))

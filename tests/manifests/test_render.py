@@ -22,6 +22,7 @@ K8S_VERSION = "1.37"
 CERT_MANAGER_KINDS = {("cert-manager.io/v1", "Issuer"), ("cert-manager.io/v1", "Certificate")}
 SYSTEM_NAMESPACES = {"kube-system", "kube-node-lease", NAMESPACE}
 OPT_OUT = ("spreadgate.dev/admission", "disabled")
+WS_CRD, UD_CRD = "workloadspreads.spreadgate.dev", "uniteddeployments.spreadgate.dev"
 
 
 def test_kubernetes_validate_ships_the_pinned_version() -> None:
@@ -61,6 +62,7 @@ def test_base_holds_every_component_once() -> None:
     kinds = sorted((d["kind"], d["metadata"]["name"]) for d in render("base"))
     assert kinds == sorted([
         ("Namespace", NAMESPACE), ("CustomResourceDefinition", "workloadspreads.spreadgate.dev"),
+        ("CustomResourceDefinition", "uniteddeployments.spreadgate.dev"),
         ("ServiceAccount", "spreadgate-webhook"), ("ServiceAccount", "spreadgate-controller"),
         ("ClusterRole", "spreadgate-webhook"), ("ClusterRoleBinding", "spreadgate-webhook"),
         ("ClusterRole", "spreadgate-controller"), ("ClusterRoleBinding", "spreadgate-controller"),
@@ -88,17 +90,20 @@ def test_webhook_configurations(path: str) -> None:
     mutating = find(docs, "MutatingWebhookConfiguration", "spreadgate")["webhooks"]
     validating = find(docs, "ValidatingWebhookConfiguration", "spreadgate")["webhooks"]
     assert [h["name"] for h in mutating] == ["mpod.spreadgate.dev"]
-    assert [h["name"] for h in validating] == ["vpod.spreadgate.dev", "vws.spreadgate.dev"]
+    assert [h["name"] for h in validating] == ["vpod.spreadgate.dev", "vws.spreadgate.dev", "vud.spreadgate.dev"]
     assert _rules(mutating[0]) == {("CREATE", "", "pods")}
     assert _rules(validating[0]) == {("DELETE", "", "pods"), ("CREATE", "", "pods/eviction")}
     assert _rules(validating[1]) == {("CREATE", "spreadgate.dev", "workloadspreads"),
                                      ("UPDATE", "spreadgate.dev", "workloadspreads")}
+    assert _rules(validating[2]) == {("CREATE", "spreadgate.dev", "uniteddeployments"),
+                                     ("UPDATE", "spreadgate.dev", "uniteddeployments")}
     paths = {"mpod.spreadgate.dev": "/mutate/pods", "vpod.spreadgate.dev": "/validate/pods",
-             "vws.spreadgate.dev": "/validate/workloadspreads"}
-    policies = {"mpod.spreadgate.dev": "Fail", "vpod.spreadgate.dev": "Ignore", "vws.spreadgate.dev": "Fail"}
+             "vws.spreadgate.dev": "/validate/workloadspreads", "vud.spreadgate.dev": "/validate/uniteddeployments"}
+    policies = {"mpod.spreadgate.dev": "Fail", "vpod.spreadgate.dev": "Ignore", "vws.spreadgate.dev": "Fail",
+                "vud.spreadgate.dev": "Fail"}
     for hook in mutating + validating:
         assert hook["timeoutSeconds"] <= 5
-        assert hook["sideEffects"] == "NoneOnDryRun"
+        assert hook["sideEffects"] == ("None" if hook["name"] == "vud.spreadgate.dev" else "NoneOnDryRun")
         assert hook["matchPolicy"] == "Equivalent"
         assert hook["admissionReviewVersions"] == ["v1"]
         assert hook["failurePolicy"] == policies[hook["name"]]
@@ -215,11 +220,12 @@ def test_self_signed_overlay_wires_secret_configs_and_service() -> None:
 
 @pytest.mark.parametrize("path", OVERLAYS)
 def test_overlays_keep_the_crd_unchanged(path: str) -> None:
-    assert find(render(path), "CustomResourceDefinition") == find(render("base"), "CustomResourceDefinition")
+    for name in (WS_CRD, UD_CRD):
+        assert find(render(path), "CustomResourceDefinition", name) == find(render("base"), "CustomResourceDefinition", name)
 
 
 def test_crd_printer_columns() -> None:
-    crd = find(render("base"), "CustomResourceDefinition")
+    crd = find(render("base"), "CustomResourceDefinition", WS_CRD)
     version = crd["spec"]["versions"][0]
     columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
     assert columns == {
