@@ -21,7 +21,7 @@ from py_engine.model.ud_conversion import status_to_v1alpha1
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.united.allocation import AllocationError
 from py_engine.united.allocator import allocate
-from py_engine.united.conditions import find, set_condition
+from py_engine.united.conditions import find, make, set_condition
 from py_engine.united.construct import ConstructionError, SubsetTarget, build_workload
 from py_engine.united.discovery import Discovery, SubsetWorkload, discover
 from py_engine.united.gojson import EncodingError
@@ -89,7 +89,7 @@ def _refusal(ud: UnitedDeployment, reason: str) -> Plan:
                 served_version=ud.served_version)
 
 
-def _stored_subset_conditions(ud: UnitedDeployment) -> dict[str, JSON | None]:
+def _stored_subset_conditions(ud: UnitedDeployment, now: datetime) -> dict[str, JSON | None]:
     """Each spec subset's stored Schedulable condition; in reservation mode a subset added
     to a UD that already has subset statuses starts marked (`created`), as in Kruise."""
     raw = ud.status.get("subsetStatuses")
@@ -102,7 +102,7 @@ def _stored_subset_conditions(ud: UnitedDeployment) -> dict[str, JSON | None]:
             conditions, list) else None
         out[subset.name] = dict(found) if found is not None else None
         if entry is None and entries and ud.schedule.reserves:
-            out[subset.name] = {"type": SCHEDULABLE, "status": "False", "reason": "created", "message": ""}
+            out[subset.name] = make(SCHEDULABLE, False, "created", "", now)
     return out
 
 
@@ -260,7 +260,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
     stored_current = ud.status.get("currentRevision")
     previous = stored_current if isinstance(stored_current, str) and stored_current else revisions.current
     conditions = set_condition(stored_conditions, updated_condition(previous, revisions.updated, now))
-    stored = _stored_subset_conditions(ud)
+    stored = _stored_subset_conditions(ud, now)
     verdicts = _verdicts(ud, discovery, stored, revisions.updated, conditions, now)
     try:
         allocation = allocate(ud, _observations(discovery, verdicts, stored))

@@ -272,3 +272,14 @@ def test_an_owned_workload_without_a_subset_label_is_reported_and_left_alone() -
     assert len(result.errors) == 1 and "web-x" in result.errors[0]
     assert all(o["metadata"].get("name") != "web-x" for o in (*result.update, *result.delete))
     assert not result.refused and result.subsets["a"].replicas == 2
+
+
+def test_reservation_mode_subset_added_later_starts_marked() -> None:
+    schedule = {"type": "Adaptive", "adaptive": {"reserveUnschedulablePods": True}}
+    obj = ud_object(2, [{"name": "s0"}, {"name": "s1"}], schedule=schedule)
+    obj["status"] = {"subsetStatuses": [{"name": "s0", "replicas": 2}]}
+    entries = {e["name"]: e for e in run([obj]).status["subsetStatuses"]}
+    condition = entries["s1"]["conditions"][0]
+    assert (condition["status"], condition["reason"], condition["lastTransitionTime"]) == (
+        "False", "created", format_time(NOW))
+    assert "conditions" not in entries["s0"]
