@@ -1,11 +1,16 @@
-"""`spreadgate cluster`: run the embedded Kubernetes cluster standalone.
+"""`spreadgate cluster`: a Spreadgate playground on the embedded Kubernetes cluster.
 
 Starts the API server with its HTTPS front end, the workload controllers
 (Deployment, ReplicaSet, StatefulSet, Job), the garbage collector, the
-scheduler and a simulated kubelet for every node of the pool, in real time.
-Prints the URL and the kubeconfig path, then serves until SIGINT or SIGTERM,
-when it stops every thread and exits 0. Use it with
+scheduler and a simulated kubelet for every node of the pool, in real time;
+then, unless `--bare`, installs the WorkloadSpread CRD, runs the real admission
+webhook on 127.0.0.1 (its own CA, registered with `caBundle`) and the real
+controller: the assembled stack of `py_engine.cli.harness.Stack`. Prints the
+URL, the kubeconfig path and the commands to try, then serves until SIGINT or
+SIGTERM, when it stops everything and exits 0. Use it with
 `kubectl --kubeconfig FILE ...` or any Kubernetes client.
+
+`--bare` runs the emulator alone (no CRD, no webhook, no controller).
 
 The node pool (`--nodes FILE`, YAML or JSON) is either a list of nodes or a
 compact description; without it three nodes in zones zone-a/b/c are created:
@@ -21,7 +26,8 @@ compact description; without it three nodes in zones zone-a/b/c are created:
 
 `--faults SPEC` injects API failures for external requests (syntax in
 `py_engine.sim.faults`, e.g. `pods:create:latency=10ms;*:*:error500=0.01`).
-Exit status: 0 after a clean stop, 2 for bad arguments or input.
+Exit status: 0 after a clean stop, 1 when the webhook or the controller could
+not start, 2 for bad arguments or input (a port in use included).
 """
 
 from __future__ import annotations
@@ -33,17 +39,20 @@ import threading
 from types import FrameType
 from typing import Any
 
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXAMPLE = "manifests/examples/zones-20-20-60.yaml"
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "cluster",
-        help="run the embedded Kubernetes cluster (API server, controllers, scheduler, kubelet)",
+        help="run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--port", type=int, default=0, help="HTTPS port (default: a free port)")
+    parser.add_argument("--port", type=int, default=0, help="HTTPS port of the API server (default: a free port)")
+    parser.add_argument("--bare", action="store_true",
+                        help="the emulator only: no CRD, no webhook, no controller")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--kubeconfig-out", metavar="FILE",
                         help="write the kubeconfig here (default: a new temporary file)")
@@ -65,8 +74,18 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
+def _next_steps(kubeconfig: str) -> str:
+    return "\n".join([
+        "try (from the repository's top folder):",
+        f"  export KUBECONFIG={kubeconfig}",
+        f"  kubectl apply -f {EXAMPLE}",
+        "  kubectl create deployment api --image=nginx --replicas=10",
+        "  kubectl get pods -o wide -L zone",
+        "  kubectl get sgws",
+    ])
+
+
 def run(args: argparse.Namespace) -> int:
-    from py_engine.sim.cluster import Cluster
     from py_engine.sim.faults import FaultInjector, FaultSpecError
     from py_engine.sim.kubelet import KubeletConfig
     from py_engine.sim.nodepool import NodePoolError, load_node_pool
@@ -94,6 +113,23 @@ def run(args: argparse.Namespace) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        serve = _serve_bare if args.bare else _serve_playground
+        return serve(args, nodes, kubelet, stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _wait(stop: threading.Event) -> None:
+    while not stop.wait(0.5):
+        pass
+    print("spreadgate cluster: stopping", flush=True)
+
+
+def _serve_bare(args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any, stop: threading.Event) -> int:
+    from py_engine.sim.cluster import Cluster
+
+    try:
         with Cluster(nodes=nodes, kubelet=kubelet, faults=args.faults) as cluster:
             try:
                 url = cluster.serve_https(args.port, args.host, args.kubeconfig_out)
@@ -101,15 +137,42 @@ def run(args: argparse.Namespace) -> int:
                 return _error(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}")
             cluster.start()
             count = len(cluster.api.list("v1/nodes")["items"])
-            print(f"spreadgate cluster: serving {url} with {count} node(s)", flush=True)
+            print(f"spreadgate cluster: serving {url} with {count} node(s) (bare: no Spreadgate)", flush=True)
             print(f"kubeconfig: {cluster.kubeconfig_path}", flush=True)
             print(f"try: kubectl --kubeconfig {cluster.kubeconfig_path} get nodes", flush=True)
-            while not stop.wait(0.5):
-                pass
-            print("spreadgate cluster: stopping", flush=True)
+            _wait(stop)
     except OSError as exc:
         return _error(str(exc))
+    return EXIT_OK
+
+
+def _serve_playground(args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any,
+                      stop: threading.Event) -> int:
+    import logging
+
+    from py_engine.cli.harness import Stack
+    from py_engine.sim.nodepool import default_pool
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stack = Stack(default_pool() if nodes is None else nodes, virtual=False, kubelet=kubelet, port=args.port,
+                  host=args.host, kubeconfig_out=args.kubeconfig_out, faults=args.faults)
+    try:
+        stack.start()
+    except OSError as exc:
+        return _error(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}")
+    except (RuntimeError, TimeoutError) as exc:
+        print(f"spreadgate cluster: error: could not start Spreadgate: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        count = len(stack.api.list("v1/nodes")["items"])
+        kubeconfig = str(stack.cluster.kubeconfig_path)
+        print(f"spreadgate cluster: serving {stack.cluster.url} with {count} node(s)", flush=True)
+        print("spreadgate cluster: CRD workloadspreads.spreadgate.dev installed (short name sgws)", flush=True)
+        print(f"spreadgate cluster: webhook at {stack.hook.url if stack.hook else '?'} (registered with its CA), "
+              "controller running", flush=True)
+        print(f"kubeconfig: {kubeconfig}", flush=True)
+        print(_next_steps(kubeconfig), flush=True)
+        _wait(stop)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        stack.close()
     return EXIT_OK

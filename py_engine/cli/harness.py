@@ -12,7 +12,7 @@ the real controller loop. Two modes:
   deadline (kubelet delays, controller requeues) up to a bound. The webhook
   stamps its records with virtual time but waits in real time (`HybridClock`):
   its commit deadlines and back-offs are about the HTTP round trips it makes.
-* **real** (`spreadgate demo`, watch-driven tests): the cluster runs its
+* **real** (`spreadgate cluster`, watch-driven tests): the cluster runs its
   threads and the controller runs as in production (`ControllerRuntime`:
   watch caches, triggers, workers), all in real time.
 """
@@ -121,14 +121,16 @@ class Stack:
 
     def __init__(self, nodes: list[dict[str, Any]], *, virtual: bool = True, options: LoopOptions | None = None,
                  with_controller: bool = True, kubelet: KubeletConfig | None = None,
-                 workdir: str | Path | None = None) -> None:
+                 workdir: str | Path | None = None, port: int = 0, host: str = "127.0.0.1",
+                 kubeconfig_out: str | Path | None = None, faults: str | None = None) -> None:
         self.virtual = virtual
         self.clock: Clock = VirtualClock(START) if virtual else RealClock()
         self.options = options or LoopOptions()
         self.with_controller = with_controller
         self._tmp = None if workdir is not None else tempfile.mkdtemp(prefix="spreadgate-stack-")
         self.workdir = Path(workdir) if workdir is not None else Path(str(self._tmp))
-        self.cluster = Cluster(clock=self.clock, nodes=nodes, kubelet=kubelet)
+        self.port, self.host, self.kubeconfig_out = port, host, kubeconfig_out
+        self.cluster = Cluster(clock=self.clock, nodes=nodes, kubelet=kubelet, faults=faults)
         self.api = self.cluster.api
         self.hook: Webhook | None = None
         self.client: KubeClient | None = None
@@ -147,7 +149,7 @@ class Stack:
         return self
 
     def _start(self) -> None:
-        self.cluster.serve_https(kubeconfig_out=self.workdir / "kubeconfig")
+        self.cluster.serve_https(self.port, self.host, self.kubeconfig_out or self.workdir / "kubeconfig")
         kubeconfig = str(self.cluster.kubeconfig_path)
         self.api.create(CRDS, None, load_crd())
         ca = CertificateAuthority("spreadgate-stack-ca")

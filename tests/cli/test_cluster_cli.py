@@ -1,4 +1,8 @@
-"""`spreadgate cluster` as a subprocess, driven by kubectl; argument errors in-process."""
+"""`spreadgate cluster --bare` as a subprocess, driven by kubectl; argument errors in-process.
+
+The playground mode (CRD, webhook, controller) is driven by
+`tests/e2e/test_playground_kubectl.py`.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ from py_engine.cli import main
 
 KUBECTL = shutil.which("kubectl")
 
+pytestmark = pytest.mark.timeout(120)
+
 
 @pytest.fixture
 def running_cluster(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
@@ -29,17 +35,21 @@ def running_cluster(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str
                      "  - {name: zone-a, count: 1, labels: {topology.kubernetes.io/zone: zone-a}}\n"
                      "  - {name: zone-b, count: 1, labels: {topology.kubernetes.io/zone: zone-b}}\n")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "py_engine.cli", "cluster", "--kubeconfig-out", str(kubeconfig),
+        [sys.executable, "-m", "py_engine.cli", "cluster", "--bare", "--kubeconfig-out", str(kubeconfig),
          "--nodes", str(nodes)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
     stdout = proc.stdout
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True)
+    def pump() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     try:
         deadline = time.monotonic() + 30
-        seen = []
+        seen: list[str] = []
         while time.monotonic() < deadline:
             try:
                 line = lines.get(timeout=0.2)
@@ -92,13 +102,18 @@ def test_kubectl_drives_the_standalone_cluster(running_cluster: tuple[Path, subp
     kubeconfig, _ = running_cluster
     nodes = kubectl(kubeconfig, "get", "nodes", "-o", "name").split()
     assert nodes == ["node/zone-a-0", "node/zone-b-0"]
+    # --bare: no CRD, so no WorkloadSpread resource and no webhook configuration.
+    assert KUBECTL is not None
+    missing = subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), "get", "sgws"], capture_output=True,
+                             text=True, timeout=60, check=False)
+    assert missing.returncode != 0 and "sgws" in missing.stderr
+    assert kubectl(kubeconfig, "get", "mutatingwebhookconfigurations", "-o", "name").strip() == ""
     manifest = tmp_path / "deployment.yaml"
     manifest.write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  replicas: 2\n"
         "  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n"
         "    spec: {containers: [{name: c, image: nginx}]}\n")
-    # The emulator serves no OpenAPI document, so client-side validation is off.
-    assert "deployment.apps/x created" in kubectl(kubeconfig, "create", "--validate=false", "-f", str(manifest))
+    assert "deployment.apps/x created" in kubectl(kubeconfig, "create", "-f", str(manifest))
 
     def running(n: int) -> Callable[[], bool]:
         return lambda: sum(1 for p in pods(kubeconfig) if p["status"].get("phase") == "Running"
@@ -133,12 +148,53 @@ def test_bad_node_pool_content_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "count" in capsys.readouterr().err
 
 
-def test_port_in_use_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("mode", [[], ["--bare"]], ids=["playground", "bare"])
+def test_port_in_use_exit_2(mode: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     import socket
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen(1)
         port = sock.getsockname()[1]
-        assert main(["cluster", "--port", str(port)]) == 2
+        assert main(["cluster", *mode, "--port", str(port)]) == 2
     assert "cannot serve on 127.0.0.1" in capsys.readouterr().err
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_playground_on_a_pinned_port_stops_on_sigterm(tmp_path: Path) -> None:
+    port = free_port()
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = subprocess.Popen([sys.executable, "-m", "py_engine.cli", "cluster", "--port", str(port),
+                             "--kubeconfig-out", str(kubeconfig)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        seen: list[str] = []
+        deadline = time.monotonic() + 60
+        for line in proc.stdout:  # the process prints its banner at once, then blocks: bounded by the deadline
+            seen.append(line)
+            if line.startswith("kubeconfig: ") or time.monotonic() > deadline:
+                break
+        assert f"spreadgate cluster: serving https://127.0.0.1:{port} with 3 node(s)\n" in seen, seen
+        assert any("webhook at https://127.0.0.1:" in line for line in seen)
+        assert "workloadspreads.spreadgate.dev" in kubectl(kubeconfig, "get", "crd", "-o", "name")
+        hooks = kubectl(kubeconfig, "get", "mutatingwebhookconfigurations,validatingwebhookconfigurations",
+                        "-o", "name").split()
+        assert hooks == ["mutatingwebhookconfiguration.admissionregistration.k8s.io/spreadgate",
+                         "validatingwebhookconfiguration.admissionregistration.k8s.io/spreadgate"]
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "spreadgate cluster: stopping" in rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)

@@ -1,0 +1,230 @@
+"""`spreadgate cluster` as a playground, driven by kubectl exactly as README's "The embedded cluster" shows.
+
+One `spreadgate cluster` process (emulator, CRD, webhook, controller), then the
+README's commands in order: apply the 20/20/60 example spread, create and
+scale its Deployment, read the subsets off `kubectl get pods -o wide -L zone`
+and the printer columns off `kubectl get sgws`, drain a node (the evictions
+give the subset's slots back, so the replacements are admitted into the same
+subset and wait Pending on the cordoned zone), then scale down and check that
+the pods deleted are exactly the ones `spreadgate rank` predicted. Every wait
+is a poll with a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+KUBECTL = shutil.which("kubectl")
+REPO = Path(__file__).resolve().parents[2]
+MATCHED = "spreadgate.dev/matched-workloadspread"
+COST = "controller.kubernetes.io/pod-deletion-cost"
+
+# The README's commands, in order (test_readme_shows_these_commands keeps them in step).
+APPLY = "kubectl apply -f manifests/examples/zones-20-20-60.yaml"
+CREATE = "kubectl create deployment api --image=nginx --replicas=5"
+SCALE_UP = "kubectl scale deployment api --replicas=10"
+PODS = "kubectl get pods -o wide -L zone"
+SPREADS = "kubectl get sgws"
+DRAIN = "kubectl drain zone-a-0 --ignore-daemonsets"
+RANK = "kubectl get pods -l app=api -o json | spreadgate rank - --count 5 -o names"
+SCALE_DOWN = "kubectl scale deployment api --replicas=5"
+STATE = "kubectl get sgws,deploy,rs,pods,nodes -o json | spreadgate reconcile --state - -o json"
+COMMANDS = [APPLY, CREATE, SCALE_UP, PODS, SPREADS, DRAIN, RANK, SCALE_DOWN, STATE]
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
+
+
+@dataclass
+class Playground:
+    kubeconfig: Path
+    env: dict[str, str]
+    output: list[str]
+
+    def run(self, command: str, stdin: str | None = None) -> str:
+        """One command line of the README (a `|` pipes kubectl into spreadgate)."""
+        head, _, tail = command.partition(" | ")
+        out = self._one(head, stdin)
+        return self._one(tail, out) if tail else out
+
+    def _one(self, command: str, stdin: str | None) -> str:
+        argv = shlex.split(command)
+        if argv[0] == "kubectl":
+            assert KUBECTL is not None
+            argv[0] = KUBECTL
+        elif argv[0] == "spreadgate":
+            argv[:1] = [sys.executable, "-m", "py_engine.cli"]
+        done = subprocess.run(argv, cwd=REPO, env=self.env, input=stdin, capture_output=True, text=True,
+                              timeout=90, check=False)
+        assert done.returncode == 0, f"{command} failed ({done.returncode}):\n{done.stderr}"
+        return done.stdout
+
+    def pods(self) -> list[dict[str, Any]]:
+        return list(json.loads(self.run("kubectl get pods -l app=api -o json"))["items"])
+
+
+def poll(check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def playground(tmp_path: Path) -> Iterator[Playground]:
+    kubeconfig = tmp_path / "sg.kubeconfig"
+    proc = subprocess.Popen([sys.executable, "-m", "py_engine.cli", "cluster", "--kubeconfig-out", str(kubeconfig)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    stdout = proc.stdout
+    lines: queue.Queue[str] = queue.Queue()
+    def pump() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    seen: list[str] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not any(line.startswith("  kubectl get sgws") for line in seen):
+            assert time.monotonic() < deadline, f"the playground did not come up within 60 s: {seen}"
+            try:
+                seen.append(lines.get(timeout=0.2))
+            except queue.Empty:
+                assert proc.poll() is None, f"spreadgate cluster exited early: {seen}"
+        # kubectl caches discovery under $HOME/.kube: keep it inside the test's folder.
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
+        yield Playground(kubeconfig, env, seen)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        stdout.close()
+        reader.join(timeout=5)
+
+
+def table(text: str) -> list[dict[str, str]]:
+    """kubectl's human output as rows keyed by header (columns split on 2+ spaces)."""
+    header, *rows = [line for line in text.splitlines() if line.strip()]
+    found = list(re.finditer(r"\S+(?: \S+)*", header))
+    names, starts = [m.group() for m in found], [m.start() for m in found]
+    out = []
+    for row in rows:
+        cells = [row[s:e].strip() for s, e in zip(starts, [*starts[1:], len(row) + 1], strict=True)]
+        out.append(dict(zip(names, cells, strict=True)))
+    return out
+
+
+def subset(pod: dict[str, Any]) -> str | None:
+    raw = (pod["metadata"].get("annotations") or {}).get(MATCHED)
+    return str(json.loads(raw)["subset"]) if raw else None
+
+
+def live(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def settled(pg: Playground, running: int, pending: int) -> list[dict[str, Any]] | None:
+    """The pods, once `running` run and `pending` wait, none terminates, and the controller has
+    nothing left to write: every cost an offline sync (`spreadgate reconcile`) computes is the one
+    the pod carries."""
+    pods = pg.pods()
+    phases = [p["status"].get("phase") for p in pods]
+    if len(live(pods)) != len(pods) or phases.count("Running") != running or phases.count("Pending") != pending:
+        return None
+    plan = json.loads(pg.run(STATE))
+    carried = {p["metadata"]["name"]: (p["metadata"].get("annotations") or {}).get(COST) for p in pods}
+    wanted = {name: plan["podDeletionCost"].get(name) for name in carried}
+    return pods if carried == wanted and all(carried.values()) else None
+
+
+def by_subset(pods: list[dict[str, Any]]) -> dict[str | None, int]:
+    counts: dict[str | None, int] = {}
+    for p in live(pods):
+        counts[subset(p)] = counts.get(subset(p), 0) + 1
+    return counts
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (Debian package kubernetes-client; "
+                                            "CI installs it)")
+def test_the_readme_session(playground: Playground) -> None:
+    pg = playground
+    assert any(line.startswith("kubeconfig: ") for line in pg.output)
+    assert "workloadspread.spreadgate.dev/api-zones created" in pg.run(APPLY)
+    assert "deployment.apps/api created" in pg.run(CREATE)
+    pods = poll(lambda: settled(pg, 5, 0), "5 running pods")
+    assert by_subset(pods) == {"zone-a": 1, "zone-b": 1, "zone-c": 3}
+    assert "deployment.apps/api scaled" in pg.run(SCALE_UP)
+    pods = poll(lambda: settled(pg, 10, 0), "10 running pods")
+    assert by_subset(pods) == {"zone-a": 2, "zone-b": 2, "zone-c": 6}
+
+    # -o wide shows each pod's node; -L zone the label its subset's patch set: the two agree.
+    rows = table(pg.run(PODS))
+    assert {"NAME", "READY", "STATUS", "IP", "NODE", "ZONE"} <= set(rows[0])
+    assert len(rows) == 10
+    for row in rows:
+        assert row["STATUS"] == "Running" and row["READY"] == "1/1"
+        assert row["NODE"] == f"zone-{row['ZONE']}-0"
+
+    # The CRD's printer columns, served as a Table (REPLICAS: kube-apiserver prints a column's first match).
+    spreads = table(pg.run(SPREADS))
+    assert list(spreads[0]) == ["NAME", "WORKLOAD-KIND", "WORKLOAD", "STRATEGY", "ADAPTIVE-RESCHEDULE-SECONDS",
+                                "REPLICAS", "AGE"]
+    assert {k: spreads[0][k] for k in ("NAME", "WORKLOAD-KIND", "WORKLOAD", "REPLICAS")} == {
+        "NAME": "api-zones", "WORKLOAD-KIND": "Deployment", "WORKLOAD": "api", "REPLICAS": "2"}
+
+    # Drain: the evictions give zone-a's slots back, so the replacements are admitted into zone-a
+    # again and wait Pending on the cordoned node (Fixed strategy: nobody moves them).
+    zone_a = {p["metadata"]["name"] for p in pods if subset(p) == "zone-a"}
+    out = pg.run(DRAIN)
+    assert "node/zone-a-0 drained" in out and all(f"pod/{name} evicted" in out for name in zone_a)
+    pods = poll(lambda: settled(pg, 8, 2), "2 replacements pending")
+    pending = [p for p in pods if p["status"].get("phase") == "Pending"]
+    assert {subset(p) for p in pending} == {"zone-a"} and not zone_a & {p["metadata"]["name"] for p in pods}
+    assert all(p["metadata"]["labels"].get("zone") == "a" for p in pending)
+    assert by_subset(pods) == {"zone-a": 2, "zone-b": 2, "zone-c": 6}
+    assert {r["NAME"]: r["STATUS"] for r in table(pg.run(PODS))} == {
+        p["metadata"]["name"]: p["status"]["phase"] for p in pods}
+
+    # Scale down: the ReplicaSet controller deletes exactly the pods `spreadgate rank` names.
+    predicted = pg.run(RANK).split()
+    assert len(predicted) == 5 and {p["metadata"]["name"] for p in pending} <= set(predicted)
+    before = {p["metadata"]["name"] for p in pods}
+    assert "deployment.apps/api scaled" in pg.run(SCALE_DOWN)
+    after = poll(lambda: settled(pg, 5, 0), "the scale-down to 5")
+    deleted = before - {p["metadata"]["name"] for p in after}
+    assert sorted(deleted) == sorted(predicted)
+    assert by_subset([p for p in pods if p["metadata"]["name"] in deleted]) == {"zone-a": 2, "zone-c": 3}
+    assert by_subset(after) == {"zone-b": 2, "zone-c": 3}
+
+
+def test_readme_shows_these_commands() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The embedded cluster", 1)[1].split("\n## ", 1)[0]
+    positions = [section.find(command) for command in COMMANDS]
+    assert -1 not in positions, [c for c, at in zip(COMMANDS, positions, strict=True) if at == -1]
+    assert positions == sorted(positions), "the README lists the commands in another order"
+    assert "spreadgate cluster --kubeconfig-out /tmp/sg.kubeconfig" in section
+    assert "export KUBECONFIG=/tmp/sg.kubeconfig" in section
