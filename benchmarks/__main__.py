@@ -2,8 +2,9 @@
 
 Each `bench_*` module measures its subject beside a baseline in the same run
 and prints a table; this runner prints the machine first and, at the end, one
-table of every target of issue 8 with the figure measured against it (a
-module lists its own through `targets(result, quick)`).
+Targets table that puts every performance figure beside its target (see
+"Performance and reliability" in README.md; a module lists its own through
+`targets(result, quick)`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(module, "targets"):
             checks.extend(module.targets(result, args.quick))
     if checks:
-        print_table("Targets (issue 8)", ["figure", "measured", "target", "verdict"],
+        print_table("Targets: each figure beside its target", ["figure", "measured", "target", "verdict"],
                     [[c.figure, c.measured, c.target, c.verdict] for c in checks])
     print(f"\n{machine_description()}; total {time.perf_counter() - started:.0f} s"
           f"{' (quick sizes)' if args.quick else ''}")

@@ -187,7 +187,7 @@ def main(quick: bool = False) -> list[dict[str, Any]]:
 
 
 def targets(results: list[dict[str, Any]], quick: bool) -> list[Target]:
-    """Issue 8's target is the time; the ratio to sorted() is this module's own, shown beside it."""
+    """The target is the time; the ratio to sorted() is this module's own, shown beside it."""
     main_case = results[1]
     return [Target(f"rank {main_case['pods']:,} pods (ReplicaSet)",
                    f"{main_case['seconds']:.2f} s ({main_case['ratio']:.1f}x sorted())",

@@ -127,8 +127,13 @@ node_selector_requirements := [{"key": k, "operator": "In", "values": [v]} |
 ]
 
 # The subset's required term is ANDed into every term of the pod (terms are ORed).
+# A term left with no requirement of its own (the pod's `{}` with no subset term, or
+# the subset's `{}` injected into a pod without required affinity) matches no node in
+# Kubernetes and is dropped; only when there is no required affinity at all does the
+# nodeSelector alone decide.
 combined_terms(s) := [t |
 	some pod_term in pod_required_terms
+	not void_term(pod_term, s)
 	t := {
 		"matchExpressions": array.concat(
 			array.concat(object.get(pod_term, "matchExpressions", []), node_selector_requirements),
@@ -140,6 +145,17 @@ combined_terms(s) := [t |
 		),
 	}
 ]
+
+void_term(pod_term, s) if {
+	term := object.get(s, "requiredNodeSelectorTerm", {})
+	count(object.get(pod_term, "matchExpressions", [])) + count(object.get(pod_term, "matchFields", [])) == 0
+	count(object.get(term, "matchExpressions", [])) + count(object.get(term, "matchFields", [])) == 0
+	required_affinity(s)
+}
+
+required_affinity(_) if count(pod_spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms) > 0
+
+required_affinity(s) if is_object(s.requiredNodeSelectorTerm)
 
 any_satisfiable(terms) if {
 	some t in terms
@@ -201,18 +217,51 @@ key_satisfiable(reqs) if {
 
 	# A Gt/Lt bound that is not an integer matches no node, as in Kubernetes.
 	every r in array.concat(ops(reqs, "Gt"), ops(reqs, "Lt")) {
-		regex.match(`^-?[0-9]+$`, r.values[0])
+		is_number(integer(r.values[0]))
 	}
-	lower := max(array.concat([-9007199254740991], [to_number(r.values[0]) | some r in ops(reqs, "Gt")]))
-	upper := min(array.concat([9007199254740991], [to_number(r.values[0]) | some r in ops(reqs, "Lt")]))
-	lower + 1 < upper
+	lower := [integer(r.values[0]) | some r in ops(reqs, "Gt")]
+	upper := [integer(r.values[0]) | some r in ops(reqs, "Lt")]
+	every g in lower {
+		g < 9223372036854775807
+		every l in upper {
+			l - g > 1
+		}
+	}
+	every l in upper {
+		l > -9223372036854775808
+	}
 }
 
 # a > b for integer strings; anything else (a malformed Gt/Lt value) compares as false.
-numeric_gt(a, b) if {
-	regex.match(`^-?[0-9]+$`, a)
-	regex.match(`^-?[0-9]+$`, b)
-	to_number(a) > to_number(b)
+numeric_gt(a, b) if integer(a) > integer(b)
+
+# An integer string as Kubernetes reads Gt/Lt values and node labels (strconv.ParseInt,
+# base 10, 64 bits): ASCII digits after an optional minus, leading zeros allowed. Leading
+# zeros are stripped before to_number (which refuses "07"); out-of-range is not an integer.
+integer(s) := to_number(concat("", [sign, digits])) if {
+	is_string(s)
+	regex.match(`^-?[0-9]+$`, s)
+	magnitude := trim_left(trim_prefix(s, "-"), "0")
+	in_int64(magnitude, startswith(s, "-"))
+	[sign, digits] := signed_digits(startswith(s, "-"), magnitude)
+}
+
+signed_digits(_, "") := ["", "0"]
+
+signed_digits(true, magnitude) := ["-", magnitude] if magnitude != ""
+
+signed_digits(false, magnitude) := ["", magnitude] if magnitude != ""
+
+in_int64(magnitude, _) if count(magnitude) < 19
+
+in_int64(magnitude, false) if {
+	count(magnitude) == 19
+	magnitude <= "9223372036854775807"
+}
+
+in_int64(magnitude, true) if {
+	count(magnitude) == 19
+	magnitude <= "9223372036854775808"
 }
 
 fields_satisfiable(fields) if {
@@ -238,11 +287,19 @@ some_node_fits(facts) if {
 
 # Cheapest and most selective checks first: most nodes fail on labels.
 node_fits(node, facts) if {
-	not object.get(node, "unschedulable", false)
+	admits_pods(node, facts.tolerations)
 	some t in facts.terms
 	node_matches_term(node, t)
 	taints_tolerated(node, facts.tolerations)
 	resources_fit(node, facts)
+}
+
+# A cordoned node admits only pods tolerating its unschedulable taint (NodeUnschedulable).
+admits_pods(node, _) if not object.get(node, "unschedulable", false)
+
+admits_pods(node, tolerations) if {
+	object.get(node, "unschedulable", false)
+	taint_tolerated({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}, tolerations)
 }
 
 node_matches_term(node, term) if {
@@ -256,43 +313,54 @@ node_matches_term(node, term) if {
 	}
 }
 
+# A requirement with the wrong number of values (In/NotIn none, Exists/DoesNotExist
+# some, Gt/Lt other than one) does not parse in Kubernetes: its term matches no node.
 expression_matches(labels, e) if {
 	e.operator == "In"
+	count(e.values) > 0
 	labels[e.key] in e.values
 }
 
 expression_matches(labels, e) if {
 	e.operator == "NotIn"
+	count(e.values) > 0
 	not labels[e.key] in e.values
 }
 
 expression_matches(labels, e) if {
 	e.operator == "Exists"
+	count(object.get(e, "values", [])) == 0
 	labels[e.key]
 }
 
 expression_matches(labels, e) if {
 	e.operator == "DoesNotExist"
+	count(object.get(e, "values", [])) == 0
 	not labels[e.key]
 }
 
 expression_matches(labels, e) if {
 	e.operator == "Gt"
+	count(e.values) == 1
 	numeric_gt(labels[e.key], e.values[0])
 }
 
 expression_matches(labels, e) if {
 	e.operator == "Lt"
+	count(e.values) == 1
 	numeric_gt(e.values[0], labels[e.key])
 }
 
+# A field requirement takes exactly one value.
 field_matches(name, f) if {
 	f.operator == "In"
+	count(f.values) == 1
 	name in f.values
 }
 
 field_matches(name, f) if {
 	f.operator == "NotIn"
+	count(f.values) == 1
 	not name in f.values
 }
 
@@ -316,9 +384,11 @@ toleration_matches(tol, taint) if {
 	object.get(tol, "operator", "Equal") == "Exists"
 }
 
+# As Kubernetes' Toleration.ToleratesTaint: an empty key matches every key for Equal too
+# (validation only lets Exists leave the key empty, but pods reach admission unvalidated).
 toleration_matches(tol, taint) if {
 	object.get(tol, "effect", "") in {"", taint.effect}
-	object.get(tol, "key", "") == taint.key
+	object.get(tol, "key", "") in {"", taint.key}
 	object.get(tol, "operator", "Equal") in {"", "Equal"}
 	object.get(tol, "value", "") == object.get(taint, "value", "")
 }

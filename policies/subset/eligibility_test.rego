@@ -177,3 +177,59 @@ test_malformed_quantities_count_as_zero if {
 	quantity("lots") == 0
 	quantity(["x"]) == 0
 }
+
+# Cases where this policy once disagreed with py_engine/k8s/scheduling.py
+# (tests/policy/test_node_matching_agreement.py checks the two agree).
+
+test_integers_read_like_kubernetes if {
+	numeric_gt("07", "1") # leading zeros: to_number alone refuses "07"
+	numeric_gt("9007199254740993", "9007199254740992")
+	not numeric_gt("99999999999999999999", "1") # beyond 64 bits: not an integer
+	not numeric_gt("+5", "1")
+	not numeric_gt(" 5", "1")
+	numeric_gt("1", "-000") # all zeros read as 0
+	numeric_gt("9223372036854775807", "-9223372036854775808") # the int64 extremes
+	not numeric_gt("9223372036854775808", "1")
+	not numeric_gt("1", "-9223372036854775809")
+	not key_satisfiable([{"key": "k", "operator": "Gt", "values": ["05"]}, {"key": "k", "operator": "Lt", "values": ["6"]}])
+	key_satisfiable([{"key": "k", "operator": "Gt", "values": ["9007199254740995"]}, {"key": "k", "operator": "Lt", "values": ["9007199254740997"]}])
+}
+
+test_requirements_with_the_wrong_number_of_values_match_nothing if {
+	labels := {"zone": "z1"}
+	not expression_matches(labels, {"key": "tier", "operator": "NotIn"})
+	not expression_matches(labels, {"key": "tier", "operator": "NotIn", "values": []})
+	not expression_matches(labels, {"key": "zone", "operator": "Exists", "values": ["z1"]})
+	not expression_matches(labels, {"key": "tier", "operator": "DoesNotExist", "values": ["x"]})
+	not expression_matches({"cores": "8"}, {"key": "cores", "operator": "Gt", "values": ["1", "2"]})
+	not field_matches("n1", {"key": "metadata.name", "operator": "NotIn", "values": []})
+	not field_matches("n1", {"key": "metadata.name", "operator": "In", "values": ["n1", "n2"]})
+}
+
+test_empty_key_equal_toleration_matches_every_key_with_that_value if {
+	toleration_matches({}, {"key": "spot", "effect": "NoSchedule"})
+	not toleration_matches({}, {"key": "spot", "value": "true", "effect": "NoSchedule"})
+}
+
+cordoned := [{"name": "n1", "labels": {"zone": "z1"}, "unschedulable": true}]
+
+test_cordoned_node_admits_pods_tolerating_unschedulable if {
+	d := decision with input as {"pod": {"spec": {}}, "workloadSpread": {"spec": {"subsets": [{"name": "a"}]}}, "nodes": cordoned}
+	d.skipped.no_node_fits == {"a"}
+	tolerant := {"name": "a", "tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]}
+	e := decision with input as {"pod": {"spec": {}}, "workloadSpread": {"spec": {"subsets": [tolerant]}}, "nodes": cordoned}
+	e.eligible == ["a"]
+}
+
+test_empty_required_terms_match_no_node if {
+	nodes := [{"name": "n1", "labels": {"zone": "z1"}}]
+	empty_subset_term := decision with input as {"pod": {"spec": {}}, "nodes": nodes,
+		"workloadSpread": {"spec": {"subsets": [{"name": "a", "requiredNodeSelectorTerm": {}}]}}}
+	empty_subset_term.skipped.no_node_fits == {"a"}
+	pod_empty_term := {"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}}}
+	empty_pod_term := decision with input as {"pod": pod_empty_term, "nodes": nodes,
+		"workloadSpread": {"spec": {"subsets": [{"name": "a"}, {"name": "b", "requiredNodeSelectorTerm": zone_term(["z1"])}]}}}
+	empty_pod_term.eligible == ["b"]
+	no_affinity := decision with input as {"pod": {"spec": {}}, "nodes": nodes, "workloadSpread": {"spec": {"subsets": [{"name": "a"}]}}}
+	no_affinity.eligible == ["a"]
+}

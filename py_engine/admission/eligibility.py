@@ -111,8 +111,9 @@ def trim_subset(subset: Mapping[str, Any], *, node_fit: bool = True) -> dict[str
     """The fields of a subset the policy reads: its name and required term, and for node
     fit its tolerations and the container resources its patch sets."""
     trimmed: dict[str, Any] = {"name": subset.get("name")}
-    if subset.get("requiredNodeSelectorTerm"):
-        trimmed["requiredNodeSelectorTerm"] = subset["requiredNodeSelectorTerm"]
+    term = subset.get("requiredNodeSelectorTerm")
+    if term or isinstance(term, Mapping):  # an empty term still matters: injected alone, it matches no node
+        trimmed["requiredNodeSelectorTerm"] = term
     if not node_fit:
         return trimmed
     if subset.get("tolerations"):

@@ -21,6 +21,7 @@ Semantics follow the upstream plugins:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -50,13 +51,18 @@ _FILTER_EFFECTS = ("NoSchedule", "NoExecute")
 _SUPPORTED_FIELDS = ("metadata.name",)
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+_INT64 = range(-(2**63), 2**63)
+
+
 def _int_or_none(text: Any) -> int | None:
-    if not isinstance(text, str):
+    """A Gt/Lt value or label as an integer the way Kubernetes reads it (`strconv.ParseInt`,
+    base 10, 64 bits): ASCII digits after an optional minus, leading zeros allowed. Python's
+    `int()` is laxer (spaces, `+`, `_`, non-ASCII digits, any size); those are not integers."""
+    if not isinstance(text, str) or not _INTEGER.fullmatch(text):
         return None
-    try:
-        return int(text.strip())
-    except ValueError:
-        return None
+    value = int(text)
+    return value if value in _INT64 else None
 
 
 def node_selector_requirement_matches(requirement: Obj, labels: Mapping[str, str]) -> bool:

@@ -73,6 +73,26 @@ def test_requirement_operators(requirement: dict[str, Any], expected: bool) -> N
     assert node_selector_requirement_matches(requirement, LABELS) is expected
 
 
+@pytest.mark.parametrize(
+    ("bound", "label", "expected"),
+    [
+        ("4", "05", True),  # leading zeros are allowed (strconv.ParseInt)
+        ("-3", "0", True),
+        ("9007199254740992", "9007199254740993", True),
+        ("9223372036854775806", "9223372036854775807", True),  # the largest int64
+        ("1", "99999999999999999999", False),  # beyond 64 bits: not an integer
+        ("+4", "5", False),  # int() would accept all of these; Kubernetes does not
+        (" 4", "5", False),
+        ("4 ", "5", False),
+        ("4", "1_0", False),
+        ("4", "\u0665", False),  # ARABIC-INDIC DIGIT FIVE
+    ],
+)
+def test_gt_reads_integers_as_kubernetes_does(bound: str, label: str, expected: bool) -> None:
+    requirement = {"key": "n", "operator": "Gt", "values": [bound]}
+    assert node_selector_requirement_matches(requirement, {"n": label}) is expected
+
+
 def test_term_ands_expressions_and_fields_and_empty_term_matches_nothing() -> None:
     n = node("n7", LABELS)
     zone_a = {"key": "zone", "operator": "In", "values": ["a"]}
