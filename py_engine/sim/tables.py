@@ -10,7 +10,7 @@ and prints the columns the server sends. As kube-apiserver does:
   only a value of that type, `date` prints the age). A version that declares no
   column gets `Age`.
 * **built-in kinds** with a printer here (pods, nodes, namespaces, deployments,
-  replicasets, statefulsets, jobs, configmaps, leases): the same columns as
+  replicasets, statefulsets, jobs, services, events, configmaps, leases): the same columns as
   kube-apiserver's printers, including the wide ones (`priority: 1`, shown by
   `-o wide`); every cell is computed, the client picks the columns.
 * everything else: `Name` and `Age`.
@@ -360,6 +360,77 @@ def _lease(obj: JSON, now: datetime) -> list[Any]:
             _since(meta.get("creationTimestamp"), now)]
 
 
+def _service(obj: JSON, now: datetime) -> list[Any]:
+    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    kind = str(spec.get("type") or "")
+    cluster_ips = [str(ip) for ip in _list(spec, "clusterIPs")]
+    external = [str(ip) for ip in _list(spec, "externalIPs")]
+    if kind == "LoadBalancer":
+        ingress = [str(i.get("ip") or i.get("hostname") or "") for i in _list(_dict(status, "loadBalancer"), "ingress")
+                   if isinstance(i, dict)]
+        external_cell = ",".join([i for i in ingress if i] + external) or "<pending>"
+    elif kind == "ExternalName":
+        external_cell = str(spec.get("externalName") or "")
+    else:
+        external_cell = ",".join(external) or "<none>"
+    ports = []
+    for port in _list(spec, "ports"):
+        if not isinstance(port, dict):
+            continue
+        protocol = port.get("protocol") or "TCP"
+        node_port = _int(port.get("nodePort"))
+        ports.append(f"{_int(port.get('port'))}:{node_port}/{protocol}" if node_port
+                     else f"{_int(port.get('port'))}/{protocol}")
+    selector = ",".join(f"{k}={v}" for k, v in sorted(_dict(spec, "selector").items())) or "<none>"
+    return [meta.get("name", ""), kind, cluster_ips[0] if cluster_ips else "<none>", external_cell,
+            ",".join(ports) or "<none>", _since(meta.get("creationTimestamp"), now), selector]
+
+
+_SERVICE_COLUMNS: list[Column] = [
+    ("Type", "string", 0, "type determines how the Service is exposed."),
+    ("Cluster-IP", "string", 0, "clusterIP is the IP address of the service."),
+    ("External-IP", "string", 0, "externalIPs is a list of IP addresses for which nodes in the cluster will "
+                                 "also accept traffic for this service."),
+    ("Port(s)", "string", 0, "The list of ports that are exposed by this service."),
+    ("Age", "string", 0, _AGE_DESC),
+    ("Selector", "string", 1, "Route service traffic to pods with label keys and values matching this selector."),
+]
+
+
+def _event(obj: JSON, now: datetime) -> list[Any]:
+    meta, involved, source = _meta(obj), _dict(obj, "involvedObject"), _dict(obj, "source")
+    first = _since(obj.get("firstTimestamp") or obj.get("eventTime"), now)
+    last = _since(obj.get("lastTimestamp"), now) if obj.get("lastTimestamp") else first
+    count = _int(obj.get("count")) or 1
+    series = _dict(obj, "series")
+    if series:
+        last, count = _since(series.get("lastObservedTime"), now), _int(series.get("count"))
+    kind, name = str(involved.get("kind") or "").lower(), involved.get("name")
+    if source.get("component"):
+        origin = ", ".join(str(x) for x in (source.get("component"), source.get("host")) if x)
+    else:
+        origin = ", ".join(str(x) for x in (obj.get("reportingComponent"), obj.get("reportingInstance")) if x)
+    return [last, str(obj.get("type") or ""), str(obj.get("reason") or ""), f"{kind}/{name}" if name else kind,
+            str(involved.get("fieldPath") or ""), origin, str(obj.get("message") or "").strip(), first, count,
+            meta.get("name", "")]
+
+
+_EVENT_COLUMNS: list[JSON] = [
+    {"name": n, "type": t, "format": f, "description": d, "priority": p} for n, t, f, p, d in [
+        ("Last Seen", "string", "", 0, "The time at which the most recent occurrence of this event was recorded."),
+        ("Type", "string", "", 0, "Type of this event (Normal, Warning), new types could be added in the future"),
+        ("Reason", "string", "", 0, "This should be a short, machine understandable string that gives the reason "
+                                    "for the transition into the object's current status."),
+        ("Object", "string", "", 0, "The object that this event is about."),
+        ("Subobject", "string", "", 1, "If the object reference is to a part of an object, the path to it."),
+        ("Source", "string", "", 1, "The component reporting this event."),
+        ("Message", "string", "", 0, "A human-readable description of the status of this operation."),
+        ("First Seen", "string", "", 1, "The time at which the event was first recorded."),
+        ("Count", "string", "", 1, "The number of times this event has occurred."),
+        ("Name", "string", "name", 1, _NAME_DESC),
+    ]]
+
+
 def _generic(obj: JSON, now: datetime) -> list[Any]:
     meta = _meta(obj)
     return [meta.get("name", ""), _since(meta.get("creationTimestamp"), now)]
@@ -377,6 +448,7 @@ _BUILTIN: dict[tuple[str, str], tuple[list[Column], Printer]] = {
     ("apps", "StatefulSet"): (_STATEFULSET_COLUMNS, _statefulset),
     ("batch", "Job"): (_JOB_COLUMNS, _job),
     ("coordination.k8s.io", "Lease"): ([("Holder", "string", 0, "The holder of the lease"), *_AGE], _lease),
+    ("", "Service"): (_SERVICE_COLUMNS, _service),
 }
 
 
@@ -453,6 +525,8 @@ def _custom(rd: ResourceDef) -> tuple[list[JSON], Printer]:
 def _columns(rd: ResourceDef) -> tuple[list[JSON], Printer]:
     if rd.crd:
         return _custom(rd)
+    if (rd.group, rd.kind) == ("", "Event"):
+        return _EVENT_COLUMNS, _event  # the one built-in table whose name is a wide column, not the first
     columns, printer = _BUILTIN.get((rd.group, rd.kind), (_AGE, _generic))
     defs: list[JSON] = [{"name": "Name", "type": "string", "format": "name", "description": _NAME_DESC,
                          "priority": 0}]

@@ -210,3 +210,34 @@ def test_other_kinds() -> None:
     assert to_table(builtin("Secret"), [], NOW, "7") == {
         "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": "7"},
         "columnDefinitions": table["columnDefinitions"], "rows": []}
+
+
+def test_service_columns() -> None:
+    svc = {"metadata": {"name": "web", "creationTimestamp": CREATED},
+           "spec": {"type": "NodePort", "clusterIPs": ["10.96.0.10"], "selector": {"app": "web"},
+                    "ports": [{"port": 80, "nodePort": 30080}, {"port": 53, "protocol": "UDP"}]}}
+    table = to_table(builtin("Service"), [svc], NOW, "1")
+    assert names(table) == ["Name", "Type", "Cluster-IP", "External-IP", "Port(s)", "Age", "Selector"]
+    assert table["rows"][0]["cells"] == ["web", "NodePort", "10.96.0.10", "<none>", "80:30080/TCP,53/UDP", "5m30s",
+                                         "app=web"]
+    lb = {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer"}}
+    assert to_table(builtin("Service"), [lb], NOW, "1")["rows"][0]["cells"][1:5] == [
+        "LoadBalancer", "<none>", "<pending>", "<none>"]
+
+
+def test_event_columns_have_the_name_last() -> None:
+    event = {"metadata": {"name": "web.17a", "creationTimestamp": CREATED}, "type": "Warning",
+             "reason": "FailedScheduling", "message": " 0/3 nodes are available. ",
+             "involvedObject": {"kind": "Pod", "name": "web-1"}, "source": {"component": "default-scheduler"},
+             "firstTimestamp": CREATED, "lastTimestamp": (NOW - timedelta(seconds=20)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+             "count": 4}
+    table = to_table(builtin("Event"), [event], NOW, "1")
+    assert names(table) == ["Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen",
+                            "Count", "Name"]
+    assert wide(table) == ["Subobject", "Source", "First Seen", "Count", "Name"]
+    assert table["rows"][0]["cells"] == ["20s", "Warning", "FailedScheduling", "pod/web-1", "", "default-scheduler",
+                                         "0/3 nodes are available.", "5m30s", 4, "web.17a"]
+    new_api = {"metadata": {"name": "e"}, "eventTime": CREATED, "reportingComponent": "spreadgate",
+               "reportingInstance": "c-1", "involvedObject": {"kind": "WorkloadSpread"}}
+    cells = to_table(builtin("Event"), [new_api], NOW, "1")["rows"][0]["cells"]
+    assert cells[0] == "5m30s" and cells[3] == "workloadspread" and cells[5] == "spreadgate, c-1" and cells[8] == 1
