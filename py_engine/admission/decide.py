@@ -15,7 +15,7 @@ from typing import Any
 
 from py_engine.admission.context import AdmissionContext, AdmissionError, OwnerNotFound
 from py_engine.admission.inject import inject, make_patch
-from py_engine.admission.matched import without_matched_annotations
+from py_engine.admission.matched import SPREADGATE_KEY, without_matched_annotations
 from py_engine.admission.release import find_annotated_spread, release_delete
 from py_engine.admission.reserve import reserve_create
 from py_engine.admission.tracing import find_spread, name_of, namespace_of
@@ -85,6 +85,11 @@ def admit_create(
     except OwnerNotFound as exc:
         return _denied(pod, None, exc)
     if spread is None:
+        # Spreadgate's key on a pod no spread governs is a forgery (of Kruise's, Kruise may be the author).
+        stripped = without_matched_annotations(pod, SPREADGATE_KEY)
+        if stripped is not None:
+            return AdmissionOutcome(True, None, make_patch(pod, stripped), stripped, False, None, (),
+                                    f"no WorkloadSpread governs this pod; its {SPREADGATE_KEY[0]} annotation is removed")
         return _unchanged(pod, None, "no WorkloadSpread governs this pod")
     try:
         reservation = reserve_create(spread, pod, ctx, generated_uid=generated_uid)

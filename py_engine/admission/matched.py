@@ -8,6 +8,8 @@ and is admitted *without* a subset would later "release" a slot it never held,
 and the subset would end over its cap. So admission without a subset removes
 both keys through the JSON patch (README, "Where Spreadgate differs from
 OpenKruise"); a pod admitted into a subset gets Spreadgate's key from `inject`.
+A pod no spread governs loses Spreadgate's key only (`SPREADGATE_KEY`): during
+a migration Kruise's own webhook may have set Kruise's key for a Kruise spread.
 """
 
 from __future__ import annotations
@@ -19,17 +21,18 @@ from typing import Any
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 
 MATCHED_KEYS: tuple[str, ...] = (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION)
+SPREADGATE_KEY: tuple[str, ...] = (MATCHED_ANNOTATION,)
 
 
-def without_matched_annotations(pod: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A copy of `pod` without either matched-workloadspread key; None when it carries
-    neither (nothing to change). The input is not mutated."""
+def without_matched_annotations(pod: Mapping[str, Any], keys: tuple[str, ...] = MATCHED_KEYS) -> dict[str, Any] | None:
+    """A copy of `pod` without the matched-workloadspread `keys` (both by default); None
+    when it carries none of them (nothing to change). The input is not mutated."""
     metadata = pod.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    if not isinstance(annotations, Mapping) or not any(key in annotations for key in MATCHED_KEYS):
+    if not isinstance(annotations, Mapping) or not any(key in annotations for key in keys):
         return None
     stripped = copy.deepcopy(dict(pod))
     kept = stripped["metadata"]["annotations"]
-    for key in MATCHED_KEYS:
+    for key in keys:
         kept.pop(key, None)
     return stripped

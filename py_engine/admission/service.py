@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from py_engine.admission.committer import CommitFailed, Committer, SpreadNotFound
@@ -49,6 +49,7 @@ from py_engine.admission.core import (
     reserve_create,
     without_matched_annotations,
 )
+from py_engine.admission.matched import MATCHED_KEYS, SPREADGATE_KEY
 from py_engine.admission.service_view import ClusterView
 from py_engine.k8s.clock import Clock
 from py_engine.model import is_workloadspread
@@ -174,7 +175,9 @@ class AdmissionService:
         except AdmissionError as exc:
             return deny(exc.code, exc.message, "denied")
         if spread is None:
-            return allow("skipped", "no WorkloadSpread targets the pod's workload")
+            # Spreadgate's key on a pod no spread governs is a forgery (of Kruise's, Kruise may be the author).
+            skipped = _without_subset(pod, "skipped", (), keys=SPREADGATE_KEY)
+            return replace(skipped, message="no WorkloadSpread targets the pod's workload")
         generated_uid = str(uuid.uuid4())
 
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[CreateReservation, dict[str, Any]]]:
@@ -302,11 +305,12 @@ class AdmissionService:
             return None
 
 
-def _without_subset(pod: dict[str, Any], outcome: str, warnings: Sequence[str]) -> Decision:
-    """A pod traced to a spread but admitted without a subset: unchanged, except that a
-    matched-workloadspread annotation it arrived with (either key) is removed, so its
-    DELETE cannot give back a slot it never held (`py_engine.admission.matched`)."""
-    stripped = without_matched_annotations(pod)
+def _without_subset(pod: dict[str, Any], outcome: str, warnings: Sequence[str],
+                    keys: tuple[str, ...] = MATCHED_KEYS) -> Decision:
+    """A pod admitted without a subset: unchanged, except that a matched-workloadspread
+    annotation it arrived with (`keys`: both for a pod traced to a spread) is removed, so
+    its DELETE cannot give back a slot it never held (`py_engine.admission.matched`)."""
+    stripped = without_matched_annotations(pod, keys)
     patch = make_patch(pod, stripped) if stripped is not None else None
     return Decision(True, outcome, patch=patch, warnings=tuple(warnings))
 

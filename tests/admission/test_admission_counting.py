@@ -176,3 +176,11 @@ def test_a_placed_pod_gets_spreadgates_key() -> None:
     outcome = admit_create(forged("web-abc123-ok"), [ws], make_ctx(deployment_chain()), generated_uid="u")
     assert outcome.subset == "a" and outcome.status_written
     assert json.loads(outcome.pod["metadata"]["annotations"][MATCHED_ANNOTATION]) == {"name": "ws", "subset": "a"}
+
+
+def test_a_pod_no_spread_governs_loses_spreadgates_key_only() -> None:
+    other = spread([subset("a", 2)], target=("apps/v1", "Deployment", "other"))
+    outcome = admit_create(forged("web-abc123-stray"), [other], make_ctx(deployment_chain()), generated_uid="u")
+    assert outcome.allowed and outcome.subset is None and outcome.spread is None
+    assert outcome.patch == [{"op": "remove", "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread"}]
+    assert set(outcome.pod["metadata"]["annotations"]) == {KRUISE_MATCHED_ANNOTATION, "team"}

@@ -154,6 +154,26 @@ def test_allow_unmodified_removes_a_matched_annotation_the_pod_arrived_with(env:
         env.faults.clear()
 
 
+def test_a_pod_no_spread_governs_loses_spreadgates_key_only(env: KubeEnv, service: AdmissionService,
+                                                            objects: dict[str, Any]) -> None:
+    solo = env.client.create(REPLICASETS, "default", {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "solo"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "solo"}},
+                 "template": {"metadata": {"labels": {"app": "solo"}},
+                              "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+    forged = '{"name":"ws","subset":"a"}'
+    request = pod_request(objects, name="solo-1", annotations={
+        MATCHED_ANNOTATION: forged, "apps.kruise.io/matched-workloadspread": forged})
+    request["object"]["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "solo", "uid": solo["metadata"]["uid"],
+         "controller": True}]
+    wait_until(lambda: service.view.lookup("apps/v1", "ReplicaSet", "default", "solo") is not None, 5, "solo cached")
+    decision = service.mutate_pod(request)
+    assert decision.allowed and decision.outcome == "skipped"
+    # Kruise's key may be Kruise's own (a Kruise spread during a migration): left alone.
+    assert decision.patch == [{"op": "remove", "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread"}]
+
+
 def test_validate_workloadspread_uses_the_caches(env: KubeEnv, service: AdmissionService) -> None:
     dup = service.validate_workloadspread({"uid": "v", "operation": "CREATE", "namespace": "default",
                                            "object": spread("other", [{"name": "x"}])})
