@@ -8,8 +8,9 @@ allowed). This module covers what that dialect offers inside one expression:
 `[?(@.path)]` / `[?(@.path OP literal)]` with `==`, `!=`, `<`, `<=`, `>`, `>=`.
 `evaluate` returns every match in document order (map keys sorted); the table
 builder takes the first one, as the API server's CRD table converter does. An
-expression outside this grammar raises `JsonPathError`; the column then prints
-nothing for every row, as a column the API server cannot evaluate does.
+expression outside this grammar raises `JsonPathError`, and a CRD declaring
+such a column is refused (`py_engine.sim.crd_columns`), so the emulator never
+accepts a column it cannot print.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from py_engine.k8s.labels import (
     validate_label_key,
     validate_label_value,
 )
+from py_engine.sim.crd_columns import printer_column_causes
 from py_engine.sim.interface import JSON
 from py_engine.sim.resources import ResourceDef
 
@@ -252,6 +253,8 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
     kind = rd.kind
     if rd.crd:
         return causes
+    if kind == "CustomResourceDefinition":
+        return causes + printer_column_causes(obj)
     spec = obj.get("spec")
     if kind == "Pod":
         causes += _validate_pod_spec(spec, "spec")

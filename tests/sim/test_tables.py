@@ -241,3 +241,28 @@ def test_event_columns_have_the_name_last() -> None:
                "reportingInstance": "c-1", "involvedObject": {"kind": "WorkloadSpread"}}
     cells = to_table(builtin("Event"), [new_api], NOW, "1")["rows"][0]["cells"]
     assert cells[0] == "5m30s" and cells[3] == "workloadspread" and cells[5] == "spreadgate, c-1" and cells[8] == 1
+
+
+@pytest.mark.parametrize(("column", "field", "reason"), [
+    ({"name": "X", "type": "text", "jsonPath": ".spec.a"}, "type", "FieldValueNotSupported"),
+    ({"name": "X", "type": "string", "jsonPath": "spec.a"}, "jsonPath", "FieldValueInvalid"),
+    ({"name": "X", "type": "string", "jsonPath": ".spec[?(@.a ~ 1)]"}, "jsonPath", "FieldValueInvalid"),
+    ({"name": "X", "type": "string", "format": "colour", "jsonPath": ".spec.a"}, "format", "FieldValueNotSupported"),
+    ({"type": "string", "jsonPath": ".spec.a"}, "name", "FieldValueRequired"),
+])
+def test_a_crd_with_a_bad_printer_column_is_refused(column: dict[str, Any], field: str, reason: str) -> None:
+    from py_engine.sim.apiserver import ApiServer
+
+    crd = copy.deepcopy(load_crd())
+    crd["spec"]["versions"][0]["additionalPrinterColumns"].append(column)
+    api = ApiServer()
+    try:
+        with pytest.raises(ApiError) as err:
+            api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, crd)
+        assert err.value.code == 422
+        cause = err.value.status["details"]["causes"][0]
+        assert cause["field"] == f"spec.versions[0].additionalPrinterColumns[6].{field}"
+        assert cause["reason"] == reason
+        api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, load_crd())
+    finally:
+        api.close()
