@@ -37,10 +37,14 @@ from py_engine.controller.runtime import ControllerRuntime
 from py_engine.controller.sources import ListedSource
 from py_engine.k8s.clock import Clock, RealClock, VirtualClock
 from py_engine.kube import KubeClient
-from py_engine.resources import WORKLOADSPREAD_CRD, read_text
+from py_engine.resources import UNITEDDEPLOYMENT_CRD, WORKLOADSPREAD_CRD, read_text
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 from py_engine.sim.tls import CertificateAuthority
+from py_engine.unitedctl.loop import UnitedController, UnitedOptions
+from py_engine.unitedctl.resources import kruise_workload_crds
+from py_engine.unitedctl.runtime import UnitedRuntime
+from py_engine.unitedctl.source import ListedUnitedSource
 from webhook.runtime import Webhook, WebhookOptions
 
 log = logging.getLogger(__name__)
@@ -72,6 +76,12 @@ class HybridClock:
 def load_crd() -> dict[str, Any]:
     """The product's WorkloadSpread CRD, as shipped in the package (`manifests/base/crd.yaml`)."""
     crd: dict[str, Any] = yaml.safe_load(read_text(WORKLOADSPREAD_CRD))
+    return crd
+
+
+def load_united_crd() -> dict[str, Any]:
+    """The UnitedDeployment CRD, as shipped in the package (`manifests/base/uniteddeployment-crd.yaml`)."""
+    crd: dict[str, Any] = yaml.safe_load(read_text(UNITEDDEPLOYMENT_CRD))
     return crd
 
 
@@ -122,7 +132,8 @@ class Stack:
     def __init__(self, nodes: list[dict[str, Any]], *, virtual: bool = True, options: LoopOptions | None = None,
                  with_controller: bool = True, kubelet: KubeletConfig | None = None,
                  workdir: str | Path | None = None, port: int = 0, host: str = "127.0.0.1",
-                 kubeconfig_out: str | Path | None = None, faults: str | None = None) -> None:
+                 kubeconfig_out: str | Path | None = None, faults: str | None = None,
+                 united: bool = True, united_options: UnitedOptions | None = None) -> None:
         self.virtual = virtual
         self.clock: Clock = VirtualClock(START) if virtual else RealClock()
         self.options = options or LoopOptions()
@@ -137,6 +148,12 @@ class Stack:
         self.controller: SpreadController | None = None
         self.runtime: ControllerRuntime | None = None
         self.source: ListedSource | None = None
+        # UnitedDeployments (on by default): the CRD, Kruise's workload CRDs when absent, the controller.
+        self.united = united
+        self.united_options = united_options or UnitedOptions()
+        self.united_controller: UnitedController | None = None
+        self.united_runtime: UnitedRuntime | None = None
+        self.united_source: ListedUnitedSource | None = None
 
     # ------------------------------------------------------------ lifecycle
 
@@ -152,6 +169,8 @@ class Stack:
         self.cluster.serve_https(self.port, self.host, self.kubeconfig_out or self.workdir / "kubeconfig")
         kubeconfig = str(self.cluster.kubeconfig_path)
         self.api.create(CRDS, None, load_crd())
+        if self.united:
+            self._install_united()
         ca = CertificateAuthority("spreadgate-stack-ca")
         pair = ca.issue(dns_names=["localhost"], ip_addresses=["127.0.0.1"])
         cert, key = self.workdir / "tls.crt", self.workdir / "tls.key"
@@ -171,6 +190,18 @@ class Stack:
         if not self.virtual:
             self.cluster.start()
 
+    def _install_united(self) -> None:
+        """The UnitedDeployment CRD, minimal Kruise CloneSet/StatefulSet CRDs (unless the cluster
+        has them) so those subset workloads can be stored, and garbage collection of UD-owned objects."""
+        crd = load_united_crd()
+        self.api.create(CRDS, None, crd)
+        for kruise in kruise_workload_crds():
+            with contextlib.suppress(Exception):
+                self.api.create(CRDS, None, kruise)
+        group, version = crd["spec"]["group"], crd["spec"]["versions"][0]["name"]
+        self.cluster.garbage_collector.add_resource(f"{group}/{version}/{crd['spec']['names']['plural']}",
+                                                    crd["spec"]["names"]["kind"])
+
     def start_controller(self) -> None:
         """Start (or restart, after `stop_controller`) the controller loop."""
         kubeconfig = str(self.cluster.kubeconfig_path)
@@ -182,12 +213,28 @@ class Stack:
             self.runtime = ControllerRuntime(self.client, clock=self.clock, options=self.options,
                                              watch_timeout_seconds=60).start()
             self.controller = self.runtime.controller
+        if self.united:
+            if self.virtual:
+                self.united_source = ListedUnitedSource(self.client)
+                self.united_controller = UnitedController(self.client, self.united_source, self.clock,
+                                                          self.united_options)
+            else:
+                self.united_runtime = UnitedRuntime(self.client, clock=self.clock, options=self.united_options,
+                                                    watch_timeout_seconds=60).start()
+                self.united_controller = self.united_runtime.controller
 
     def stop_controller(self) -> None:
         """Stop the controller as a crash would leave things: no cleanup writes."""
         if self.runtime is not None:
             self.runtime.stop()
             self.runtime = None
+        if self.united_runtime is not None:
+            self.united_runtime.stop()
+            self.united_runtime = None
+        elif self.united_controller is not None:
+            self.united_controller.stop()
+        self.united_controller = None
+        self.united_source = None
         if self.client is not None:
             self.client.close()
             self.client = None
@@ -238,12 +285,18 @@ class Stack:
         if self.controller is None or self.source is None:
             return 0
         self.source.refresh()
-        return sum(r.writes.total for r in self.controller.step())
+        writes = sum(r.writes.total for r in self.controller.step())
+        if self.united_controller is not None and self.united_source is not None:
+            self.united_source.refresh()
+            writes += sum(r.writes.total for r in self.united_controller.step())
+        return writes
 
     def next_deadline(self) -> float | None:
         deadlines = [self.cluster.next_deadline()]
         if self.controller is not None:
             deadlines.append(self.controller.next_deadline())
+        if self.united_controller is not None:
+            deadlines.append(self.united_controller.next_deadline())
         present = [d for d in deadlines if d is not None]
         return min(present) if present else None
 

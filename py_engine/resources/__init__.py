@@ -22,6 +22,7 @@ from importlib.resources.abc import Traversable
 
 POLICIES = "policies"
 WORKLOADSPREAD_CRD = "crds/workloadspread.yaml"
+UNITEDDEPLOYMENT_CRD = "crds/uniteddeployment.yaml"
 SCENARIOS = "scenarios"
 
 

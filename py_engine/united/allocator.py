@@ -30,13 +30,15 @@ def allocator_for(ud: UnitedDeployment) -> AllocatorName:
     return "specified"
 
 
-def allocate(ud: UnitedDeployment, existing: Mapping[str, SubsetObservation]) -> Allocation:
-    """Next replicas per spec subset; raises AllocationError when the spec is refused."""
+def allocate(ud: UnitedDeployment, existing: Mapping[str, SubsetObservation],
+             no_node_fit: frozenset[str] = frozenset()) -> Allocation:
+    """Next replicas per spec subset; raises AllocationError when the spec is refused.
+    `no_node_fit` (Adaptive default mode only): subsets no node can take a new pod in."""
     name = allocator_for(ud)
     if name == "reservation":
         return allocate_reserving(ud, existing)
     if name == "adaptive":
-        return allocate_adaptive(ud, existing)
+        return allocate_adaptive(ud, existing, no_node_fit)
     if name == "capacity":
         return allocate_capacity(ud)
     return allocate_specified(ud, existing)

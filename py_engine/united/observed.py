@@ -16,7 +16,8 @@ class SubsetObservation:
     `spec_replicas` is the workload's desired size, `ready_replicas` its
     `status.readyReplicas`; `unschedulable` is this sync's verdict (Adaptive), and
     `marked_unschedulable` whether the stored `Schedulable` condition was False
-    before this sync (reservation mode); `reserved_pods` counts reserved pods.
+    before this sync (reservation mode); `reserved_pods` counts reserved pods;
+    `placed_replicas` counts active pods bound to a node (Adaptive node fit).
     """
 
     spec_replicas: int = 0
@@ -24,3 +25,4 @@ class SubsetObservation:
     reserved_pods: int = 0
     unschedulable: bool = False
     marked_unschedulable: bool = False
+    placed_replicas: int = 0

@@ -29,7 +29,7 @@ from py_engine.united.jsonview import as_map
 from py_engine.united.observed import SubsetObservation
 from py_engine.united.ownership import reference
 from py_engine.united.partitions import next_partitions
-from py_engine.united.podfacts import is_ready, name_of, revision_of, timestamp
+from py_engine.united.podfacts import is_active, is_ready, name_of, revision_of, timestamp
 from py_engine.united.revisions import RevisionPlan, plan_revisions
 from py_engine.united.schedulable import (
     SCHEDULABLE,
@@ -139,8 +139,14 @@ def _observations(discovery: Discovery, verdicts: Mapping[str, SubsetVerdict],
             reserved_pods=verdict.reserved_pods if verdict else 0,
             unschedulable=verdict.unschedulable if verdict else False,
             marked_unschedulable=is_marked(stored.get(name)),
+            placed_replicas=sum(1 for p in workload.pods if is_active(p) and _node_of(p)),
         )
     return out
+
+
+def _node_of(pod: Obj) -> str:
+    node = as_map(pod.get("spec")).get("nodeName")
+    return node if isinstance(node, str) else ""
 
 
 def _needs_update(workload: SubsetWorkload, desired: Obj, target: SubsetTarget) -> bool:
@@ -263,7 +269,8 @@ def plan(state: UnitedState, now: datetime) -> Plan:
     stored = _stored_subset_conditions(ud, now)
     verdicts = _verdicts(ud, discovery, stored, revisions.updated, conditions, now)
     try:
-        allocation = allocate(ud, _observations(discovery, verdicts, stored))
+        no_fit = state.no_node_fit if ud.schedule.is_adaptive and not ud.schedule.reserves else frozenset()
+        allocation = allocate(ud, _observations(discovery, verdicts, stored), no_fit)
     except AllocationError as exc:
         return _refusal(ud, f"Specified subset replicas is ineffective: {exc}")
     partitions = next_partitions(ud, allocation.replicas)

@@ -24,10 +24,15 @@ class StateError(ValueError):
 
 @dataclass(frozen=True)
 class UnitedState:
+    """`no_node_fit`: subsets in which no node can take a new pod, as the subset policy
+    judged it (the controller runtime asks it for Adaptive UnitedDeployments; offline
+    snapshots leave it empty). docs/uniteddeployment.md, "Node fit before allocating"."""
+
     ud: UnitedDeployment
     workloads: tuple[Obj, ...] = ()
     pods: tuple[Obj, ...] = ()
     revisions: tuple[Obj, ...] = ()
+    no_node_fit: frozenset[str] = frozenset()
 
 
 def _name(obj: Obj) -> str:
