@@ -90,7 +90,7 @@ template_container_names(k) := {n |
 errors contains {"field": sprintf("%s.patch.spec.%s[%d]", [subset_path(i), k, j]), "msg": sprintf("Forbidden: adds %s entry \"%v\", which the pod template does not have; a subset patch may only change the template's own containers", [k, ws.get_field(c, "name", "")])} if {
 	template_key
 	some i, s in subsets
-	some k in ws.container_lists
+	some k in {"containers", "initContainers"}
 	some j, c in ws.list_field(ws.map_field(subset_patch(s), "spec"), k)
 	not ws.get_field(c, "name", "") in template_container_names(k)
 	not ws.patch_field_allowed(sprintf("spec.%s[]", [k]))
