@@ -8,6 +8,10 @@ otherwise). With `--leader-elect` only the holder of the Lease
 (`--lease-namespace`/`--lease-name`) works; losing it exits the process
 with status 1 so the Deployment restarts it as a follower.
 
+`--united-deployments` (default on) runs the UnitedDeployment controller in the
+same process, under the same Lease (`py_engine/unitedctl`, docs/uniteddeployment.md);
+it is skipped, with a log line, when the cluster has no UnitedDeployment CRD.
+
 `--metrics-port` serves Prometheus metrics on `/metrics` (sync duration,
 writes by kind, queue depth, conflicts, leadership). Exit status: 0 after
 SIGINT/SIGTERM, 1 when leadership was lost (or a `--once` sync failed), 2 for
@@ -58,6 +62,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
                         help="serve /metrics on this port (default: off)")
     parser.add_argument("--metrics-host", default="0.0.0.0", help="address for /metrics (default 0.0.0.0)")
+    parser.add_argument("--united-deployments", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run the UnitedDeployment controller, under the same Lease (default: on)")
     logsetup.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -113,6 +119,44 @@ def _once(client: Any, options: Any, namespace: str | None) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def _united_served(client: Any) -> bool:
+    from py_engine.controller.sources import crd_exists
+    from py_engine.unitedctl.resources import UNITED_DEPLOYMENTS
+
+    return crd_exists(client, UNITED_DEPLOYMENTS)
+
+
+def _once_united(client: Any, namespace: str | None) -> int:
+    """One sync of every UnitedDeployment from fresh lists; the number that failed."""
+    from py_engine.k8s.clock import RealClock
+    from py_engine.kube import KubeError
+    from py_engine.unitedctl.loop import UnitedController
+    from py_engine.unitedctl.source import ListedUnitedSource
+
+    if not _united_served(client):
+        print("no UnitedDeployment CRD in the cluster: UnitedDeployments skipped", file=sys.stderr)
+        return 0
+    source = ListedUnitedSource(client, namespace=namespace)
+    try:
+        source.refresh()
+    except KubeError as exc:
+        print(f"spreadgate controller: cannot list UnitedDeployments: {exc}", file=sys.stderr)
+        return 1
+    controller = UnitedController(client, source, RealClock())
+    try:
+        reports = controller.step()
+    finally:
+        controller.stop()
+    failed = 0
+    for report in reports:
+        w = report.writes
+        print(f"{report.key}: {report.outcome} created={w.created} updated={w.updated} deleted={w.deleted} "
+              f"status={w.status} events={w.events}" + (f" ({report.error})" if report.error else ""))
+        failed += report.outcome not in ("synced", "gone")
+    print(f"synced {len(reports)} UnitedDeployment(s), {failed} failed", file=sys.stderr)
+    return failed
+
+
 def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         return _fail("--workers must be at least 1")
@@ -144,7 +188,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.once:
         try:
-            return _once(client, options, args.namespace)
+            status = _once(client, options, args.namespace)
+            if status == EXIT_USAGE or not args.united_deployments:
+                return status
+            united_failed = _once_united(client, args.namespace)
+            return EXIT_FAILED if status == EXIT_FAILED or united_failed else EXIT_OK
         finally:
             client.close()
 
@@ -170,6 +218,24 @@ def run(args: argparse.Namespace) -> int:
         client.close()
         return _fail(str(exc))
 
+    united = None
+    if args.united_deployments and not _united_served(client):
+        log.warning("no UnitedDeployment CRD in the cluster: the UnitedDeployment controller does not run")
+    elif args.united_deployments:
+        from py_engine.unitedctl.loop import UnitedOptions
+        from py_engine.unitedctl.runtime import UnitedRuntime
+
+        try:
+            united = UnitedRuntime(client, options=UnitedOptions(workers=args.workers,
+                                                                 resync_seconds=args.resync_period),
+                                   namespace=args.namespace)
+        except KubeError as exc:
+            runtime.stop()
+            return _fail(str(exc))
+
+    def render_metrics() -> str:
+        return runtime.metrics.render() + (united.metrics.render() if united is not None else "")
+
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
@@ -178,17 +244,24 @@ def run(args: argparse.Namespace) -> int:
     metrics_server = None
     if args.metrics_port:
         try:
-            metrics_server = _serve_metrics(args.metrics_host, args.metrics_port, runtime.metrics.render)
+            metrics_server = _serve_metrics(args.metrics_host, args.metrics_port, render_metrics)
         except OSError as exc:
             runtime.stop()
+            if united is not None:
+                united.stop()
             return _fail(f"cannot serve metrics on {args.metrics_host}:{args.metrics_port}: {exc}")
     runtime.start()
+    if united is not None:
+        united.start(lead=False)  # caches warm; workers start once this process leads
     log.info("running", extra=logsetup.fields(leader_election=leader is not None, namespace=args.namespace,
-                                               workers=args.workers))
+                                               workers=args.workers, united_deployments=united is not None))
     try:
         while not stop.wait(0.5):
-            pass
+            if united is not None and runtime.is_leading():
+                united.lead()
     finally:
+        if united is not None:
+            united.stop()
         runtime.stop()
         if metrics_server is not None:
             metrics_server.shutdown()

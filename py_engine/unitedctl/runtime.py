@@ -1,7 +1,11 @@
 """Assembling a running UnitedDeployment controller: watch caches, triggers, loop,
-optional leader lease (its own Lease, so it can run beside the WorkloadSpread
-controller in one process or alone). Same shape as
-`py_engine.controller.runtime.ControllerRuntime`."""
+optional leader lease. Same shape as `py_engine.controller.runtime.ControllerRuntime`.
+
+Beside the WorkloadSpread controller (`spreadgate controller`) it takes no
+Lease of its own: `start(lead=False)` warms the caches and `lead()` starts the
+workers once the process holds the WorkloadSpread controller's Lease, so one
+Lease (and the RBAC that names it) covers both loops.
+"""
 
 from __future__ import annotations
 
@@ -55,15 +59,24 @@ class UnitedRuntime:
         if self._on_lost is not None:
             self._on_lost()
 
-    def start(self, sync_timeout: float = 30.0) -> UnitedRuntime:
+    def start(self, sync_timeout: float = 30.0, *, lead: bool = True) -> UnitedRuntime:
+        """Start the caches, wait for their first lists, then lead (or campaign); with
+        `lead=False` only the caches run until `lead()`."""
         self.source.start()
         if not self.source.wait_synced(sync_timeout):
             log.warning("caches not synced after %.0fs; starting anyway", sync_timeout)
+        if not lead:
+            return self
         if self.elector is None:
             self._started()
         else:
             self.elector.start()
         return self
+
+    def lead(self) -> None:
+        """Start the workers (leadership was won elsewhere)."""
+        if not self._started_event.is_set():
+            self._started()
 
     def wait_started(self, timeout: float) -> bool:
         return self._started_event.wait(timeout)
