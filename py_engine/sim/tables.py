@@ -118,6 +118,14 @@ def _int(value: Any) -> int:
 
 # ------------------------------------------------------------ built-in kinds
 
+def _finished(status: JSON) -> str:
+    """When the container last terminated (`lastState.terminated.finishedAt`), "" when never.
+
+    RFC 3339 UTC timestamps of one format compare as strings."""
+    value = _dict(_dict(status, "lastState"), "terminated").get("finishedAt")
+    return value if isinstance(value, str) else ""
+
+
 def _pod(obj: JSON, now: datetime) -> list[Any]:
     meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     phase = str(status.get("phase") or "")
@@ -130,14 +138,18 @@ def _pod(obj: JSON, now: datetime) -> list[Any]:
     sidecars = {n for n, c in init_specs.items() if c.get("restartPolicy") == "Always"}
     total = len(containers) + len(sidecars)
     ready = restarts = sidecar_restarts = 0
+    last_restart: str = ""
+    sidecar_last_restart: str = ""
     initializing = False
     init_statuses = [c for c in _list(status, "initContainerStatuses") if isinstance(c, dict)]
     for i, cs in enumerate(init_statuses):
         state = _dict(cs, "state")
         term, waiting = _dict(state, "terminated"), _dict(state, "waiting")
         restarts += _int(cs.get("restartCount"))
+        last_restart = max(last_restart, _finished(cs))
         if cs.get("name") in sidecars:
             sidecar_restarts += _int(cs.get("restartCount"))
+            sidecar_last_restart = max(sidecar_last_restart, _finished(cs))
         if state.get("terminated") is not None and _int(term.get("exitCode")) == 0:
             continue
         if cs.get("name") in sidecars and cs.get("started"):
@@ -159,12 +171,13 @@ def _pod(obj: JSON, now: datetime) -> list[Any]:
     initialized = any(isinstance(c, dict) and c.get("type") == "Initialized" and c.get("status") == "True"
                       for c in _list(status, "conditions"))
     if not initializing or initialized:
-        restarts = sidecar_restarts
+        restarts, last_restart = sidecar_restarts, sidecar_last_restart
         has_running = False
         for cs in reversed([c for c in _list(status, "containerStatuses") if isinstance(c, dict)]):
             state = _dict(cs, "state")
             term, waiting = _dict(state, "terminated"), _dict(state, "waiting")
             restarts += _int(cs.get("restartCount"))
+            last_restart = max(last_restart, _finished(cs))
             if waiting.get("reason"):
                 reason = str(waiting["reason"])
             elif state.get("terminated") is not None and term.get("reason"):
@@ -190,7 +203,10 @@ def _pod(obj: JSON, now: datetime) -> list[Any]:
         conds = {c.get("type"): c.get("status") for c in _list(status, "conditions") if isinstance(c, dict)}
         true = sum(1 for g in gates if isinstance(g, dict) and conds.get(g.get("conditionType")) == "True")
         gates_cell = f"{true}/{len(gates)}"
-    return [meta.get("name", ""), f"{ready}/{total}", reason, str(restarts), _since(meta.get("creationTimestamp"), now),
+    restarts_cell = str(restarts)
+    if restarts and last_restart:
+        restarts_cell = f"{restarts} ({_since(last_restart, now)} ago)"
+    return [meta.get("name", ""), f"{ready}/{total}", reason, restarts_cell, _since(meta.get("creationTimestamp"), now),
             ips[0] if ips else "<none>", spec.get("nodeName") or "<none>",
             status.get("nominatedNodeName") or "<none>", gates_cell]
 

@@ -154,6 +154,9 @@ def test_pod_status_reasons() -> None:
         {"name": "c", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]})
     row = to_table(rd, [done], NOW, "1")["rows"][0]
     assert row["cells"][2] == "Completed" and row["conditions"][0]["type"] == "Completed"
+    restarted = pod()
+    restarted["status"]["containerStatuses"][1]["lastState"] = {"terminated": {"finishedAt": CREATED}}
+    assert to_table(rd, [restarted], NOW, "1")["rows"][0]["cells"][3] == "3 (5m30s ago)"
     gated = pod(spec={"readinessGates": [{"conditionType": "x"}, {"conditionType": "y"}]},
                 status={"conditions": [{"type": "x", "status": "True"}]})
     assert to_table(rd, [gated], NOW, "1")["rows"][0]["cells"][-1] == "1/2"
