@@ -21,8 +21,10 @@ default), the whole object (`Object`) or nothing (`None`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from py_engine.k8s.timeutil import TimestampError, parse_time
@@ -31,7 +33,7 @@ from py_engine.sim.interface import JSON
 from py_engine.sim.jsonpath import JsonPathError, compile_path
 from py_engine.sim.resources import ResourceDef
 
-__all__ = ["TABLE_CONTENT_TYPE", "human_duration", "to_table", "wants_table"]
+__all__ = ["TABLE_CONTENT_TYPE", "go_float", "human_duration", "to_table", "wants_table"]
 
 TABLE_CONTENT_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
@@ -476,14 +478,30 @@ def _printer_columns(rd: ResourceDef) -> list[JSON]:
                          "description": _AGE_DESC}]
 
 
-def _go_text(value: Any) -> str:
-    """How Kubernetes' JSONPath prints one value (JSON for maps and lists)."""
-    import json
+def go_float(value: float) -> str:
+    """Go's `fmt.Print` of a float64 (`%v`: shortest digits, exponent form below 1e-4 or from 1e6)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}[repr(value)]
+    if value == 0:
+        return "-0" if repr(value).startswith("-") else "0"
+    sign, digits, exponent = Decimal(repr(value)).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    exp = len(digits) + int(exponent) - 1
+    minus = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return minus + format(Decimal(text).scaleb(exp - len(text) + 1), "f")
 
+
+def _go_text(value: Any) -> str:
+    """How Kubernetes' JSONPath prints one value (JSON for maps and lists, Go's `%v` otherwise)."""
     if isinstance(value, (dict, list)):
         return json.dumps(value, separators=(",", ":"))
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float):
+        return go_float(value)
     return str(value)
 
 

@@ -11,7 +11,7 @@ import pytest
 from py_engine.cli.harness import load_crd
 from py_engine.sim.interface import ApiError
 from py_engine.sim.resources import ResourceDef, builtin_defs, defs_from_crd
-from py_engine.sim.tables import human_duration, to_table, wants_table
+from py_engine.sim.tables import go_float, human_duration, to_table, wants_table
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -269,3 +269,16 @@ def test_a_crd_with_a_bad_printer_column_is_refused(column: dict[str, Any], fiel
         api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, load_crd())
     finally:
         api.close()
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (2.0, "2"), (1.5, "1.5"), (1e6, "1e+06"), (123456789.0, "1.23456789e+08"), (100000.0, "100000"),
+    (0.0001, "0.0001"), (0.00001, "1e-05"), (-2.5, "-2.5"), (1234567.5, "1.2345675e+06"), (0.0, "0"),
+])
+def test_string_columns_print_floats_as_go_does(value: float, text: str) -> None:
+    assert go_float(value) == text
+    crd = copy.deepcopy(load_crd())
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] = [{"name": "V", "type": "string", "jsonPath": ".spec.v"}]
+    obj = spread()
+    obj["spec"]["v"] = value
+    assert to_table(defs_from_crd(crd)[0], [obj], NOW, "1")["rows"][0]["cells"] == ["api-zones", text]
