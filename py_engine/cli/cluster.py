@@ -33,6 +33,7 @@ not start, 2 for bad arguments or input (a port in use included).
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -95,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     for flag in ("start_delay", "ready_delay", "job_run_seconds"):
         if getattr(args, flag) < 0:
             return _error(f"--{flag.replace('_', '-')} must not be negative")
+    if args.kubeconfig_out and not os.path.isdir(os.path.dirname(os.path.abspath(args.kubeconfig_out))):
+        return _error(f"--kubeconfig-out {args.kubeconfig_out}: its folder does not exist")
     try:
         nodes = load_node_pool(args.nodes) if args.nodes else None
     except NodePoolError as exc:

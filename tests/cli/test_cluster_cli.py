@@ -133,6 +133,7 @@ def test_kubectl_drives_the_standalone_cluster(running_cluster: tuple[Path, subp
     (["--faults", "pods:create:nonsense=1"], "--faults"),
     (["--port", "70000"], "out of range"),
     (["--ready-delay", "-1"], "--ready-delay must not be negative"),
+    (["--kubeconfig-out", "/nonexistent/dir/kubeconfig"], "its folder does not exist"),
 ])
 def test_bad_arguments_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cluster", *args]) == 2
