@@ -306,7 +306,7 @@ test_patch_adding_container_without_image_rejected if {
 	p := {"spec": {"containers": [{"name": "sidecar"}]}}
 	"spec.subsets[0].patch" in reported_fields with input as {"review": {"object": patch_subset(p)}, "context": {"workload": workload}}
 	with_image := {"spec": {"containers": [{"name": "sidecar", "image": "envoy"}]}}
-	count(violation) == 0 with input as {"review": {"object": patch_subset(with_image)}, "context": {"workload": workload}}
+	count(violation) == 0 with input as {"review": {"object": patch_subset(with_image)}, "context": {"workload": workload, "allowedPatchFields": ["spec.containers[]"]}}
 }
 
 # --- maxReplicas -------------------------------------------------------------------------

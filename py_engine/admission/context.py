@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from py_engine.admission.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine
@@ -56,6 +56,15 @@ class OwnerNotFound(AdmissionError):
         self.name = name
 
 
+class PatchCheck(Protocol):
+    """The subset patch allowlist at admission (`py_engine.admission.patch_guard.PatchGuard`)."""
+
+    def refusals(self, spread: Mapping[str, Any], subset: str, pod: Mapping[str, Any],
+                 workload: Mapping[str, Any] | None) -> tuple[str, ...]:
+        """Why the patch of `subset` must not be applied to `pod` (empty: apply it)."""
+        ...
+
+
 @dataclass(frozen=True)
 class AdmissionContext:
     """Inputs of a decision besides the pod and the spread.
@@ -65,7 +74,8 @@ class AdmissionContext:
     (see `py_engine.admission.nodes`) used for node-fit simulation of Adaptive
     spreads; `custom_workloads` are whitelist entries
     `{group, kind, replicasPath, subResources: [{group, kind}]}` (Kruise's
-    capitalised keys are accepted too).
+    capitalised keys are accepted too); `patch_guard` None applies subset
+    patches unchecked (the webhook and `spreadgate admit` always set one).
     """
 
     now: datetime
@@ -76,6 +86,7 @@ class AdmissionContext:
     custom_workloads: Sequence[Mapping[str, Any]] = ()
     decision_cache: EligibilityCache | None = None
     fresh_lookup: Lookup | None = None
+    patch_guard: PatchCheck | None = None
 
 
 def no_lookup(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.admission.context import AdmissionContext, AdmissionError, OwnerNotFound
-from py_engine.admission.inject import inject, make_patch
+from py_engine.admission.inject import make_patch
 from py_engine.admission.matched import SPREADGATE_KEY, without_matched_annotations
+from py_engine.admission.patch_guard import inject_checked
 from py_engine.admission.release import find_annotated_spread, release_delete
 from py_engine.admission.reserve import reserve_create
 from py_engine.admission.tracing import find_spread, name_of, namespace_of
@@ -96,7 +97,8 @@ def admit_create(
         if reservation.subset is None:
             return _without_subset(pod, spread, reservation.warnings)
         written = reservation.spread
-        mutated = inject(pod, written if written is not None else spread, reservation.subset, reservation.uid)
+        mutated, refused = inject_checked(pod, written if written is not None else spread, reservation.subset,
+                                          reservation.uid, ctx)
     except AdmissionError as exc:
         return _denied(pod, spread, exc)
     return AdmissionOutcome(
@@ -106,7 +108,7 @@ def admit_create(
         pod=mutated,
         status_written=written is not None,
         spread=written if written is not None else spread,
-        warnings=reservation.warnings,
+        warnings=(*reservation.warnings, *refused),
         message=f"WorkloadSpread {_spread_label(spread)}: admitted into subset {reservation.subset!r}",
     )
 

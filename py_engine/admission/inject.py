@@ -19,6 +19,7 @@ from typing import Any
 import jsonpatch
 
 from py_engine.admission.context import AdmissionError
+from py_engine.k8s.jsoncopy import json_copy
 from py_engine.k8s.strategic_merge import POD_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.model.constants import MATCHED_ANNOTATION
 from py_engine.model.pods import MatchedSpread
@@ -83,23 +84,25 @@ def apply_subset_patch(pod: Mapping[str, Any], patch: Mapping[str, Any]) -> JSON
     return patched
 
 
-def inject(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | None) -> dict[str, Any]:
+def inject(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | None, *,
+           apply_patch: bool = True) -> dict[str, Any]:
     """The pod as admitted into `subset` of `spread` (a new dict; inputs are untouched).
 
     `uid` is recorded in the annotation only when the pod has no name yet
     (generateName): it is the `creatingPods` key the controller clears when it
     sees the pod. Raises AdmissionError when the subset is unknown or its patch
-    does not apply (the pod is denied, as in Kruise).
+    does not apply (the pod is denied, as in Kruise). `apply_patch` False leaves
+    the subset `patch` out (the patch allowlist refused it, `patch_guard`).
     """
     subset_spec = _subset_of(spread, subset)
-    mutated = copy.deepcopy(pod)
+    mutated = json_copy(pod)
     spec = _dict_at(mutated, "spec")
     tolerations = subset_spec.get("tolerations") or []
     if tolerations:
         spec["tolerations"] = [*(spec.get("tolerations") or []), *copy.deepcopy(tolerations)]
     _inject_node_affinity(spec, subset_spec)
     patch = subset_spec.get("patch")
-    if isinstance(patch, Mapping):
+    if apply_patch and isinstance(patch, Mapping):
         mutated = apply_subset_patch(mutated, patch)
     metadata = _dict_at(mutated, "metadata")
     annotations = _dict_at(metadata, "annotations")

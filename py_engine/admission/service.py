@@ -4,7 +4,9 @@ Three entry points, one per webhook path:
 
 * `mutate_pod` (pod CREATE): trace the pod to its WorkloadSpread through the
   watch caches, take a slot with `reserve_create` through the group committer
-  (durably written before the answer), inject the subset and diff the patch.
+  (durably written before the answer), inject the subset and diff the patch;
+  a subset `patch` the allowlist refuses is left out, with a warning
+  (`patch_guard`, policies/validation/patch.rego).
 * `validate_pod` (pod DELETE, `pods/eviction` CREATE): give the slot back with
   `release_delete` (deletingPods), committed the same way. A delete is never
   denied because of our own failure unless `deny_deletes_on_failure` is set.
@@ -43,13 +45,13 @@ from py_engine.admission.core import (
     OwnerNotFound,
     find_annotated_spread,
     find_spread,
-    inject,
     make_patch,
     release_delete,
     reserve_create,
     without_matched_annotations,
 )
 from py_engine.admission.matched import MATCHED_KEYS, SPREADGATE_KEY
+from py_engine.admission.patch_guard import PatchGuard, inject_checked
 from py_engine.admission.service_view import ClusterView
 from py_engine.k8s.clock import Clock
 from py_engine.model import is_workloadspread
@@ -92,6 +94,8 @@ class ServiceConfig:
     deny_deletes_on_failure: bool = False
     versioned_kinds: frozenset[str] = frozenset({"deployment", "replicaset"})
     custom_workloads: tuple[Mapping[str, Any], ...] = ()
+    allowed_patch_fields: tuple[str, ...] = ()
+    """Pod fields a subset patch may set beyond the default allowlist (policies/validation/patch.rego)."""
 
 
 class TimedEngine:
@@ -135,12 +139,13 @@ class AdmissionService:
         self.validation_engine = validation_engine or engine
         self.config = config or ServiceConfig()
         self.decision_cache = decision_cache
+        self.patch_guard = PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
 
     def _context(self) -> AdmissionContext:
         return AdmissionContext(
             now=self.clock.now(), lookup=self.view.lookup, engine=self.engine, nodes=self.view.node_inventory(),
             versioned_kinds=self.config.versioned_kinds, custom_workloads=self.config.custom_workloads,
-            decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup)
+            decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup, patch_guard=self.patch_guard)
 
     def _deadline(self) -> float:
         return self.clock.monotonic() + self.config.commit_timeout
@@ -197,13 +202,16 @@ class AdmissionService:
         if reservation.subset is None:
             return _without_subset(pod, "allowed", reservation.warnings)
         try:
-            mutated = inject(pod, base, reservation.subset, reservation.uid)
+            mutated, refused = inject_checked(pod, base, reservation.subset, reservation.uid, ctx)
         except AdmissionError as exc:
             # The slot is held until the controller ages the creatingPods entry out (30 s), as in Kruise.
             return deny(exc.code, exc.message, "denied")
         patch = make_patch(pod, mutated)
-        return Decision(True, "patched", patch=patch, warnings=reservation.warnings,
-                        audit={"workloadspread": name, "subset": reservation.subset})
+        # A refused subset patch (the allowlist, patch_guard) is left out; the pod is still placed.
+        return Decision(True, "patch-refused" if refused else "patched", patch=patch,
+                        warnings=(*reservation.warnings, *refused),
+                        audit={"workloadspread": name, "subset": reservation.subset,
+                               **({"subset-patch": "refused"} if refused else {})})
 
     def _commit_failed(self, exc: CommitFailed, namespace: str, name: str, pod: dict[str, Any]) -> Decision:
         message = f"WorkloadSpread {namespace}/{name}: {exc.message}"
@@ -282,7 +290,8 @@ class AdmissionService:
         policy_input = build_review_input(
             obj, operation=operation, old=_object(request, "oldObject") if operation == "UPDATE" else None,
             other_spreads=others, workload=self._target_workload(obj, namespace),
-            custom_workloads=[dict(c) for c in self.config.custom_workloads])
+            custom_workloads=[dict(c) for c in self.config.custom_workloads],
+            allowed_patch_fields=self.config.allowed_patch_fields)
         try:
             violations = validate_spread(self.validation_engine, policy_input)
         except PolicyError as exc:

@@ -12,7 +12,9 @@ Kruise's `apps.kruise.io/v1alpha1` WorkloadSpreads and its pod annotation are
 read as Spreadgate's own; the mutated pod carries Spreadgate's key. Node
 facts for Adaptive spreads come from the snapshot's nodes and pods; custom
 workload kinds from --custom-workload or a `kruise-configuration` ConfigMap
-in the snapshot.
+in the snapshot. A subset patch that sets what the patch allowlist refuses
+is left out, with a warning, as the webhook does (--allow-patch-field widens
+the allowlist).
 
 Exit status: 0 admitted, 1 denied (e.g. the pod's owner is not in the
 snapshot), 2 input that could not be read.
@@ -59,7 +61,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--generated-uid", metavar="UID",
                         help="creatingPods key for a pod with only generateName (default: a random UUID)")
     parser.add_argument("--no-policy", action="store_true",
-                        help="skip the Rego subset policy (only the reference's Schedulable check)")
+                        help="skip the Rego subset policy (only the reference's Schedulable check); the subset "
+                             "patch allowlist is still enforced")
+    parser.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
+                        help="pod field a subset patch may set beyond the default allowlist (repeatable), "
+                             "as the webhook's flag")
     parser.add_argument("--opa-url", help="evaluate the subset policy in an OPA server instead of the embedded engine")
     parser.set_defaults(handler=run)
 
@@ -269,9 +275,11 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     from py_engine.admission.decide import admit_create, admit_delete
     from py_engine.admission.eligibility import EligibilityCache
     from py_engine.admission.nodes import build_node_inventory
+    from py_engine.admission.patch_guard import PatchGuard
     from py_engine.admission.release import find_annotated_spread
     from py_engine.model import WorkloadSpread
     from py_engine.policy import PolicyEngine, PolicyError, create_engine
+    from py_engine.validation import parse_patch_fields
 
     snapshot = _load_snapshot(args.state)
     pod = _load_pod(args.pod, args.operation, snapshot)
@@ -281,15 +289,19 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     notes: list[str] = []
     nodes = build_node_inventory(snapshot.nodes, snapshot.pods) if snapshot.nodes else None
 
-    engine: PolicyEngine | None = None
-    if not args.no_policy:
-        try:
-            engine = create_engine(args.opa_url)
-        except (PolicyError, FileNotFoundError) as exc:
-            raise InputError(f"cannot load the subset policy: {exc}") from None
+    try:
+        patch_fields = parse_patch_fields(args.allow_patch_field)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    try:  # the patch allowlist is policy too, so an engine is built even with --no-policy
+        policy = create_engine(args.opa_url)
+    except (PolicyError, FileNotFoundError) as exc:
+        raise InputError(f"cannot load the subset policy: {exc}") from None
+    engine: PolicyEngine | None = None if args.no_policy else policy
     try:
         ctx = AdmissionContext(now=now, lookup=snapshot.lookup, engine=engine, nodes=nodes,
-                               versioned_kinds=kinds, custom_workloads=custom, decision_cache=EligibilityCache(16))
+                               versioned_kinds=kinds, custom_workloads=custom, decision_cache=EligibilityCache(16),
+                               patch_guard=PatchGuard(policy, patch_fields))
         if args.operation == "CREATE":
             outcome = admit_create(pod, snapshot.spreads, ctx, generated_uid=args.generated_uid or str(uuid.uuid4()))
             before = None
@@ -311,8 +323,7 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     except PolicyError as exc:
         raise InputError(f"subset policy: {exc}") from None
     finally:
-        if engine is not None:
-            engine.close()
+        policy.close()
     code = EXIT_ALLOWED if outcome.allowed else EXIT_DENIED
     return code, outcome, pod, before, notes
 

@@ -28,11 +28,19 @@ def register(subparsers: Any) -> None:
         metavar="GROUP/KIND",
         help="custom workload kind the Constraint allows as a target (repeatable)",
     )
+    parser.add_argument(
+        "--allow-patch-field",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pod field a subset patch may set beyond the default allowlist (repeatable), e.g. spec.nodeSelector",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from py_engine.policy import load_policy_sources
+    from py_engine.validation import parse_patch_fields
     from py_engine.validation.gatekeeper import constraint, constraint_template, to_yaml
     from py_engine.validation.ud_gatekeeper import ud_gatekeeper_documents
 
@@ -44,11 +52,16 @@ def run(args: argparse.Namespace) -> int:
             return 2
         custom.append({"group": group, "kind": kind})
     try:
+        patch_fields = parse_patch_fields(args.allow_patch_field)
+    except ValueError as exc:
+        print(f"spreadgate gatekeeper: error: {exc}", file=sys.stderr)
+        return 2
+    try:
         template = to_yaml(constraint_template(load_policy_sources()))
     except (OSError, ValueError) as exc:
         print(f"spreadgate gatekeeper: error: {exc}", file=sys.stderr)
         return 2
-    documents = {"constraint-template.yaml": template, "constraint.yaml": to_yaml(constraint(custom))}
+    documents = {"constraint-template.yaml": template, "constraint.yaml": to_yaml(constraint(custom, patch_fields))}
     try:  # the UnitedDeployment template and constraint (policies/uniteddeployment)
         documents.update(ud_gatekeeper_documents(load_policy_sources()))
     except (OSError, ValueError) as exc:

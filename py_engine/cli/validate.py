@@ -34,6 +34,13 @@ def register(subparsers: Any) -> None:
         metavar="GROUP/KIND",
         help="allow targeting this custom workload kind (repeatable), e.g. game.kruise.io/GameServerSet",
     )
+    parser.add_argument(
+        "--allow-patch-field",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pod field a subset patch may set beyond the default allowlist (repeatable), as the webhook's flag",
+    )
     parser.add_argument("--opa-url", help="evaluate in an OPA server (REST Data API) instead of the embedded engine")
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
     parser.set_defaults(handler=run)
@@ -61,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         Document,
         DocumentError,
         build_review_input,
+        parse_patch_fields,
         read_documents,
         validate_spread,
     )
@@ -72,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
 
     custom = _custom_workloads(args.custom_workload)
     if custom is None:
+        return EXIT_BAD_INPUT
+    try:
+        patch_fields = parse_patch_fields(args.allow_patch_field)
+    except ValueError as exc:
+        _error(str(exc))
         return EXIT_BAD_INPUT
     exit_code = EXIT_OK
     documents: list[Document] = []
@@ -109,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 ],
                 workload=_find_target(doc.obj, documents),
                 custom_workloads=custom,
+                allowed_patch_fields=patch_fields,
             )
             violations = validate_spread(engine, policy_input)
             report.append({"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]})

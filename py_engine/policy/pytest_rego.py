@@ -2,9 +2,10 @@
 
 The rules run in the embedded engine (regorus) exactly as `opa test` would run
 them: a test passes when the rule evaluates to `true` and fails when it is
-undefined or false. Beside the tests of each file, one extra item checks rule
-coverage of the policy files in the same directory and fails when a line of a
-rule was never evaluated by the tests, so every policy rule has a test.
+undefined or false. Beside the tests, one extra item per directory (on its
+first `*_test.rego` file) checks rule coverage of the policy files there and
+fails when a line of a rule was never evaluated by the directory's tests, so
+every policy rule has a test.
 
 Policies are loaded from the nearest ancestor directory named `policies`
 (else the test file's own directory), so helper packages elsewhere in the tree
@@ -54,15 +55,26 @@ class RegoTestFile(pytest.File):
         names = list(dict.fromkeys(TEST_RULE.findall(text)))
         for name in names:
             yield RegoTestItem.from_parent(self, name=name, rule=f"data.{package.group(1)}.{name}")
-        if names:
-            yield RegoCoverageItem.from_parent(
-                self, name="coverage", package=package.group(1), tests=names
-            )
+        # One coverage item per directory, on its first test file, run with every test file's rules there.
+        siblings = sorted(self.path.parent.glob("*_test.rego"))
+        if names and siblings[0] == self.path:
+            yield RegoCoverageItem.from_parent(self, name="coverage", rules=directory_test_rules(siblings))
 
     def engine(self, *, coverage: bool = False) -> Any:
         """An engine loaded with every policy of the tree, tests included."""
         sources = load_policy_sources(policy_root(self.path), include_tests=True)
         return build_regorus_engine(sources, coverage=coverage)
+
+
+def directory_test_rules(test_files: list[Path]) -> list[str]:
+    """`data.<package>.<test>` of every test rule in the given files."""
+    rules: list[str] = []
+    for path in test_files:
+        text = path.read_text(encoding="utf-8")
+        package = PACKAGE.search(text)
+        if package is not None:
+            rules.extend(f"data.{package.group(1)}.{name}" for name in dict.fromkeys(TEST_RULE.findall(text)))
+    return list(dict.fromkeys(rules))
 
 
 class RegoTestFailed(Exception):
@@ -100,19 +112,18 @@ class RegoTestItem(pytest.Item):
 class RegoCoverageItem(pytest.Item):
     """Fails when a line of a policy beside the test file was never evaluated."""
 
-    def __init__(self, *, package: str, tests: list[str], **kwargs: Any) -> None:
+    def __init__(self, *, rules: list[str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.package = package
-        self.tests = tests
+        self.rules = rules
 
     def runtest(self) -> None:
         parent = self.parent
         assert isinstance(parent, RegoTestFile)
         engine = parent.engine(coverage=True)
-        for name in self.tests:
+        for rule in self.rules:
             # An evaluation error is reported by the test's own item; coverage still counts what ran.
             with contextlib.suppress(RuntimeError):
-                engine.eval_rule_as_json(f"data.{self.package}.{name}")
+                engine.eval_rule_as_json(rule)
         report = json.loads(engine.get_coverage_report_as_json())
         directory = parent.path.parent
         root = policy_root(parent.path)

@@ -2,9 +2,11 @@
 
 Gatekeeper evaluates the same `violation` rule the webhook and conftest use:
 its input is `input.review.object` (the admission request), parameters arrive
-as `input.parameters` (here: the allowed custom workload kinds), and the
-"one spread per workload" rule reads `data.inventory` when the WorkloadSpreads
-are synced into Gatekeeper's cache. The policy files of one package are joined
+as `input.parameters` (here: the allowed custom workload kinds and the fields
+added to the subset patch allowlist), and the "one spread per workload" rule
+reads `data.inventory` when the WorkloadSpreads are synced into Gatekeeper's
+cache (the patch rules read the target workload's selector and template from
+it too, when the workload kinds are synced). The policy files of one package are joined
 into the single module a template carries; Rego v1 syntax is declared through
 `code[].source.version` (Gatekeeper 3.19 and later).
 """
@@ -57,7 +59,8 @@ def constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
                 "description": (
                     "Rejects WorkloadSpreads (spreadgate.dev or apps.kruise.io) that break the spec rules: "
                     "subset names, node selector terms, tolerations, maxReplicas types and sums, Adaptive "
-                    "settings, target kinds and namespace, one spread per workload. Generated from "
+                    "settings, target kinds and namespace, one spread per workload, the subset patch "
+                    "allowlist (widened by the parameter allowedPatchFields). Generated from "
                     "policies/validation by `spreadgate gatekeeper`; do not edit by hand."
                 ),
             },
@@ -77,7 +80,16 @@ def constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
                                         "type": "object",
                                         "properties": {"group": {"type": "string"}, "kind": {"type": "string"}},
                                     },
-                                }
+                                },
+                                "allowedPatchFields": {
+                                    "type": "array",
+                                    "description": (
+                                        "Pod fields a subset patch may set beyond the default allowlist, as paths "
+                                        "such as spec.nodeSelector or spec.containers[].volumeMounts (an entry "
+                                        "allows everything below it)."
+                                    ),
+                                    "items": {"type": "string"},
+                                },
                             },
                         }
                     },
@@ -93,7 +105,7 @@ def constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
     }
 
 
-def constraint(custom_workloads: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
+def constraint(custom_workloads: Sequence[dict[str, str]] = (), allowed_patch_fields: Sequence[str] = ()) -> dict[str, Any]:
     """The Constraint applying the template to every WorkloadSpread."""
     return {
         "apiVersion": "constraints.gatekeeper.sh/v1beta1",
@@ -102,7 +114,7 @@ def constraint(custom_workloads: Sequence[dict[str, str]] = ()) -> dict[str, Any
         "spec": {
             "enforcementAction": "deny",
             "match": {"kinds": [{"apiGroups": [GROUP, KRUISE_GROUP], "kinds": [KIND]}]},
-            "parameters": {"customWorkloads": list(custom_workloads)},
+            "parameters": {"customWorkloads": list(custom_workloads), "allowedPatchFields": list(allowed_patch_fields)},
         },
     }
 

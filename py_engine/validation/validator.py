@@ -2,7 +2,8 @@
 
 The policy input has Gatekeeper's shape (`review.object`, `review.oldObject`,
 `review.operation`), plus `context` with what only Spreadgate can see: the
-other spreads of the namespace, the target workload and allowed custom kinds.
+other spreads of the namespace, the target workload, allowed custom kinds and
+the fields an operator added to the subset patch allowlist.
 """
 
 from __future__ import annotations
@@ -32,14 +33,17 @@ def build_review_input(
     other_spreads: Sequence[Mapping[str, Any]] = (),
     workload: Mapping[str, Any] | None = None,
     custom_workloads: Sequence[Mapping[str, str]] = (),
+    allowed_patch_fields: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The policy input for validating `spread` (Gatekeeper-compatible `review`)."""
+    """The policy input for validating `spread` (Gatekeeper-compatible `review`);
+    `allowed_patch_fields` widens the subset patch allowlist (`patch_fields`)."""
     review: dict[str, Any] = {"object": spread, "operation": operation}
     if old is not None:
         review["oldObject"] = old
     context: dict[str, Any] = {
         "workloadSpreads": list(other_spreads),
         "customWorkloads": list(custom_workloads),
+        "allowedPatchFields": list(allowed_patch_fields),
     }
     if workload is not None:
         context["workload"] = workload

@@ -69,7 +69,8 @@ def test_base_holds_every_component_once() -> None:
         ("Role", "spreadgate-controller-leader-election"),
         ("RoleBinding", "spreadgate-controller-leader-election"),
         ("Deployment", "spreadgate-webhook"), ("PodDisruptionBudget", "spreadgate-webhook"),
-        ("Service", "spreadgate-webhook"), ("Deployment", "spreadgate-controller"),
+        ("Service", "spreadgate-webhook"), ("NetworkPolicy", "spreadgate-webhook"),
+        ("Deployment", "spreadgate-controller"),
         ("MutatingWebhookConfiguration", "spreadgate"), ("ValidatingWebhookConfiguration", "spreadgate"),
     ])
     for doc in render("base"):
@@ -166,6 +167,21 @@ def test_webhook_deployment_service_and_pdb(path: str) -> None:
     pdb = find(docs, "PodDisruptionBudget", "spreadgate-webhook")
     assert pdb["spec"]["minAvailable"] == 1
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+
+
+@pytest.mark.parametrize("path", KUSTOMIZATIONS)
+def test_webhook_network_policy_admits_only_the_https_port(path: str) -> None:
+    docs = render(path)
+    deployment = find(docs, "Deployment", "spreadgate-webhook")
+    policy = find(docs, "NetworkPolicy", "spreadgate-webhook")["spec"]
+    assert policy["podSelector"]["matchLabels"].items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    assert policy["policyTypes"] == ["Ingress"]
+    port = next(p for p in container(deployment, "webhook")["ports"] if p["name"] == "https")["containerPort"]
+    assert [rule["ports"] for rule in policy["ingress"]] == [[{"port": port, "protocol": "TCP"}]]
+    assert port == _parsed(deployment, "webhook").port == 9443
+    # No other workload of the namespace is selected by it (it would cut the controller off).
+    controller = find(docs, "Deployment", "spreadgate-controller")["spec"]["template"]["metadata"]["labels"]
+    assert not policy["podSelector"]["matchLabels"].items() <= controller.items()
 
 
 @pytest.mark.parametrize("path", KUSTOMIZATIONS)

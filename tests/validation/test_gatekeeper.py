@@ -43,16 +43,30 @@ def test_checked_in_files_are_current() -> None:
 
 
 def test_generator_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["gatekeeper", "-o", str(tmp_path), "--custom-workload", "game.kruise.io/GameServerSet"]) == 0
+    assert main(["gatekeeper", "-o", str(tmp_path), "--custom-workload", "game.kruise.io/GameServerSet",
+                 "--allow-patch-field", "spec.nodeSelector"]) == 0
     written = yaml.safe_load((tmp_path / "constraint.yaml").read_text())
     assert written["spec"]["parameters"]["customWorkloads"] == [{"group": "game.kruise.io", "kind": "GameServerSet"}]
+    assert written["spec"]["parameters"]["allowedPatchFields"] == ["spec.nodeSelector"]
     assert main(["gatekeeper"]) == 0
     assert "kind: ConstraintTemplate" in capsys.readouterr().out
     assert main(["gatekeeper", "--custom-workload", "nogroup"]) == 2
+    assert main(["gatekeeper", "--allow-patch-field", "$patch"]) == 2
+    assert "--allow-patch-field" in capsys.readouterr().err
 
 
 def documents(path: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "WorkloadSpread"]
+
+
+def workloads_inventory(path: Path) -> dict[str, Any]:
+    """The file's other objects as Gatekeeper's synced `data.inventory` holds them."""
+    inventory: dict[str, Any] = {}
+    for d in yaml.safe_load_all(path.read_text()):
+        if d and d.get("kind") != "WorkloadSpread":
+            by_name = inventory.setdefault(d["metadata"]["namespace"], {}).setdefault(d["apiVersion"], {})
+            by_name.setdefault(d["kind"], {})[d["metadata"]["name"]] = d
+    return {"namespace": inventory}
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
@@ -72,7 +86,26 @@ def test_invalid_examples_are_denied_by_the_template(path: Path) -> None:
         # one spread per workload: Gatekeeper sees the other spread through its synced inventory
         inventory = {"namespace": {"default": {"spreadgate.dev/v1alpha1": {"WorkloadSpread": {objs[1]["metadata"]["name"]: objs[1]}}}}}
         engine.add_data({"inventory": inventory})
+    else:
+        # the patch rules that need the target workload find it in the synced Deployments
+        engine.add_data({"inventory": workloads_inventory(path)})
     assert gatekeeper_violations(engine, objs[0]) != []
+
+
+def test_allowed_patch_fields_come_from_constraint_parameters() -> None:
+    engine = template_engine()
+    obj = documents(EXAMPLES / "invalid" / "patch-host-path-volume.yaml")[0]
+    assert [v["details"]["field"] for v in gatekeeper_violations(engine, obj)] == ["spec.subsets[0].patch.spec.volumes"]
+    assert gatekeeper_violations(engine, obj, {"allowedPatchFields": ["spec.volumes"]}) == []
+    assert gatekeeper_violations(engine, obj, {"allowedPatchFields": ["spec.volumeMounts"]}) != []
+
+
+def test_template_schema_declares_allowed_patch_fields() -> None:
+    template = yaml.safe_load((GATEKEEPER / "constraint-template.yaml").read_text())
+    properties = template["spec"]["crd"]["spec"]["validation"]["openAPIV3Schema"]["properties"]
+    assert properties["allowedPatchFields"] == {**properties["allowedPatchFields"], "type": "array",
+                                                "items": {"type": "string"}}
+    assert yaml.safe_load((GATEKEEPER / "constraint.yaml").read_text())["spec"]["parameters"]["allowedPatchFields"] == []
 
 
 def test_custom_workloads_come_from_constraint_parameters() -> None:

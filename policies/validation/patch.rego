@@ -1,0 +1,277 @@
+# Subset patch allowlist: a subset `patch` is a strategic-merge patch of every pod
+# admitted into the subset, so whoever may edit a WorkloadSpread could otherwise
+# change anything about the workload's pods (identity, service account, host
+# namespaces, privileges, volumes, scheduling). A patch may touch only what a
+# per-subset customisation needs:
+#   * pod labels and annotations, except reserved keys (Spreadgate's and Kruise's
+#     bookkeeping, controller-managed labels, annotation forms of security
+#     settings) and the labels the target workload's selector or the spread's
+#     targetFilter select on;
+#   * for the pod template's own containers and init containers (matched by
+#     name): resources, env, envFrom, image;
+#   * spec.priorityClassName, runtimeClassName, topologySpreadConstraints,
+#     schedulerName, dnsConfig.
+# Everything else, and every strategic-merge directive ($patch, $retainKeys,
+# $setElementOrder/..., $deleteFromPrimitiveList/...), is refused with its field
+# path. Operators widen the allowlist with field paths in
+# `input.context.allowedPatchFields` (webhook `--allow-patch-field`) or
+# `input.parameters.allowedPatchFields` (Gatekeeper): "spec.nodeSelector",
+# "spec.containers[].volumeMounts", "spec.containers[]" (new containers), ...
+# An entry also allows everything below it.
+#
+# The target workload comes from `input.context.workload` (webhook, `spreadgate
+# validate` when the file holds it) or Gatekeeper's synced `data.inventory`.
+# When it is unknown (conftest on a bare file), selector labels and container
+# names cannot be checked here; the mutating webhook checks both at admission,
+# against the workload's selector and the pod's actual containers
+# (`patch_violation`, see docs/operations.md).
+package spreadgate.validation
+
+import rego.v1
+
+container_lists := {"containers", "initContainers"}
+
+default_patch_fields := {
+	"metadata.labels",
+	"metadata.annotations",
+	"spec.priorityClassName",
+	"spec.runtimeClassName",
+	"spec.topologySpreadConstraints",
+	"spec.schedulerName",
+	"spec.dnsConfig",
+	"spec.containers[].resources",
+	"spec.containers[].env",
+	"spec.containers[].envFrom",
+	"spec.containers[].image",
+	"spec.initContainers[].resources",
+	"spec.initContainers[].env",
+	"spec.initContainers[].envFrom",
+	"spec.initContainers[].image",
+}
+
+extra_patch_fields contains f if {
+	some f in list_field(get_field(input, "parameters", {}), "allowedPatchFields")
+	is_string(f)
+}
+
+extra_patch_fields contains f if {
+	some f in list_field(get_field(input, "context", {}), "allowedPatchFields")
+	is_string(f)
+}
+
+patch_field_allowed(key) if key in default_patch_fields
+
+patch_field_allowed(key) if {
+	some f in extra_patch_fields
+	_covers(f, key)
+}
+
+_covers(f, key) if f == key
+
+_covers(f, key) if startswith(key, concat("", [f, "."]))
+
+_covers(f, key) if startswith(key, concat("", [f, "["]))
+
+# --- reserved label and annotation keys -------------------------------------------
+
+reserved_patch_keys := {
+	"apps.kruise.io/matched-workloadspread",
+	"controller.kubernetes.io/pod-deletion-cost",
+	"pod-template-hash",
+	"controller-revision-hash",
+	"controller-uid",
+	"job-name",
+	"statefulset.kubernetes.io/pod-name",
+	"apps.kubernetes.io/pod-index",
+	"apps.kruise.io/cloneset-instance-id",
+}
+
+reserved_patch_prefixes := {
+	"spreadgate.dev",
+	"batch.kubernetes.io",
+	"container.apparmor.security.beta.kubernetes.io",
+	"seccomp.security.alpha.kubernetes.io",
+	"container.seccomp.security.alpha.kubernetes.io",
+}
+
+reserved_patch_key(k) if k in reserved_patch_keys
+
+reserved_patch_key(k) if _key_prefix(k) in reserved_patch_prefixes
+
+reserved_patch_key(k) if endswith(_key_prefix(k), ".spreadgate.dev")
+
+_key_prefix(k) := split(k, "/")[0] if {
+	is_string(k)
+	contains(k, "/")
+}
+
+# --- the target workload, when known -----------------------------------------------
+
+target_workload := w if {
+	w := input.context.workload
+	is_object(w)
+} else := w if {
+	w := data.inventory.namespace[namespace][target_ref.apiVersion][target_ref.kind][target_ref.name]
+	is_object(w)
+}
+
+template_pod_spec := map_field(map_field(map_field(target_workload, "spec"), "template"), "spec")
+
+# Container names are checked only when the workload has a pod template to check them against.
+template_known if is_object(target_workload.spec.template.spec)
+
+template_container_names(k) := {n |
+	some c in list_field(template_pod_spec, k)
+	n := get_field(c, "name", "")
+}
+
+_selector := map_field(map_field(target_workload, "spec"), "selector")
+
+_filter_selector := map_field(map_field(spec, "targetFilter"), "selector")
+
+# Labels the workload's selector or the spread's targetFilter select on: a pod
+# patched out of its owner's selector is orphaned and replaced, endlessly.
+protected_label_keys contains k if some k, _ in map_field(_selector, "matchLabels")
+
+protected_label_keys contains k if some k, _ in map_field(_filter_selector, "matchLabels")
+
+protected_label_keys contains k if {
+	some e in list_field(_selector, "matchExpressions")
+	k := get_field(e, "key", "")
+}
+
+protected_label_keys contains k if {
+	some e in list_field(_filter_selector, "matchExpressions")
+	k := get_field(e, "key", "")
+}
+
+# --- what a patch touches -------------------------------------------------------------
+
+_patch_map(s, m) := map_field(map_field(map_field(s, "patch"), "metadata"), m)
+
+_patch_list(s, k) := list_field(map_field(map_field(s, "patch"), "spec"), k)
+
+_directive(k) if {
+	is_string(k)
+	startswith(k, "$")
+}
+
+# Every field a patch sets, as {"at": concrete path, "key": allowlist path}.
+_touched(p) := (
+	{t |
+		some k, _ in p
+		not k in {"metadata", "spec"}
+		not _directive(k)
+		t := {"at": k, "key": k}
+	} |
+	{t |
+		some k, v in p
+		k in {"metadata", "spec"}
+		not is_object(v)
+		t := {"at": k, "key": k}
+	} |
+	{t |
+		some k, _ in map_field(p, "metadata")
+		not k in {"labels", "annotations"}
+		not _directive(k)
+		f := sprintf("metadata.%s", [k])
+		t := {"at": f, "key": f}
+	} |
+	{t |
+		some k, v in map_field(p, "spec")
+		not _directive(k)
+		not _container_list(k, v)
+		f := sprintf("spec.%s", [k])
+		t := {"at": f, "key": f}
+	} |
+	{t |
+		some k in container_lists
+		some j, c in list_field(map_field(p, "spec"), k)
+		not is_object(c)
+		t := {"at": sprintf("spec.%s[%d]", [k, j]), "key": sprintf("spec.%s[]", [k])}
+	} |
+	{t |
+		some k in container_lists
+		some j, c in list_field(map_field(p, "spec"), k)
+		is_object(c)
+		some f, _ in c
+		f != "name"
+		not _directive(f)
+		t := {"at": sprintf("spec.%s[%d].%s", [k, j, f]), "key": sprintf("spec.%s[].%s", [k, f])}
+	}
+)
+
+_container_list(k, v) if {
+	k in container_lists
+	is_array(v)
+}
+
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.%s", [subset_path(i), t.at]), "msg": sprintf("Forbidden: %s is not on the subset patch allowlist (pod labels and annotations; the template's containers' resources, env, envFrom, image; priorityClassName, runtimeClassName, topologySpreadConstraints, schedulerName, dnsConfig); operators widen it with --allow-patch-field or the Gatekeeper parameter allowedPatchFields", [t.key])} if {
+	some i, s in subsets
+	p := get_field(s, "patch", null)
+	is_object(p)
+	some t in _touched(p)
+	not patch_field_allowed(t.key)
+}
+
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.%s", [subset_path(i), _render(array.concat(path, [k]))]), "msg": sprintf("Forbidden: strategic-merge directive %s may not be used in a subset patch (it can delete, replace or reorder fields the allowlist protects)", [k])} if {
+	some i, s in subsets
+	p := get_field(s, "patch", null)
+	is_object(p)
+	walk(p, [path, v])
+	is_object(v)
+	some k, _ in v
+	_directive(k)
+}
+
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.metadata.%s", [subset_path(i), m]), "msg": sprintf("Forbidden: metadata.%s must be a map of keys to set; %v would replace or delete every pod %s", [m, v, m])} if {
+	some i, s in subsets
+	some m, v in map_field(map_field(s, "patch"), "metadata")
+	m in {"labels", "annotations"}
+	not is_object(v)
+}
+
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.metadata.%s[%s]", [subset_path(i), m, k]), "msg": sprintf("Forbidden: %s is a reserved key (Spreadgate's or Kruise's bookkeeping, a controller-managed label or a security setting); a subset patch may not set it", [k])} if {
+	some i, s in subsets
+	some m in ["labels", "annotations"]
+	some k, _ in _patch_map(s, m)
+	reserved_patch_key(k)
+}
+
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.metadata.labels[%s]", [subset_path(i), k]), "msg": sprintf("Forbidden: %s is a label the workload's selector or the spread's targetFilter selects on; a patched pod would leave its owner (or the spread) and be replaced", [k])} if {
+	some i, s in subsets
+	some k, _ in _patch_map(s, "labels")
+	k in protected_label_keys
+	not reserved_patch_key(k)
+}
+
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.spec.%s[%d]", [subset_path(i), k, j]), "msg": sprintf("Forbidden: adds %s entry \"%v\", which the pod template does not have; a subset patch may only change the template's own containers (allow with spec.%s[])", [k, c.name, k])} if {
+	template_known
+	some i, s in subsets
+	some k in container_lists
+	some j, c in _patch_list(s, k)
+	non_empty_string(get_field(c, "name", ""))
+	not c.name in template_container_names(k)
+	not patch_field_allowed(sprintf("spec.%s[]", [k]))
+}
+
+errors contains {"field": e.field, "msg": e.msg} if some e in patch_errors
+
+# The patch rules alone, with the subset index: what the mutating webhook
+# evaluates once per spread generation before it applies a subset's patch.
+patch_violation contains {"msg": sprintf("%s: %s", [e.field, e.msg]), "details": {"field": e.field, "reason": e.msg, "subset": e.subset}} if {
+	is_workloadspread
+	some e in patch_errors
+}
+
+# ["spec", "containers", 0, "$patch"] -> "spec.containers[0].$patch"
+_render(path) := concat("", [seg |
+	some n, e in path
+	seg := _segment(n, e)
+])
+
+_segment(n, e) := sprintf("[%v]", [e]) if is_number(e)
+
+else := e if n == 0
+
+else := concat("", [".", e])
