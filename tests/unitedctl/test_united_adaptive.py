@@ -9,6 +9,7 @@ allocating, so the pods never go there; once a node fits again, new capacity goe
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from united_kit import UDS, pending_per_subset, pods_per_subset, pools, scale, term, ud, united
@@ -21,7 +22,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 CRITICAL, DURATION = 30, 120
 ADAPTIVE = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": CRITICAL,
                                              "unschedulableDuration": DURATION}}
-SUBSETS = [{"name": "on-prem", "maxReplicas": 3, "nodeSelectorTerm": term("on-prem")},
+SUBSETS: list[dict[str, Any]] = [{"name": "on-prem", "maxReplicas": 3, "nodeSelectorTerm": term("on-prem")},
            {"name": "elastic", "nodeSelectorTerm": term("elastic")}]
 
 

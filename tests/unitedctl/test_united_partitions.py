@@ -4,6 +4,7 @@ each subset keeps `partition` pods on the old revision until the partition is lo
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 from united_kit import UDS, live_pods, pools, term, ud, united
@@ -13,7 +14,7 @@ from py_engine.model.ud_constants import SUBSET_NAME_LABEL
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
-AB = [{"name": "a", "replicas": 3, "nodeSelectorTerm": term("a")}, {"name": "b", "nodeSelectorTerm": term("b")}]
+AB: list[dict[str, Any]] = [{"name": "a", "replicas": 3, "nodeSelectorTerm": term("a")}, {"name": "b", "nodeSelectorTerm": term("b")}]
 
 
 def images(stack: Stack) -> Counter[tuple[str, str]]:

@@ -3,6 +3,8 @@ every template kind, ControllerRevisions, status, and a sync over its own result
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from united_kit import (
     DEPLOYMENTS,
@@ -23,7 +25,7 @@ from py_engine.model.ud_constants import REVISION_HASH_LABEL, REVISION_LABEL, SU
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
-AB = [{"name": "a", "maxReplicas": 3, "nodeSelectorTerm": term("a")}, {"name": "b", "nodeSelectorTerm": term("b")}]
+AB: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 3, "nodeSelectorTerm": term("a")}, {"name": "b", "nodeSelectorTerm": term("b")}]
 
 
 def test_deployment_template_provisions_one_deployment_per_subset_on_its_nodes() -> None:

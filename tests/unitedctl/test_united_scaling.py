@@ -3,6 +3,8 @@ min/max fill order, and a subset leaving the spec (embedded cluster, virtual tim
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from united_kit import UDS, pods_per_subset, pools, replicas_of, scale, term, ud, united, workloads
 
@@ -10,7 +12,7 @@ from py_engine.cli.harness import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
-ABC = [{"name": "a", "minReplicas": 1, "maxReplicas": 2, "nodeSelectorTerm": term("a")},
+ABC: list[dict[str, Any]] = [{"name": "a", "minReplicas": 1, "maxReplicas": 2, "nodeSelectorTerm": term("a")},
        {"name": "b", "maxReplicas": 3, "nodeSelectorTerm": term("b")},
        {"name": "c", "nodeSelectorTerm": term("c")}]
 
