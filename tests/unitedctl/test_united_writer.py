@@ -98,7 +98,7 @@ class Source:
         """Nothing cached."""
 
 
-UD = {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
+UD: JSON = {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
       "metadata": {"name": "web", "namespace": "default", "resourceVersion": "7"}, "status": {"replicas": 1}}
 
 
@@ -121,7 +121,8 @@ def make_plan(**fields: Any) -> Plan:
 
 def writer(client: ScriptedClient) -> UnitedWriter:
     fake: Any = client
-    return UnitedWriter(fake, Source(), UnitedMetrics(), UnitedEventRecorder(fake, VirtualClock(NOW), host="test"))
+    source: Any = Source()
+    return UnitedWriter(fake, source, UnitedMetrics(), UnitedEventRecorder(fake, VirtualClock(NOW), host="test"))
 
 
 def test_revision_already_existing_with_identical_data_counts_as_created() -> None:
