@@ -1,0 +1,48 @@
+"""End to end in real time: the watch-driven UnitedDeployment controller (caches, triggers,
+workers) on the embedded cluster. The resync is an hour, so every reaction below comes from a
+watch event: the UnitedDeployment's, its workloads', its pods' and the nodes'."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from py_engine.cli.harness import Stack, poll
+from py_engine.controller.loop import LoopOptions
+from py_engine.unitedctl.loop import UnitedOptions
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unitedctl"))
+from united_kit import UDS, pods_per_subset, pools, scale, term, united
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+ADAPTIVE = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 600, "unschedulableDuration": 600}}
+SUBSETS: list[dict[str, Any]] = [{"name": "on-prem", "maxReplicas": 3, "nodeSelectorTerm": term("on-prem")},
+                                 {"name": "elastic", "nodeSelectorTerm": term("elastic")}]
+
+
+def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
+    with Stack(pools("on-prem", "elastic", taint="on-prem"), virtual=False, workdir=tmp_path,
+               options=LoopOptions(resync_seconds=3600),
+               united_options=UnitedOptions(resync_seconds=3600)) as stack:
+        stack.create(UDS, united("web", 4, SUBSETS, schedule=ADAPTIVE))
+        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"elastic": 4}, 60,
+             "4 pods on the elastic pool (no on-prem node fits)")
+        scale(stack, "web", 6)  # what `kubectl scale sgud/web --replicas 6` does
+        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"elastic": 6}, 60, "6 elastic pods")
+        for node in stack.api.list("v1/nodes", None)["items"]:
+            if node["metadata"]["labels"]["node.spreadgate.dev/pool"] == "on-prem":
+                stack.api.patch("v1/nodes", None, node["metadata"]["name"], {"spec": {"taints": []}}, "merge")
+        scale(stack, "web", 9)  # capacity goes to the first subset now that a node fits
+        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 3, "elastic": 6}, 60,
+             "3 on-prem pods once the pool accepts pods")
+        scale(stack, "web", 7)  # the last subset empties first
+        poll(lambda: pods_per_subset(stack, "web") == {"on-prem": 3, "elastic": 4}, 60, "scale-down from elastic")
+        status = poll(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get(
+            "readyReplicas") == 7 and s, 60, "status readyReplicas 7")
+        assert status["labelSelector"] == "app=web"
+        assert stack.united_runtime is not None
+        assert stack.united_runtime.metrics.syncs.value(result="success") > 0
+        assert "spreadgate_united_writes_total" in stack.united_runtime.metrics.render()
