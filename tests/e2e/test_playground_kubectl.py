@@ -188,12 +188,12 @@ def test_the_readme_session(playground: Playground) -> None:
         assert row["STATUS"] == "Running" and row["READY"] == "1/1"
         assert row["NODE"] == f"zone-{row['ZONE']}-0"
 
-    # The CRD's printer columns, served as a Table (REPLICAS: kube-apiserver prints a column's first match).
+    # The CRD's printer columns, served as a Table (FIRST-SUBSET-PODS: the first subset's pods).
     spreads = table(pg.run(SPREADS))
     assert list(spreads[0]) == ["NAME", "WORKLOAD-KIND", "WORKLOAD", "STRATEGY", "ADAPTIVE-RESCHEDULE-SECONDS",
-                                "REPLICAS", "AGE"]
-    assert {k: spreads[0][k] for k in ("NAME", "WORKLOAD-KIND", "WORKLOAD", "REPLICAS")} == {
-        "NAME": "api-zones", "WORKLOAD-KIND": "Deployment", "WORKLOAD": "api", "REPLICAS": "2"}
+                                "FIRST-SUBSET-PODS", "AGE"]
+    assert {k: spreads[0][k] for k in ("NAME", "WORKLOAD-KIND", "WORKLOAD", "FIRST-SUBSET-PODS")} == {
+        "NAME": "api-zones", "WORKLOAD-KIND": "Deployment", "WORKLOAD": "api", "FIRST-SUBSET-PODS": "2"}
 
     # Drain: the evictions give zone-a's slots back, so the replacements are admitted into zone-a
     # again and wait Pending on the cordoned node (Fixed strategy: nobody moves them).

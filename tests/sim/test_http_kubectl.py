@@ -73,7 +73,7 @@ def test_kubectl_prints_crd_columns_and_explains_the_crd(kubeconfig: str, apiser
         applied.stderr
     listing = kubectl("get", "sgws").stdout.splitlines()
     assert listing[0].split() == ["NAME", "WORKLOAD-KIND", "WORKLOAD", "STRATEGY", "ADAPTIVE-RESCHEDULE-SECONDS",
-                                  "REPLICAS", "AGE"]
+                                  "FIRST-SUBSET-PODS", "AGE"]
     assert listing[1].split()[:3] == ["api-zones", "Deployment", "api"]
     explained = kubectl("explain", "sgws.spec.subsets")
     assert explained.returncode == 0, explained.stderr
