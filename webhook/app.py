@@ -58,7 +58,8 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
         "/mutate/pods": service.mutate_pod,
         "/validate/pods": service.validate_pod,
         "/validate/workloadspreads": service.validate_workloadspread,
-        "/validate/uniteddeployments": lambda req: _ud_decision(review_uniteddeployment(service.validation_engine, req)),
+        "/validate/uniteddeployments": lambda req: _ud_decision(review_uniteddeployment(
+            service.validation_engine, req, allowed_patch_fields=tuple(service.config.allowed_patch_fields))),
         **(extra_routes or {}),
     }
 

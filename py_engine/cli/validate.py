@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             if violations and exit_code == EXIT_OK:
                 exit_code = EXIT_VIOLATIONS
         for doc in uds:  # UnitedDeployments: policies/uniteddeployment, one object at a time
-            ud_input = build_ud_review_input(doc.obj)
+            ud_input = build_ud_review_input(doc.obj, allowed_patch_fields=patch_fields)
             violations = validate_uniteddeployment(engine, ud_input)
             report.append({"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]})
             if violations and exit_code == EXIT_OK:

@@ -83,11 +83,13 @@ def _object(request: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
-def review_uniteddeployment(engine: PolicyEngine | None, request: Mapping[str, Any]) -> UdReviewResult:
+def review_uniteddeployment(engine: PolicyEngine | None, request: Mapping[str, Any], *,
+                            allowed_patch_fields: tuple[str, ...] = ()) -> UdReviewResult:
     """Decide one admission request for a UnitedDeployment (CREATE and UPDATE; others pass).
 
     Like Kruise's webhook: any violation is a denial with HTTP 422 listing them all;
     UPDATE checks the create rules on the new object and the update rules against the old.
+    `allowed_patch_fields` widens the subset patch allowlist (the webhook's `--allow-patch-field`).
     """
     operation = str(request.get("operation") or "")
     if operation not in ("CREATE", "UPDATE"):
@@ -99,7 +101,9 @@ def review_uniteddeployment(engine: PolicyEngine | None, request: Mapping[str, A
         return UdReviewResult(False, "error", 500, "no policy engine configured for UnitedDeployment validation")
     old = _object(request, "oldObject") if operation == "UPDATE" else None
     try:
-        violations = validate_uniteddeployment(engine, build_ud_review_input(obj, operation=operation, old=old))
+        policy_input = build_ud_review_input(obj, operation=operation, old=old,
+                                             allowed_patch_fields=allowed_patch_fields)
+        violations = validate_uniteddeployment(engine, policy_input)
     except PolicyError as exc:
         return UdReviewResult(False, "error", 500, f"UnitedDeployment validation failed to run: {exc}", "InternalError")
     if violations:

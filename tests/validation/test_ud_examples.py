@@ -12,7 +12,7 @@ import pytest
 import regorus
 import yaml
 
-from py_engine.admission.service import Decision
+from py_engine.admission.service import Decision, ServiceConfig
 from py_engine.cli import main
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
 from py_engine.validation.ud_gatekeeper import (
@@ -126,11 +126,12 @@ class _View:
 
 
 class _Service:
-    """Only what the UnitedDeployment route reads: the validation engine."""
+    """Only what the UnitedDeployment route reads: the validation engine and the patch allowlist flag."""
 
-    def __init__(self, engine: PolicyEngine | None) -> None:
+    def __init__(self, engine: PolicyEngine | None, allowed_patch_fields: tuple[str, ...] = ()) -> None:
         self.view = _View()
         self.validation_engine = engine
+        self.config = ServiceConfig(allowed_patch_fields=allowed_patch_fields)
 
     def mutate_pod(self, request: dict[str, Any]) -> Decision:
         raise AssertionError("not routed here")
@@ -147,8 +148,8 @@ def _review(operation: str, obj: Any, old: Any = None) -> dict[str, Any]:
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
 
 
-def _answer(engine: PolicyEngine | None, review: dict[str, Any]) -> dict[str, Any]:
-    client = create_app(_Service(engine)).test_client()  # type: ignore[arg-type]
+def _answer(engine: PolicyEngine | None, review: dict[str, Any], allowed: tuple[str, ...] = ()) -> dict[str, Any]:
+    client = create_app(_Service(engine, allowed)).test_client()  # type: ignore[arg-type]
     resp = client.post("/validate/uniteddeployments", json=review)
     assert resp.status_code == 200
     body: dict[str, Any] = resp.get_json()["response"]
@@ -163,6 +164,13 @@ def test_webhook_route_allows_and_denies(engine: PolicyEngine) -> None:
     denied = _answer(engine, _review("CREATE", uds(EXAMPLES / "invalid" / "ud-fixed-sum-not-replicas.yaml")[0]))
     assert denied["allowed"] is False and denied["status"]["code"] == 422
     assert denied["status"]["message"].startswith("spec.topology.subsets: Invalid value")
+
+
+@pytest.mark.timeout(60)
+def test_webhook_route_honours_allowed_patch_fields(engine: PolicyEngine) -> None:
+    review = _review("CREATE", uds(EXAMPLES / "invalid" / "ud-patch-host-network.yaml")[0])
+    assert _answer(engine, review)["allowed"] is False
+    assert _answer(engine, review, ("spec.hostNetwork",))["allowed"] is True
 
 
 @pytest.mark.timeout(60)
@@ -207,3 +215,10 @@ def test_cli_hostile_ud_is_a_violation_not_a_crash(tmp_path: Path, capsys: pytes
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert "h: spec.replicas: Invalid value" in out and "Traceback" not in out
+
+
+def test_cli_allow_patch_field_applies_to_uds(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(EXAMPLES / "invalid" / "ud-patch-host-network.yaml")
+    assert main(["validate", path]) == 1
+    assert main(["validate", "--allow-patch-field", "spec.hostNetwork", path]) == 0
+    assert "patch-host-network: valid" in capsys.readouterr().out
