@@ -222,3 +222,17 @@ def test_cli_allow_patch_field_applies_to_uds(capsys: pytest.CaptureFixture[str]
     assert main(["validate", path]) == 1
     assert main(["validate", "--allow-patch-field", "spec.hostNetwork", path]) == 0
     assert "patch-host-network: valid" in capsys.readouterr().out
+
+
+def test_gator_samples_follow_the_suite() -> None:
+    suite = yaml.safe_load((GATEKEEPER / "uniteddeployment-suite.yaml").read_text())
+    engine = template_engine()
+    [test] = suite["tests"]
+    assert test["template"] == UD_TEMPLATE_FILE
+    constraint = yaml.safe_load((GATEKEEPER / test["constraint"]).read_text())
+    assert constraint == yaml.safe_load((GATEKEEPER / UD_CONSTRAINT_FILE).read_text())
+    assert len(test["cases"]) >= 3
+    for case in test["cases"]:
+        obj = yaml.safe_load((GATEKEEPER / case["object"]).read_text())
+        expected = case["assertions"][0]["violations"]
+        assert bool(gatekeeper_violations(engine, obj)) == (expected is True or expected == "yes"), case["name"]
