@@ -77,6 +77,8 @@ class Scenario:
     spread: dict[str, Any]
     steps: tuple[Step, ...]
     settle_seconds: float = 60.0
+    united: dict[str, Any] | None = None
+    """A UnitedDeployment scenario's object (`unitedDeployment:`); `workload`/`spread` are then empty."""
 
     @property
     def workload_kind(self) -> WorkloadKind:
@@ -128,6 +130,10 @@ def _step(index: int, raw: Any) -> Step:
 def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{source}: expected a map")
+    if "unitedDeployment" in data:
+        from py_engine.cli.scenario_united import parse_united  # imports this module
+
+        return parse_united(data, source)
     for key in ("nodes", "workload", "workloadSpread", "steps"):
         if key not in data:
             raise ScenarioError(f"{source}: missing {key}")

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from py_engine.cli.scenario import ScenarioError, load_scenario
     from py_engine.cli.scenario_report import render_html, render_json, render_table
     from py_engine.cli.scenario_run import ScenarioRun
+    from py_engine.cli.scenario_united import UnitedScenarioRun
     from py_engine.sim.interface import ApiError
 
     logging.basicConfig(level=logging.ERROR)
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     try:
         with Stack(scenario.nodes) as stack:
-            reports = ScenarioRun(scenario, stack).run()
+            runner = UnitedScenarioRun if scenario.united is not None else ScenarioRun
+            reports = runner(scenario, stack).run()
     except (StackNotStable, TimeoutError) as exc:
         return _fail(f"the simulation did not settle: {exc}")
     except ApiError as exc:

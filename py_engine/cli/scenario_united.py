@@ -1,0 +1,187 @@
+"""UnitedDeployment scenarios for `spreadgate simulate`: parse and run.
+
+A scenario with `unitedDeployment:` (instead of `workload:` + `workloadSpread:`)
+creates that UnitedDeployment on the embedded cluster, whose UnitedDeployment
+controller creates one workload per subset; the steps are those of
+WorkloadSpread scenarios (docs/scenarios.md), applied to the UnitedDeployment:
+
+* `scale: N` goes through the `/scale` subresource, as `kubectl scale sgud/NAME`
+  and an HPA do;
+* `maxReplicas: {subset, value}` edits the subset's `maxReplicas`;
+* `rollingUpdate: {image}` sets the template's container images (partitions apply);
+* `taint`, `cordon`, `removeNode`, `advance` act on nodes and time as before.
+
+The report counts pods per subset from the subset label the controller puts on
+every pod, and gives each subset's `maxReplicas` as its cap.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from py_engine.cli.harness import Stack
+from py_engine.cli.scenario import Scenario, ScenarioError, Step, _step
+from py_engine.cli.scenario_run import ZONE, StepReport
+from py_engine.model.errors import ModelError
+from py_engine.model.ud_constants import KRUISE_SUBSET_NAME_LABEL, SUBSET_NAME_LABEL, UD_KIND
+from py_engine.model.uniteddeployment import UnitedDeployment, parse_replica_value
+from py_engine.sim.nodepool import NodePoolError, nodes_from_description
+
+UDS = "spreadgate.dev/v1beta1/uniteddeployments"
+RUNNABLE = ("deploymentTemplate", "statefulSetTemplate")
+
+
+def parse_united(data: Mapping[str, Any], source: str) -> Scenario:
+    """A scenario whose object is a UnitedDeployment (see the module docstring)."""
+    for key in ("nodes", "steps"):
+        if key not in data:
+            raise ScenarioError(f"{source}: missing {key}")
+    for key in ("workload", "workloadSpread"):
+        if key in data:
+            raise ScenarioError(f"{source}: {key} and unitedDeployment are exclusive")
+    try:
+        nodes = nodes_from_description(data["nodes"], source=f"{source}: nodes")
+    except NodePoolError as exc:
+        raise ScenarioError(str(exc)) from None
+    raw = data["unitedDeployment"]
+    if not isinstance(raw, Mapping) or raw.get("kind") != UD_KIND:
+        raise ScenarioError(f"{source}: unitedDeployment must be a UnitedDeployment object")
+    obj = {**raw, "apiVersion": "spreadgate.dev/v1beta1"}
+    obj["metadata"] = {"namespace": "default", **(raw.get("metadata") or {})}
+    try:
+        ud = UnitedDeployment.from_object(obj)
+    except ModelError as exc:
+        raise ScenarioError(f"{source}: unitedDeployment: {exc}") from None
+    if ud.template.key not in RUNNABLE:
+        raise ScenarioError(f"{source}: unitedDeployment: the embedded cluster runs the pods of "
+                            f"{' and '.join(RUNNABLE)} only, not {ud.template.key}")
+    if not isinstance(data["steps"], list) or not data["steps"]:
+        raise ScenarioError(f"{source}: steps must be a non-empty list")
+    settle = data.get("settleSeconds", 60)
+    if not isinstance(settle, int | float) or settle < 0:
+        raise ScenarioError(f"{source}: settleSeconds must be a non-negative number")
+    return Scenario(
+        name=str(data.get("name") or Path(source).stem), description=str(data.get("description") or ""),
+        nodes=nodes, workload={}, spread={}, steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])),
+        settle_seconds=float(settle), united=obj)
+
+
+def _subset_of(pod: Mapping[str, Any]) -> str:
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    return str(labels.get(SUBSET_NAME_LABEL) or labels.get(KRUISE_SUBSET_NAME_LABEL) or "-")
+
+
+class UnitedScenarioRun:
+    """Apply a UnitedDeployment scenario's steps to a started `Stack` and report each one."""
+
+    def __init__(self, scenario: Scenario, stack: Stack) -> None:
+        if scenario.united is None:
+            raise ScenarioError(f"{scenario.name}: not a UnitedDeployment scenario")
+        self.scenario, self.stack = scenario, stack
+        self.obj: dict[str, Any] = dict(scenario.united)
+        self.namespace = str(self.obj["metadata"]["namespace"])
+        self.name = str(self.obj["metadata"]["name"])
+        self.subset_names = [s.name for s in UnitedDeployment.from_object(self.obj).subsets]
+
+    def current(self) -> dict[str, Any]:
+        found: dict[str, Any] = self.stack.api.get(UDS, self.namespace, self.name)
+        return found
+
+    def pods(self) -> dict[str, dict[str, Any]]:
+        labels = (self.obj["spec"]["selector"].get("matchLabels") or {})
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        items = self.stack.api.list("v1/pods", self.namespace, label_selector=selector or None)["items"]
+        return {p["metadata"]["name"]: p for p in items
+                if not p["metadata"].get("deletionTimestamp") and _subset_of(p) != "-"}
+
+    def setup(self) -> None:
+        self.stack.create(UDS, dict(self.obj), self.namespace)
+        self.stack.settle(self.scenario.settle_seconds)
+
+    def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
+        obj = self.current()
+        change(obj)
+        self.stack.api.update(UDS, self.namespace, self.name, obj)
+
+    def apply(self, step: Step) -> None:
+        api, ns = self.stack.api, self.namespace
+        if step.kind == "scale":
+            api.patch(UDS, ns, self.name, {"spec": {"replicas": step.value}}, "merge", subresource="scale")
+        elif step.kind == "maxReplicas":
+            def cap(obj: dict[str, Any]) -> None:
+                for subset in obj["spec"]["topology"]["subsets"]:
+                    if subset.get("name") == step.value["subset"]:
+                        subset["maxReplicas"] = step.value["value"]
+            self._update(cap)
+        elif step.kind == "rollingUpdate":
+            def image(obj: dict[str, Any]) -> None:
+                for body in obj["spec"]["template"].values():
+                    for container in body["spec"]["template"]["spec"]["containers"]:
+                        container["image"] = step.value["image"]
+            self._update(image)
+        elif step.kind == "taint":
+            node = api.get("v1/nodes", None, step.value["node"])
+            taint = {k: step.value[k] for k in ("key", "value", "effect") if step.value.get(k) is not None}
+            taint.setdefault("effect", "NoSchedule")
+            taints = [*(node.get("spec", {}).get("taints") or []), taint]
+            api.patch("v1/nodes", None, step.value["node"], {"spec": {"taints": taints}}, "merge")
+        elif step.kind == "cordon":
+            api.patch("v1/nodes", None, step.value, {"spec": {"unschedulable": True}}, "merge")
+        elif step.kind == "removeNode":
+            self.stack.cluster.delete_node(step.value)
+        if step.kind == "advance":
+            self.stack.advance(float(step.value))
+        else:
+            self.stack.settle(self.scenario.settle_seconds)
+
+    def caps(self, obj: Mapping[str, Any], replicas: int) -> dict[str, int | None]:
+        caps: dict[str, int | None] = {}
+        for subset in obj["spec"]["topology"]["subsets"]:
+            try:
+                value = parse_replica_value(subset.get("maxReplicas"), "maxReplicas")
+            except ModelError:
+                value = None
+            caps[str(subset["name"])] = None if value is None else value.resolve(replicas)
+        return caps
+
+    def report(self, index: int, name: str, before: dict[str, dict[str, Any]]) -> StepReport:
+        pods = self.pods()
+        nodes = {n["metadata"]["name"]: n for n in self.stack.api.list("v1/nodes")["items"]}
+        subsets: Counter[str] = Counter({s: 0 for s in self.subset_names})
+        zones: Counter[str] = Counter()
+        per_node: Counter[str] = Counter()
+        pending = 0
+        for pod in pods.values():
+            subsets[_subset_of(pod)] += 1
+            node = pod["spec"].get("nodeName")
+            if not node:
+                pending += 1
+                continue
+            per_node[node] += 1
+            zones[((nodes.get(node) or {}).get("metadata", {}).get("labels") or {}).get(ZONE, "-")] += 1
+        order = {n: i for i, n in enumerate([*self.subset_names, "-"])}
+        removed = sorted(({"pod": n, "subset": _subset_of(p), "node": str(p["spec"].get("nodeName") or "")}
+                          for n, p in before.items() if n not in pods),
+                         key=lambda r: (order.get(r["subset"], len(order)), r["subset"], r["node"], r["pod"]))
+        obj = self.current()
+        replicas = int(obj["spec"].get("replicas") or 0)
+        ordered = dict(sorted(subsets.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+        return StepReport(index, name, round(self.stack.clock.monotonic(), 3), replicas, ordered,
+                          dict(sorted(zones.items())), dict(sorted(per_node.items())), pending, {}, removed,
+                          len([n for n in pods if n not in before]), self.caps(obj, replicas))
+
+    def run(self, progress: Callable[[StepReport], None] | None = None) -> list[StepReport]:
+        self.setup()
+        reports = [self.report(0, "initial", {})]
+        if progress is not None:
+            progress(reports[-1])
+        for index, step in enumerate(self.scenario.steps, start=1):
+            before = self.pods()
+            self.apply(step)
+            reports.append(self.report(index, step.name, before))
+            if progress is not None:
+                progress(reports[-1])
+        return reports
