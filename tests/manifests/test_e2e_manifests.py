@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from manifest_support import (
     CONTROLLER_SA,
+    MANIFESTS,
     NAMESPACE,
     WEBHOOK_SA,
     RecordingClient,
@@ -50,6 +52,7 @@ CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 RESOURCES = {"MutatingWebhookConfiguration": "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
              "ValidatingWebhookConfiguration": "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"}
 SPREADS = "spreadgate.dev/v1alpha1/workloadspreads"
+UDS = "spreadgate.dev/v1beta1/uniteddeployments"
 
 
 def _args(docs: list[dict[str, Any]], deployment: str) -> argparse.Namespace:
@@ -109,6 +112,7 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
         cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
         kubeconfig = str(cluster.kubeconfig_path)
         api.create(CRDS, None, find(docs, "CustomResourceDefinition", "workloadspreads.spreadgate.dev"))
+        api.create(CRDS, None, find(docs, "CustomResourceDefinition", "uniteddeployments.spreadgate.dev"))
         api.create("v1/namespaces", None, find(docs, "Namespace"))
         if self_signed:
             api.create("v1/secrets", NAMESPACE, find(docs, "Secret", hook_args.secret_name))
@@ -161,6 +165,13 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
         with pytest.raises(ApiError) as denied:
             api.create(SPREADS, "default", _spread("default", "dup", [SUBSETS[0], {**SUBSETS[1], "name": "a"}]))
         assert "vws.spreadgate.dev" in str(denied.value) and "denied" in str(denied.value)
+        # UnitedDeployments go through vud.spreadgate.dev (policies/uniteddeployment).
+        ud = yaml.safe_load((MANIFESTS / "examples" / "ud-cpu-platforms.yaml").read_text(encoding="utf-8"))
+        api.create(UDS, "default", ud)
+        with pytest.raises(ApiError) as denied_ud:
+            api.create(UDS, "default", {**ud, "metadata": {"name": "negative", "namespace": "default"},
+                                        "spec": {**ud["spec"], "replicas": -1}})
+        assert "vud.spreadgate.dev" in str(denied_ud.value) and "spec.replicas" in str(denied_ud.value)
         # A namespace labelled spreadgate.dev/admission=disabled is not sent to the webhook.
         api.create("v1/namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": "opted-out", "labels": {"spreadgate.dev/admission": "disabled"}}})
