@@ -13,7 +13,9 @@ subset and deletion cost, and the pods that would be deleted:
 -o json prints one object: `status` (the full new status), `podSubset` (pod ->
 subset, null for no subset), `podDeletionCost` (pod -> cost annotation after the
 sync, null when absent), `podsToDelete`, `requeueAfterSeconds` and `events`
-(type, reason, message). `requeueAfterSeconds` is the smallest positive time
+(type, reason, message) and `targetProblem` (null when the target was read, else
+its `reason`, WorkloadNotFound or KindNotAllowed, and `message`; the status then
+holds the `TargetNotFound` condition). `requeueAfterSeconds` is the smallest positive time
 until an expiry (creating/deleting entry, stuck pod, recovery window), or null
 when none is due: as in Kruise, a deadline exactly at --now is kept and asks for
 no requeue (never 0).
@@ -45,7 +47,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--state", required=True, metavar="STATE.yaml|-", help="objects to reconcile; - reads stdin")
     parser.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     parser.add_argument("--name", help="the WorkloadSpread to reconcile when the state holds several")
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="(default: %(default)s)")
     parser.set_defaults(handler=run)
 
 
@@ -100,6 +102,7 @@ def _cost_after(pod: Mapping[str, Any], costs: Mapping[str, str]) -> str | None:
 def build_report(result: Any) -> dict[str, Any]:
     """The `-o json` object (see the module docstring)."""
     requeue = result.requeue_after
+    problem = result.target_problem
     if requeue is not None and float(requeue).is_integer():
         requeue = int(requeue)
     return {
@@ -110,6 +113,7 @@ def build_report(result: Any) -> dict[str, Any]:
         "podsToDelete": list(result.pods_to_delete),
         "requeueAfterSeconds": requeue,
         "events": [event.to_json() for event in result.events],
+        "targetProblem": None if problem is None else {"reason": problem.reason, "message": problem.message},
     }
 
 
@@ -130,6 +134,9 @@ def print_table(report: dict[str, Any], result: Any, out: TextIO) -> None:
     """Human-readable summary: subsets, pods, deletions, requeue, events."""
     status = report["status"]
     changed = result.status_changed
+    problem = report["targetProblem"]
+    if problem is not None:
+        out.write(f"target: {problem['reason']}: {problem['message']}\n\n")
     rows = [["SUBSET", "REPLICAS", "MISSING", "CREATING", "DELETING", "SCHEDULABLE"]]
     for entry in status.get("subsetStatuses") or []:
         rows.append(

@@ -28,12 +28,14 @@ from py_engine.controller.metrics import ControllerMetrics
 from py_engine.controller.options import DEFAULT_OPTIONS, ReconcileOptions
 from py_engine.controller.reconcile import SyncResult, reconcile
 from py_engine.controller.sources import Source
+from py_engine.controller.target import TARGET_FOUND
 from py_engine.controller.triggers import spread_key
 from py_engine.controller.views import view_for
 from py_engine.controller.workqueue import RateLimit, WorkQueue
 from py_engine.controller.writer import EventRecorder, WriteCounts, Writer
 from py_engine.k8s.clock import Clock
 from py_engine.kube import Conflict, KubeClient, KubeError
+from py_engine.logsetup import fields
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +105,12 @@ class SpreadController:
             return SyncReport(key, "gone")
         result = reconcile(spread, view_for(self.source, spread), self.clock.now(), self.options.reconcile)
         writes = self.writer.apply(spread, result)
+        problem = result.target_problem
+        if problem is not None and result.target_problem_new:
+            log.warning("target not found: %s", problem.message, extra=fields(
+                namespace=namespace, spread=name, reason=problem.reason, cause=problem.message))
+        elif problem is None and any(e.reason == TARGET_FOUND for e in result.events):
+            log.info("target found", extra=fields(namespace=namespace, spread=name))
         return SyncReport(key, "synced", writes, result, requeue_after=result.requeue_after)
 
     def process(self, key: str) -> SyncReport:

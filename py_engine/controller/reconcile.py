@@ -31,6 +31,7 @@ from py_engine.controller.slots import (
     topology_key,
 )
 from py_engine.controller.status import semantically_equal, status_lists
+from py_engine.controller.target import TargetProblem, check_target
 from py_engine.controller.versions import is_versioned, latest_version
 from py_engine.controller.workloads import (
     COST_KINDS,
@@ -95,6 +96,8 @@ class SyncResult:
     events: list[Event]
     replicas: int
     refined_costs: bool
+    target_problem: TargetProblem | None = None
+    target_problem_new: bool = False
 
 
 def _annotation(pod: Obj, key: str) -> Any:
@@ -159,6 +162,9 @@ def reconcile(
     status: dict[str, Any] = {"observedGeneration": spread.generation, "subsetStatuses": lists.aggregate}
     if lists.versioned:
         status["versionedSubsetStatuses"] = lists.versioned
+    target = check_target(spread, view.workload, view.whitelist, now)
+    if target.conditions:
+        status["conditions"] = target.conditions
     return SyncResult(
         status=status,
         status_changed=not semantically_equal(spread.raw.get("status"), status),
@@ -169,7 +175,9 @@ def reconcile(
         cost_patches=cost_patches,
         pods_to_delete=list(lists.pods_to_delete),
         requeue_after=requeue_after(lists.requeue_seconds),
-        events=unique(lists.events),
+        events=unique([*target.events, *lists.events]),
         replicas=replicas,
         refined_costs=refined,
+        target_problem=target.problem,
+        target_problem_new=target.appeared,
     )

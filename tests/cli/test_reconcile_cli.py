@@ -26,7 +26,9 @@ def test_json_output_of_the_example(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "--state", str(EXAMPLE), "--now", NOW, "-o", "json")
     assert code == 0, err
     report = json.loads(out)
-    assert set(report) == {"status", "podSubset", "podDeletionCost", "podsToDelete", "requeueAfterSeconds", "events"}
+    assert set(report) == {"status", "podSubset", "podDeletionCost", "podsToDelete", "requeueAfterSeconds", "events",
+                           "targetProblem"}
+    assert report["targetProblem"] is None
     subsets = {e["name"]: e for e in report["status"]["subsetStatuses"]}
     assert (subsets["on-demand"]["replicas"], subsets["on-demand"]["missingReplicas"]) == (6, 0)
     assert subsets["on-demand"]["conditions"][0]["status"] == "False"
@@ -103,3 +105,19 @@ def test_deployment_without_its_latest_replicaset_is_reported(capsys: pytest.Cap
     state.write_text(yaml.safe_dump_all(documents))
     code, _, err = run(capsys, "--state", str(state), "--now", NOW)
     assert code == 2 and "latest ReplicaSet" in err
+
+
+def test_a_missing_target_is_reported_in_json_and_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    docs = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d and d.get("kind") not in ("Deployment", "ReplicaSet")]
+    state = tmp_path / "state.yaml"
+    state.write_text(yaml.safe_dump_all(docs))
+    code, out, err = run(capsys, "--state", str(state), "--now", NOW, "-o", "json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["targetProblem"]["reason"] == "WorkloadNotFound"
+    assert "does not exist" in report["targetProblem"]["message"]
+    assert [c["type"] for c in report["status"]["conditions"]] == ["TargetNotFound"]
+    assert ("Warning", "TargetNotFound") in [(e["type"], e["reason"]) for e in report["events"]]
+    code, out, _ = run(capsys, "--state", str(state), "--now", NOW)
+    assert code == 0
+    assert out.startswith("target: WorkloadNotFound: target Deployment")
