@@ -17,7 +17,8 @@
 # `input.context.allowedPatchFields` (webhook `--allow-patch-field`) or
 # `input.parameters.allowedPatchFields` (Gatekeeper): "spec.nodeSelector",
 # "spec.containers[].volumeMounts", "spec.containers[]" (new containers), ...
-# An entry also allows everything below it.
+# An entry also allows everything below it. On UPDATE a patch left as stored is
+# not refused again (ratcheting, `_patch_kept`).
 #
 # The target workload comes from `input.context.workload` (webhook, `spreadgate
 # validate` when the file holds it) or Gatekeeper's synced `data.inventory`.
@@ -255,7 +256,21 @@ patch_errors contains {"subset": i, "field": sprintf("%s.patch.spec.%s[%d]", [su
 	not patch_field_allowed(sprintf("spec.%s[]", [k]))
 }
 
-errors contains {"field": e.field, "msg": e.msg} if some e in patch_errors
+errors contains {"field": e.field, "msg": e.msg} if {
+	some e in patch_errors
+	not _patch_kept(e.subset)
+}
+
+# Ratcheting: an UPDATE that leaves a subset's patch as stored (same subset name, same
+# patch) is not refused for it, so a spread stored before the allowlist can still be
+# edited (or have a finalizer removed); the mutating webhook leaves such a patch out of
+# pods all the same. A patch that changes is checked in full.
+_patch_kept(i) if {
+	operation == "UPDATE"
+	some old in list_field(map_field(get_field(review, "oldObject", {}), "spec"), "subsets")
+	get_field(old, "name", null) == subsets[i].name
+	get_field(old, "patch", null) == subsets[i].patch
+}
 
 # The patch rules alone, with the subset index: what the mutating webhook
 # evaluates once per spread generation before it applies a subset's patch.

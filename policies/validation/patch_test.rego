@@ -253,3 +253,22 @@ test_hostile_patches_do_not_raise if {
 		is_set(patch_violation) with input as in_context(obj, {"spec": {"selector": 5, "template": {"spec": {"containers": 3}}}}, "x")
 	}
 }
+
+# --- ratcheting on UPDATE --------------------------------------------------------------------------------
+
+test_unchanged_stored_patch_does_not_block_an_update if {
+	stored := with_subsets([{"name": "a", "maxReplicas": 3, "patch": {"spec": {"hostPID": true}}}, {"name": "b"}])
+	edited := with_subsets([{"name": "a", "maxReplicas": 5, "patch": {"spec": {"hostPID": true}}}, {"name": "b"}])
+	count(violation) == 0 with input as {"review": {"operation": "UPDATE", "object": edited, "oldObject": stored}}
+
+	# ... but a CREATE, a changed patch, or the patch moved to another subset is checked
+	"spec.subsets[0].patch.spec.hostPID" in reported_fields with input as {"review": {"operation": "CREATE", "object": edited}}
+	changed := with_subsets([{"name": "a", "patch": {"spec": {"hostPID": true, "hostIPC": true}}}, {"name": "b"}])
+	fields := reported_fields with input as {"review": {"operation": "UPDATE", "object": changed, "oldObject": stored}}
+	fields == {"spec.subsets[0].patch.spec.hostPID", "spec.subsets[0].patch.spec.hostIPC"}
+	moved := with_subsets([{"name": "a"}, {"name": "b", "patch": {"spec": {"hostPID": true}}}])
+	"spec.subsets[1].patch.spec.hostPID" in reported_fields with input as {"review": {"operation": "UPDATE", "object": moved, "oldObject": stored}}
+
+	# the mutating webhook's rule never ratchets
+	count(patch_violation) == 1 with input as {"review": {"operation": "UPDATE", "object": edited, "oldObject": stored}}
+}

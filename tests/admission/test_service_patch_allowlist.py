@@ -110,3 +110,17 @@ def test_validating_webhook_refuses_and_honours_the_flag(env: KubeEnv, service_f
     assert "spec.subsets[0].patch.spec.hostPID: Forbidden" in refused.message
     widened = service_factory(allowed_patch_fields=("spec.hostPID", "spec.containers[].securityContext"))
     assert widened.validate_workloadspread(request).allowed
+
+
+def test_update_keeping_a_stored_patch_is_accepted(env: KubeEnv, service_factory: Any, rs: dict[str, Any]) -> None:
+    """Ratcheting: a spread stored before the allowlist can still be edited; a changed patch is checked."""
+    stored = env.client.get(SPREADS, "default", "ws")
+    edited = {**stored, "spec": {**stored["spec"], "subsets": [{**stored["spec"]["subsets"][0], "maxReplicas": 2}]}}
+    request = {"uid": "v", "operation": "UPDATE", "namespace": "default", "name": "ws", "object": edited,
+               "oldObject": stored}
+    service = service_factory()
+    assert service.validate_workloadspread(request).allowed
+    changed = {**edited, "spec": {**edited["spec"], "subsets": [{**edited["spec"]["subsets"][0],
+                                                                 "patch": {"spec": {"hostPID": True}}}]}}
+    refused = service.validate_workloadspread({**request, "object": changed})
+    assert not refused.allowed and "spec.subsets[0].patch.spec.hostPID" in refused.message
