@@ -16,6 +16,12 @@ in the snapshot. A subset patch that sets what the patch allowlist refuses
 is left out, with a warning, as the webhook does (--allow-patch-field widens
 the allowlist).
 
+Subsets the subset policy skipped are listed with the policy's reason (its
+Schedulable condition is False, the pod's own node affinity contradicts it, or
+no node fits the pod), in the text output and as `skippedSubsets` in -o json.
+Nothing is written: the status change shown is the one the webhook would write
+(`statusWritten` in -o json means the same).
+
 Exit status: 0 admitted, 1 denied (e.g. the pod's owner is not in the
 snapshot), 2 input that could not be read.
 """
@@ -50,10 +56,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--state", action="append", required=True, metavar="STATE.yaml",
                         help="snapshot: WorkloadSpreads, workloads, pods, nodes (YAML/JSON, Lists; repeatable; - for stdin)")
     parser.add_argument("--pod", required=True, metavar="POD.yaml", help="the pod being admitted (or deleted/evicted)")
-    parser.add_argument("--operation", type=str.upper, choices=OPERATIONS, default="CREATE", help="default CREATE")
+    parser.add_argument("--operation", type=str.upper, choices=OPERATIONS, default="CREATE", help="(default: %(default)s)")
     parser.add_argument("--now", metavar="T", help="RFC 3339 time of the decision (default: the current time)")
     parser.add_argument("-o", "--output", choices=("text", "patch", "pod", "json"), default="text",
-                        help="text summary (default), the JSON patch, the mutated pod (YAML), or one JSON object")
+                        help="text summary, the JSON patch, the mutated pod (YAML), or one JSON object (default: %(default)s)")
     parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
                         help="accept this custom workload kind as a pod owner (repeatable)")
     parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
@@ -245,7 +251,7 @@ def _status_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] |
 
 
 def _print_text(outcome: Any, pod: Mapping[str, Any], operation: str, before: Mapping[str, Any] | None,
-                notes: list[str]) -> None:
+                notes: list[str], skipped: list[dict[str, Any]]) -> None:
     print(f"operation: {operation} pod {_pod_label(pod)}")
     if outcome.spread is not None:
         print(f"workloadSpread: {_namespace(outcome.spread)}/{_meta(outcome.spread).get('name')}")
@@ -253,8 +259,10 @@ def _print_text(outcome: Any, pod: Mapping[str, Any], operation: str, before: Ma
     subset = f'subset "{outcome.subset}"' if outcome.subset else "no subset"
     print(f"decision: {verdict}, {subset}")
     print(f"message: {outcome.message}")
+    for entry in skipped:
+        print(f'skipped subset "{entry["subset"]}": ' + "; ".join(entry["reasons"]))
     if outcome.status_written:
-        print("status change (written):")
+        print("status change (would be written):")
         for line in _status_changes(before, outcome.spread):
             print(line)
     else:
@@ -270,7 +278,32 @@ def _print_text(outcome: Any, pod: Mapping[str, Any], operation: str, before: Ma
 # ----------------------------------------------------------------------------- command
 
 
-def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[str, Any] | None, list[str]]:
+def _skipped_subsets(pod: Mapping[str, Any], spread: Mapping[str, Any] | None, ctx: Any) -> list[dict[str, Any]]:
+    """The subsets the subset policy skipped for `pod`, in spec order, with its reasons.
+
+    Asked again with the admission's own context: the decision is cached by its input,
+    so this is the decision the admission used, not a second evaluation.
+    """
+    from py_engine.admission.choose import eligibility
+    from py_engine.model import WorkloadSpread
+    from py_engine.model.errors import ModelError
+
+    if spread is None:
+        return []
+    try:
+        view = WorkloadSpread.from_object(spread)
+    except ModelError:
+        return []
+    status = spread.get("status")
+    aggregate = status.get("subsetStatuses") if isinstance(status, Mapping) else None
+    entries = [e for e in aggregate if isinstance(e, Mapping)] if isinstance(aggregate, list) else []
+    decided = eligibility(pod, view, entries, ctx)
+    return [{"subset": subset.name, "reasons": list(decided.rejected[subset.name])}
+            for subset in view.subsets if decided.rejected.get(subset.name)]
+
+
+def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[str, Any] | None, list[str],
+                                               list[dict[str, Any]]]:
     from py_engine.admission.context import AdmissionContext
     from py_engine.admission.decide import admit_create, admit_delete
     from py_engine.admission.eligibility import EligibilityCache
@@ -287,6 +320,7 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     custom = _custom_workloads(args.custom_workload, snapshot)
     kinds = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
     notes: list[str] = []
+    skipped: list[dict[str, Any]] = []
     nodes = build_node_inventory(snapshot.nodes, snapshot.pods) if snapshot.nodes else None
 
     try:
@@ -317,6 +351,7 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
                         notes.append("the snapshot has no nodes: node-fit simulation skipped")
                     elif engine is None:
                         notes.append("--no-policy: node-fit simulation skipped")
+            skipped = _skipped_subsets(pod, before, ctx)
         else:
             outcome = admit_delete(pod, snapshot.spreads, ctx)
             before = find_annotated_spread(pod, snapshot.spreads)
@@ -325,14 +360,14 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     finally:
         policy.close()
     code = EXIT_ALLOWED if outcome.allowed else EXIT_DENIED
-    return code, outcome, pod, before, notes
+    return code, outcome, pod, before, notes, skipped
 
 
 def run(args: argparse.Namespace) -> int:
     import yaml
 
     try:
-        code, outcome, pod, before, notes = _decide(args)
+        code, outcome, pod, before, notes, skipped = _decide(args)
     except InputError as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
@@ -343,13 +378,14 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         document = outcome.to_json()
         document["warnings"] = [*document["warnings"], *notes]
+        document["skippedSubsets"] = skipped
         print(json.dumps(document, indent=2))
     elif args.output == "patch":
         print(json.dumps(outcome.patch, indent=2))
     elif args.output == "pod":
         print(yaml.safe_dump(outcome.pod, sort_keys=False), end="")
     else:
-        _print_text(outcome, pod, args.operation, before, notes)
+        _print_text(outcome, pod, args.operation, before, notes, skipped)
     if not outcome.allowed:
         print(f"spreadgate admit: denied: {outcome.message}", file=sys.stderr)
     return code

@@ -49,7 +49,9 @@ def test_create_json_patch_and_pod_agree(capsys: pytest.CaptureFixture[str]) -> 
     args = ("--state", STATE, "--pod", NEW_POD, "--now", NOW, "--generated-uid", UID)
     code, doc = _json(capsys, *args)
     assert code == 0
-    assert set(doc) == {"allowed", "subset", "patch", "pod", "statusWritten", "workloadSpread", "warnings", "message"}
+    assert set(doc) == {"allowed", "subset", "patch", "pod", "statusWritten", "workloadSpread", "warnings", "message",
+                        "skippedSubsets"}
+    assert doc["skippedSubsets"] == []  # zone-a is full, not skipped by the policy
     assert (doc["allowed"], doc["subset"], doc["statusWritten"], doc["warnings"]) == (True, "zone-b", True, [])
     assert json.loads(doc["pod"]["metadata"]["annotations"][MATCHED]) == {"name": "web-spread", "subset": "zone-b", "uid": UID}
     assert _versioned(doc)["zone-b"] == {"name": "zone-b", "replicas": 1, "missingReplicas": 0, "creatingPods": {UID: NOW}}
@@ -184,3 +186,29 @@ def test_entry_point_usage_errors(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "py_engine.cli", "admit", "--pod", NEW_POD],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "--state" in proc.stderr
+
+
+def test_subsets_the_policy_skipped_are_listed_with_their_reason(capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    text = Path(STATE).read_text().replace(
+        "      name: node-b1\n      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
+        "node.kubernetes.io/lifecycle: on-demand}\n    spec: {}",
+        "      name: node-b1\n      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
+        "node.kubernetes.io/lifecycle: on-demand}\n    spec:\n      taints: [{key: maintenance, effect: NoSchedule}]")
+    assert "maintenance" in text
+    state = tmp_path / "state.yaml"
+    state.write_text(text)
+    args = ("--state", str(state), "--pod", NEW_POD, "--now", NOW, "--generated-uid", UID)
+    code, doc = _json(capsys, *args)
+    assert code == 0 and doc["subset"] == "spot"
+    assert [e["subset"] for e in doc["skippedSubsets"]] == ["zone-b"]
+    assert "no node fits" in doc["skippedSubsets"][0]["reasons"][0]
+    code, out, _ = _run(capsys, *args)
+    assert code == 0
+    assert 'skipped subset "zone-b": no node fits the pod' in out
+
+
+def test_offline_admit_never_claims_it_wrote(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--state", STATE, "--pod", NEW_POD, "--now", NOW, "--generated-uid", UID)
+    assert code == 0
+    assert "(would be written)" in out and "(written)" not in out
