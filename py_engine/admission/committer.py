@@ -45,7 +45,6 @@ Time comes from the injected `Clock`: deadlines are `clock.monotonic()` values.
 
 from __future__ import annotations
 
-import copy
 import random
 import threading
 from collections import Counter
@@ -54,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from py_engine.k8s.clock import Clock
+from py_engine.k8s.jsoncopy import json_copy
 from py_engine.kube import Conflict, KubeClient, KubeError, NotFound, Resource, TooManyRequests, WatchCache
 
 R = TypeVar("R")
@@ -264,7 +264,7 @@ class Committer:
                 dry_run: bool) -> R:
         if dry_run:
             base = self._read(slot, namespace, name, fresh=False, timeout=self._remaining(deadline))
-            _, result = apply(copy.deepcopy(base))
+            _, result = apply(json_copy(base))
             return result
         req: _Request[R] = _Request(apply, deadline)
         lead = False
@@ -355,7 +355,7 @@ class Committer:
                 for r in batch:
                     self._fail(r, exc)
                 return
-            obj = copy.deepcopy(base)
+            obj = json_copy(base)  # JSON data: many times cheaper than copy.deepcopy
             changed = False
             results: dict[int, Any] = {}
             for r in batch:

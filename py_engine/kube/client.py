@@ -184,9 +184,12 @@ class KubeClient:
         if body is not None:
             headers["Content-Type"] = content_type
         try:
-            _, url, headers, body, _ = self.api_client.param_serialize(
+            # Bodies are plain JSON data, which the REST layer encodes with json.dumps: the body is
+            # kept out of param_serialize, whose sanitize_for_serialization walk (for the generated
+            # model classes) cost as much as the encoding itself on every status write.
+            _, url, headers, _, _ = self.api_client.param_serialize(
                 method=method, resource_path=path, query_params=query or None, header_params=headers,
-                body=body, auth_settings=["BearerToken"])
+                body=None, auth_settings=["BearerToken"])
             response = self.api_client.call_api(method, url, header_params=headers, body=body,
                                                 _request_timeout=timeout if timeout is not None else self.timeout)
         except kubernetes.client.ApiException as exc:

@@ -1,0 +1,52 @@
+"""The admission path's JSON helpers: json_copy shares nothing mutable; diff round-trips through jsonpatch."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonpatch
+import pytest
+
+from py_engine.k8s.jsoncopy import json_copy
+from py_engine.k8s.jsondiff import diff, escape, json_equal
+
+POD: dict[str, Any] = {
+    "metadata": {"name": "p", "labels": {"app": "web", "x": "1"}, "annotations": {"a/b": "c"}},
+    "spec": {"containers": [{"name": "c", "image": "i"}], "tolerations": [{"key": "k"}], "flag": 1},
+}
+
+
+def test_json_copy_is_equal_and_shares_no_container() -> None:
+    copied = json_copy(POD)
+    assert copied == POD
+    assert copied["metadata"] is not POD["metadata"] and copied["spec"]["containers"][0] is not \
+        POD["spec"]["containers"][0]
+    copied["metadata"]["labels"]["new"] = "v"
+    assert "new" not in POD["metadata"]["labels"]
+
+
+@pytest.mark.parametrize("change", [
+    lambda p: p["metadata"]["annotations"].update({"s/d~": "v"}),
+    lambda p: p["spec"]["tolerations"].append({"key": "z"}),
+    lambda p: p["spec"].update({"affinity": {"nodeAffinity": {}}}),
+    lambda p: p["spec"].update({"flag": True}),  # 1 == True in Python, not in JSON
+    lambda p: p["metadata"]["labels"].pop("x"),
+    lambda p: p["spec"]["containers"][0].update({"image": "j"}),
+    lambda p: p["spec"].update({"tolerations": []}),
+])
+def test_diff_round_trips(change: Any) -> None:
+    mutated = copy.deepcopy(POD)
+    change(mutated)
+    operations = diff(POD, mutated)
+    assert operations
+    patched = jsonpatch.apply_patch(POD, operations)
+    assert json_equal(patched, mutated)
+
+
+def test_diff_of_equal_documents_is_empty_and_appends_are_adds() -> None:
+    assert diff(POD, copy.deepcopy(POD)) == []
+    mutated = copy.deepcopy(POD)
+    mutated["spec"]["tolerations"].append({"key": "z"})
+    assert diff(POD, mutated) == [{"op": "add", "path": "/spec/tolerations/1", "value": {"key": "z"}}]
+    assert escape("a~b/c") == "a~0b~1c"
