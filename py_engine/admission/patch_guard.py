@@ -4,8 +4,9 @@ A WorkloadSpread stored before the allowlist existed, or created while the
 validating webhook was down, still reaches the mutating webhook. Before a
 subset's `patch` is applied, the rule validation uses
 (`data.spreadgate.validation.patch_violation`, policies/validation/patch.rego)
-is evaluated for the spread, with the target workload's selector and the pod's
-own containers standing in for the workload: selector labels and containers
+is evaluated for the spread, with the target workload's selector (looked up only
+when the patch sets labels) and the pod's own containers standing in for the
+workload: selector labels and containers
 the pod does not have are caught even where validation could not see the
 workload (conftest on a bare file). A refused patch is left out: the pod is
 admitted into its subset (node affinity, tolerations, matched annotation)
@@ -53,41 +54,68 @@ def subset_index(spread: Mapping[str, Any], subset: str) -> int | None:
     return None
 
 
-def has_patch(spread: Mapping[str, Any], subset: str) -> bool:
+def _patch_of(spread: Mapping[str, Any], subset: str) -> Mapping[str, Any] | None:
     index = subset_index(spread, subset)
-    return index is not None and isinstance(_subsets(spread)[index].get("patch"), Mapping)
+    patch = _subsets(spread)[index].get("patch") if index is not None else None
+    return patch if isinstance(patch, Mapping) else None
 
 
-def _names(containers: Any) -> list[str]:
+def has_patch(spread: Mapping[str, Any], subset: str) -> bool:
+    return _patch_of(spread, subset) is not None
+
+
+def sets_labels(spread: Mapping[str, Any], subset: str) -> bool:
+    """Whether the subset's patch touches pod labels: only then does the workload's selector
+    matter, so only then is the workload looked up (a custom kind may not be cached)."""
+    patch = _patch_of(spread, subset)
+    metadata = patch.get("metadata") if patch is not None else None
+    return isinstance(metadata, Mapping) and "labels" in metadata
+
+
+def _names(containers: Any) -> tuple[str, ...]:
     if not isinstance(containers, list):
-        return []
-    return [c["name"] for c in containers if isinstance(c, Mapping) and isinstance(c.get("name"), str)]
+        return ()
+    return tuple(c["name"] for c in containers if isinstance(c, dict) and isinstance(c.get("name"), str))
+
+
+def _facts(pod: Mapping[str, Any], workload: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
+    """(container names, init container names, the workload's selector or None): all a verdict
+    depends on besides the spread and the allowlist."""
+    pod_spec = pod.get("spec")
+    spec = pod_spec if isinstance(pod_spec, dict) else {}
+    workload_spec = workload.get("spec") if workload is not None else None
+    selector = workload_spec.get("selector") if isinstance(workload_spec, dict) else None
+    return _names(spec.get("containers")), _names(spec.get("initContainers")), selector
+
+
+def _checked(facts: tuple[tuple[str, ...], tuple[str, ...], Any]) -> dict[str, Any]:
+    containers, init_containers, selector = facts
+    template = {"containers": [{"name": n} for n in containers], "initContainers": [{"name": n} for n in init_containers]}
+    checked: dict[str, Any] = {"template": {"spec": template}}
+    if selector is not None:
+        checked["selector"] = selector
+    return {"spec": checked}
 
 
 def checked_workload(pod: Mapping[str, Any], workload: Mapping[str, Any] | None) -> dict[str, Any]:
     """The workload the policy checks a patch against at admission: the real workload's
     selector (when it was found) and the pod's own containers as the pod template."""
-    pod_spec = pod.get("spec")
-    spec = pod_spec if isinstance(pod_spec, Mapping) else {}
-    template = {"containers": [{"name": n} for n in _names(spec.get("containers"))],
-                "initContainers": [{"name": n} for n in _names(spec.get("initContainers"))]}
-    checked: dict[str, Any] = {"template": {"spec": template}}
-    workload_spec = workload.get("spec") if workload is not None else None
-    if isinstance(workload_spec, Mapping) and workload_spec.get("selector") is not None:
-        checked["selector"] = workload_spec["selector"]
-    return {"spec": checked}
+    return _checked(_facts(pod, workload))
 
 
-def cache_key(spread: Mapping[str, Any], checked: Mapping[str, Any], allowed: tuple[str, ...]) -> Hashable:
-    """(namespace, name, uid and generation, allowlist, checked workload). A spread without uid
-    or generation (an offline snapshot) is keyed by its spec instead."""
+def cache_key(spread: Mapping[str, Any], facts: tuple[tuple[str, ...], tuple[str, ...], Any],
+              allowed: tuple[str, ...]) -> Hashable:
+    """(namespace, name, uid and generation, allowlist, containers, selector). A spread without
+    uid or generation (an offline snapshot) is keyed by its spec instead."""
     meta = metadata_of(spread)
     uid, generation = meta.get("uid"), meta.get("generation")
     if isinstance(uid, str) and uid and isinstance(generation, int) and not isinstance(generation, bool):
         identity: Hashable = (uid, generation)
     else:
         identity = json.dumps(spread.get("spec"), sort_keys=True, default=str)
-    return (namespace_of(spread), name_of(spread), identity, allowed, json.dumps(checked, sort_keys=True, default=str))
+    containers, init_containers, selector = facts
+    selector_key = None if selector is None else json.dumps(selector, sort_keys=True, default=str)
+    return (namespace_of(spread), name_of(spread), identity, allowed, containers, init_containers, selector_key)
 
 
 def parse_refusals(result: Any) -> dict[int, tuple[str, ...]]:
@@ -129,15 +157,15 @@ class PatchGuard:
             return ()
         if self.engine is None:
             return ("no policy engine is configured to check the patch against the allowlist",)
-        checked = checked_workload(pod, workload)
-        key = cache_key(spread, checked, self.allowed_fields)
+        facts = _facts(pod, workload)
+        key = cache_key(spread, facts, self.allowed_fields)
         with self._lock:
             verdict = self._cache.get(key)
             if verdict is not None:
                 self._cache.move_to_end(key)
         if verdict is None:
             try:
-                verdict = self._evaluate(spread, checked)
+                verdict = self._evaluate(spread, _checked(facts))
             except PolicyError as exc:
                 return (f"the patch could not be checked against the allowlist: {exc}",)
             with self._lock:
@@ -177,7 +205,8 @@ def inject_checked(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid
     guard = ctx.patch_guard
     if guard is None or not has_patch(spread, subset):
         return inject(pod, spread, subset, uid), ()
-    refused = guard.refusals(spread, subset, pod, target_workload(spread, pod, ctx))
+    workload = target_workload(spread, pod, ctx) if sets_labels(spread, subset) else None
+    refused = guard.refusals(spread, subset, pod, workload)
     if not refused:
         return inject(pod, spread, subset, uid), ()
     warning = (f"WorkloadSpread {namespace_of(spread)}/{name_of(spread)}: the patch of subset {subset!r} was not "

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from admission_builders import NOW, deployment_chain, make_ctx, pod, spread, subset
+from admission_builders import NOW, Objects, deployment_chain, make_ctx, pod, spread, subset
 
 from py_engine.admission.context import AdmissionContext
 from py_engine.admission.patch_guard import PatchGuard, checked_workload, inject_checked, parse_refusals
@@ -129,6 +129,15 @@ def test_selector_labels_come_from_the_target_workload() -> None:
     _, no_workload = guarded(objects=[])
     reserved = web({"metadata": {"labels": {"pod-template-hash": "x"}}})
     assert inject_checked(pod(), reserved, "a", None, no_workload)[1] != ()
+
+
+def test_the_workload_is_looked_up_only_for_label_patches() -> None:
+    objects = Objects(deployment_chain())
+    ctx = AdmissionContext(now=NOW, lookup=objects.lookup, patch_guard=PatchGuard(ENGINE))
+    inject_checked(pod(), web({"spec": {"containers": [{"name": "main", "image": "nginx:2"}]}}), "a", None, ctx)
+    assert objects.calls == []
+    inject_checked(pod(), web({"metadata": {"labels": {"x": "y"}}}, generation=2), "a", None, ctx)
+    assert objects.calls == [("apps/v1", "Deployment", "default", "web")]
 
 
 def test_checked_workload_is_the_selector_and_the_pods_containers() -> None:
