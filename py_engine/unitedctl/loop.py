@@ -127,9 +127,9 @@ class UnitedController:
             no_fit = self.node_fit.unfit(ud, inventory)
         return UnitedState(
             ud=ud,
-            workloads=tuple(self.source.workloads(ud.namespace)),
+            workloads=tuple(self.source.workloads(ud.namespace, ud.uid, ud.selector)),
             pods=tuple(self.source.pods(ud.namespace, ud.selector)),
-            revisions=tuple(self.source.revisions(ud.namespace)),
+            revisions=tuple(self.source.revisions(ud.namespace, ud.uid, ud.selector)),
             no_node_fit=no_fit,
         )
 

@@ -9,9 +9,12 @@ kinds the cluster serves, ControllerRevisions, pods and nodes. `ListedUnitedSour
 source, so the next sync starts from it: a workload created a moment ago must
 not look missing (it would be created twice) because its watch event is late.
 
-Pods are handed out per UnitedDeployment: those of its namespace carrying one
-of its selector's `matchLabels` pairs (the smallest such group, from an index
-built once per cache version), so a sync costs its own pods, not the namespace's.
+Objects are handed out per UnitedDeployment, so a sync costs its own objects,
+not the namespace's: pods carrying one of its selector's `matchLabels` pairs
+(the smallest such group, from an index built once per cache version), and
+workloads and ControllerRevisions it controls (by owner uid) plus the orphans
+carrying such a pair (it may adopt them). Objects another owner controls are
+left out; the planner ignores them anyway.
 """
 
 from __future__ import annotations
@@ -51,9 +54,9 @@ class UnitedSource(Protocol):
 
     def united_deployment(self, namespace: str, name: str) -> JSON | None: ...
 
-    def workloads(self, namespace: str) -> list[JSON]: ...
+    def workloads(self, namespace: str, uid: str, selector: Mapping[str, Any]) -> list[JSON]: ...
 
-    def revisions(self, namespace: str) -> list[JSON]: ...
+    def revisions(self, namespace: str, uid: str, selector: Mapping[str, Any]) -> list[JSON]: ...
 
     def pods(self, namespace: str, selector: Mapping[str, Any]) -> list[JSON]: ...
 
@@ -67,7 +70,7 @@ class UnitedSource(Protocol):
 
 
 class PodIndex:
-    """A namespace's pods grouped by label pair, for `pods(namespace, selector)`."""
+    """Objects grouped by label pair, for `pods(namespace, selector)` (objects in name order)."""
 
     def __init__(self, pods: list[JSON]) -> None:
         self.pods = by_name(pods)
@@ -78,12 +81,44 @@ class PodIndex:
                 self.by_label.setdefault((str(key), str(value)), []).append(pod)
 
     def select(self, selector: Mapping[str, Any]) -> list[JSON]:
-        """The pods that may match `selector` (the planner still applies it exactly)."""
+        """The objects that may match `selector` (the planner still applies it exactly)."""
         match_labels = selector.get("matchLabels")
         pairs = [(str(k), str(v)) for k, v in match_labels.items()] if isinstance(match_labels, Mapping) else []
         if not pairs:
             return self.pods
         return min((self.by_label.get(pair, []) for pair in pairs), key=len)
+
+
+def controller_uid(obj: Mapping[str, Any]) -> str | None:
+    """The uid of the object's controller owner ("" when the reference has none), None for an orphan."""
+    for ref in meta(obj).get("ownerReferences") or []:
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return str(ref.get("uid") or "")
+    return None
+
+
+class OwnedIndex:
+    """Workloads or ControllerRevisions by controller owner uid, orphans by label pair."""
+
+    def __init__(self, objects: list[JSON]) -> None:
+        self.objects = objects
+        self.by_owner: dict[str, list[JSON]] = {}
+        orphans: list[JSON] = []
+        for obj in objects:
+            uid = controller_uid(obj)
+            if uid is None:
+                orphans.append(obj)
+            else:
+                self.by_owner.setdefault(uid, []).append(obj)
+        self.orphans = PodIndex(orphans)
+
+    def select(self, uid: str, selector: Mapping[str, Any]) -> list[JSON]:
+        """What a UnitedDeployment with `uid` may own or adopt, in list order."""
+        if not uid:  # no uid (hand-written objects): ownership is judged by name, keep everything
+            return self.objects
+        chosen = {id(o) for o in self.by_owner.get(uid, [])} | {id(o) for o in self.by_owner.get("", [])}
+        chosen |= {id(o) for o in self.orphans.select(selector)}
+        return [o for o in self.objects if id(o) in chosen]
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -109,6 +144,7 @@ class CachedUnitedSource:
         }
         self._lock = threading.Lock()
         self._pod_index: dict[str, tuple[int, PodIndex]] = {}
+        self._owned: dict[tuple[str, str], tuple[tuple[int, ...], OwnedIndex]] = {}
 
     def caches(self) -> list[WatchCache]:
         return [self.ud_cache, self.revision_cache, self.pod_cache, self.node_cache, *self.workload_caches.values()]
@@ -130,14 +166,24 @@ class CachedUnitedSource:
     def united_deployment(self, namespace: str, name: str) -> JSON | None:
         return self.ud_cache.get(namespace, name)
 
-    def workloads(self, namespace: str) -> list[JSON]:
-        out: list[JSON] = []
-        for key, cache in self.workload_caches.items():
-            out.extend(typed(o, self.resources[key]) for o in by_name(cache.list(namespace)))
-        return out
+    def _owned_index(self, what: str, namespace: str, caches: list[tuple[Resource, WatchCache]]) -> OwnedIndex:
+        versions = tuple(cache.version for _, cache in caches)
+        with self._lock:
+            memo = self._owned.get((what, namespace))
+        if memo is None or memo[0] != versions:
+            objects = [typed(o, resource) for resource, cache in caches for o in by_name(cache.list(namespace))]
+            memo = (versions, OwnedIndex(objects))
+            with self._lock:
+                self._owned[(what, namespace)] = memo
+        return memo[1]
 
-    def revisions(self, namespace: str) -> list[JSON]:
-        return [typed(o, CONTROLLER_REVISIONS) for o in by_name(self.revision_cache.list(namespace))]
+    def workloads(self, namespace: str, uid: str, selector: Mapping[str, Any]) -> list[JSON]:
+        caches = [(self.resources[key], cache) for key, cache in self.workload_caches.items()]
+        return self._owned_index("workloads", namespace, caches).select(uid, selector)
+
+    def revisions(self, namespace: str, uid: str, selector: Mapping[str, Any]) -> list[JSON]:
+        index = self._owned_index("revisions", namespace, [(CONTROLLER_REVISIONS, self.revision_cache)])
+        return index.select(uid, selector)
 
     def pods(self, namespace: str, selector: Mapping[str, Any]) -> list[JSON]:
         version = self.pod_cache.version
@@ -182,6 +228,7 @@ class ListedUnitedSource:
         self._lock = threading.Lock()
         self._lists: dict[Resource, list[JSON]] = {}
         self._pod_index: dict[str, PodIndex] = {}
+        self._owned: dict[tuple[str, str], OwnedIndex] = {}
 
     def rediscover(self) -> None:
         """Look again for the Kruise workload CRDs (installed after this source was built)."""
@@ -200,6 +247,7 @@ class ListedUnitedSource:
         with self._lock:
             self._lists = lists
             self._pod_index = {}
+            self._owned = {}
 
     def _items(self, resource: Resource, namespace: str | None = None) -> list[JSON]:
         with self._lock:
@@ -214,11 +262,20 @@ class ListedUnitedSource:
     def united_deployment(self, namespace: str, name: str) -> JSON | None:
         return next((o for o in self._items(UNITED_DEPLOYMENTS, namespace) if meta(o).get("name") == name), None)
 
-    def workloads(self, namespace: str) -> list[JSON]:
-        return [o for resource in self.resources.values() for o in self._items(resource, namespace)]
+    def _owned_index(self, what: str, namespace: str, resources: list[Resource]) -> OwnedIndex:
+        with self._lock:
+            index = self._owned.get((what, namespace))
+        if index is None:
+            index = OwnedIndex([o for resource in resources for o in self._items(resource, namespace)])
+            with self._lock:
+                index = self._owned.setdefault((what, namespace), index)
+        return index
 
-    def revisions(self, namespace: str) -> list[JSON]:
-        return self._items(CONTROLLER_REVISIONS, namespace)
+    def workloads(self, namespace: str, uid: str, selector: Mapping[str, Any]) -> list[JSON]:
+        return self._owned_index("workloads", namespace, list(self.resources.values())).select(uid, selector)
+
+    def revisions(self, namespace: str, uid: str, selector: Mapping[str, Any]) -> list[JSON]:
+        return self._owned_index("revisions", namespace, [CONTROLLER_REVISIONS]).select(uid, selector)
 
     def pods(self, namespace: str, selector: Mapping[str, Any]) -> list[JSON]:
         with self._lock:
@@ -252,6 +309,7 @@ class ListedUnitedSource:
         with self._lock:
             items = [o for o in self._lists.get(resource, []) if _key(o) != key]
             self._lists[resource] = by_name([*items, typed(obj, resource)])
+            self._owned = {}
 
     def forget(self, obj: Mapping[str, Any]) -> None:
         resource = self._resource_for(obj)
@@ -260,3 +318,4 @@ class ListedUnitedSource:
         key = _key(obj)
         with self._lock:
             self._lists[resource] = [o for o in self._lists.get(resource, []) if _key(o) != key]
+            self._owned = {}
