@@ -9,6 +9,11 @@ in one file are validated together: two spreads of one file that target the
 same workload conflict (files are taken to be independent manifests), and a
 subset patch is checked against the target's pod template when the input
 contains the target.
+
+-o junit writes JUnit XML (one test case per object, one failure per violation
+with its field path) and -o github GitHub Actions `::error file=,line=::`
+commands (the line of the violating field when the file can be located), for CI;
+see py_engine/cli/validate_formats.py.
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ def register(subparsers: Any) -> None:
         help="pod field a subset patch may set beyond the default allowlist (repeatable), as the webhook's flag",
     )
     parser.add_argument("--opa-url", help="evaluate in an OPA server (REST Data API) instead of the embedded engine")
-    parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("-o", "--output", choices=("text", "json", "junit", "github"), default="text",
+                        help="output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
+                             "(default: %(default)s)")
     parser.set_defaults(handler=run)
 
 
@@ -90,9 +97,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     exit_code = EXIT_OK
     documents: list[Document] = []
+    unreadable: list[DocumentError] = []
+    checked: list[tuple[Document, list[Any]]] = []  # for the CI formats (validate_formats)
     for item in read_documents(args.paths):
         if isinstance(item, DocumentError):
             _error(str(item))
+            unreadable.append(item)
             exit_code = EXIT_BAD_INPUT
         else:
             documents.append(item)
@@ -127,12 +137,14 @@ def run(args: argparse.Namespace) -> int:
                 allowed_patch_fields=patch_fields,
             )
             violations = validate_spread(engine, policy_input)
+            checked.append((doc, violations))
             report.append({"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]})
             if violations and exit_code == EXIT_OK:
                 exit_code = EXIT_VIOLATIONS
         for doc in uds:  # UnitedDeployments: policies/uniteddeployment, one object at a time
             ud_input = build_ud_review_input(doc.obj, allowed_patch_fields=patch_fields)
             violations = validate_uniteddeployment(engine, ud_input)
+            checked.append((doc, violations))
             report.append({"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]})
             if violations and exit_code == EXIT_OK:
                 exit_code = EXIT_VIOLATIONS
@@ -142,7 +154,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         engine.close()
 
-    if args.output == "json":
+    if args.output in ("junit", "github"):
+        from py_engine.cli import validate_formats as formats
+
+        sys.stdout.write(formats.render(
+            args.output,
+            [formats.Checked(d.source, d.index, d.kind, d.name, [formats.Finding(v.field, v.message) for v in found])
+             for d, found in checked],
+            [formats.Unreadable(e.source, e.message) for e in unreadable],
+        ))
+    elif args.output == "json":
         print(json.dumps(report, indent=2))
     else:
         for entry in report:
