@@ -4,11 +4,16 @@ watch event: the UnitedDeployment's, its workloads', its pods' and the nodes'.""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from py_engine.cli.harness import Stack, poll
 from py_engine.controller.loop import LoopOptions
@@ -46,3 +51,39 @@ def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
         assert stack.united_runtime is not None
         assert stack.united_runtime.metrics.syncs.value(result="success") > 0
         assert "spreadgate_united_writes_total" in stack.united_runtime.metrics.render()
+
+
+KUBECTL = shutil.which("kubectl")
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kubectl_scale_sgud(tmp_path: Path) -> None:
+    """`kubectl apply` a UnitedDeployment, `kubectl scale sgud/web --replicas N` (the /scale path an
+    HPA takes), and `kubectl get sgud` reading the status the controller wrote."""
+    kubeconfig = tmp_path / "kubeconfig"
+    fixed = [{"name": "on-prem", "maxReplicas": 2, "nodeSelectorTerm": term("on-prem")},
+             {"name": "elastic", "nodeSelectorTerm": term("elastic")}]
+    manifest = tmp_path / "ud.yaml"
+    manifest.write_text(yaml.safe_dump(united("web", 1, fixed)), encoding="utf-8")
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
+
+    def kubectl(*args: str) -> str:
+        assert KUBECTL is not None
+        done = subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+    with Stack(pools("on-prem", "elastic"), virtual=False, workdir=tmp_path, kubeconfig_out=kubeconfig,
+               options=LoopOptions(resync_seconds=3600), united_options=UnitedOptions(resync_seconds=3600)) as stack:
+        kubectl("apply", "-f", str(manifest))
+        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 1}, 60, "1 on-prem pod")
+        kubectl("scale", "sgud/web", "--replicas", "5")
+        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 2, "elastic": 3}, 60,
+             "2 on-prem and 3 elastic pods")
+        scale_obj = poll(lambda: (s := json.loads(kubectl(
+            "get", "--raw", "/apis/spreadgate.dev/v1beta1/namespaces/default/uniteddeployments/web/scale")))
+            and s.get("status", {}).get("replicas") == 5 and s, 60, "the scale subresource to read 5")
+        assert scale_obj["status"]["selector"] == "app=web"
+        table = poll(lambda: (t := kubectl("get", "sgud", "web").split("\n")) and t[1].split()[:5] == [
+            "web", "5", "5", "5", "5"] and t, 60, "kubectl get sgud to print 5 ready")
+        assert table[0].split()[:5] == ["NAME", "DESIRED", "CURRENT", "UPDATED", "READY"]
