@@ -248,7 +248,7 @@ def test_crd_printer_columns() -> None:
         "Workload-Kind": ".spec.targetRef.kind", "Workload": ".spec.targetRef.name",
         "Strategy": ".spec.scheduleStrategy.type",
         "Adaptive-Reschedule-Seconds": ".spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds",
-        "Replicas": ".status.subsetStatuses[*].replicas", "Age": ".metadata.creationTimestamp",
+        "First-Subset-Pods": ".status.subsetStatuses[0].replicas", "Age": ".metadata.creationTimestamp",
     }
     assert crd["spec"]["names"]["shortNames"] == ["sgws"]
     assert version["subresources"] == {"status": {}}
