@@ -33,6 +33,7 @@ from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.united.plan import Plan, plan
 from py_engine.united.state import UnitedState
 from py_engine.unitedctl.events import (
+    FAILED_REVISION_PROVISION,
     FAILED_SPECIFY_SUBSET_REPLICAS,
     INVALID_SPEC,
     WARNING,
@@ -149,7 +150,8 @@ class UnitedController:
         result = plan(state, now)
         if result.refused:
             message = "; ".join(result.errors)
-            self.recorder.record(obj, Event(WARNING, FAILED_SPECIFY_SUBSET_REPLICAS, message))
+            reason = FAILED_REVISION_PROVISION if message.startswith("spec.template") else FAILED_SPECIFY_SUBSET_REPLICAS
+            self.recorder.record(obj, Event(WARNING, reason, message))
             log.warning("allocation refused", extra=logsetup.fields(uniteddeployment=key, reason=message))
             return UnitedReport(key, "refused", plan=result, error=message)
         writes = self.writer.apply(obj, result, now)

@@ -18,7 +18,8 @@ Order and rules (docs/uniteddeployment.md, "The controller"):
   updates `SubsetUpdated=False` (reason `Error`), so a failure is visible in
   the status; the next sync recomputes both. A 409 retries with a fresh object.
 * **Events** last: `SuccessfulUpdateSubset` (`Create N Subset (Kind)`,
-  `Delete N Subset (Kind)`), `FailedUpdateSubset` per failed write.
+  `Delete N Subset (Kind)`), `FailedUpdateSubset` per failed write
+  (`FailedRevisionProvision` for a ControllerRevision that cannot be created).
 
 Every written object goes back into the source (`remember`).
 """
@@ -40,6 +41,7 @@ from py_engine.united.conditions import make, set_condition
 from py_engine.united.plan import Plan
 from py_engine.united.status import PROVISIONED, SUBSET_UPDATED
 from py_engine.unitedctl.events import (
+    FAILED_REVISION_PROVISION,
     FAILED_UPDATE_SUBSET,
     NORMAL,
     SUCCESSFUL_UPDATE_SUBSET,
@@ -182,8 +184,8 @@ class UnitedWriter:
                     self._create_one(ns, obj)
                 except KubeError as exc:
                     errors.append(f"create {obj.get('kind')} {_name(obj)}: {exc}")
-                    events.append(Event(WARNING, FAILED_UPDATE_SUBSET,
-                                        f"Error creating {obj.get('kind')} {_name(obj)}: {exc}"))
+                    reason = FAILED_REVISION_PROVISION if obj.get("kind") == "ControllerRevision" else FAILED_UPDATE_SUBSET
+                    events.append(Event(WARNING, reason, f"Error creating {obj.get('kind')} {_name(obj)}: {exc}"))
                     continue
                 writes.created += 1
                 self.metrics.writes.inc(kind="create")

@@ -99,3 +99,35 @@ def test_kruise_kinds_are_generated_and_managed(kind: str, resource: str, versio
         stack.settle()
         assert {n: w["spec"]["replicas"] for n, w in workloads(stack, resource).items()} == {"a": 3, "b": 4}
         assert not stack.api.list(DEPLOYMENTS, "default")["items"]
+
+
+def warnings(stack: Stack) -> list[tuple[str, str]]:
+    return [(e["reason"], e["message"]) for e in stack.api.list("v1/events", "default")["items"]
+            if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"]
+
+
+def test_a_refused_allocation_touches_nothing_and_says_why() -> None:
+    fixed = [{"name": "a", "replicas": 4, "nodeSelectorTerm": term("a")},
+             {"name": "b", "replicas": 3, "nodeSelectorTerm": term("b")}]
+    with Stack(pools("a", "b")) as stack:
+        stack.create(UDS, united("web", 5, fixed))  # 4 + 3 > 5: Kruise's allocator refuses
+        stack.settle()
+        assert workloads(stack) == {} and not stack.api.list(REVISIONS, "default")["items"]
+        assert "status" not in ud(stack, "web") or not ud(stack, "web")["status"]
+        found = warnings(stack)
+        assert found and found[0][0] == "FailedSpecifySubsetReplicas"
+        assert "Specified subset replicas is ineffective" in found[0][1]
+        assert stack.united_controller is not None
+        assert stack.united_controller.last["default/web"].outcome == "refused"
+        stack.api.patch(UDS, "default", "web", {"spec": {"replicas": 7}}, "merge")
+        stack.settle()
+        assert replicas_of(stack) == {"a": 4, "b": 3}
+
+
+def test_an_unreadable_spec_is_reported_once_and_not_retried() -> None:
+    with Stack(pools("a")) as stack:
+        bad = united("web", 2, [{"name": "Not_A_Label", "nodeSelectorTerm": term("a")}])
+        stack.create(UDS, bad)
+        stack.settle(max_advance=600)
+        assert [r for r, _ in warnings(stack)] == ["InvalidSpec"]
+        assert stack.united_controller is not None and stack.united_controller.next_deadline() is None
