@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # command not built in this checkout
             raise
         module.register(subparsers)
+    from py_engine.cli.helpformat import show_defaults
+
+    show_defaults(parser)
     return parser
 
 

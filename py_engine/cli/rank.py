@@ -1,7 +1,8 @@
 """`spreadgate rank`: which pods a scale-down deletes, first victim first.
 
-Reads pods as `kubectl get pods -o json` prints them (a List/PodList) or as a
-JSON array, keeps the active ones (not Succeeded/Failed, not being deleted; the
+Reads pods as `kubectl get pods -o json` (or `-o yaml`) prints them (a
+List/PodList), as a JSON array, or as YAML documents (multi-document, Lists;
+the reader of `spreadgate validate`), keeps the active ones (not Succeeded/Failed, not being deleted; the
 controllers never count the others) and prints them in the order the workload
 controller would delete them:
 
@@ -13,7 +14,9 @@ controller would delete them:
 ReplicaSet (default): Kubernetes' ActivePodsWithRanks order. The rank of a pod
 is the number of active related pods on its node, itself included; related pods
 are the input pods plus --related (pods of the sibling ReplicaSets of the same
-Deployment). --no-controller-owner models a bare ReplicaSet (every rank 0).
+Deployment). --no-controller-owner models a bare ReplicaSet (every rank 0), and
+so does a --related file that holds no pods (an empty list: upstream's ranker
+given no related pods ranks every pod 0).
 --count N simulates syncs of at most 500 deletions, re-ranking in between, and
 takes pods unsorted when a sync deletes all that remain, as the controller does.
 
@@ -158,6 +161,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read_json(path: str, label: str, stdin: TextIO | None = None) -> Any:
+    """The document at `path`: JSON (the fast path for large pod lists), else YAML.
+
+    YAML goes through `py_engine.validation.documents` (multi-document, Lists
+    flattened); several objects come back as a `List`, one object as itself.
+    """
     where = "stdin" if path == "-" else repr(path)
     try:
         if path == "-":
@@ -171,6 +179,8 @@ def _read_json(path: str, label: str, stdin: TextIO | None = None) -> Any:
         raise RankInputError(f"{label} from {where} is not UTF-8 text") from None
     if not text.strip():
         raise RankInputError(f"{label} from {where} is empty")
+    if not text.lstrip().startswith(("{", "[")):
+        return _read_yaml(text, label, where)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -179,6 +189,19 @@ def _read_json(path: str, label: str, stdin: TextIO | None = None) -> Any:
         ) from None
     except RecursionError:
         raise RankInputError(f"{label} from {where} is nested too deeply to be pod JSON") from None
+
+
+def _read_yaml(text: str, label: str, where: str) -> Any:
+    from py_engine.validation.documents import DocumentError, parse_documents
+
+    try:
+        documents = parse_documents(where, text.encode("utf-8"))
+    except DocumentError as exc:
+        raise RankInputError(f"{label} from {where} is not valid JSON or YAML: {exc.message}") from None
+    objects = [document.obj for document in documents]
+    if len(objects) == 1 and objects[0].get("kind") not in ("Pod", "Node"):
+        return objects[0]  # one object: a CloneSet, the --ranks mapping
+    return {"kind": "List", "items": objects}
 
 
 def _source(args: argparse.Namespace) -> str:
@@ -273,13 +296,17 @@ def _replicaset(
          ("--update-revision", args.update_revision), ("--min-ready-seconds", args.min_ready_seconds)],
     )  # fmt: skip
     gates = parse_feature_gates(args.feature_gates or "")
-    if args.no_controller_owner and args.related:
+    if args.no_controller_owner and args.related is not None:
         raise RankInputError("--related and --no-controller-owner contradict each other")
     related: list[PodFacts] | None
     if args.no_controller_owner:
         related = None
-    elif args.related:
-        related = merge_related(facts, read_pods(pod_list_items(_read_json(args.related, "related pods"))))
+    elif args.related is not None:
+        if not args.related:
+            raise RankInputError("--related needs a file name (a file holding [] means no related pods)")
+        siblings = read_pods(pod_list_items(_read_json(args.related, "related pods")))
+        # Given explicitly, an empty list means "no related pods" (every rank 0), not "not given".
+        related = merge_related(facts, siblings) if siblings else []
     else:
         related = facts
     explicit = _explicit_ranks(args, [pod.name for pod in facts], integral=True)

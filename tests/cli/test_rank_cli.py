@@ -391,3 +391,42 @@ def test_cloneset_puts_preparing_delete_first_and_the_help_says_why(
     with pytest.raises(SystemExit):
         main(["rank", "--help"])
     assert "Scale() finishes" in " ".join(capsys.readouterr().out.split())
+
+
+def test_reads_yaml_multi_document_and_lists(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    items = PODS["items"]
+    multi = tmp_path / "pods.yaml"
+    multi.write_text(yaml.safe_dump_all(items[:3]) + "---\n" + yaml.safe_dump(pod_list(*items[3:])))
+    code, out, err = run(["-f", str(multi), "--now", NOW_TEXT], capsys)
+    assert code == 0, err
+    assert out.splitlines() == EXPECTED_ORDER
+    single = tmp_path / "one.yaml"
+    single.write_text(yaml.safe_dump(items[0]))
+    code, out, _ = run([str(single), "--now", NOW_TEXT], capsys)
+    assert (code, out.splitlines()) == (0, ["steady"])
+    ranks = tmp_path / "ranks.yaml"
+    ranks.write_text("".join(f"{name}: {index}\n" for index, name in enumerate(EXPECTED_ORDER)))
+    code, out, err = run(["-f", str(multi), "--ranks", str(ranks), "--now", NOW_TEXT, "-o", "json"], capsys)
+    assert code == 0, err
+    assert {row["name"]: row["rank"] for row in json.loads(out)}["steady"] == 5
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("items: [unclosed\n")
+    code, _, err = run(["-f", str(bad)], capsys)
+    assert code == 2 and "is not valid JSON or YAML: not valid YAML or JSON at line 2" in err
+
+
+def test_an_explicitly_empty_related_list_means_no_related_pods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "pods.json", PODS)
+    for empty in ([], pod_list()):
+        code, out, err = run(["-f", path, "--related", write(tmp_path, "r.json", empty), "--now", NOW_TEXT,
+                              "-o", "json"], capsys)
+        assert code == 0, err
+        assert {row["rank"] for row in json.loads(out)} == {0}
+    code, out, _ = run(["-f", path, "--now", NOW_TEXT, "-o", "json"], capsys)  # not given: the pods themselves
+    assert {row["name"]: row["rank"] for row in json.loads(out)}["steady"] == 2
+    code, _, err = run(["-f", path, "--related", ""], capsys)
+    assert code == 2 and "--related needs a file name" in err
