@@ -54,3 +54,14 @@ def test_removed_subset_is_deleted_and_its_share_moves() -> None:
         messages = [e["message"] for e in stack.api.list("v1/events", "default")["items"]
                     if e["involvedObject"]["kind"] == "UnitedDeployment"]
         assert "Delete 1 Subset (Deployment)" in messages
+
+
+def test_deleting_the_unitedeployment_removes_its_workloads_and_pods() -> None:
+    with Stack(pools("a", "b", "c")) as stack:
+        stack.create(UDS, united("web", 4, ABC))
+        stack.settle()
+        assert pods_per_subset(stack, "web") == {"a": 2, "b": 2}
+        stack.api.delete(UDS, "default", "web")
+        stack.settle()
+        assert workloads(stack) == {} and pods_per_subset(stack, "web") == {}
+        assert not stack.api.list("apps/v1/controllerrevisions", "default")["items"]
