@@ -1,8 +1,11 @@
 """`spreadgate gatekeeper`: write the validation policies as Gatekeeper ConstraintTemplates + Constraints.
 
-With `-o DIR` it writes `constraint-template.yaml` and `constraint.yaml` (WorkloadSpreads)
+With `--out-dir DIR` it writes `constraint-template.yaml` and `constraint.yaml` (WorkloadSpreads)
 and `uniteddeployment-constraint-template.yaml` and `uniteddeployment-constraint.yaml`
 there (what `manifests/gatekeeper/` holds); without it, all documents go to stdout.
+
+`-o DIR` still works in this release but is deprecated (everywhere else `-o` picks
+an output format) and prints a warning; it will be removed in the next release.
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-o", "--output-dir", help="directory to write constraint-template.yaml and constraint.yaml")
+    parser.add_argument("--out-dir", "--output-dir", dest="output_dir", metavar="DIR",
+                        help="directory to write the templates and constraints to (default: stdout)")
+    parser.add_argument("-o", dest="deprecated_o", metavar="DIR",
+                        help="deprecated alias of --out-dir (removed in the next release)")
     parser.add_argument(
         "--custom-workload",
         action="append",
@@ -44,6 +50,13 @@ def run(args: argparse.Namespace) -> int:
     from py_engine.validation.gatekeeper import constraint, constraint_template, to_yaml
     from py_engine.validation.ud_gatekeeper import ud_gatekeeper_documents
 
+    if args.deprecated_o is not None:
+        print("spreadgate gatekeeper: warning: -o DIR is deprecated (elsewhere -o is an output format) and will be "
+              "removed in the next release; use --out-dir DIR", file=sys.stderr)
+        if args.output_dir is not None and args.output_dir != args.deprecated_o:
+            print("spreadgate gatekeeper: error: -o and --out-dir name different directories", file=sys.stderr)
+            return 2
+        args.output_dir = args.deprecated_o
     custom = []
     for value in args.custom_workload:
         group, sep, kind = value.rpartition("/")
