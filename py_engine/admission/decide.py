@@ -78,7 +78,7 @@ def _denied(pod: dict[str, Any], spread: dict[str, Any] | None, error: Admission
 def admit_create(
     pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: AdmissionContext, *, generated_uid: str
 ) -> AdmissionOutcome:
-    """Pod CREATE: trace, reserve, inject, diff (reference §2.1)."""
+    """Pod CREATE: trace, reserve, inject, diff (docs/design-workloadspread.md §2.1)."""
     if not is_pod_active(pod):
         return _unchanged(pod, None, "pod is not active (terminating or finished); not managed")
     try:
@@ -114,8 +114,8 @@ def admit_create(
 
 
 def admit_delete(pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: AdmissionContext) -> AdmissionOutcome:
-    """Pod DELETE or `pods/eviction` CREATE: give the slot back (reference §2.4). Always allowed
-    unless the spread cannot be read."""
+    """Pod DELETE or `pods/eviction` CREATE: give the slot back (docs/design-workloadspread.md §2.4).
+    Always allowed unless the spread cannot be read."""
     spread = find_annotated_spread(pod, spreads)
     if spread is None:
         return _unchanged(pod, None, "pod is not annotated with an existing WorkloadSpread; nothing to release")

@@ -1,4 +1,4 @@
-"""Giving a slot back when a pod is deleted or evicted (reference §2.4).
+"""Giving a slot back when a pod is deleted or evicted (docs/design-workloadspread.md §2.4).
 
 The validating webhook sees the delete before the API server's own checks
 (PodDisruptionBudgets, finalizers), so it cannot know the delete will happen;

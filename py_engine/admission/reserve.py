@@ -1,4 +1,4 @@
-"""Taking a slot for a pod being created (reference §2.1.1 and §2.1.3).
+"""Taking a slot for a pod being created (docs/design-workloadspread.md §2.1.1 and §2.1.3).
 
 `reserve_create` is a pure, deterministic function of (spread as stored,
 pod, context, generated uid): the committer applies it to the freshest copy
@@ -95,7 +95,7 @@ def reserve_create(
 ) -> CreateReservation:
     """Choose a subset for `pod` (already traced to `spread`) and record it in the status.
 
-    Follows reference §2.1.1: single unlimited subset shortcut; statuses of the
+    Follows docs/design-workloadspread.md §2.1.1: single unlimited subset shortcut; statuses of the
     pod's version (initialised from the spec when empty); a pod whose key is
     already in `creatingPods`/`deletingPods` keeps its subset with no write;
     else the first eligible subset with `missingReplicas > 0` or `-1`; `-1`

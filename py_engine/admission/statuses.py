@@ -1,4 +1,4 @@
-"""The versioned subset statuses the webhook counts against (reference §2.3, §2.1.1 step 2).
+"""Versioned subset statuses the webhook counts against (docs/design-workloadspread.md §2.3, §2.1.1 step 2).
 
 The webhook never reads the aggregate `status.subsetStatuses`: it reads and
 writes `status.versionedSubsetStatuses[version]`, where version is the pod's
