@@ -72,11 +72,11 @@ def test_kruise_groups_and_versions_are_validated(engine: PolicyEngine) -> None:
 
 def test_checked_in_gatekeeper_files_are_current() -> None:
     for name, text in ud_gatekeeper_documents(load_policy_sources()).items():
-        assert (GATEKEEPER / name).read_text() == text, f"regenerate with: spreadgate gatekeeper -o {GATEKEEPER}"
+        assert (GATEKEEPER / name).read_text() == text, f"regenerate with: spreadgate gatekeeper --output-dir {GATEKEEPER}"
 
 
 def test_generator_writes_the_ud_documents(tmp_path: Path) -> None:
-    assert main(["gatekeeper", "-o", str(tmp_path)]) == 0
+    assert main(["gatekeeper", "--output-dir", str(tmp_path)]) == 0
     assert yaml.safe_load((tmp_path / UD_TEMPLATE_FILE).read_text())["kind"] == "ConstraintTemplate"
     constraint = yaml.safe_load((tmp_path / UD_CONSTRAINT_FILE).read_text())
     assert constraint["spec"]["match"]["kinds"][0]["kinds"] == ["UnitedDeployment"]
