@@ -35,6 +35,13 @@ def test_onprem_then_serverless_with_hpa_scaling_and_an_unschedulable_pool(
     assert steps[2]["caps"] == {"on-prem": 4, "serverless": None} and not steps[2]["overCap"]
 
 
+def test_kruise_timing_leaves_pods_pending_for_the_critical_time(capsys: pytest.CaptureFixture[str]) -> None:
+    steps = run_json("ud-onprem-then-serverless-kruise-timing", capsys)
+    assert [(s["time"], s["subsets"]["on-prem"], s["subsets"]["serverless"], s["pending"]) for s in steps[3:]] == [
+        (0, 4, 2, 2), (59, 4, 2, 2), (61, 2, 4, 0)]
+    assert {p["subset"] for p in steps[-1]["removed"]} == {"on-prem"}
+
+
 def test_cpu_platforms_roll_out_and_a_cordoned_pool_leaves_pods_pending(capsys: pytest.CaptureFixture[str]) -> None:
     steps = run_json("ud-cpu-platforms", capsys)
     assert [list(s["subsets"].values()) for s in steps] == [[5, 3, 2], [10, 6, 4], [10, 6, 4], [10, 6, 4],
@@ -73,6 +80,6 @@ def test_invalid_united_scenarios_are_one_line_errors(change: Any, message: str)
 
 
 def test_the_shipped_united_scenarios_parse() -> None:
-    for name in ("ud-onprem-then-serverless", "ud-cpu-platforms"):
+    for name in ("ud-onprem-then-serverless", "ud-onprem-then-serverless-kruise-timing", "ud-cpu-platforms"):
         scenario = load_scenario(SCENARIOS / f"{name}.yaml")
         assert scenario.united is not None and scenario.workload == {}
