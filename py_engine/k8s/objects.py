@@ -6,8 +6,6 @@ value Kubernetes would act on, or an empty one, and never raise: one place for
 what every module used to re-write as `_meta`, `_namespace` or `_group`.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any
 
