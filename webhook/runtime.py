@@ -5,7 +5,7 @@ end-to-end tests and the benchmark, so all three run the same wiring."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,7 +94,32 @@ class Webhook:
         self.server = TLSServer(self.app, cert_file=options.cert_file, key_file=options.key_file,
                                 host=options.host, port=options.port, threads=options.threads,
                                 reload_interval=options.reload_interval, limits=options.limits)
+        self.metrics.extra.extend(self._front_end_gauges())
         self._started = False
+
+    def _front_end_gauges(self) -> list[Gauge]:
+        """The front end's load and refusals (webhook.frontend), read at scrape time."""
+        def read(field: str) -> Callable[[], float]:
+            def value() -> float:
+                front = self.server.front
+                if front is None:
+                    return 0.0
+                if field == "connections":
+                    return float(len(front.connections))
+                if field == "refused":
+                    return float(sum(front.stats.refused_requests.values()) + front.stats.refused_connections)
+                return float(getattr(front.stats, field))
+            return value
+        return [
+            Gauge("spreadgate_webhook_open_connections", "Open client connections, handshaking ones included.",
+                  read("connections")),
+            Gauge("spreadgate_webhook_inflight_bytes", "Request body bytes held from head to answer.",
+                  read("inflight_bytes")),
+            Gauge("spreadgate_webhook_refused_total", "Connections and requests refused by a front-end limit "
+                  "(413, 431, 503, over max connections) since start.", read("refused")),
+            Gauge("spreadgate_webhook_client_timeouts_total", "Clients cut off by a header, body or "
+                  "write deadline since start.", read("timeouts")),
+        ]
 
     def start(self) -> Webhook:
         self.view.start()

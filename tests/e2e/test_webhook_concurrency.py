@@ -114,6 +114,10 @@ def run_burst(env: KubeEnv, procs: list[WebhookProcess], pods: int, tmp_path: Pa
         with ThreadPoolExecutor(64) as pool:
             answers = list(pool.map(send, range(pods)))
         writes = sum(metric(http, p.url, "spreadgate_status_writes_total") for p in procs)
+        # 64 legitimate clients stay inside every front-end limit: nothing refused, the gauges exported.
+        assert sum(metric(http, p.url, "spreadgate_webhook_refused_total") for p in procs) == 0
+        assert all("spreadgate_webhook_open_connections " in http.request("GET", p.url + "/metrics").data.decode()
+                   for p in procs)
     finally:
         http.clear()
     env.faults.clear()
