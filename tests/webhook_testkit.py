@@ -24,6 +24,7 @@ import pytest
 
 from py_engine.kube import KubeClient
 from py_engine.model.resource import SPREADS
+from py_engine.resources import WORKLOADSPREAD_CRD, read_yaml
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.http_server import RunningServer, serve_https
@@ -33,17 +34,8 @@ __all__ = ["SPREADS"]  # re-exported for the tests
 
 SPREADS_PATH = "spreadgate.dev/v1alpha1/workloadspreads"
 
-CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "workloadspreads.spreadgate.dev"},
-    "spec": {"group": "spreadgate.dev", "scope": "Namespaced",
-             "names": {"plural": "workloadspreads", "singular": "workloadspread", "kind": "WorkloadSpread",
-                       "shortNames": ["wss"]},
-             "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                           "schema": {"openAPIV3Schema": {"type": "object",
-                                                          "x-kubernetes-preserve-unknown-fields": True}},
-                           "subresources": {"status": {}}}]},
-}
+# The product's CRD, as shipped (the same source the stack and the benchmarks install).
+CRD: dict[str, Any] = read_yaml(WORKLOADSPREAD_CRD)
 
 
 def wait_until(cond: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:

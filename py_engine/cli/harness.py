@@ -30,14 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from py_engine.controller.loop import LoopOptions, SpreadController
 from py_engine.controller.runtime import ControllerRuntime
 from py_engine.controller.sources import ListedSource
 from py_engine.k8s.clock import Clock, RealClock, VirtualClock
 from py_engine.kube import KubeClient
-from py_engine.resources import UNITEDDEPLOYMENT_CRD, WORKLOADSPREAD_CRD, read_text
+from py_engine.resources import UNITEDDEPLOYMENT_CRD, WORKLOADSPREAD_CRD, read_yaml
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 from py_engine.sim.tls import CertificateAuthority
@@ -75,14 +73,12 @@ class HybridClock:
 
 def load_crd() -> dict[str, Any]:
     """The product's WorkloadSpread CRD, as shipped in the package (`manifests/base/crd.yaml`)."""
-    crd: dict[str, Any] = yaml.safe_load(read_text(WORKLOADSPREAD_CRD))
-    return crd
+    return read_yaml(WORKLOADSPREAD_CRD)
 
 
 def load_united_crd() -> dict[str, Any]:
     """The UnitedDeployment CRD, as shipped in the package (`manifests/base/uniteddeployment-crd.yaml`)."""
-    crd: dict[str, Any] = yaml.safe_load(read_text(UNITEDDEPLOYMENT_CRD))
-    return crd
+    return read_yaml(UNITEDDEPLOYMENT_CRD)
 
 
 def webhook_configurations(url: str, ca_pem: str, timeout: int = 10) -> list[tuple[str, dict[str, Any]]]:
@@ -133,7 +129,7 @@ class Stack:
                  with_controller: bool = True, kubelet: KubeletConfig | None = None,
                  workdir: str | Path | None = None, port: int = 0, host: str = "127.0.0.1",
                  kubeconfig_out: str | Path | None = None, faults: str | None = None,
-                 united: bool = True, united_options: UnitedOptions | None = None) -> None:
+                 united: bool = True, united_options: UnitedOptions | None = None, webhook_port: int = 0) -> None:
         self.virtual = virtual
         self.clock: Clock = VirtualClock(START) if virtual else RealClock()
         self.options = options or LoopOptions()
@@ -141,6 +137,7 @@ class Stack:
         self._tmp = None if workdir is not None else tempfile.mkdtemp(prefix="spreadgate-stack-")
         self.workdir = Path(workdir) if workdir is not None else Path(str(self._tmp))
         self.port, self.host, self.kubeconfig_out = port, host, kubeconfig_out
+        self.webhook_port = webhook_port  # 0: a free port
         self.cluster = Cluster(clock=self.clock, nodes=nodes, kubelet=kubelet, faults=faults)
         self.api = self.cluster.api
         self.hook: Webhook | None = None
@@ -178,7 +175,8 @@ class Stack:
         key.write_text(pair.key_pem, encoding="ascii")
         key.chmod(0o600)
         self.hook = Webhook(WebhookOptions(cert_file=str(cert), key_file=str(key), kubeconfig=kubeconfig,
-                                           host="127.0.0.1", port=0, threads=16, watch_timeout_seconds=60),
+                                           host="127.0.0.1", port=self.webhook_port, threads=16,
+                                           watch_timeout_seconds=60),
                             clock=HybridClock(self.clock) if self.virtual else self.clock)
         self.hook.start()
         if not self.hook.view.wait_ready(20):

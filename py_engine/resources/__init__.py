@@ -19,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from typing import Any
+
+import yaml
 
 POLICIES = "policies"
 WORKLOADSPREAD_CRD = "crds/workloadspread.yaml"
@@ -37,6 +40,14 @@ def resource(relative: str) -> Traversable:
 def read_text(relative: str) -> str:
     """The UTF-8 text of one shipped file; `FileNotFoundError` when the package lacks it."""
     return resource(relative).read_text(encoding="utf-8")
+
+
+def read_yaml(relative: str) -> dict[str, Any]:
+    """One shipped YAML document that holds an object (a CRD, a scenario)."""
+    loaded = yaml.safe_load(read_text(relative))
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{relative}: expected one YAML object")
+    return loaded
 
 
 def walk(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:

@@ -70,8 +70,8 @@ def test_crd_columns_come_from_the_product_crd() -> None:
     assert names(table) == ["Name", *[c["name"] for c in crd_columns]]
     assert table["columnDefinitions"][0]["format"] == "name"
     assert [c["type"] for c in table["columnDefinitions"][1:]] == [c["type"] for c in crd_columns]
-    # Only the first match of a JSONPath is printed, as kube-apiserver's CRD table converter does.
-    assert table["rows"][0]["cells"] == ["api-zones", "Deployment", "api", "Adaptive", 30, "2", "5m30s"]
+    # First-Subset-Pods is an integer column: the first subset's replicas.
+    assert table["rows"][0]["cells"] == ["api-zones", "Deployment", "api", "Adaptive", 30, 2, "5m30s"]
     assert table["metadata"] == {"resourceVersion": "42"}
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
 
