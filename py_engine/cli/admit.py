@@ -36,6 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from py_engine.cli.preflight import opa_url
+
 EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
 OPERATIONS = ("CREATE", "DELETE", "EVICT")
 KRUISE_CONFIGMAP = "kruise-configuration"
@@ -72,7 +74,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
                         help="pod field a subset patch may set beyond the default allowlist (repeatable), "
                              "as the webhook's flag")
-    parser.add_argument("--opa-url", help="evaluate the subset policy in an OPA server instead of the embedded engine")
+    parser.add_argument("--opa-url", type=opa_url, metavar="URL",
+                        help="evaluate the subset policy in an OPA server instead of the embedded engine")
     parser.set_defaults(handler=run)
 
 

@@ -166,8 +166,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail("timeouts and the recovery window must be positive")
     if not 0 <= args.metrics_port <= 65535:
         return _fail(f"--metrics-port {args.metrics_port} is not a TCP port")
-    if args.kubeconfig and not os.path.isfile(args.kubeconfig):
-        return _fail(f"cannot read {args.kubeconfig}: no such file")
+    from py_engine.cli.preflight import kube_error_line, kubeconfig_problem
+
+    problem = kubeconfig_problem(args.kubeconfig) if args.kubeconfig else None
+    if problem is not None:
+        return _fail(problem)
 
     from py_engine.controller.leader import LeaderConfig
     from py_engine.controller.loop import LoopOptions
@@ -185,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         client = KubeClient.load(args.kubeconfig, timeout=10)
     except KubeError as exc:
-        return _fail(str(exc))
+        return _fail(kube_error_line(exc, args.kubeconfig))
     if args.once:
         try:
             status = _once(client, options, args.namespace)

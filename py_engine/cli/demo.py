@@ -8,8 +8,9 @@ nodes, the rest on an elastic pool. It scales the Deployment up to 130, then
 down to 110, printing the placement after each, and checks the point of the
 product: the scale-down removed only elastic pods and on-prem stayed full.
 Time is virtual (the same engine as `spreadgate simulate`), so the demo takes
-seconds. Exit status: 0 when the property holds, 1 when it does not, 2 when
-the demo could not run.
+seconds. --port and --webhook-port pin the API server's and the webhook's ports
+on 127.0.0.1 (both pick a free port by default). Exit status: 0 when the property
+holds, 1 when it does not, 2 when the demo could not run (a port in use included).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import logging
 import sys
 import time
 from typing import Any
+
+from py_engine.cli.preflight import port
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 SCENARIO = "elastic-pool.yaml"
@@ -30,6 +33,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--scenario", default=None, metavar="FILE",
                         help=f"the scenario to run (default: the shipped {SCENARIO}, "
                              "manifests/examples/scenarios/ in the repository)")
+    parser.add_argument("--port", type=port, default=0, metavar="PORT",
+                        help="HTTPS port of the embedded API server (default: a free port)")
+    parser.add_argument("--webhook-port", type=port, default=0, metavar="PORT",
+                        help="HTTPS port of the admission webhook (default: a free port)")
     parser.set_defaults(handler=run)
 
 
@@ -62,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     say("starting the embedded cluster, the webhook and the controller ...")
     try:
-        with Stack(scenario.nodes) as stack:
+        with Stack(scenario.nodes, port=args.port, webhook_port=args.webhook_port) as stack:
             say(f"cluster up: {len(scenario.nodes)} nodes, webhook at {stack.hook.url if stack.hook else '?'}")
             runner = ScenarioRun(scenario, stack)
             runner.setup()
@@ -80,7 +87,11 @@ def run(args: argparse.Namespace) -> int:
             after_down = runner.report(2, f"scale to {down}", before)
             say(f"placement after scale-down to {down}:")
             print(_placement(after_down), flush=True)
-    except (StackNotStable, TimeoutError, RuntimeError, OSError) as exc:
+    except OSError as exc:
+        print(f"spreadgate demo: error: the demo could not run: {exc.strerror or exc} "
+              f"(--port {args.port or 'free'}, --webhook-port {args.webhook_port or 'free'})", file=sys.stderr)
+        return EXIT_USAGE
+    except (StackNotStable, TimeoutError, RuntimeError) as exc:
         print(f"spreadgate demo: error: the demo could not run: {exc}", file=sys.stderr)
         return EXIT_USAGE
     removed = [p["subset"] for p in after_down.removed]

@@ -23,6 +23,8 @@ import json
 import sys
 from typing import Any
 
+from py_engine.cli.preflight import opa_url
+
 EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -48,7 +50,8 @@ def register(subparsers: Any) -> None:
         metavar="PATH",
         help="pod field a subset patch may set beyond the default allowlist (repeatable), as the webhook's flag",
     )
-    parser.add_argument("--opa-url", help="evaluate in an OPA server (REST Data API) instead of the embedded engine")
+    parser.add_argument("--opa-url", type=opa_url, metavar="URL",
+                        help="evaluate in an OPA server (REST Data API) instead of the embedded engine")
     parser.add_argument("-o", "--output", choices=("text", "json", "junit", "github"), default="text",
                         help="output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
                              "(default: %(default)s)")

@@ -30,6 +30,8 @@ import threading
 from types import FrameType
 from typing import Any
 
+from py_engine.cli.preflight import opa_url
+
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
@@ -77,7 +79,8 @@ def register(subparsers: Any) -> None:
                         help="request bodies held at once, else 503 (default 8 MiB)")
     limits.add_argument("--max-queued", type=int, default=256, metavar="N",
                         help="complete requests waiting for a worker thread, else 503 (default 256)")
-    parser.add_argument("--opa-url", metavar="URL", help="evaluate Rego on this OPA server instead of in-process")
+    parser.add_argument("--opa-url", metavar="URL", type=opa_url,
+                        help="evaluate Rego on this OPA server instead of in-process")
     parser.add_argument("--on-commit-failure", choices=("deny", "allow-unmodified"), default="deny",
                         help="what to do with a pod whose slot could not be committed in time (default deny)")
     parser.add_argument("--commit-timeout", type=float, default=2.5, metavar="SECONDS",
@@ -133,9 +136,13 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--threads must be at least 1")
     if not 0 < args.commit_timeout < 30:
         return _fail("--commit-timeout must be between 0 and 30 seconds")
-    for path in (() if args.self_signed_ca else (args.cert, args.key)):
-        if not os.path.isfile(path):
-            return _fail(f"cannot read {path}: no such file")
+    from py_engine.cli.preflight import kube_error_line, kubeconfig_problem, one_line, tls_pair_problem
+
+    problem = kubeconfig_problem(args.kubeconfig) if args.kubeconfig else None
+    if problem is None and not args.self_signed_ca:
+        problem = tls_pair_problem(args.cert, args.key)
+    if problem is not None:
+        return _fail(problem)
     if args.self_signed_ca and not args.cert_check_interval > 0:
         return _fail("--cert-check-interval must be positive")
     from py_engine.validation.patch_fields import parse_patch_fields
@@ -179,9 +186,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         hook = Webhook(options)
     except (KubeError, PolicyError, CertError) as exc:
-        return _fail(str(exc))
+        return _fail(kube_error_line(exc, args.kubeconfig) if isinstance(exc, KubeError) else one_line(str(exc)))
     except (OSError, ValueError) as exc:
-        return _fail(f"cannot start: {exc}")
+        return _fail(f"cannot start: {one_line(getattr(exc, 'reason', None) or str(exc))}")
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

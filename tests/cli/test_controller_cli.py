@@ -31,7 +31,7 @@ def test_once_reports_a_failed_sync_with_exit_1(kube_env: KubeEnv, capsys: pytes
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--workers", "0"], "--workers must be at least 1"),
-    (["--kubeconfig", "/nonexistent/kubeconfig"], "cannot read /nonexistent/kubeconfig"),
+    (["--kubeconfig", "/nonexistent/kubeconfig"], "--kubeconfig /nonexistent/kubeconfig: no such file"),
     (["--resync-period", "-1"], "--resync-period must be positive"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

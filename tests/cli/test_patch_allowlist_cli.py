@@ -91,9 +91,12 @@ def test_webhook_flag_reaches_the_service_options(tmp_path: Path, monkeypatch: p
         raise ValueError("not started in this test")
 
     monkeypatch.setattr(webhook.runtime, "Webhook", fake_webhook)
+    from py_engine.sim.tls import CertificateAuthority
+
+    issued = CertificateAuthority("test-ca").issue(dns_names=["localhost"])  # checked before the webhook is built
     cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    cert.write_text("x")
-    key.write_text("x")
+    cert.write_text(issued.cert_pem)
+    key.write_text(issued.key_pem)
     base = ["webhook", "--cert", str(cert), "--key", str(key)]
     assert main([*base, "--allow-patch-field", "spec.nodeSelector", "--allow-patch-field", "spec.containers[]"]) == 2
     assert seen[0].allowed_patch_fields == ("spec.containers[]", "spec.nodeSelector")
