@@ -302,3 +302,45 @@ def test_tls12_offers_only_aead_suites_and_tls13_is_unaffected(served: Served) -
     assert version == "TLSv1.2" and cipher.startswith("ECDHE-") and ("GCM" in cipher or "CHACHA20" in cipher)
     version, cipher = handshake(served.context())
     assert version == "TLSv1.3" and cipher.startswith("TLS_")
+
+
+@pytest.mark.timeout(20)
+def test_keep_alive_and_pipelined_requests_are_answered_in_order(served: Served) -> None:
+    with served.tls() as sock:
+        one = review("first")
+        two = review("second")
+        post = "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n"
+        sock.sendall(post.format(len(one)).encode() + one + post.format(len(two)).encode() + two)
+        received = b""
+        deadline = time.monotonic() + 5
+        while received.count(b'"uid"') < 2 and time.monotonic() < deadline:
+            received += sock.recv(65536)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        status, body = read_response(sock)
+    assert received.count(b"HTTP/1.1 200 OK") == 2 and received.index(b"first") < received.index(b"second")
+    assert status == 200 and body == b"ok\n"
+
+
+@pytest.mark.timeout(30)
+def test_connections_beyond_the_limit_are_closed_on_arrival(tmp_path: Path) -> None:
+    cert, key = write_cert(tmp_path)
+    limits = ServerLimits(handshake_timeout=1.0, max_connections=4)
+    app = create_app(StubService(), metrics=WebhookMetrics())  # type: ignore[arg-type]
+    server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=2, limits=limits).start()
+    served = Served(server, shared_ca().cert_pem)
+    idle = [socket.create_connection(("127.0.0.1", served.port), timeout=2) for _ in range(4)]
+    try:
+        front = server.front
+        assert front is not None
+        wait_until(lambda: len(front.connections) == 4, 5, "four connections held")
+        extra = socket.create_connection(("127.0.0.1", served.port), timeout=2)
+        with extra:
+            wait_until(partial(closed_by_server, extra), 5, "the fifth connection closed")
+        assert front.stats.refused_connections >= 1
+        # The idle ones give their slots back at the handshake deadline; then clients are served again.
+        wait_until(lambda: not front.connections, limits.handshake_timeout + 5, "idle connections closed")
+        assert probe(served) < PROBE_BUDGET
+    finally:
+        for sock in idle:
+            sock.close()
+        server.stop()
