@@ -114,6 +114,9 @@ def _once(client: Any, options: Any, namespace: str | None) -> int:
         detail = (f"status={w.status} costs={w.deletion_cost} adoptions={w.adoption} "
                   f"deleted={w.pod_delete} events={w.event}")
         print(f"{report.key}: {report.outcome} {detail}" + (f" ({report.error})" if report.error else ""))
+        problem = report.result.target_problem if report.result is not None else None
+        if problem is not None:
+            print(f"{report.key}: TargetNotFound ({problem.reason}): {problem.message}")
         failed += report.outcome not in ("synced", "gone")
     print(f"synced {len(reports)} WorkloadSpread(s), {failed} failed", file=sys.stderr)
     return EXIT_FAILED if failed else EXIT_OK

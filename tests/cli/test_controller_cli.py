@@ -21,6 +21,15 @@ def test_once_syncs_every_spread_and_exits_0(kube_env: KubeEnv, capsys: pytest.C
     assert [(s["name"], s["missingReplicas"]) for s in status["subsetStatuses"]] == [("a", 2), ("b", -1)]
 
 
+def test_once_reports_a_missing_target(kube_env: KubeEnv, capsys: pytest.CaptureFixture[str]) -> None:
+    kube_env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}], target="absent"))
+    assert main(["controller", "--kubeconfig", kube_env.kubeconfig, "--once"]) == 0
+    out = capsys.readouterr().out
+    assert "default/ws: TargetNotFound (WorkloadNotFound): target Deployment default/absent (apps/v1) does not exist" in out
+    status = kube_env.client.get(SPREADS, "default", "ws")["status"]
+    assert [(c["type"], c["reason"]) for c in status["conditions"]] == [("TargetNotFound", "WorkloadNotFound")]
+
+
 def test_once_reports_a_failed_sync_with_exit_1(kube_env: KubeEnv, capsys: pytest.CaptureFixture[str]) -> None:
     kube_env.client.create(SPREADS, "default", {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
                                                 "metadata": {"name": "bad", "namespace": "default"},
