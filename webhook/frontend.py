@@ -10,8 +10,10 @@ to the bounded worker pool that runs the WSGI app (`webhook.wsgi_call`).
 Bounds (`webhook.limits.ServerLimits`): open connections (more are closed as
 they arrive, before any handshake), request head size (431), body size (413,
 refused from `Content-Length` before the body is read), bytes of bodies held at
-once (503 with `Retry-After`, refused before they are read) and requests
-waiting for a worker (503). A connection is read no further while its request
+once and large bodies held at once (503 with `Retry-After`, refused before
+they are read: decoding a multi-megabyte review holds the interpreter lock, so
+two at once would delay every other answer) and requests waiting for a worker
+(503). A connection is read no further while its request
 is being answered (flow control), so a pipelining client holds one request's
 bytes at most.
 
@@ -73,10 +75,13 @@ class FrontEnd:
         self.stats = FrontEndStats()
         self.connections: set[Connection] = set()
         self.pending = 0
+        self.large_bodies = 0
         """Requests handed to the worker pool and not answered yet (running + queued)."""
         bound = sock.getsockname()
         self.server_address = (str(bound[0]), int(bound[1]))
         self._server: asyncio.base_events.Server | None = None
+        self.serving = threading.Event()
+        """Set once the loop accepts connections (`stop()` before that would race the start)."""
         self._stopped = threading.Event()
 
     # -- lifecycle (any thread) ---------------------------------------------------------------
@@ -87,6 +92,7 @@ class FrontEnd:
         try:
             self._server = self.loop.run_until_complete(
                 self.loop.create_server(lambda: Connection(self), sock=self.sock, backlog=self.limits.max_connections))
+            self.serving.set()
             self.loop.run_forever()
         finally:
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
@@ -121,13 +127,20 @@ class FrontEnd:
     # -- budgets (loop thread) ----------------------------------------------------------------
 
     def take_bytes(self, count: int) -> bool:
+        """Reserve `count` body bytes; False when the byte budget or the large-body slots are taken."""
         if self.stats.inflight_bytes + count > self.limits.max_inflight_bytes:
             return False
+        if count >= self.limits.large_body_bytes:
+            if self.large_bodies >= self.limits.max_large_bodies:
+                return False
+            self.large_bodies += 1
         self.stats.inflight_bytes += count
         self.stats.peak_inflight_bytes = max(self.stats.peak_inflight_bytes, self.stats.inflight_bytes)
         return True
 
     def give_bytes(self, count: int) -> None:
+        if count >= self.limits.large_body_bytes:
+            self.large_bodies -= 1
         self.stats.inflight_bytes -= count
 
     def queue_full(self) -> bool:

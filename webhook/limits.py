@@ -38,6 +38,10 @@ class ServerLimits:
     """Largest request body: more gets 413 without being read."""
     max_inflight_bytes: int = 8 * MIB
     """Bodies held at once, from the head until the answer is written: more gets 503."""
+    large_body_bytes: int = MIB
+    """A body at least this large is "large": decoding it holds the interpreter lock for a long stretch."""
+    max_large_bodies: int = 1
+    """Large bodies held at once: more get 503. No storable pod is that large (etcd takes 1.5 MiB per object)."""
     max_queued: int = 256
     """Complete requests waiting for a worker thread beyond those running: more gets 503."""
     grace: float = 10.0

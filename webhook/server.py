@@ -110,6 +110,8 @@ class TLSServer:
         self.front = FrontEnd(self.app, self.context, sock, threads=self.threads, limits=self.limits)
         self._thread = threading.Thread(target=self.front.run, daemon=True, name="webhook-server")
         self._thread.start()
+        if not self.front.serving.wait(10):
+            raise OSError(f"the HTTPS front end on {self.host}:{self.port} did not start")
         self.reloader.start()
         return self
 
