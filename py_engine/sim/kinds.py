@@ -296,6 +296,13 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
             causes.append(("spec.selector", "FieldValueInvalid", f"Invalid value: {sel!r}: field is immutable"))
     elif kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         causes += _validate_webhooks(obj)
+    elif kind == "ControllerRevision":
+        revision = obj.get("revision", 0)
+        if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
+            causes.append(("revision", "FieldValueInvalid",
+                           f"Invalid value: {revision!r}: must be greater than or equal to 0"))
+        if old is not None and obj.get("data") != old.get("data"):
+            causes.append(("data", "FieldValueInvalid", "Invalid value: field is immutable"))
     elif kind == "CustomResourceDefinition":
         causes += _validate_crd(obj)
     return causes
