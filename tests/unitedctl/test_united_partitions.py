@@ -3,6 +3,7 @@ each subset keeps `partition` pods on the old revision until the partition is lo
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -55,3 +56,22 @@ def test_template_update_respects_partitions_then_completes() -> None:
         status = ud(stack, "db")["status"]
         assert status["currentRevision"] == status["updatedRevision"]
         assert len(stack.api.list("apps/v1/controllerrevisions", "default")["items"]) == 2
+
+
+def test_rollback_renumbers_the_old_revision_instead_of_creating_one() -> None:
+    with Stack(pools("a", "b")) as stack:
+        stack.create(UDS, united("db", 3, AB, kind="statefulSetTemplate"))
+        stack.settle()
+        first = ud(stack, "db")["status"]["updatedRevision"]
+        original = ud(stack, "db")["spec"]["template"]["statefulSetTemplate"]
+        changed = json.loads(json.dumps(original))
+        changed["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
+        for template in (changed, original):
+            stack.api.patch(UDS, "default", "db", {"spec": {"template": {"statefulSetTemplate": template}}}, "merge")
+            stack.settle(max_advance=300)
+        revisions = {r["metadata"]["name"]: r["revision"]
+                     for r in stack.api.list("apps/v1/controllerrevisions", "default")["items"]}
+        assert len(revisions) == 2 and revisions[first] == 3
+        status = ud(stack, "db")["status"]
+        assert status["updatedRevision"] == first == status["currentRevision"]
+        assert images(stack) == {("a", "nginx:1.27"): 3}
