@@ -1,7 +1,9 @@
 """The whole product on the embedded cluster in one process: cluster, webhook, controller.
 
 `Stack` starts the embedded API server over HTTPS (with a kubeconfig), installs
-the WorkloadSpread CRD from `manifests/base/crd.yaml`, starts the real webhook
+the WorkloadSpread CRD from `manifests/base/crd.yaml` (and, unless `united=False`,
+the UnitedDeployment CRD, minimal Kruise CloneSet/StatefulSet CRDs and the
+UnitedDeployment controller beside the WorkloadSpread one), starts the real webhook
 on 127.0.0.1 with a certificate from a throwaway CA and registers it, and runs
 the real controller loop. Two modes:
 

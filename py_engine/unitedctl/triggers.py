@@ -11,7 +11,8 @@
   pods stuck Pending; here the Adaptive verdicts also follow the pods.
 * A node event that changes scheduling facts (labels, taints, cordoning,
   allocatable, conditions) enqueues every Adaptive UnitedDeployment, and so
-  does a pod being bound or released: node fit reads both.
+  does a pod starting or stopping to hold a node's resources (bound, finished,
+  deleted): node fit reads both.
 """
 
 from __future__ import annotations
@@ -71,6 +72,15 @@ def _node_facts(node: Mapping[str, Any] | None) -> Any:
             conditions)
 
 
+def _holds_resources(pod: Mapping[str, Any] | None) -> Any:
+    """What the node inventory reads of a pod: the node it is bound to while it holds resources."""
+    if pod is None:
+        return None
+    node = (pod.get("spec") or {}).get("nodeName")
+    phase = (pod.get("status") or {}).get("phase")
+    return node if node and phase not in ("Succeeded", "Failed") else None
+
+
 def _key(ud: Mapping[str, Any]) -> str:
     return f"{meta(ud).get('namespace') or ''}/{meta(ud).get('name') or ''}"
 
@@ -109,10 +119,7 @@ class UnitedTriggers:
     def _on_pod(self, event: str, pod: JSON, old: JSON | None) -> None:
         if event == "MODIFIED" and _pod_facts(pod) == _pod_facts(old):
             return
-        placed_changed = event != "MODIFIED" or (pod.get("spec") or {}).get("nodeName") != (
-            (old or {}).get("spec") or {}).get("nodeName") or meta(pod).get("deletionTimestamp") != meta(
-            old or {}).get("deletionTimestamp")
-        if placed_changed and (pod.get("spec") or {}).get("nodeName"):
+        if _holds_resources(pod) != _holds_resources(old):
             self.inventory_changed()
             for ud in self.source.ud_cache.list():
                 if _adaptive(ud):
