@@ -84,7 +84,7 @@ def test_custom_resources_list_and_get_as_tables(apiserver: ApiServer, http: url
     assert status == 200 and ctype == TABLE and table["kind"] == "Table"
     assert [c["name"] for c in table["columnDefinitions"]][:3] == ["Name", "Workload-Kind", "Workload"]
     assert table["rows"][0]["cells"][:3] == ["s1", "Deployment", "api"]
-    assert table["rows"][0]["cells"][5] == "1"
+    assert table["rows"][0]["cells"][5] == 1  # First-Subset-Pods is an integer column
     one = get(http, "/apis/spreadgate.dev/v1alpha1/namespaces/default/workloadspreads/s1?includeObject=Object",
               TABLE)[2]
     assert one["rows"][0]["object"]["spec"]["subsets"][0]["name"] == "a"
