@@ -18,6 +18,7 @@ import yaml
 from py_engine.cli.harness import Stack, poll
 from py_engine.controller.loop import LoopOptions
 from py_engine.unitedctl.loop import UnitedOptions
+from py_engine.unitedctl.nodefit import NODE_FIT_ANNOTATION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unitedctl"))
 from united_kit import UDS, pods_per_subset, pools, scale, term, united
@@ -87,3 +88,16 @@ def test_kubectl_scale_sgud(tmp_path: Path) -> None:
         table = poll(lambda: (t := kubectl("get", "sgud", "web").split("\n")) and t[1].split()[:5] == [
             "web", "5", "5", "5", "5"] and t, 60, "kubectl get sgud to print 5 ready")
         assert table[0].split()[:5] == ["NAME", "DESIRED", "CURRENT", "UPDATED", "READY"]
+
+
+def test_kruise_timing_in_real_time_moves_the_share_after_the_critical_time(tmp_path: Path) -> None:
+    quick = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 2, "unschedulableDuration": 600}}
+    with Stack(pools("on-prem", "elastic", taint="on-prem"), virtual=False, workdir=tmp_path,
+               options=LoopOptions(resync_seconds=3600),
+               united_options=UnitedOptions(resync_seconds=3600)) as stack:
+        stack.create(UDS, united("web", 4, SUBSETS, schedule=quick, annotations={NODE_FIT_ANNOTATION: "false"}))
+        poll(lambda: pods_per_subset(stack, "web") == {"on-prem": 3, "elastic": 1}, 30,
+             "on-prem's share created, Pending")
+        poll(lambda: pods_per_subset(stack, "web") == {"elastic": 4}, 30, "the share moved after 2 s")
+        entry = stack.api.get(UDS, "default", "web")["status"]["subsetStatuses"][0]
+        assert entry["name"] == "on-prem" and entry["conditions"][0]["status"] == "False"
