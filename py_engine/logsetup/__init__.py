@@ -108,7 +108,7 @@ def configure(level: str = DEFAULT_LEVEL, fmt: str = DEFAULT_FORMAT, stream: Tex
     # The Kubernetes client and urllib3 log every retry at INFO/WARNING; keep them at WARNING
     # unless debugging, so the daemons' own events stay readable.
     quiet = logging.DEBUG if level == "debug" else logging.WARNING
-    for noisy in ("urllib3", "kubernetes", "werkzeug", "cheroot"):
+    for noisy in ("urllib3", "kubernetes", "werkzeug"):
         logging.getLogger(noisy).setLevel(quiet)
 
 
