@@ -1,13 +1,20 @@
 """The Flask app: AdmissionReview over HTTP, probes and metrics.
 
 Routes: `POST /mutate/pods`, `POST /validate/pods` (DELETE + eviction),
-`POST /validate/workloadspreads`, `POST /validate/uniteddeployments`, `GET /healthz`, `GET /readyz` (caches
-synced), `GET /metrics`. HTTP-level rules (controller-runtime's): the body is
+`POST /validate/workloadspreads`, `POST /validate/uniteddeployments`, `GET /healthz` (liveness only),
+`GET /readyz` (caches synced and policy engine answering, webhook/readiness.py; 503 with the reason
+otherwise), `GET /metrics`. HTTP-level rules (controller-runtime's): the body is
 capped (3 MiB, the API server's own request limit -> 413), must be `application/json` (else 415), must be an
 AdmissionReview (else 400 with a message). A well-formed review always gets a
 200 AdmissionReview answer echoing its uid, even when the service crashes
 (then a denial with code 500 and no traceback), like controller-runtime's
 panic recovery.
+
+Every answered review is one log record (`_log_decision`), with the fields operation, uid, namespace,
+pod, spread, subset, decision and duration_ms: a denial at warning (error when its code is 5xx, a
+policy engine or a crash), an admission the webhook could not record (commit-failed) or whose subset
+patch was refused at warning, every other admission at debug. Nothing below the app logs a
+decision, so each is logged once (docs/operations.md, "Logs").
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from typing import Any
 from flask import Flask, Response, request
 
 from py_engine.admission.service import AdmissionService, Decision
+from py_engine.logsetup import fields
+from py_engine.policy import PolicyError
 from py_engine.validation.uniteddeployment import UdReviewResult, review_uniteddeployment
 from webhook.limits import API_SERVER_REQUEST_LIMIT
 from webhook.metrics import WebhookMetrics
@@ -45,15 +54,61 @@ def _ud_decision(result: UdReviewResult) -> Decision:
     return Decision(result.allowed, result.outcome, code=result.code, message=result.message, reason=result.reason)
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _subject(path: str, req: Mapping[str, Any]) -> dict[str, Any]:
+    """The structured fields naming what a review is about (any field may be absent or malformed)."""
+    obj = req.get("object") if isinstance(req.get("object"), Mapping) else req.get("oldObject")
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = _text(req.get("name")) or _text(meta.get("name"))
+    if name is None and _text(meta.get("generateName")):
+        name = f"{meta['generateName']}*"  # the API server names it after admission
+    operation = _text(req.get("operation"))
+    sub = _text(req.get("subResource"))
+    subject: dict[str, Any] = {"operation": f"{operation} {sub}" if operation and sub else operation,
+                               "uid": _text(req.get("uid")),
+                               "namespace": _text(req.get("namespace")) or _text(meta.get("namespace"))}
+    key = {"/validate/workloadspreads": "spread", "/validate/uniteddeployments": "uniteddeployment"}.get(path, "pod")
+    subject[key] = name
+    return subject
+
+
+def _log_decision(path: str, subject: Mapping[str, Any], decision: Decision, duration: float) -> None:
+    """One record per answered review (see the module docstring for the levels)."""
+    extra = dict(subject)
+    extra.setdefault("spread", decision.audit.get("workloadspread"))
+    extra.update(subset=decision.audit.get("subset"), decision=decision.outcome,
+                 duration_ms=round(duration * 1000, 3), webhook=path)
+    if not decision.allowed:
+        level = logging.ERROR if decision.code >= 500 else logging.WARNING
+        extra.update(code=decision.code, reason=decision.reason or None, cause=decision.message)
+        log.log(level, "admission denied: %s", decision.message, extra=fields(**extra))
+    elif decision.outcome in ("commit-failed", "patch-refused"):
+        cause = "; ".join(decision.warnings) or decision.message
+        log.warning("admitted with a problem: %s", cause, extra=fields(**extra, cause=cause))
+    elif log.isEnabledFor(logging.DEBUG):
+        log.debug("admission %s", decision.outcome, extra=fields(**extra))
+
+
 def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = None,
                ready: Callable[[], bool] | None = None, max_body: int = MAX_BODY_BYTES,
-               extra_routes: Mapping[str, Handler] | None = None) -> Flask:
-    """The webhook app over `service`. `ready` decides /readyz (default: the service's caches)."""
+               extra_routes: Mapping[str, Handler] | None = None,
+               readiness: Callable[[], str | None] | None = None) -> Flask:
+    """The webhook app over `service`. `readiness` decides /readyz: None when ready, else the
+    reason (webhook/readiness.py); without it, `ready` (default: the service's caches)."""
     app = Flask("spreadgate-webhook")
     app.config["MAX_CONTENT_LENGTH"] = max_body
     metrics = metrics or WebhookMetrics()
     app.extensions["spreadgate_metrics"] = metrics
     is_ready = ready or service.view.ready
+
+    def caches_only() -> str | None:
+        return None if is_ready() else "watch caches not synced"
+
+    not_ready = readiness or caches_only
     handlers: dict[str, Handler] = {
         "/mutate/pods": service.mutate_pod,
         "/validate/pods": service.validate_pod,
@@ -68,14 +123,14 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
         handler = handlers[path]
         code = 200
         try:
-            response = _admit(handler, path)
+            response = _admit(handler, path, started)
             code = response.status_code
             return response
         finally:
             metrics.latency.observe(time.perf_counter() - started, webhook=path)
             metrics.requests.inc(webhook=path, code=str(code))
 
-    def _admit(handler: Handler, path: str) -> Response:
+    def _admit(handler: Handler, path: str, started: float) -> Response:
         content_type = (request.mimetype or "").lower()
         if content_type != "application/json":
             return _problem(415, f"unsupported Content-Type {request.content_type or '(none)'!r}; "
@@ -95,10 +150,16 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
         try:
             decision = handler(req)
         except Exception as exc:  # panic recovery: a denial that still echoes the uid
-            log.exception("admission handler %s failed", path)
+            extra = fields(**_subject(path, req), decision="error", code=500, webhook=path,
+                           duration_ms=round((time.perf_counter() - started) * 1000, 3), cause=str(exc))
+            if isinstance(exc, PolicyError):  # the engine's own words are the cause; no traceback
+                log.error("admission denied: policy engine error: %s", exc, extra=extra)
+            else:
+                log.exception("admission handler %s crashed", path, extra=extra)
             metrics.decisions.inc(webhook=path, outcome="error")
             return _json(error_response(api_version, uid, 500, f"internal error: {type(exc).__name__}: {exc}"))
         metrics.decisions.inc(webhook=path, outcome=decision.outcome)
+        _log_decision(path, _subject(path, req), decision, time.perf_counter() - started)
         return _json(review_response(api_version, uid, decision))
 
     for path in handlers:
@@ -110,9 +171,10 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
 
     @app.get("/readyz")
     def readyz() -> Response:
-        if is_ready():
+        reason = not_ready()
+        if reason is None:
             return Response("ok\n", mimetype="text/plain")
-        return Response("caches not synced\n", status=503, mimetype="text/plain")
+        return Response(f"not ready: {reason}\n", status=503, mimetype="text/plain")
 
     @app.get("/metrics")
     def metrics_view() -> Response:

@@ -22,6 +22,7 @@ from webhook.app import create_app
 from webhook.certs import SelfManagedCA, SelfSignedOptions
 from webhook.limits import ServerLimits
 from webhook.metrics import WebhookMetrics
+from webhook.readiness import Readiness
 from webhook.server import TLSServer
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,8 @@ class WebhookOptions:
 
 class Webhook:
     """A running webhook process (in this process's threads). `start()` returns once
-    the server listens; readiness (`/readyz`) follows the caches' first sync."""
+    the server listens; readiness (`/readyz`) follows the caches' first sync and the
+    policy engine's health (webhook/readiness.py)."""
 
     def __init__(self, options: WebhookOptions, *, clock: Clock | None = None,
                  client: KubeClient | None = None, engine: PolicyEngine | None = None) -> None:
@@ -84,8 +86,9 @@ class Webhook:
                                         decision_cache=self.decision_cache)
         self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
                                         lambda: 1.0 if self.view.ready() else 0.0))
+        self.readiness = Readiness(self.view.ready, base_engine)
         self.app = create_app(self.service, metrics=self.metrics, extra_routes=options.extra_routes,
-                              max_body=options.limits.max_body_bytes)
+                              max_body=options.limits.max_body_bytes, readiness=self.readiness.problem)
         self.ca: SelfManagedCA | None = None
         if options.self_signed is not None:  # the files must exist before the TLS server loads them
             self.ca = SelfManagedCA(self.client, options.self_signed, cert_file=options.cert_file,

@@ -3,8 +3,13 @@
 Paths: `POST /mutate/pods` (pod CREATE: choose a subset, reserve the slot in
 the WorkloadSpread status, patch the pod), `POST /validate/pods` (pod DELETE
 and `pods/eviction` CREATE: record deletingPods), `POST
-/validate/workloadspreads`, `GET /healthz`, `GET /readyz` (watch caches
-synced), `GET /metrics` (Prometheus).
+/validate/workloadspreads`, `GET /healthz` (liveness), `GET /readyz` (watch
+caches synced and the policy engine answering; 503 with the reason
+otherwise), `GET /metrics` (Prometheus).
+
+Logs go to stderr (`--log-level`, `--log-format text|json`, shared with
+`spreadgate controller`): every denial and error at warning/error with its
+cause, every admission at debug (docs/operations.md, "Logs").
 
 The certificate and key files are reloaded when they change. Slot
 reservations are committed through the WorkloadSpread status subresource
@@ -23,6 +28,7 @@ configuration, certificate or policies cannot be loaded.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -30,8 +36,10 @@ import threading
 from types import FrameType
 from typing import Any
 
+from py_engine import logsetup
 from py_engine.cli.preflight import opa_url
 
+log = logging.getLogger("spreadgate.webhook")
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
@@ -99,6 +107,7 @@ def register(subparsers: Any) -> None:
                         help="do not cache nodes and pods for Adaptive node-fit simulation")
     parser.add_argument("--no-group-commit", action="store_true",
                         help="write each reservation on its own (one status write per pod)")
+    logsetup.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -130,6 +139,7 @@ def _own_namespace() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    logsetup.configure_from(args)
     if not 1 <= args.port <= 65535 and args.port != 0:
         return _fail(f"--port {args.port} is not a TCP port")
     if args.threads < 1:
@@ -201,10 +211,14 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         hook.stop()
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")
-    print(f"spreadgate webhook: serving on {hook.url}", file=sys.stderr, flush=True)
+    # tests/webhook_testkit.py reads the URL from this line (`serving on (https://\S+)`): keep a space after it.
+    log.info("serving on %s with %d worker threads", hook.url, args.threads,
+             extra=logsetup.fields(policy_engine="opa" if args.opa_url else "embedded",
+                                   on_commit_failure=args.on_commit_failure, group_commit=not args.no_group_commit))
     try:
         while not stop.wait(0.5):
             pass
     finally:
+        log.info("stopping")
         hook.stop()
     return EXIT_OK

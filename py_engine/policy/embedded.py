@@ -92,6 +92,15 @@ class EmbeddedEngine:
         # regorus spells an undefined rule as this JSON string; OPA omits "result".
         return None if raw == UNDEFINED_JSON else json.loads(raw)
 
+    def health(self, timeout: float = 1.0) -> str | None:
+        """None: the policies are loaded (they were when the engine was built; this thread's
+        interpreter is built from them if it has none yet). Else why not."""
+        try:
+            self._engine()
+        except PolicyError as exc:
+            return str(exc)
+        return None
+
     def close(self) -> None:
         """Release this thread's interpreter; other threads release theirs when they exit."""
         _drop_current_thread_engine(self._serial)

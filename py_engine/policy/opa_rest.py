@@ -55,5 +55,17 @@ class OpaRestEngine:
             raise PolicyError(f"OPA answered an unexpected document for {rule}")
         return normalise_result(payload.get("result"))
 
+    def health(self, timeout: float = 1.0) -> str | None:
+        """None when OPA answers `GET /health` with 200 within `timeout` seconds, else why not
+        (the webhook's readiness check, webhook/readiness.py)."""
+        try:
+            response = self._http.request("GET", f"{self._base_url}/health",
+                                          timeout=urllib3.Timeout(total=timeout), preload_content=True)
+        except urllib3.exceptions.HTTPError as exc:
+            return f"OPA at {self._base_url} unreachable: {exc}"
+        if response.status != 200:
+            return f"OPA at {self._base_url} answered {response.status} to GET /health"
+        return None
+
     def close(self) -> None:
         self._http.clear()

@@ -1,0 +1,96 @@
+"""The webhook as deployed: `/readyz` over HTTPS with a dead OPA and with the embedded engine,
+and `spreadgate webhook --log-format json --log-level debug` writing one JSON object per line."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import urllib3
+from webhook_testkit import KubeEnv, WebhookProcess, kube_env, shared_ca, wait_until, write_cert  # noqa: F401
+
+from webhook.runtime import Webhook, WebhookOptions
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+
+@pytest.fixture
+def env(request: pytest.FixtureRequest) -> KubeEnv:
+    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
+    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+
+
+def dead_opa_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def https() -> urllib3.PoolManager:
+    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem, retries=False,
+                               timeout=urllib3.Timeout(total=10))
+
+
+@pytest.mark.parametrize("opa", [False, True], ids=["embedded", "dead-opa"])
+def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path: Path, opa: bool) -> None:
+    cert, key = write_cert(tmp_path)
+    url = dead_opa_url() if opa else None
+    hook = Webhook(WebhookOptions(cert_file=cert, key_file=key, kubeconfig=env.kubeconfig, host="127.0.0.1",
+                                  port=0, threads=4, opa_url=url, node_simulation=False, watch_timeout_seconds=30))
+    http = https()
+    try:
+        hook.start()
+        assert hook.view.wait_ready(20)
+        resp = http.request("GET", hook.url + "/readyz")
+        if opa:
+            assert resp.status == 503
+            assert f"policy engine unreachable: OPA at {url} unreachable" in resp.data.decode()
+        else:
+            assert (resp.status, resp.data) == (200, b"ok\n")
+        assert http.request("GET", hook.url + "/healthz").status == 200
+    finally:
+        http.clear()
+        hook.stop()
+
+
+def pod_review(uid: str) -> dict[str, Any]:
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": uid, "operation": "CREATE", "namespace": "default", "name": f"p-{uid}",
+                        "resource": {"group": "", "version": "v1", "resource": "pods"},
+                        "object": {"metadata": {"name": f"p-{uid}", "namespace": "default"}}}}
+
+
+def test_json_logs_parse_and_show_every_admission_at_debug(env: KubeEnv, tmp_path: Path) -> None:
+    cert, key = write_cert(tmp_path)
+    proc = WebhookProcess(env.kubeconfig, cert, key, tmp_path / "webhook.log",
+                          "--log-format", "json", "--log-level", "debug", "--opa-url", dead_opa_url())
+    http = https()
+    try:
+        reason = "not ready: policy engine unreachable: OPA at http://127.0.0.1:"
+        wait_until(lambda: http.request("GET", proc.url + "/readyz").data.decode().startswith(reason) or None,
+                   30, "readyz to name the dead OPA only")
+        for i in range(3):
+            resp = http.request("POST", proc.url + "/mutate/pods", body=json.dumps(pod_review(f"u{i}")),
+                                headers={"Content-Type": "application/json"})
+            assert resp.status == 200
+        wait_until(lambda: proc.text().count('"uid":"u') == 3 or None, 10, "three admission lines")
+        proc.proc.send_signal(signal.SIGTERM)  # a clean exit, so the "stopping" line is written too
+        assert proc.proc.wait(15) == 0
+        text = proc.text()
+    finally:
+        http.clear()
+        proc.stop()
+    entries = [json.loads(line) for line in text.splitlines() if line.strip()]
+    assert all({"ts", "level", "logger", "msg"} <= e.keys() for e in entries)
+    assert any(e["msg"].startswith("serving on https://") for e in entries) and entries[-1]["msg"] == "stopping"
+    admissions = [e for e in entries if e.get("uid", "").startswith("u")]
+    assert [(e["level"], e["operation"], e["pod"], e["decision"]) for e in admissions] == [
+        ("debug", "CREATE", f"p-u{i}", "skipped") for i in range(3)]
+    assert all(isinstance(e["duration_ms"], float) for e in admissions)
+    readiness = [e for e in entries if e["logger"] == "webhook.readiness"]
+    assert {e["level"] for e in readiness} == {"warning"} and "OPA at http://127.0.0.1:" in readiness[-1]["reason"]
