@@ -32,7 +32,7 @@ from py_engine.controller.target import TARGET_FOUND
 from py_engine.controller.triggers import spread_key
 from py_engine.controller.views import view_for
 from py_engine.controller.workqueue import RateLimit, WorkQueue
-from py_engine.controller.writer import EventRecorder, WriteCounts, Writer
+from py_engine.controller.writer import EventRecorder, WriteCounts, WriteFailed, Writer
 from py_engine.k8s.clock import Clock
 from py_engine.kube import Conflict, KubeClient, KubeError
 from py_engine.logsetup import fields
@@ -116,15 +116,23 @@ class SpreadController:
     def process(self, key: str) -> SyncReport:
         """Sync a key taken from the queue, record metrics, requeue as the outcome says."""
         started = time.monotonic()
+        namespace, _, name = key.partition("/")
         try:
             report = self.sync(key)
-        except Conflict as exc:
+        except Conflict as exc:  # a stale status: expected while the webhook writes too; requeued
+            log.debug("status write conflict, requeued: %s", exc, extra=fields(
+                namespace=namespace, spread=name, write="status", cause=str(exc)))
             report = SyncReport(key, "conflict", error=str(exc))
+        except WriteFailed as exc:  # logged here only: the writer raises, never logs
+            log.warning("%s write failed: %s", exc.kind, exc.cause, extra=fields(
+                namespace=namespace, spread=name, pod=exc.pod, write=exc.kind, cause=str(exc.cause)))
+            report = SyncReport(key, "error", error=str(exc))
         except (KubeError, ReconcileError) as exc:
-            log.warning("sync %s failed: %s", key, exc)
+            log.warning("sync failed: %s", exc, extra=fields(namespace=namespace, spread=name, cause=str(exc)))
             report = SyncReport(key, "error", error=str(exc))
         except Exception as exc:  # a bug in one sync must not kill the worker
-            log.exception("sync %s crashed", key)
+            log.exception("sync crashed", extra=fields(namespace=namespace, spread=name,
+                                                       cause=f"{type(exc).__name__}: {exc}"))
             report = SyncReport(key, "error", error=f"{type(exc).__name__}: {exc}")
         finally:
             self.metrics.sync_duration.observe(time.monotonic() - started)

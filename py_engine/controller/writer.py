@@ -13,6 +13,9 @@ Adaptive rescheduling deletes; Events last and best-effort. Why each rule:
   older object). On success the written object goes back into the source.
 * A pod that disappeared under a patch or delete (404) is simply skipped: the
   next sync will not see it.
+* Any other failed write is raised as `WriteFailed` (which write, which pod,
+  the API's error), which the loop logs once with those fields; a failed Event
+  is logged here, once, and never raised.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from py_engine.controller.sources import Source, meta
 from py_engine.k8s.clock import Clock
 from py_engine.k8s.timeutil import format_micro_time, format_time
 from py_engine.kube import PODS, Conflict, KubeClient, KubeError, NotFound, Resource
+from py_engine.logsetup import fields
 from py_engine.model import DELETION_COST_ANNOTATION
 from py_engine.model.resource import SPREADS
 
@@ -40,6 +44,15 @@ log = logging.getLogger(__name__)
 EVENTS = Resource("", "v1", "events", True, "Event")
 COMPONENT = "spreadgate-controller"
 _SEQ = itertools.count(1)
+
+
+class WriteFailed(KubeError):
+    """A write of one sync failed: `kind` (adoption, deletion_cost, status, pod_delete), the
+    `pod` it was for (None for the status) and the API's error, `cause`."""
+
+    def __init__(self, kind: str, pod: str | None, cause: KubeError) -> None:
+        super().__init__(cause.status, cause.reason, cause.message, cause.body)
+        self.kind, self.pod, self.cause = kind, pod, cause
 
 
 @dataclass
@@ -84,7 +97,8 @@ class EventRecorder:
         try:
             self.client.create(EVENTS, ns, body)
         except KubeError as exc:
-            log.warning("event %s on %s/%s not recorded: %s", event.reason, ns, name, exc)
+            log.warning("event %s not recorded: %s", event.reason, exc, extra=fields(
+                namespace=ns, spread=name, write="event", event=event.reason, cause=str(exc)))
             return False
         return True
 
@@ -97,16 +111,17 @@ class Writer:
         self.client, self.source, self.metrics, self.recorder = client, source, metrics, recorder
 
     def apply(self, spread: Mapping[str, Any], result: SyncResult) -> WriteCounts:
-        """Write the differences; raises `Conflict` on a stale status, `KubeError` on other failures."""
+        """Write the differences; raises `Conflict` on a stale status, `WriteFailed` on other failures."""
         ns = str(meta(spread).get("namespace") or "default")
         counts = WriteCounts()
         for adoption in result.adoptions:
-            if self._pod_write(lambda a=adoption: self.client.patch(PODS, ns, a.pod, a.patch, "strategic")):
+            if self._pod_write("adoption", adoption.pod,
+                               lambda a=adoption: self.client.patch(PODS, ns, a.pod, a.patch, "strategic")):
                 counts.adoption += 1
                 self.metrics.writes.inc(kind="adoption")
         for name, value in sorted(result.cost_patches.items()):
             patch = {"metadata": {"annotations": {DELETION_COST_ANNOTATION: value}}}
-            if self._pod_write(lambda n=name, p=patch: self.client.patch(PODS, ns, n, p, "merge")):
+            if self._pod_write("deletion_cost", name, lambda n=name, p=patch: self.client.patch(PODS, ns, n, p, "merge")):
                 counts.deletion_cost += 1
                 self.metrics.writes.inc(kind="deletion_cost")
         if result.status_changed:
@@ -116,7 +131,7 @@ class Writer:
         uids = {str(meta(p).get("name")): meta(p).get("uid") for p in result.pods}
         for name in result.pods_to_delete:
             uid = uids.get(name)
-            if self._pod_write(lambda n=name, u=uid: self.client.delete(
+            if self._pod_write("pod_delete", name, lambda n=name, u=uid: self.client.delete(
                     PODS, ns, n, preconditions={"uid": str(u)} if u else None)):
                 counts.pod_delete += 1
                 counts.deleted_pods.append(name)
@@ -128,7 +143,7 @@ class Writer:
         return counts
 
     @staticmethod
-    def _pod_write(call: Any) -> bool:
+    def _pod_write(kind: str, pod: str, call: Any) -> bool:
         try:
             call()
         except NotFound:
@@ -137,7 +152,9 @@ class Writer:
             # A uid precondition that failed: the name now belongs to a new pod.
             if "precondition" in exc.message.lower() or "uid" in exc.message.lower():
                 return False
-            raise
+            raise WriteFailed(kind, pod, exc) from exc
+        except KubeError as exc:
+            raise WriteFailed(kind, pod, exc) from exc
         return True
 
     def _write_status(self, spread: Mapping[str, Any], status: dict[str, Any]) -> None:
@@ -152,4 +169,6 @@ class Writer:
         except Conflict:
             self.metrics.conflicts.inc()
             raise
+        except KubeError as exc:
+            raise WriteFailed("status", None, exc) from exc
         self.source.remember(written)

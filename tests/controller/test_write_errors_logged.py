@@ -1,0 +1,101 @@
+"""Every failed controller write (status, pod patch, pod delete, Event) is one log record
+with its cause and the fields spread, namespace, pod and write (docs/operations.md, "Logs")."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+import pytest
+import webhook_testkit
+from webhook_testkit import SPREADS, KubeEnv, spread
+
+from py_engine.controller.loop import SpreadController
+from py_engine.controller.reconcile import reconcile
+from py_engine.controller.sources import ListedSource
+from py_engine.controller.views import view_for
+from py_engine.controller.writer import WriteFailed
+from py_engine.k8s.clock import RealClock
+from py_engine.kube import PODS, REPLICASETS
+from py_engine.logsetup import record_fields
+
+kube_env = webhook_testkit.kube_env  # the fixture, used by name
+pytestmark = pytest.mark.timeout(60)
+
+
+def replicaset() -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": "web", "namespace": "default", "labels": {"pod-template-hash": "h1"}},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}}
+
+
+def pod(name: str, owner_uid: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h1"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
+                                              "uid": owner_uid, "controller": True}]},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}
+
+
+def setup(env: KubeEnv, target: str = "web") -> tuple[SpreadController, ListedSource]:
+    created = env.client.create(REPLICASETS, "default", replicaset())
+    env.client.create(PODS, "default", pod("web-1", created["metadata"]["uid"]))
+    env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 1}, {"name": "b"}],
+                                                       target=target, kind="ReplicaSet"))
+    source = ListedSource(env.client)
+    source.refresh()
+    return SpreadController(env.client, source, RealClock()), source
+
+
+def write_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name.startswith("py_engine.controller") and "write" in record_fields(r)]
+
+
+@pytest.mark.parametrize(("fault", "write", "pod_name"), [
+    ("pods:patch:error500=1", "deletion_cost", "web-1"),
+    ("workloadspreads/status:update:error500=1", "status", None),
+])
+def test_a_failed_write_is_one_warning_with_its_cause(kube_env: KubeEnv, caplog: pytest.LogCaptureFixture,
+                                                      fault: str, write: str, pod_name: str | None) -> None:
+    controller, _ = setup(kube_env)
+    kube_env.faults.set_spec(fault)
+    caplog.set_level(logging.DEBUG)
+    [report] = controller.step()
+    assert report.outcome == "error"
+    [record] = write_records(caplog)
+    got = record_fields(record)
+    assert record.levelno == logging.WARNING and "500" in record.getMessage()
+    assert (got["namespace"], got["spread"], got["write"], got.get("pod")) == ("default", "ws", write, pod_name)
+    assert "500" in got["cause"]
+    # The failure is in that record only: no other record repeats the cause.
+    assert [r for r in caplog.records if r.name.startswith("py_engine") and "500" in r.getMessage()] == [record]
+
+
+def test_a_failed_event_is_one_warning_and_the_sync_goes_on(kube_env: KubeEnv,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    controller, _ = setup(kube_env, target="missing")  # TargetNotFound: an Event to record
+    kube_env.faults.set_spec("events:create:error500=1")
+    caplog.set_level(logging.DEBUG)
+    [report] = controller.step()
+    assert report.outcome == "synced" and report.writes.event == 0
+    [record] = write_records(caplog)
+    got = record_fields(record)
+    assert record.levelno == logging.WARNING
+    assert (got["namespace"], got["spread"], got["write"], got["event"]) == ("default", "ws", "event", "TargetNotFound")
+    assert "500" in got["cause"]
+
+
+def test_a_failed_pod_delete_names_the_pod(kube_env: KubeEnv) -> None:
+    controller, source = setup(kube_env)
+    ws = source.spread("default", "ws")
+    assert ws is not None
+    result = reconcile(ws, view_for(source, ws), RealClock().now())
+    result = dataclasses.replace(result, adoptions=[], cost_patches={}, status_changed=False, events=[],
+                                 pods_to_delete=["web-1"])
+    kube_env.faults.set_spec("pods:delete:error500=1")
+    with pytest.raises(WriteFailed) as failed:
+        controller.writer.apply(ws, result)
+    assert (failed.value.kind, failed.value.pod, failed.value.cause.status) == ("pod_delete", "web-1", 500)
