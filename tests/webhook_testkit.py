@@ -150,7 +150,9 @@ class WebhookProcess:
     def __init__(self, kubeconfig: str, cert: str, key: str, log_path: Path, *extra: str,
                  start_timeout: float = 60) -> None:
         self.log_path = log_path
-        self.log = open(log_path, "w+b")  # noqa: SIM115 - closed in stop()
+        # Append mode: the child shares this file's offset, and `text()` seeks to 0 to read; without
+        # O_APPEND a write landing between that seek and the read would overwrite the file's head.
+        self.log = open(log_path, "a+b")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "py_engine.cli", "webhook", "--kubeconfig", kubeconfig, "--cert", cert,
              "--key", key, "--host", "127.0.0.1", "--port", "0", "--threads", "64",

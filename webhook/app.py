@@ -85,10 +85,10 @@ def _log_decision(path: str, subject: Mapping[str, Any], decision: Decision, dur
     if not decision.allowed:
         level = logging.ERROR if decision.code >= 500 else logging.WARNING
         extra.update(code=decision.code, reason=decision.reason or None, cause=decision.message)
-        log.log(level, "admission denied: %s", decision.message, extra=fields(**extra))
+        log.log(level, "admission denied", extra=fields(**extra))
     elif decision.outcome in ("commit-failed", "patch-refused"):
         cause = "; ".join(decision.warnings) or decision.message
-        log.warning("admitted with a problem: %s", cause, extra=fields(**extra, cause=cause))
+        log.warning("admitted with a problem", extra=fields(**extra, cause=cause))
     elif log.isEnabledFor(logging.DEBUG):
         log.debug("admission %s", decision.outcome, extra=fields(**extra))
 
@@ -153,9 +153,9 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
             extra = fields(**_subject(path, req), decision="error", code=500, webhook=path,
                            duration_ms=round((time.perf_counter() - started) * 1000, 3), cause=str(exc))
             if isinstance(exc, PolicyError):  # the engine's own words are the cause; no traceback
-                log.error("admission denied: policy engine error: %s", exc, extra=extra)
+                log.error("admission denied: policy engine error", extra=extra)
             else:
-                log.exception("admission handler %s crashed", path, extra=extra)
+                log.exception("admission denied: handler crashed", extra=extra)
             metrics.decisions.inc(webhook=path, outcome="error")
             return _json(error_response(api_version, uid, 500, f"internal error: {type(exc).__name__}: {exc}"))
         metrics.decisions.inc(webhook=path, outcome=decision.outcome)

@@ -99,6 +99,6 @@ class Readiness:
         if not changed:
             return
         if reason is not None:
-            log.warning("not ready: %s", reason, extra=fields(reason=reason))
+            log.warning("not ready", extra=fields(reason=reason))
         elif previous is not None:
             log.info("ready: watch caches synced and policy engine answering")

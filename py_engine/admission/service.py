@@ -215,9 +215,11 @@ class AdmissionService:
 
     def _commit_failed(self, exc: CommitFailed, namespace: str, name: str, pod: dict[str, Any]) -> Decision:
         message = f"WorkloadSpread {namespace}/{name}: {exc.message}"
+        audit = {"workloadspread": name}  # names the spread in the webhook's log record too
         if self.config.on_commit_failure == "allow-unmodified":
-            return _without_subset(pod, "commit-failed", (f"{message}; the pod is admitted without a subset",))
-        return deny(500, message, "commit-failed", exc.reason)
+            decision = _without_subset(pod, "commit-failed", (f"{message}; the pod is admitted without a subset",))
+            return replace(decision, audit=audit)
+        return replace(deny(500, message, "commit-failed", exc.reason), audit=audit)
 
     # ----------------------------------------------------- pod DELETE/evict
 
@@ -263,9 +265,9 @@ class AdmissionService:
             return allow("skipped", "WorkloadSpread is gone")
         except (CommitFailed, AdmissionError) as exc:
             message = f"WorkloadSpread {namespace}/{name}: could not record the pod deletion: {exc}"
-            if self.config.deny_deletes_on_failure:
-                return deny(500, message, "commit-failed")
-            return allow("commit-failed", warnings=(message,))
+            failed = (deny(500, message, "commit-failed") if self.config.deny_deletes_on_failure
+                      else allow("commit-failed", warnings=(message,)))
+            return replace(failed, audit={"workloadspread": name})
         if release.spread is None:
             return allow("allowed")
         if not release.freed:  # recorded, but the pod was beyond its subset's cap

@@ -120,15 +120,15 @@ class SpreadController:
         try:
             report = self.sync(key)
         except Conflict as exc:  # a stale status: expected while the webhook writes too; requeued
-            log.debug("status write conflict, requeued: %s", exc, extra=fields(
+            log.debug("status write conflict, requeued", extra=fields(
                 namespace=namespace, spread=name, write="status", cause=str(exc)))
             report = SyncReport(key, "conflict", error=str(exc))
         except WriteFailed as exc:  # logged here only: the writer raises, never logs
-            log.warning("%s write failed: %s", exc.kind, exc.cause, extra=fields(
+            log.warning("%s write failed", exc.kind, extra=fields(
                 namespace=namespace, spread=name, pod=exc.pod, write=exc.kind, cause=str(exc.cause)))
             report = SyncReport(key, "error", error=str(exc))
         except (KubeError, ReconcileError) as exc:
-            log.warning("sync failed: %s", exc, extra=fields(namespace=namespace, spread=name, cause=str(exc)))
+            log.warning("sync failed", extra=fields(namespace=namespace, spread=name, cause=str(exc)))
             report = SyncReport(key, "error", error=str(exc))
         except Exception as exc:  # a bug in one sync must not kill the worker
             log.exception("sync crashed", extra=fields(namespace=namespace, spread=name,

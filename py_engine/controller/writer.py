@@ -97,7 +97,7 @@ class EventRecorder:
         try:
             self.client.create(EVENTS, ns, body)
         except KubeError as exc:
-            log.warning("event %s not recorded: %s", event.reason, exc, extra=fields(
+            log.warning("event %s not recorded", event.reason, extra=fields(
                 namespace=ns, spread=name, write="event", event=event.reason, cause=str(exc)))
             return False
         return True

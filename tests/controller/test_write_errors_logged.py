@@ -67,11 +67,12 @@ def test_a_failed_write_is_one_warning_with_its_cause(kube_env: KubeEnv, caplog:
     assert report.outcome == "error"
     [record] = write_records(caplog)
     got = record_fields(record)
-    assert record.levelno == logging.WARNING and "500" in record.getMessage()
+    assert record.levelno == logging.WARNING and record.getMessage() == f"{write} write failed"
     assert (got["namespace"], got["spread"], got["write"], got.get("pod")) == ("default", "ws", write, pod_name)
     assert "500" in got["cause"]
-    # The failure is in that record only: no other record repeats the cause.
-    assert [r for r in caplog.records if r.name.startswith("py_engine") and "500" in r.getMessage()] == [record]
+    # The failure is in that record only: no other record of ours repeats the cause.
+    assert [r for r in caplog.records if r.name.startswith("py_engine")
+            and "500" in r.getMessage() + str(record_fields(r).get("cause"))] == [record]
 
 
 def test_a_failed_event_is_one_warning_and_the_sync_goes_on(kube_env: KubeEnv,
