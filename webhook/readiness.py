@@ -31,7 +31,7 @@ from py_engine.logsetup import fields
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL = 5.0
-DEFAULT_TIMEOUT = 1.0
+DEFAULT_TIMEOUT = 0.5
 
 
 @runtime_checkable
