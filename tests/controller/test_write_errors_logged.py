@@ -4,13 +4,16 @@ with its cause and the fields spread, namespace, pod and write (docs/operations.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, spread
 
+from py_engine.cli import main
 from py_engine.controller.loop import SpreadController
 from py_engine.controller.reconcile import reconcile
 from py_engine.controller.sources import ListedSource
@@ -100,3 +103,34 @@ def test_a_failed_pod_delete_names_the_pod(kube_env: KubeEnv) -> None:
     with pytest.raises(WriteFailed) as failed:
         controller.writer.apply(ws, result)
     assert (failed.value.kind, failed.value.pod, failed.value.cause.status) == ("pod_delete", "web-1", 500)
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """`main` configures the root logger (py_engine.logsetup); put pytest's handlers back after."""
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    try:
+        yield
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in saved[0]:
+            root.addHandler(handler)
+        root.setLevel(saved[1])
+
+
+def test_the_controller_cli_writes_the_failure_as_one_json_line(
+        kube_env: KubeEnv, capsys: pytest.CaptureFixture[str], restore_logging: None) -> None:
+    setup(kube_env)
+    kube_env.faults.set_spec("workloadspreads/status:update:error500=1")
+    assert main(["controller", "--kubeconfig", kube_env.kubeconfig, "--once", "--log-format", "json",
+                 "--no-united-deployments"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    entries = [json.loads(line) for line in err if line.startswith("{")]
+    assert [line for line in err if not line.startswith("{")] == ["synced 1 WorkloadSpread(s), 1 failed"]
+    [failed] = entries
+    assert {k: failed[k] for k in ("level", "logger", "msg", "namespace", "spread", "write")} == {
+        "level": "warning", "logger": "py_engine.controller.loop", "msg": "status write failed",
+        "namespace": "default", "spread": "ws", "write": "status"}
+    assert "500" in failed["cause"] and failed["ts"].endswith("Z")
