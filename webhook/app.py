@@ -76,9 +76,12 @@ def _subject(path: str, req: Mapping[str, Any]) -> dict[str, Any]:
     return subject
 
 
-def _log_decision(path: str, subject: Mapping[str, Any], decision: Decision, duration: float) -> None:
+def _log_decision(path: str, req: Mapping[str, Any], decision: Decision, duration: float) -> None:
     """One record per answered review (see the module docstring for the levels)."""
-    extra = dict(subject)
+    problem = not decision.allowed or decision.outcome in ("commit-failed", "patch-refused")
+    if not problem and not log.isEnabledFor(logging.DEBUG):
+        return  # the hot path at --log-level info: nothing to build
+    extra = _subject(path, req)
     extra.setdefault("spread", decision.audit.get("workloadspread"))
     extra.update(subset=decision.audit.get("subset"), decision=decision.outcome,
                  duration_ms=round(duration * 1000, 3), webhook=path)
@@ -89,7 +92,7 @@ def _log_decision(path: str, subject: Mapping[str, Any], decision: Decision, dur
     elif decision.outcome in ("commit-failed", "patch-refused"):
         cause = "; ".join(decision.warnings) or decision.message
         log.warning("admitted with a problem", extra=fields(**extra, cause=cause))
-    elif log.isEnabledFor(logging.DEBUG):
+    else:
         log.debug("admission %s", decision.outcome, extra=fields(**extra))
 
 
@@ -159,7 +162,7 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
             metrics.decisions.inc(webhook=path, outcome="error")
             return _json(error_response(api_version, uid, 500, f"internal error: {type(exc).__name__}: {exc}"))
         metrics.decisions.inc(webhook=path, outcome=decision.outcome)
-        _log_decision(path, _subject(path, req), decision, time.perf_counter() - started)
+        _log_decision(path, req, decision, time.perf_counter() - started)
         return _json(review_response(api_version, uid, decision))
 
     for path in handlers:
