@@ -9,10 +9,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from py_engine.admission.committer import Committer, KubeStatusStore
-from py_engine.admission.core import EligibilityCache
+from py_engine.admission.eligibility import EligibilityCache
+from py_engine.admission.nodes import NodeClassCache
+from py_engine.admission.runtime.committer import Committer, KubeStatusStore
+from py_engine.admission.runtime.service_view import ClusterView
 from py_engine.admission.service import AdmissionService, FailureMode, ServiceConfig, TimedEngine
-from py_engine.admission.service_view import ClusterView
 from py_engine.k8s.clock import Clock, RealClock
 from py_engine.kube import KubeClient
 from py_engine.metrics import Gauge
@@ -83,7 +84,7 @@ class Webhook:
                                versioned_kinds=options.versioned_kinds, custom_workloads=options.custom_workloads,
                                allowed_patch_fields=options.allowed_patch_fields)
         self.service = AdmissionService(self.view, self.committer, self.clock, engine=self.engine, config=config,
-                                        decision_cache=self.decision_cache)
+                                        decision_cache=self.decision_cache, node_classes=NodeClassCache())
         self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
                                         lambda: 1.0 if self.view.ready() else 0.0))
         self.readiness = Readiness(self.view.ready, base_engine)

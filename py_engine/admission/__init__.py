@@ -1,40 +1,10 @@
 """Pod admission: tracing a pod to its WorkloadSpread, choosing a subset,
-counting slots, and building the JSON patch. Decisions are pure functions of
-(objects, clock); the committer is the one place that writes.
+counting slots, and building the JSON patch.
 
-The interface lives in `py_engine.admission.core` and is re-exported here.
+Decisions are pure functions of (objects, clock) in the modules of this
+package; `service.AdmissionService` is the one pipeline that chains them, over
+the two ports of `ports` (what it reads, where reservations are committed).
+The I/O behind the webhook's ports lives in `runtime/`; the offline ones
+(`snapshot`, `recording`, `offline`) serve `spreadgate admit` and the tests.
+Import the modules directly; this package re-exports nothing.
 """
-
-from py_engine.admission.core import (
-    AdmissionContext,
-    AdmissionError,
-    CreateReservation,
-    DeleteRelease,
-    EligibilityCache,
-    Lookup,
-    OwnerNotFound,
-    apply_subset_patch,
-    find_annotated_spread,
-    find_spread,
-    inject,
-    make_patch,
-    release_delete,
-    reserve_create,
-)
-
-__all__ = [
-    "AdmissionContext",
-    "AdmissionError",
-    "CreateReservation",
-    "DeleteRelease",
-    "EligibilityCache",
-    "Lookup",
-    "OwnerNotFound",
-    "apply_subset_patch",
-    "find_annotated_spread",
-    "find_spread",
-    "inject",
-    "make_patch",
-    "release_delete",
-    "reserve_create",
-]

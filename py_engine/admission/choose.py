@@ -18,7 +18,7 @@ from typing import Any
 
 from py_engine.admission.context import AdmissionContext
 from py_engine.admission.eligibility import build_eligibility_input, decide_eligibility_cached
-from py_engine.admission.nodes import cached_policy_node_classes, constrained_label_keys
+from py_engine.admission.nodes import constrained_label_keys, policy_node_classes
 from py_engine.admission.statuses import missing_replicas, schedulable
 from py_engine.model import WorkloadSpread
 from py_engine.model.constants import MAX_INT32
@@ -65,7 +65,10 @@ def eligibility(
     if nodes is not None:
         spec_subsets = view.raw.get("spec", {}).get("subsets") or []
         keys, keep_names = constrained_label_keys(pod, spec_subsets)
-        nodes = cached_policy_node_classes(nodes, keys, keep_names=keep_names)
+        if ctx.node_classes is not None:
+            nodes = ctx.node_classes.classes(nodes, keys, keep_names=keep_names)
+        else:
+            nodes = policy_node_classes(nodes, keys, keep_names=keep_names)
     policy_input = build_eligibility_input(pod, view.raw, statuses, nodes)
     nodes_version = getattr(nodes, "version", None) if nodes is not None else None
     decision = decide_eligibility_cached(

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from py_engine.admission.eligibility import EligibilityCache
+from py_engine.admission.nodes import NodeClassCache
 from py_engine.policy import PolicyEngine
 
 Lookup = Callable[[str, str, str, str], "dict[str, Any] | None"]
@@ -75,7 +76,9 @@ class AdmissionContext:
     spreads; `custom_workloads` are whitelist entries
     `{group, kind, replicasPath, subResources: [{group, kind}]}` (Kruise's
     capitalised keys are accepted too); `patch_guard` None applies subset
-    patches unchecked (the webhook and `spreadgate admit` always set one).
+    patches unchecked (the webhook and `spreadgate admit` always set one);
+    `node_classes` remembers node inventories reduced for the policy (None:
+    reduced for every decision).
     """
 
     now: datetime
@@ -87,6 +90,7 @@ class AdmissionContext:
     decision_cache: EligibilityCache | None = None
     fresh_lookup: Lookup | None = None
     patch_guard: PatchCheck | None = None
+    node_classes: NodeClassCache | None = None
 
 
 def no_lookup(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:

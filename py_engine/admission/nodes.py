@@ -154,30 +154,39 @@ def _pareto_front(free_vectors: Iterable[tuple[float, int, int]]) -> list[tuple[
     return front
 
 
-_CLASSES_CACHE_SIZE = 64
-_classes_cache: dict[tuple[str, frozenset[str], bool], NodeInventory] = {}
-_classes_lock = threading.Lock()
+class NodeClassCache:
+    """`policy_node_classes` remembered per (inventory version, label keys, node names kept):
+    the webhook asks for the same reduction for every pod of a burst until a node or a bound
+    pod changes. Owned by whoever runs admissions (the admission service, the UnitedDeployment
+    node-fit check), never process-global. Thread-safe; keeps the `maxsize` newest entries."""
 
+    def __init__(self, maxsize: int = 64) -> None:
+        self.maxsize = max(maxsize, 1)
+        self._entries: dict[tuple[str, frozenset[str], bool], NodeInventory] = {}
+        self._lock = threading.Lock()
 
-def cached_policy_node_classes(
-    inventory: Sequence[Mapping[str, Any]], label_keys: frozenset[str], keep_names: bool
-) -> NodeInventory:
-    """`policy_node_classes`, remembered per inventory version: the webhook asks for the
-    same reduction for every pod of a burst until a node or a bound pod changes."""
-    version = getattr(inventory, "version", None)
-    if not isinstance(version, str):
-        return policy_node_classes(inventory, label_keys, keep_names)
-    key = (version, label_keys, keep_names)
-    with _classes_lock:
-        found = _classes_cache.get(key)
-    if found is not None:
-        return found
-    classes = policy_node_classes(inventory, label_keys, keep_names)
-    with _classes_lock:
-        if len(_classes_cache) >= _CLASSES_CACHE_SIZE:
-            _classes_cache.pop(next(iter(_classes_cache)))  # oldest first
-        _classes_cache[key] = classes
-    return classes
+    def classes(self, inventory: Sequence[Mapping[str, Any]], label_keys: frozenset[str],
+                keep_names: bool) -> NodeInventory:
+        """The reduced inventory; computed once per key (an inventory without a `version`
+        is reduced every time)."""
+        version = getattr(inventory, "version", None)
+        if not isinstance(version, str):
+            return policy_node_classes(inventory, label_keys, keep_names)
+        key = (version, label_keys, keep_names)
+        with self._lock:
+            found = self._entries.get(key)
+        if found is not None:
+            return found
+        classes = policy_node_classes(inventory, label_keys, keep_names)
+        with self._lock:
+            if len(self._entries) >= self.maxsize:
+                self._entries.pop(next(iter(self._entries)))  # oldest first
+            self._entries[key] = classes
+        return classes
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
 
 
 def policy_node_classes(

@@ -1,9 +1,17 @@
 """The admission service: one AdmissionReview `request` in, one `Decision` out.
 
+The one admission pipeline: the webhook and `spreadgate admit` (and the
+reference-vector tests) run this service, over two implementations of each
+port (`py_engine.admission.ports`): the webhook reads watch caches and commits
+through the group committer (`py_engine.admission.runtime`), the offline runs
+read a snapshot and record what would be written (`py_engine.admission.offline`).
+Every guard (operation, resource, namespace, mirror pod, controller owner,
+active pod, dry run) is here and nowhere else.
+
 Three entry points, one per webhook path:
 
 * `mutate_pod` (pod CREATE): trace the pod to its WorkloadSpread through the
-  watch caches, take a slot with `reserve_create` through the group committer
+  reader, take a slot with `reserve_create` through the committer
   (durably written before the answer), inject the subset and diff the patch;
   a subset `patch` the allowlist refuses is left out, with a warning
   (`patch_guard`, policies/validation/patch.rego).
@@ -35,24 +43,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from py_engine.admission.committer import CommitFailed, Committer, SpreadNotFound
-from py_engine.admission.core import (
-    AdmissionContext,
-    AdmissionError,
-    CreateReservation,
-    DeleteRelease,
-    EligibilityCache,
-    OwnerNotFound,
-    find_annotated_spread,
-    find_spread,
-    make_patch,
-    release_delete,
-    reserve_create,
-    without_matched_annotations,
-)
-from py_engine.admission.matched import MATCHED_KEYS, SPREADGATE_KEY
+from py_engine.admission.context import AdmissionContext, AdmissionError, OwnerNotFound, PatchCheck
+from py_engine.admission.eligibility import EligibilityCache
+from py_engine.admission.inject import make_patch
+from py_engine.admission.matched import MATCHED_KEYS, SPREADGATE_KEY, without_matched_annotations
+from py_engine.admission.nodes import NodeClassCache
 from py_engine.admission.patch_guard import PatchGuard, inject_checked
-from py_engine.admission.service_view import ClusterView
+from py_engine.admission.ports import AdmissionReader, CommitFailed, SpreadCommitter, SpreadNotFound
+from py_engine.admission.release import DeleteRelease, find_annotated_spread, release_delete
+from py_engine.admission.reserve import CreateReservation, reserve_create
+from py_engine.admission.tracing import find_spread
+from py_engine.k8s import objects
 from py_engine.k8s.clock import Clock
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
@@ -67,7 +68,12 @@ FAILURE_MODES: tuple[str, ...] = ("deny", "allow-unmodified")
 @dataclass(frozen=True)
 class Decision:
     """An admission answer. `outcome` is the metrics label (patched, allowed, skipped,
-    released, denied, invalid, commit-failed, error)."""
+    released, denied, invalid, commit-failed, error).
+
+    What the webhook answers is `allowed`, `patch`, `warnings`, `code`, `message`, `reason`
+    and `audit`; `spread` (the governing WorkloadSpread's name), `subset` (placed into or
+    released from) and `pod` (the pod as admitted, when patched) are for offline readers
+    (`py_engine.admission.offline`) and are never sent."""
 
     allowed: bool
     outcome: str
@@ -77,6 +83,9 @@ class Decision:
     message: str = ""
     reason: str = ""
     audit: Mapping[str, str] = field(default_factory=dict)
+    spread: str | None = None
+    subset: str | None = None
+    pod: dict[str, Any] | None = None
 
 
 def allow(outcome: str = "allowed", message: str = "", warnings: Sequence[str] = ()) -> Decision:
@@ -96,6 +105,9 @@ class ServiceConfig:
     custom_workloads: tuple[Mapping[str, Any], ...] = ()
     allowed_patch_fields: tuple[str, ...] = ()
     """Pod fields a subset patch may set beyond the default allowlist (policies/validation/patch.rego)."""
+    check_subset_patches: bool = True
+    """Enforce the subset patch allowlist; only the reference-vector tests turn it off
+    (the reference has no allowlist)."""
 
 
 class TimedEngine:
@@ -116,11 +128,6 @@ class TimedEngine:
         self.engine.close()
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, Mapping) else {}
-
-
 def _object(request: Mapping[str, Any], key: str) -> dict[str, Any] | None:
     value = request.get(key)
     return value if isinstance(value, dict) else None
@@ -129,9 +136,14 @@ def _object(request: Mapping[str, Any], key: str) -> dict[str, Any] | None:
 class AdmissionService:
     """See the module docstring. Thread-safe: the webhook calls it from many threads."""
 
-    def __init__(self, view: ClusterView, committer: Committer, clock: Clock, *,
+    def __init__(self, view: AdmissionReader, committer: SpreadCommitter, clock: Clock, *,
                  engine: PolicyEngine | None = None, validation_engine: PolicyEngine | None = None,
-                 config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None) -> None:
+                 config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None,
+                 node_classes: NodeClassCache | None = None,
+                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+        """`view` and `committer` are the two ports; `node_classes` and `decision_cache` are
+        owned by the caller (one per webhook process or offline run); `new_uid` keys the
+        `creatingPods` entry of a pod with only `generateName`."""
         self.view = view
         self.committer = committer
         self.clock = clock
@@ -139,13 +151,18 @@ class AdmissionService:
         self.validation_engine = validation_engine or engine
         self.config = config or ServiceConfig()
         self.decision_cache = decision_cache
-        self.patch_guard = PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
+        self.node_classes = node_classes
+        self.new_uid = new_uid
+        self.patch_guard: PatchCheck | None = (PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
+                                               if self.config.check_subset_patches else None)
 
-    def _context(self) -> AdmissionContext:
+    def context(self) -> AdmissionContext:
+        """What a decision made now is a function of (reader, engines, caches, configuration)."""
         return AdmissionContext(
             now=self.clock.now(), lookup=self.view.lookup, engine=self.engine, nodes=self.view.node_inventory(),
             versioned_kinds=self.config.versioned_kinds, custom_workloads=self.config.custom_workloads,
-            decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup, patch_guard=self.patch_guard)
+            decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup, patch_guard=self.patch_guard,
+            node_classes=self.node_classes)
 
     def _deadline(self) -> float:
         return self.clock.monotonic() + self.config.commit_timeout
@@ -159,10 +176,10 @@ class AdmissionService:
         pod = _object(request, "object")
         if pod is None:
             return deny(400, "request.object must be a Pod object", "error", "BadRequest")
-        namespace = str(request.get("namespace") or _meta(pod).get("namespace") or "")
+        namespace = str(request.get("namespace") or objects.meta(pod).get("namespace") or "")
         if not namespace:
             return deny(400, "the pod has no namespace", "error", "BadRequest")
-        annotations = _meta(pod).get("annotations")
+        annotations = objects.meta(pod).get("annotations")
         if isinstance(annotations, Mapping) and MIRROR_ANNOTATION in annotations:
             return allow("skipped", "mirror pod")
         if controller_owner(pod) is None or not is_pod_active(pod):
@@ -171,8 +188,8 @@ class AdmissionService:
         if not spreads:
             return allow("skipped", "no WorkloadSpread in the namespace")
         # The core reads the namespace from the pod; the patch is diffed against the pod as sent.
-        traced = dict(pod, metadata={**_meta(pod), "namespace": namespace})
-        ctx = self._context()
+        traced = dict(pod, metadata={**objects.meta(pod), "namespace": namespace})
+        ctx = self.context()
         try:
             spread = find_spread(traced, spreads, ctx)
         except OwnerNotFound as exc:
@@ -183,35 +200,36 @@ class AdmissionService:
             # Spreadgate's key on a pod no spread governs is a forgery (of Kruise's, Kruise may be the author).
             skipped = _without_subset(pod, "skipped", (), keys=SPREADGATE_KEY)
             return replace(skipped, message="no WorkloadSpread targets the pod's workload")
-        generated_uid = str(uuid.uuid4())
+        generated_uid = self.new_uid()
 
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[CreateReservation, dict[str, Any]]]:
             reservation = reserve_create(obj, traced, ctx, generated_uid=generated_uid)
             return reservation.spread, (reservation, obj)
 
-        name = str(_meta(spread).get("name"))
+        name = objects.name(spread)
         try:
             reservation, base = self.committer.submit(namespace, name, apply, self._deadline(),
                                                       dry_run=bool(request.get("dryRun")))
         except SpreadNotFound:
             return allow("skipped", f"WorkloadSpread {namespace}/{name} is gone")
         except CommitFailed as exc:
-            return self._commit_failed(exc, namespace, name, pod)
+            return replace(self._commit_failed(exc, namespace, name, pod), spread=name)
         except AdmissionError as exc:
-            return deny(exc.code, exc.message, "denied")
+            return replace(deny(exc.code, exc.message, "denied"), spread=name)
         if reservation.subset is None:
-            return _without_subset(pod, "allowed", reservation.warnings)
+            return replace(_without_subset(pod, "allowed", reservation.warnings), spread=name)
         try:
             mutated, refused = inject_checked(pod, base, reservation.subset, reservation.uid, ctx)
         except AdmissionError as exc:
             # The slot is held until the controller ages the creatingPods entry out (30 s), as in Kruise.
-            return deny(exc.code, exc.message, "denied")
+            return replace(deny(exc.code, exc.message, "denied"), spread=name)
         patch = make_patch(pod, mutated)
         # A refused subset patch (the allowlist, patch_guard) is left out; the pod is still placed.
         return Decision(True, "patch-refused" if refused else "patched", patch=patch,
                         warnings=(*reservation.warnings, *refused),
                         audit={"workloadspread": name, "subset": reservation.subset,
-                               **({"subset-patch": "refused"} if refused else {})})
+                               **({"subset-patch": "refused"} if refused else {})},
+                        spread=name, subset=reservation.subset, pod=mutated)
 
     def _commit_failed(self, exc: CommitFailed, namespace: str, name: str, pod: dict[str, Any]) -> Decision:
         message = f"WorkloadSpread {namespace}/{name}: {exc.message}"
@@ -245,15 +263,15 @@ class AdmissionService:
             return allow("skipped", "not a pod DELETE or eviction")
         if request.get("dryRun") or _dry_run_options(request.get("options")):
             return allow("skipped", "dry run")
-        namespace = namespace or str(_meta(pod).get("namespace") or "")
+        namespace = namespace or str(objects.meta(pod).get("namespace") or "")
         if matched_spread(pod) is None or controller_owner(pod) is None or not is_pod_active(pod):
             return allow("skipped", "pod not admitted by a WorkloadSpread, or inactive")
-        pod = dict(pod, metadata={**_meta(pod), "namespace": namespace})
+        pod = dict(pod, metadata={**objects.meta(pod), "namespace": namespace})
         spread = find_annotated_spread(pod, self.view.spreads_in(namespace))
         if spread is None:
             return allow("skipped", "annotated WorkloadSpread not found")
-        ctx = self._context()
-        name = str(_meta(spread).get("name"))
+        ctx = self.context()
+        name = objects.name(spread)
 
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, DeleteRelease]:
             release = release_delete(obj, pod, ctx)
@@ -267,12 +285,14 @@ class AdmissionService:
             message = f"WorkloadSpread {namespace}/{name}: could not record the pod deletion: {exc}"
             failed = (deny(500, message, "commit-failed") if self.config.deny_deletes_on_failure
                       else allow("commit-failed", warnings=(message,)))
-            return replace(failed, audit={"workloadspread": name})
+            return replace(failed, audit={"workloadspread": name}, spread=name)
         if release.spread is None:
-            return allow("allowed")
+            return replace(allow("allowed"), spread=name, subset=release.subset)
         if not release.freed:  # recorded, but the pod was beyond its subset's cap
-            return allow("allowed", f"subset {release.subset}: over its cap; the deletion frees no slot")
-        return Decision(True, "released", audit={"workloadspread": name, "subset": release.subset or ""})
+            return replace(allow("allowed", f"subset {release.subset}: over its cap; the deletion frees no slot"),
+                           spread=name, subset=release.subset)
+        return Decision(True, "released", audit={"workloadspread": name, "subset": release.subset or ""},
+                        spread=name, subset=release.subset)
 
     # ------------------------------------------------ WorkloadSpread CREATE/UPDATE
 
@@ -285,10 +305,10 @@ class AdmissionService:
             return deny(400, "request.object must be a WorkloadSpread", "error", "BadRequest")
         if self.validation_engine is None:
             return deny(500, "no policy engine configured for WorkloadSpread validation", "error")
-        namespace = str(request.get("namespace") or _meta(obj).get("namespace") or "")
-        name = str(_meta(obj).get("name") or request.get("name") or "")
-        obj = dict(obj, metadata={**_meta(obj), "namespace": namespace})
-        others = [s for s in self.view.spreads_in(namespace) if _meta(s).get("name") != name]
+        namespace = str(request.get("namespace") or objects.meta(obj).get("namespace") or "")
+        name = str(objects.meta(obj).get("name") or request.get("name") or "")
+        obj = dict(obj, metadata={**objects.meta(obj), "namespace": namespace})
+        others = [s for s in self.view.spreads_in(namespace) if objects.meta(s).get("name") != name]
         policy_input = build_review_input(
             obj, operation=operation, old=_object(request, "oldObject") if operation == "UPDATE" else None,
             other_spreads=others, workload=self._target_workload(obj, namespace),
@@ -323,7 +343,7 @@ def _without_subset(pod: dict[str, Any], outcome: str, warnings: Sequence[str],
     its DELETE cannot give back a slot it never held (`py_engine.admission.matched`)."""
     stripped = without_matched_annotations(pod, keys)
     patch = make_patch(pod, stripped) if stripped is not None else None
-    return Decision(True, outcome, patch=patch, warnings=tuple(warnings))
+    return Decision(True, outcome, patch=patch, warnings=tuple(warnings), pod=stripped)
 
 
 def _dry_run_options(options: Any) -> bool:

@@ -33,10 +33,13 @@ import json
 import sys
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from py_engine.cli.preflight import opa_url
+from py_engine.k8s import objects
+
+if TYPE_CHECKING:
+    from py_engine.admission.snapshot import SnapshotReader
 
 EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
 OPERATIONS = ("CREATE", "DELETE", "EVICT")
@@ -86,87 +89,41 @@ def _error(message: str) -> None:
 # ----------------------------------------------------------------------------- snapshot
 
 
-def _group(api_version: Any) -> str:
-    text = str(api_version or "")
-    return text.split("/", 1)[0] if "/" in text else ""
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    metadata = obj.get("metadata")
-    return metadata if isinstance(metadata, Mapping) else {}
-
-
-def _namespace(obj: Mapping[str, Any]) -> str:
-    value = _meta(obj).get("namespace")
-    return value if isinstance(value, str) and value else "default"
-
-
-@dataclass
-class Snapshot:
-    """Objects of the snapshot, indexed the way the webhook's caches are."""
-
-    objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
-    spreads: list[dict[str, Any]] = field(default_factory=list)
-    pods: list[dict[str, Any]] = field(default_factory=list)
-    nodes: list[dict[str, Any]] = field(default_factory=list)
-
-    def add(self, obj: dict[str, Any]) -> None:
-        from py_engine.model import is_workloadspread
-
-        kind = obj.get("kind")
-        name = _meta(obj).get("name")
-        if not isinstance(kind, str) or not isinstance(name, str):
-            return
-        self.objects[(_group(obj.get("apiVersion")), kind, _namespace(obj), name)] = obj
-        if is_workloadspread(obj):
-            self.spreads.append(obj)
-        elif kind == "Pod":
-            self.pods.append(obj)
-        elif kind == "Node":
-            self.nodes.append(obj)
-
-    def lookup(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        return self.objects.get((_group(api_version), kind, namespace, name))
-
-    def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
-        return self.objects.get(("", "Pod", namespace, name))
-
-
 def _read_objects(paths: list[str], what: str) -> list[dict[str, Any]]:
     from py_engine.validation import DocumentError, read_documents
 
-    objects: list[dict[str, Any]] = []
+    found: list[dict[str, Any]] = []
     for item in read_documents(paths):
         if isinstance(item, DocumentError):
             raise InputError(f"{what}: {item}")
-        objects.append(item.obj)
-    return objects
+        found.append(item.obj)
+    return found
 
 
-def _load_snapshot(paths: list[str]) -> Snapshot:
-    snapshot = Snapshot()
-    for obj in _read_objects(paths, "--state"):
-        snapshot.add(obj)
-    if not snapshot.spreads:
+def _load_snapshot(paths: list[str]) -> list[dict[str, Any]]:
+    from py_engine.model import is_workloadspread
+
+    items = _read_objects(paths, "--state")
+    if not any(is_workloadspread(obj) for obj in items):
         raise InputError("--state holds no WorkloadSpread (spreadgate.dev or apps.kruise.io)")
-    return snapshot
+    return items
 
 
-def _load_pod(path: str, operation: str, snapshot: Snapshot) -> dict[str, Any]:
-    objects = _read_objects([path], "--pod")
-    if len(objects) != 1:
-        raise InputError(f"--pod {path} must hold exactly one object, found {len(objects)}")
-    obj = objects[0]
+def _load_pod(path: str, operation: str, snapshot: SnapshotReader) -> dict[str, Any]:
+    documents = _read_objects([path], "--pod")
+    if len(documents) != 1:
+        raise InputError(f"--pod {path} must hold exactly one object, found {len(documents)}")
+    obj = documents[0]
     kind = obj.get("kind")
-    name = _meta(obj).get("name")
+    name = objects.meta(obj).get("name")
     if kind == "Eviction" or (operation != "CREATE" and kind == "Pod" and "spec" not in obj):
         if operation == "CREATE":
             raise InputError("--pod holds an Eviction; use --operation EVICT")
         if not isinstance(name, str) or not name:
             raise InputError(f"--pod {path}: the {kind} has no metadata.name")
-        found = snapshot.pod(_namespace(obj), name)
+        found = snapshot.pod(objects.namespace(obj), name)
         if found is None:
-            raise InputError(f"pod {_namespace(obj)}/{name} is not in the snapshot")
+            raise InputError(f"pod {objects.namespace(obj)}/{name} is not in the snapshot")
         return found
     if kind != "Pod":
         raise InputError(f"--pod {path} holds a {kind or 'document without kind'}, not a Pod")
@@ -177,7 +134,7 @@ def _load_pod(path: str, operation: str, snapshot: Snapshot) -> dict[str, Any]:
     return obj
 
 
-def _custom_workloads(values: list[str], snapshot: Snapshot) -> list[dict[str, Any]]:
+def _custom_workloads(values: list[str], snapshot: SnapshotReader) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for value in values:
         group_kind, _, path = value.partition("=")
@@ -219,9 +176,9 @@ def _now(text: str | None) -> Any:
 
 
 def _pod_label(pod: Mapping[str, Any]) -> str:
-    meta = _meta(pod)
+    meta = objects.meta(pod)
     name = meta.get("name") or f"{meta.get('generateName') or ''}<generated>"
-    return f"{_namespace(pod)}/{name}"
+    return f"{objects.namespace(pod)}/{name}"
 
 
 def _status_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> list[str]:
@@ -257,7 +214,7 @@ def _print_text(outcome: Any, pod: Mapping[str, Any], operation: str, before: Ma
                 notes: list[str], skipped: list[dict[str, Any]]) -> None:
     print(f"operation: {operation} pod {_pod_label(pod)}")
     if outcome.spread is not None:
-        print(f"workloadSpread: {_namespace(outcome.spread)}/{_meta(outcome.spread).get('name')}")
+        print(f"workloadSpread: {objects.namespace(outcome.spread)}/{objects.name(outcome.spread)}")
     verdict = "allowed" if outcome.allowed else f"DENIED ({outcome.code})"
     subset = f'subset "{outcome.subset}"' if outcome.subset else "no subset"
     print(f"decision: {verdict}, {subset}")
@@ -307,24 +264,21 @@ def _skipped_subsets(pod: Mapping[str, Any], spread: Mapping[str, Any] | None, c
 
 def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[str, Any] | None, list[str],
                                                list[dict[str, Any]]]:
-    from py_engine.admission.context import AdmissionContext
-    from py_engine.admission.decide import admit_create, admit_delete
-    from py_engine.admission.eligibility import EligibilityCache
-    from py_engine.admission.nodes import build_node_inventory
-    from py_engine.admission.patch_guard import PatchGuard
-    from py_engine.admission.release import find_annotated_spread
+    from py_engine.admission.offline import OfflineAdmission
+    from py_engine.admission.service import ServiceConfig
+    from py_engine.admission.snapshot import SnapshotReader
     from py_engine.model import WorkloadSpread
     from py_engine.policy import PolicyEngine, PolicyError, create_engine
     from py_engine.validation import parse_patch_fields
 
-    snapshot = _load_snapshot(args.state)
+    items = _load_snapshot(args.state)
+    snapshot = SnapshotReader(items)
     pod = _load_pod(args.pod, args.operation, snapshot)
     now = _now(args.now)
     custom = _custom_workloads(args.custom_workload, snapshot)
     kinds = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
     notes: list[str] = []
     skipped: list[dict[str, Any]] = []
-    nodes = build_node_inventory(snapshot.nodes, snapshot.pods) if snapshot.nodes else None
 
     try:
         patch_fields = parse_patch_fields(args.allow_patch_field)
@@ -335,35 +289,34 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     except (PolicyError, FileNotFoundError) as exc:
         raise InputError(f"cannot load the subset policy: {exc}") from None
     engine: PolicyEngine | None = None if args.no_policy else policy
+    config = ServiceConfig(versioned_kinds=kinds, custom_workloads=tuple(custom),
+                           allowed_patch_fields=tuple(patch_fields))
     try:
-        ctx = AdmissionContext(now=now, lookup=snapshot.lookup, engine=engine, nodes=nodes,
-                               versioned_kinds=kinds, custom_workloads=custom, decision_cache=EligibilityCache(16),
-                               patch_guard=PatchGuard(policy, patch_fields))
+        admission = OfflineAdmission(items, now, generated_uid=args.generated_uid or str(uuid.uuid4()),
+                                     engine=engine, validation_engine=policy, config=config)
         if args.operation == "CREATE":
-            outcome = admit_create(pod, snapshot.spreads, ctx, generated_uid=args.generated_uid or str(uuid.uuid4()))
-            before = None
+            outcome = admission.create(pod)
             if outcome.spread is not None:
-                before = next((s for s in snapshot.spreads if _meta(s).get("name") == _meta(outcome.spread).get("name")
-                               and _namespace(s) == _namespace(outcome.spread)), None)
                 try:
                     strategy = WorkloadSpread.from_object(outcome.spread).strategy
                 except ValueError:
                     strategy = None
                 if strategy is not None and strategy.is_adaptive and not strategy.disable_simulation_schedule:
-                    if nodes is None:
+                    if snapshot.node_inventory() is None:
                         notes.append("the snapshot has no nodes: node-fit simulation skipped")
                     elif engine is None:
                         notes.append("--no-policy: node-fit simulation skipped")
-            skipped = _skipped_subsets(pod, before, ctx)
+            skipped = _skipped_subsets(pod, outcome.spread_before, admission.service.context())
+        elif args.operation == "DELETE":
+            outcome = admission.delete(pod)
         else:
-            outcome = admit_delete(pod, snapshot.spreads, ctx)
-            before = find_annotated_spread(pod, snapshot.spreads)
+            outcome = admission.evict(pod)
     except PolicyError as exc:
         raise InputError(f"subset policy: {exc}") from None
     finally:
         policy.close()
     code = EXIT_ALLOWED if outcome.allowed else EXIT_DENIED
-    return code, outcome, pod, before, notes, skipped
+    return code, outcome, pod, outcome.spread_before, notes, skipped
 
 
 def run(args: argparse.Namespace) -> int:

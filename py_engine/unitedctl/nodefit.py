@@ -28,9 +28,9 @@ from py_engine.admission.eligibility import (
     decide_eligibility_cached,
 )
 from py_engine.admission.nodes import (
+    NodeClassCache,
     NodeInventory,
     build_node_inventory,
-    cached_policy_node_classes,
     constrained_label_keys,
 )
 from py_engine.model.constants import GROUP
@@ -74,13 +74,14 @@ def subsets_as_spread(ud: UnitedDeployment) -> dict[str, Any]:
 
 
 def unfit_subsets(engine: PolicyEngine, ud: UnitedDeployment, inventory: Sequence[Mapping[str, Any]],
-                  cache: EligibilityCache | None = None) -> frozenset[str]:
+                  cache: EligibilityCache | None = None,
+                  node_classes: NodeClassCache | None = None) -> frozenset[str]:
     """The subsets the policy rejects for a pod of `ud` (no fitting node, or a node term
     that contradicts the template's own node affinity). Raises PolicyError."""
     pod = template_pod(ud)
     spread = subsets_as_spread(ud)
     keys, keep_names = constrained_label_keys(pod, spread["spec"]["subsets"])
-    classes = cached_policy_node_classes(inventory, keys, keep_names=keep_names)
+    classes = (node_classes or NodeClassCache(1)).classes(inventory, keys, keep_names=keep_names)
     policy_input = build_eligibility_input(pod, spread, (), classes)
     decision = decide_eligibility_cached(engine, policy_input, cache, nodes_version=classes.version)
     return frozenset(s.name for s in ud.subsets) - frozenset(decision.eligible)
@@ -94,6 +95,7 @@ class NodeFit:
         self._factory = engine_factory
         self._engine: PolicyEngine | None = None
         self._cache = EligibilityCache(maxsize=512)
+        self._node_classes = NodeClassCache()
         self._lock = threading.Lock()
         self._inventory: tuple[object, NodeInventory] | None = None
         self.evaluations = 0
@@ -121,7 +123,7 @@ class NodeFit:
         if not node_fit_enabled(ud) or not ud.subsets:
             return frozenset()
         try:
-            found = unfit_subsets(self._get_engine(), ud, inventory, self._cache)
+            found = unfit_subsets(self._get_engine(), ud, inventory, self._cache, self._node_classes)
         except PolicyError as exc:
             log.warning("node fit of %s/%s skipped: %s", ud.namespace, ud.name, exc)
             return frozenset()

@@ -15,16 +15,28 @@ import json
 from typing import Any
 
 import pytest
-from admission_builders import NOW_TEXT, deployment_chain, make_ctx, pod, spread, subset, versioned
+from admission_builders import NOW, NOW_TEXT, deployment_chain, make_ctx, pod, spread, subset, versioned
 
-from py_engine.admission import release_delete, reserve_create
-from py_engine.admission.decide import admit_create, admit_delete
 from py_engine.admission.matched import without_matched_annotations
+from py_engine.admission.offline import AdmissionOutcome, OfflineAdmission
+from py_engine.admission.release import release_delete
+from py_engine.admission.reserve import reserve_create
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 
 pytestmark = pytest.mark.timeout(30)
 
 T = "2024-06-01T11:59:00Z"
+
+
+def admit_create(the_pod: dict[str, Any], spreads: list[dict[str, Any]],
+                 objects: list[dict[str, Any]]) -> AdmissionOutcome:
+    """A CREATE through the webhook's admission service, over a snapshot (nothing written)."""
+    return OfflineAdmission([*objects, *spreads], NOW, generated_uid="u").create(the_pod)
+
+
+def admit_delete(the_pod: dict[str, Any], spreads: list[dict[str, Any]]) -> AdmissionOutcome:
+    """A DELETE through the webhook's admission service, over a snapshot (nothing written)."""
+    return OfflineAdmission(spreads, NOW, generated_uid="u").delete(the_pod)
 
 
 def synced(generation: int, observed: int, *entries: dict[str, Any], subsets: list[dict[str, Any]]) -> dict[str, Any]:
@@ -125,7 +137,7 @@ def test_a_delete_frees_a_slot_only_for_a_pod_counted_within_the_cap() -> None:
     second = release_delete(first.spread, annotated("web-abc123-g"), make_ctx())
     assert second.spread is not None and second.freed
     assert entries_of(second.spread)[0]["missingReplicas"] == 1
-    outcome = admit_delete(annotated("web-abc123-f"), [ws], make_ctx())
+    outcome = admit_delete(annotated("web-abc123-f"), [ws])
     assert outcome.status_written and outcome.subset == "a" and "no slot" in outcome.message
 
 
@@ -152,7 +164,7 @@ def test_admission_without_a_subset_removes_both_matched_keys(name: str | None) 
     ws = full()
     the_pod = forged(name)
     original = copy.deepcopy(the_pod)
-    outcome = admit_create(the_pod, [ws], make_ctx(deployment_chain()), generated_uid="u")
+    outcome = admit_create(the_pod, [ws], deployment_chain())
     assert the_pod == original, "the input is not mutated"
     assert outcome.allowed and outcome.subset is None and not outcome.status_written
     assert outcome.pod["metadata"]["annotations"] == {"team": "x"}
@@ -161,26 +173,26 @@ def test_admission_without_a_subset_removes_both_matched_keys(name: str | None) 
         {"op": "remove", "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread"},
     ]
     # Deleted later, the pod names no spread: nothing is given back.
-    deleted = admit_delete(outcome.pod, [ws], make_ctx())
+    deleted = admit_delete(outcome.pod, [ws])
     assert not deleted.status_written and deleted.spread is None
 
 
 def test_a_pod_without_the_annotation_is_admitted_without_a_patch() -> None:
-    outcome = admit_create(pod("web-abc123-plain"), [full()], make_ctx(deployment_chain()), generated_uid="u")
+    outcome = admit_create(pod("web-abc123-plain"), [full()], deployment_chain())
     assert outcome.subset is None and outcome.patch == []
     assert without_matched_annotations(pod("p")) is None
 
 
 def test_a_placed_pod_gets_spreadgates_key() -> None:
     ws = synced(1, 1, {"name": "a", "replicas": 1, "missingReplicas": 1}, subsets=[subset("a", 2)])
-    outcome = admit_create(forged("web-abc123-ok"), [ws], make_ctx(deployment_chain()), generated_uid="u")
+    outcome = admit_create(forged("web-abc123-ok"), [ws], deployment_chain())
     assert outcome.subset == "a" and outcome.status_written
     assert json.loads(outcome.pod["metadata"]["annotations"][MATCHED_ANNOTATION]) == {"name": "ws", "subset": "a"}
 
 
 def test_a_pod_no_spread_governs_loses_spreadgates_key_only() -> None:
     other = spread([subset("a", 2)], target=("apps/v1", "Deployment", "other"))
-    outcome = admit_create(forged("web-abc123-stray"), [other], make_ctx(deployment_chain()), generated_uid="u")
+    outcome = admit_create(forged("web-abc123-stray"), [other], deployment_chain())
     assert outcome.allowed and outcome.subset is None and outcome.spread is None
     assert outcome.patch == [{"op": "remove", "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread"}]
     assert set(outcome.pod["metadata"]["annotations"]) == {KRUISE_MATCHED_ANNOTATION, "team"}

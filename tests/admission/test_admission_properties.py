@@ -21,8 +21,10 @@ from admission_builders import NOW, make_ctx, owner_ref, pod, spread, subset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from py_engine.admission import inject, release_delete, reserve_create
 from py_engine.admission.choose import Eligibility
+from py_engine.admission.inject import inject
+from py_engine.admission.release import release_delete
+from py_engine.admission.reserve import reserve_create
 from py_engine.model.pods import matched_spread
 
 VERSION = "abc123"

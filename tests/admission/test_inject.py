@@ -10,7 +10,8 @@ import jsonpatch
 import pytest
 from admission_builders import pod, spread, subset
 
-from py_engine.admission import AdmissionError, apply_subset_patch, inject, make_patch
+from py_engine.admission.context import AdmissionError
+from py_engine.admission.inject import apply_subset_patch, inject, make_patch
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 
 ZONE_TERM = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}

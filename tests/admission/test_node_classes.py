@@ -66,12 +66,14 @@ def test_a_thousand_nodes_over_three_zones_become_a_few_classes() -> None:
 
 
 def test_reduction_is_reused_for_one_inventory_version() -> None:
-    from py_engine.admission.nodes import NodeInventory, cached_policy_node_classes
+    from py_engine.admission.nodes import NodeClassCache, NodeInventory
 
+    cache = NodeClassCache()
     inventory = NodeInventory([{"name": f"n{i}", "labels": {"zone": ZONES[i % 3]}, "taints": [],
                                 "free": {"cpu": 1.0, "memory": 2**30, "pods": 5}} for i in range(30)])
-    first = cached_policy_node_classes(inventory, frozenset({"zone"}), False)
-    assert cached_policy_node_classes(inventory, frozenset({"zone"}), False) is first
-    assert cached_policy_node_classes(inventory, frozenset({"zone", "x"}), False) is not first
+    first = cache.classes(inventory, frozenset({"zone"}), False)
+    assert cache.classes(inventory, frozenset({"zone"}), False) is first
+    assert cache.classes(inventory, frozenset({"zone", "x"}), False) is not first
     changed = NodeInventory([*inventory][:-1])
-    assert cached_policy_node_classes(changed, frozenset({"zone"}), False) is not first
+    assert cache.classes(changed, frozenset({"zone"}), False) is not first
+    assert NodeClassCache().classes(inventory, frozenset({"zone"}), False) is not first  # owned, not global

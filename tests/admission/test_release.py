@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from admission_builders import NOW_TEXT, make_ctx, owner_ref, pod, spread, subset, versioned
 
-from py_engine.admission import AdmissionError, find_annotated_spread, release_delete
+from py_engine.admission.context import AdmissionError
+from py_engine.admission.release import find_annotated_spread, release_delete
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 
 

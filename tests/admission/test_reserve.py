@@ -21,9 +21,12 @@ from admission_builders import (
     workload,
 )
 
-from py_engine.admission import AdmissionContext, AdmissionError, EligibilityCache, inject, reserve_create
 from py_engine.admission.choose import pod_ordinal
+from py_engine.admission.context import AdmissionContext, AdmissionError
+from py_engine.admission.eligibility import EligibilityCache
+from py_engine.admission.inject import inject
 from py_engine.admission.nodes import NodeInventory
+from py_engine.admission.reserve import reserve_create
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.policy import PolicyEngine, create_engine
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from admission_builders import deployment_chain, make_ctx, pod, spread, subset, versioned
 
-from py_engine.admission import reserve_create
+from py_engine.admission.reserve import reserve_create
 from py_engine.admission.statuses import occupied_slots
 
 SUBSETS = [subset("a", "20%", "z1"), subset("b", "20%", "z2"), subset("c", "60%", "z3")]

@@ -17,8 +17,8 @@ from admission_builders import (
     workload,
 )
 
-from py_engine.admission import AdmissionContext, OwnerNotFound, find_spread
-from py_engine.admission.context import AdmissionError
+from py_engine.admission.context import AdmissionContext, AdmissionError, OwnerNotFound
+from py_engine.admission.tracing import find_spread
 
 SUBSETS = [subset("a", 2), subset("b")]
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
 from vectors import load_vector_file
 
-from py_engine.admission.context import AdmissionContext
-from py_engine.admission.decide import admit_create, admit_delete
 from py_engine.admission.inject import apply_subset_patch
+from py_engine.admission.offline import OfflineAdmission
 from py_engine.admission.reserve import read_spread
+from py_engine.admission.service import ServiceConfig
 from py_engine.admission.statuses import initial_statuses
 from py_engine.admission.workloads import workload_replicas
 from py_engine.k8s.timeutil import parse_time
@@ -77,31 +78,20 @@ def _expected_pod(pod: dict[str, Any]) -> dict[str, Any]:
     return pod
 
 
-def _lookup(cluster: list[dict[str, Any]]) -> Any:
-    index = {}
-    for obj in cluster:
-        group = obj["apiVersion"].split("/", 1)[0] if "/" in obj["apiVersion"] else ""
-        meta = obj["metadata"]
-        index[(group, obj["kind"], meta.get("namespace", "default"), meta["name"])] = obj
-
-    def lookup(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        group = api_version.split("/", 1)[0] if "/" in api_version else ""
-        return index.get((group, kind, namespace, name))
-
-    return lookup
-
-
-def _ctx(case: dict[str, Any], engine: PolicyEngine | None) -> AdmissionContext:
+def _admission(case: dict[str, Any], spread: dict[str, Any], engine: PolicyEngine | None) -> OfflineAdmission:
+    """The webhook's admission service over the vector's cluster and spread. The reference has no
+    subset patch allowlist, so it is not enforced here."""
     data = case["input"]
     whitelist = (data.get("kruiseConfig") or {}).get("WorkloadSpread_Watch_Custom_Workload_WhiteList") or {}
     kinds = (data.get("config") or {}).get("versionedStatusKinds")
-    return AdmissionContext(
-        now=parse_time(data.get("now") or load_vector_file("workloadspread_cases.json")["now"]),
-        lookup=_lookup(data.get("cluster") or []),
-        engine=engine,
-        custom_workloads=whitelist.get("workloads") or [],
-        **({"versioned_kinds": frozenset(kinds)} if kinds else {}),
-    )
+    config = ServiceConfig(custom_workloads=tuple(whitelist.get("workloads") or []), check_subset_patches=False,
+                           **({"versioned_kinds": frozenset(kinds)} if kinds else {}))
+    return OfflineAdmission([*(data.get("cluster") or []), spread], _now(case), generated_uid=GENERATED_UID,
+                            engine=engine, config=config)
+
+
+def _now(case: dict[str, Any]) -> datetime:
+    return parse_time(case["input"].get("now") or load_vector_file("workloadspread_cases.json")["now"])
 
 
 def _entry_matches(actual: dict[str, Any], expected: dict[str, Any]) -> bool:
@@ -133,20 +123,23 @@ def test_webhook_vector(case: dict[str, Any], group: str, policy: str, request: 
         assert apply_subset_patch(data["pod"], data["patch"]) == _expected_pod(expected["pod"])
         return
 
-    ctx = _ctx(case, engine)
     spread = _map_spread(data["workloadSpread"], group == "spreadgate-group")
     if operation == "INIT_STATUSES":
         view = read_spread(spread)
+        ctx = _admission(case, spread, None).service.context()
         statuses = initial_statuses(view, workload_replicas(view, "default", ctx))
         _assert_statuses(statuses, expected["subsetStatuses"])
         return
 
     original_spread = copy.deepcopy(spread)
     original_pod = copy.deepcopy(data["pod"])
+    admission = _admission(case, spread, engine)
     if operation == "CREATE":
-        outcome = admit_create(data["pod"], [spread], ctx, generated_uid=GENERATED_UID)
+        outcome = admission.create(data["pod"])
+    elif operation == "EVICTION":
+        outcome = admission.evict(data["pod"])
     else:
-        outcome = admit_delete(data["pod"], [spread], ctx)
+        outcome = admission.delete(data["pod"])
     assert spread == original_spread and data["pod"] == original_pod, "inputs must not be mutated"
 
     assert outcome.allowed is expected["allowed"], outcome.message

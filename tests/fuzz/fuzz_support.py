@@ -15,9 +15,9 @@ from typing import Any
 
 from flask import Flask
 
-from py_engine.admission.committer import Committer
-from py_engine.admission.core import EligibilityCache
+from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.nodes import NodeInventory, build_node_inventory
+from py_engine.admission.runtime.committer import Committer
 from py_engine.admission.service import AdmissionService, ServiceConfig
 from py_engine.k8s.clock import RealClock
 from py_engine.kube import Conflict, NotFound

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
-from py_engine.admission.committer import (
+from py_engine.admission.runtime.committer import (
     CommitError,
     Committer,
     CommitTimeout,

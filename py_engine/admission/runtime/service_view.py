@@ -1,4 +1,5 @@
-"""What the admission service reads: watch caches of spreads, workloads and nodes.
+"""What the admission service reads in the webhook: watch caches of spreads, workloads and
+nodes (the live `AdmissionReader`, `py_engine.admission.ports`).
 
 Requests never list: WorkloadSpreads, Deployments, ReplicaSets, StatefulSets,
 Jobs (and CloneSets when their CRD exists) are kept by watch caches. A cache
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from py_engine.admission.nodes import NodeInventory, build_node_inventory
+from py_engine.k8s import objects
 from py_engine.k8s.clock import Clock
 from py_engine.kube import (
     CRDS,
@@ -33,11 +35,6 @@ from py_engine.kube.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.model.resource import SPREADS
 
 log = logging.getLogger(__name__)
-
-
-
-def _group(api_version: str) -> str:
-    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
 
 
 class ClusterView:
@@ -108,11 +105,11 @@ class ClusterView:
 
     def spreads_in(self, namespace: str) -> list[dict[str, Any]]:
         """The namespace's spreads in name order (the API's list order)."""
-        return sorted(self.spreads.list(namespace), key=lambda s: str(s["metadata"].get("name", "")))
+        return sorted(self.spreads.list(namespace), key=objects.name)
 
     def lookup(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         """(apiVersion, kind, namespace, name) -> object: cache first, then one direct GET."""
-        key = (_group(api_version), kind)
+        key = (objects.api_group(api_version), kind)
         cache = self.workloads.get(key)
         if cache is not None:
             found = cache.get(namespace, name)
@@ -128,7 +125,7 @@ class ClusterView:
     def fresh_lookup(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         """Like `lookup`, but always one direct GET: for decisions that must not act on a
         cache that may be behind (see `AdmissionContext.fresh_lookup`)."""
-        cache = self.workloads.get((_group(api_version), kind))
+        cache = self.workloads.get((objects.api_group(api_version), kind))
         resource = cache.resource if cache is not None else self._discover(api_version, kind)
         if resource is None:
             return None
@@ -157,7 +154,7 @@ class ClusterView:
         with self._lock:
             if key in self._discovered:
                 return self._discovered[key]
-        group = _group(api_version)
+        group = objects.api_group(api_version)
         version = api_version.rsplit("/", 1)[-1]
         path = f"/apis/{api_version}" if group else f"/api/{version}"
         found: Resource | None = None

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
 
-from py_engine.admission.committer import Committer, KubeStatusStore
+from py_engine.admission.runtime.committer import Committer, KubeStatusStore
+from py_engine.admission.runtime.service_view import ClusterView
 from py_engine.admission.service import AdmissionService, ServiceConfig
-from py_engine.admission.service_view import ClusterView
 from py_engine.k8s.clock import RealClock
 from py_engine.kube import DEPLOYMENTS, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION

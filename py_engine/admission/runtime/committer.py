@@ -1,4 +1,5 @@
-"""Turning slot reservations into status writes: per-spread group commit.
+"""Turning slot reservations into status writes: per-spread group commit (the webhook's
+`SpreadCommitter`, `py_engine.admission.ports`).
 
 Every pod admission that takes (or frees) a slot must be durably written to the
 WorkloadSpread's status before the pod is answered, or counting breaks. One
@@ -48,47 +49,21 @@ from __future__ import annotations
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from py_engine.admission.ports import Apply, CommitError, CommitFailed, CommitTimeout, SpreadNotFound
 from py_engine.k8s.clock import Clock
 from py_engine.k8s.jsoncopy import json_copy
 from py_engine.kube import Conflict, KubeClient, KubeError, NotFound, Resource, TooManyRequests, WatchCache
 
 R = TypeVar("R")
 JSON = dict[str, Any]
-Apply = Callable[[JSON], tuple[JSON | None, R]]
+
+__all__ = ["CommitError", "CommitFailed", "CommitTimeout", "Committer", "CommitterStats", "KubeStatusStore",
+           "SpreadNotFound", "StatusStore"]
 
 _MIN_REQUEST_TIMEOUT = 0.05
-
-
-class CommitFailed(Exception):
-    """A reservation was not committed; `reason` is a short machine word."""
-
-    reason = "CommitFailed"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class CommitTimeout(CommitFailed):
-    """The deadline passed before the reservation could be written (nothing written)."""
-
-    reason = "CommitTimeout"
-
-
-class SpreadNotFound(CommitFailed):
-    """The WorkloadSpread does not exist (any more)."""
-
-    reason = "NotFound"
-
-
-class CommitError(CommitFailed):
-    """The API refused or failed the read/write for another reason."""
-
-    reason = "CommitError"
 
 
 class StatusStore(Protocol):

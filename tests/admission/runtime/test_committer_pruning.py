@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.admission.committer import Committer
+from py_engine.admission.runtime.committer import Committer
 from py_engine.k8s.clock import VirtualClock
 from py_engine.kube import Conflict, NotFound
 
