@@ -14,9 +14,11 @@
 #   subsetStatuses   the status list the admission counts against (conditions)
 #   nodes            optional: [{name, labels, taints, unschedulable,
 #                    free: {cpu (cores), memory (bytes), pods}}]
-# Output: data.spreadgate.subset.decision = {"eligible": [names], "skipped": {reason: [names]}}
-# with reasons "unschedulable", "contradicts_pod" and "no_node_fits"; `rejected`
-# lists the same as {subset, reason} objects with readable reasons (for opa eval).
+# Output: data.spreadgate.subset.decision = {"eligible": [names], "skipped": {reason: [names]},
+# "reasons": {reason: text}} with reasons "unschedulable", "contradicts_pod" and "no_node_fits";
+# `reasons` holds the words users see for each (admission warnings, `spreadgate admit`), so
+# they are written here only. `rejected` lists the same as {subset, reason} objects with
+# those words (for opa eval).
 package spreadgate.subset
 
 import rego.v1
@@ -25,11 +27,22 @@ subsets := input.workloadSpread.spec.subsets
 
 pod_spec := object.get(object.get(input, "pod", {}), "spec", {})
 
-decision := {"eligible": eligible, "skipped": {
-	"unschedulable": unschedulable_subsets,
-	"contradicts_pod": contradicting_subsets,
-	"no_node_fits": unfit_subsets,
-}}
+decision := {
+	"eligible": eligible,
+	"skipped": {
+		"unschedulable": unschedulable_subsets,
+		"contradicts_pod": contradicting_subsets,
+		"no_node_fits": unfit_subsets,
+	},
+	"reasons": skip_reasons,
+}
+
+# Why a subset is skipped, in words.
+skip_reasons := {
+	"unschedulable": "Schedulable condition is False (pods could not be scheduled there recently)",
+	"contradicts_pod": "its required node term contradicts the pod's own node affinity or nodeSelector",
+	"no_node_fits": "no node fits the pod (node terms, taints, or free cpu/memory/pods)",
+}
 
 eligible := [s.name | some s in subsets] if {
 	count(rejected_names) == 0
@@ -47,15 +60,15 @@ unschedulable_subsets contains st.name if {
 	c.status == "False"
 }
 
-rejected contains {"subset": name, "reason": "Schedulable condition is False (pods could not be scheduled there recently)"} if {
+rejected contains {"subset": name, "reason": skip_reasons.unschedulable} if {
 	some name in unschedulable_subsets
 }
 
-rejected contains {"subset": name, "reason": "its required node term contradicts the pod's own node affinity or nodeSelector"} if {
+rejected contains {"subset": name, "reason": skip_reasons.contradicts_pod} if {
 	some name in contradicting_subsets
 }
 
-rejected contains {"subset": name, "reason": "no node fits the pod (node terms, taints, or free cpu/memory/pods)"} if {
+rejected contains {"subset": name, "reason": skip_reasons.no_node_fits} if {
 	some name in unfit_subsets
 }
 

@@ -23,6 +23,9 @@ from py_engine.admission.statuses import missing_replicas, schedulable
 from py_engine.model import WorkloadSpread
 from py_engine.model.constants import MAX_INT32
 
+# Without a policy engine only the reference's Schedulable check runs, and nobody can be asked
+# for its words: the one copy of the policy's `skip_reasons.unschedulable` in Python
+# (policies/subset/eligibility.rego; tests/admission/test_eligibility.py keeps them equal).
 UNSCHEDULABLE_REASON = "Schedulable condition is False (pods could not be scheduled there recently)"
 
 

@@ -24,12 +24,9 @@ from py_engine.policy import PolicyEngine, PolicyError
 
 SUBSET_DECISION_RULE = "data.spreadgate.subset.decision"
 
-# The policy names why it skipped a subset; the words shown to users are kept here.
-SKIP_REASONS = {
-    "unschedulable": "Schedulable condition is False (pods could not be scheduled there recently)",
-    "contradicts_pod": "its required node term contradicts the pod's own node affinity or nodeSelector",
-    "no_node_fits": "no node fits the pod (node terms, taints, or free cpu/memory/pods)",
-}
+# The order in which a subset's reasons are listed (the first one is shown in warnings); the
+# words themselves are the policy's (`decision.reasons`, policies/subset/eligibility.rego).
+SKIP_ORDER: tuple[str, ...] = ("unschedulable", "contradicts_pod", "no_node_fits")
 
 
 @dataclass(frozen=True)
@@ -164,10 +161,13 @@ def decide_eligibility(engine: PolicyEngine, policy_input: Mapping[str, Any]) ->
     if not isinstance(result, Mapping) or not isinstance(result.get("eligible"), list):
         raise PolicyError(f"{SUBSET_DECISION_RULE} returned {result!r}, expected an object with 'eligible'")
     rejected: dict[str, list[str]] = {}
-    skipped = result.get("skipped") or {}
-    for reason, text in SKIP_REASONS.items():
+    skipped = result.get("skipped")
+    skipped = skipped if isinstance(skipped, Mapping) else {}
+    texts = result.get("reasons")
+    texts = texts if isinstance(texts, Mapping) else {}
+    for reason in sorted(skipped, key=lambda r: (SKIP_ORDER.index(r) if r in SKIP_ORDER else len(SKIP_ORDER), r)):
         for name in skipped.get(reason) or []:
-            rejected.setdefault(str(name), []).append(text)
+            rejected.setdefault(str(name), []).append(str(texts.get(reason) or reason))
     return EligibilityDecision(
         eligible=tuple(str(name) for name in result["eligible"]),
         rejected={name: tuple(reasons) for name, reasons in rejected.items()},

@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from py_engine.admission.eligibility import build_eligibility_input, decide_eligibility, trim_pod, trim_subset
+from py_engine.admission.choose import UNSCHEDULABLE_REASON
+from py_engine.admission.eligibility import (
+    SUBSET_DECISION_RULE,
+    build_eligibility_input,
+    decide_eligibility,
+    trim_pod,
+    trim_subset,
+)
 from py_engine.policy import PolicyError, create_engine
 
 SPREAD = {
@@ -55,6 +62,19 @@ def test_decision_through_the_real_policy() -> None:
     decision = decide_eligibility(engine, build_eligibility_input(POD, SPREAD, statuses, nodes))
     assert decision.eligible == ()
     assert "no node fits" in decision.rejected["b"][0]
+
+
+def test_skip_reasons_are_the_policys_words_in_one_order() -> None:
+    """A subset both unschedulable and contradicting the pod: the policy's own texts, the
+    Schedulable one first; without an engine the same words (choose.UNSCHEDULABLE_REASON)."""
+    engine = create_engine()
+    statuses = [{"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}]
+    policy_input = build_eligibility_input(POD, SPREAD, statuses)
+    answer = engine.evaluate(SUBSET_DECISION_RULE, policy_input)
+    decision = decide_eligibility(engine, policy_input)
+    assert decision.rejected["a"] == (answer["reasons"]["unschedulable"], answer["reasons"]["contradicts_pod"])
+    assert answer["reasons"]["unschedulable"] == UNSCHEDULABLE_REASON
+    engine.close()
 
 
 def test_unexpected_policy_answer_is_an_error() -> None:
