@@ -28,6 +28,7 @@ from typing import Any
 from flask import Flask, Response, request
 
 from py_engine.admission.service import AdmissionService, Decision
+from py_engine.k8s import objects
 from py_engine.logsetup import fields
 from py_engine.policy import PolicyError
 from py_engine.validation.uniteddeployment import UdReviewResult, review_uniteddeployment
@@ -61,8 +62,7 @@ def _text(value: Any) -> str | None:
 def _subject(path: str, req: Mapping[str, Any]) -> dict[str, Any]:
     """The structured fields naming what a review is about (any field may be absent or malformed)."""
     obj = req.get("object") if isinstance(req.get("object"), Mapping) else req.get("oldObject")
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    meta = meta if isinstance(meta, Mapping) else {}
+    meta = objects.meta(obj) if isinstance(obj, Mapping) else objects.EMPTY
     name = _text(req.get("name")) or _text(meta.get("name"))
     if name is None and _text(meta.get("generateName")):
         name = f"{meta['generateName']}*"  # the API server names it after admission

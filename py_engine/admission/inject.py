@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from py_engine.admission.context import AdmissionError
-from py_engine.k8s import jsondiff
+from py_engine.k8s import jsondiff, objects
 from py_engine.k8s.jsoncopy import json_copy
 from py_engine.k8s.strategic_merge import POD_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.model.constants import MATCHED_ANNOTATION
@@ -105,11 +105,9 @@ def inject(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | 
         mutated = apply_subset_patch(mutated, patch)
     metadata = _dict_at(mutated, "metadata")
     annotations = _dict_at(metadata, "annotations")
-    spread_meta = spread.get("metadata")
-    spread_name = spread_meta.get("name") if isinstance(spread_meta, Mapping) else None
     has_name = bool(metadata.get("name"))
     annotations[MATCHED_ANNOTATION] = MatchedSpread(
-        name=str(spread_name or ""), subset=subset, uid="" if has_name else (uid or "")
+        name=objects.name(spread), subset=subset, uid="" if has_name else (uid or "")
     ).to_annotation()
     return mutated
 

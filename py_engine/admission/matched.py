@@ -18,6 +18,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from py_engine.k8s import objects
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 
 MATCHED_KEYS: tuple[str, ...] = (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION)
@@ -27,8 +28,7 @@ SPREADGATE_KEY: tuple[str, ...] = (MATCHED_ANNOTATION,)
 def without_matched_annotations(pod: Mapping[str, Any], keys: tuple[str, ...] = MATCHED_KEYS) -> dict[str, Any] | None:
     """A copy of `pod` without the matched-workloadspread `keys` (both by default); None
     when it carries none of them (nothing to change). The input is not mutated."""
-    metadata = pod.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    annotations = objects.meta(pod).get("annotations")
     if not isinstance(annotations, Mapping) or not any(key in annotations for key in keys):
         return None
     stripped = copy.deepcopy(dict(pod))

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, overload
 
+from py_engine.k8s import objects
 from py_engine.k8s.scheduling import node_allocatable, pod_requests
 
 NodeFacts = dict[str, Any]
@@ -47,8 +48,8 @@ def node_facts(node: Mapping[str, Any], bound_pods: Iterable[Mapping[str, Any]] 
     `free.pods` is omitted when the node does not report a pod capacity
     (no limit); missing cpu/memory allocatable counts as 0, as in the scheduler.
     """
-    raw_metadata, raw_spec = node.get("metadata"), node.get("spec")
-    metadata: Mapping[str, Any] = raw_metadata if isinstance(raw_metadata, Mapping) else {}
+    metadata = objects.meta(node)
+    raw_spec = node.get("spec")
     spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
     allocatable = node_allocatable(node)
     used: dict[str, Fraction] = {}
@@ -116,9 +117,7 @@ def build_node_inventory(nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapp
             by_node.setdefault(node_name, []).append(pod)
     facts = []
     for node in nodes:
-        metadata = node.get("metadata")
-        name = metadata.get("name") if isinstance(metadata, Mapping) else None
-        facts.append(node_facts(node, by_node.get(str(name or ""), ())))
+        facts.append(node_facts(node, by_node.get(objects.name(node), ())))
     return NodeInventory(facts)
 
 

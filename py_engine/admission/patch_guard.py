@@ -29,7 +29,7 @@ from typing import Any
 
 from py_engine.admission.context import AdmissionContext
 from py_engine.admission.inject import inject
-from py_engine.admission.tracing import metadata_of, name_of, namespace_of
+from py_engine.k8s import objects
 from py_engine.model.constants import API_VERSION, KIND
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.validation import PATCH_VIOLATION_RULE, build_review_input
@@ -107,7 +107,7 @@ def cache_key(spread: Mapping[str, Any], facts: tuple[tuple[str, ...], tuple[str
               allowed: tuple[str, ...]) -> Hashable:
     """(namespace, name, uid and generation, allowlist, containers, selector). A spread without
     uid or generation (an offline snapshot) is keyed by its spec instead."""
-    meta = metadata_of(spread)
+    meta = objects.meta(spread)
     uid, generation = meta.get("uid"), meta.get("generation")
     if isinstance(uid, str) and uid and isinstance(generation, int) and not isinstance(generation, bool):
         identity: Hashable = (uid, generation)
@@ -115,7 +115,7 @@ def cache_key(spread: Mapping[str, Any], facts: tuple[tuple[str, ...], tuple[str
         identity = json.dumps(spread.get("spec"), sort_keys=True, default=str)
     containers, init_containers, selector = facts
     selector_key = None if selector is None else json.dumps(selector, sort_keys=True, default=str)
-    return (namespace_of(spread), name_of(spread), identity, allowed, containers, init_containers, selector_key)
+    return (objects.namespace(spread), objects.name(spread), identity, allowed, containers, init_containers, selector_key)
 
 
 def parse_refusals(result: Any) -> dict[int, tuple[str, ...]]:
@@ -193,7 +193,7 @@ def target_workload(spread: Mapping[str, Any], pod: Mapping[str, Any], ctx: Admi
         return None
     api_version, kind, name = (str(ref.get(k) or "") for k in ("apiVersion", "kind", "name"))
     try:
-        return ctx.lookup(api_version, kind, namespace_of(pod), name)
+        return ctx.lookup(api_version, kind, objects.namespace(pod), name)
     except Exception:  # a failed cache read only loses the selector check; reserved keys are still refused
         return None
 
@@ -209,7 +209,7 @@ def inject_checked(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid
     refused = guard.refusals(spread, subset, pod, workload)
     if not refused:
         return inject(pod, spread, subset, uid), ()
-    warning = (f"WorkloadSpread {namespace_of(spread)}/{name_of(spread)}: the patch of subset {subset!r} was not "
+    warning = (f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)}: the patch of subset {subset!r} was not "
                f"applied, it sets what the subset patch allowlist refuses: {', '.join(refused)} "
                "(`spreadgate validate` explains each)")
     return inject(pod, spread, subset, uid, apply_patch=False), (warning,)

@@ -38,8 +38,8 @@ from py_engine.admission.statuses import (
     version_of,
     with_version_statuses,
 )
-from py_engine.admission.tracing import name_of, namespace_of
 from py_engine.admission.workloads import current_replicas, is_statefulset_target, workload_replicas
+from py_engine.k8s import objects
 from py_engine.k8s.timeutil import format_time
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
@@ -64,9 +64,9 @@ def find_annotated_spread(pod: Mapping[str, Any], spreads: Sequence[dict[str, An
     matched = matched_spread(pod)
     if matched is None or not matched.name:
         return None
-    namespace = namespace_of(pod)
+    namespace = objects.namespace(pod)
     for spread in spreads:
-        if is_workloadspread(spread) and name_of(spread) == matched.name and namespace_of(spread) == namespace:
+        if is_workloadspread(spread) and objects.name(spread) == matched.name and objects.namespace(spread) == namespace:
             return spread
     return None
 
@@ -91,7 +91,7 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     deletingPods))`.
     """
     matched = matched_spread(pod)
-    if matched is None or matched.name != name_of(spread):
+    if matched is None or matched.name != objects.name(spread):
         return DeleteRelease(None)
     if not is_pod_active(pod) or controller_owner(pod) is None:
         return DeleteRelease(None)
@@ -100,9 +100,9 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
         return DeleteRelease(None)
     if len(view.subsets) == 1 and view.subsets[0].max_replicas is None:
         return DeleteRelease(None, view.subsets[0].name)
-    name = name_of(pod)
+    name = objects.name(pod)
     version = version_of(pod, ctx)
-    statuses, initialised = statuses_for(view, version, lambda: workload_replicas(view, namespace_of(spread), ctx))
+    statuses, initialised = statuses_for(view, version, lambda: workload_replicas(view, objects.namespace(spread), ctx))
     if not name or recorded_subset(statuses, name) is not None:
         return DeleteRelease(None)
     entry = next((e for e in statuses if e.get("name") == matched.subset), None)
@@ -114,7 +114,7 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
         return DeleteRelease(None)  # unlimited (or gone) in the spec the controller has not synced yet
     cap: int | None = None
     if spec_subset is not None and spec_subset.max_replicas is not None:
-        replicas = current_replicas(view, namespace_of(spread), ctx) if spec_subset.max_replicas.percent else 0
+        replicas = current_replicas(view, objects.namespace(spread), ctx) if spec_subset.max_replicas.percent else 0
         cap = None if replicas is None else spec_subset.max_replicas.resolve(replicas)
     missing = missing_replicas(entry)
     if missing < 0 and not (from_spec and cap is not None):

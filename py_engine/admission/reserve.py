@@ -30,8 +30,8 @@ from py_engine.admission.statuses import (
     version_of,
     with_version_statuses,
 )
-from py_engine.admission.tracing import name_of, namespace_of
 from py_engine.admission.workloads import current_replicas, is_statefulset_target, workload_replicas
+from py_engine.k8s import objects
 from py_engine.k8s.timeutil import format_time
 from py_engine.model import ModelError, WorkloadSpread
 from py_engine.model.pods import is_pod_active
@@ -63,7 +63,7 @@ def read_spread(spread: Mapping[str, Any]) -> WorkloadSpread:
     try:
         return WorkloadSpread.from_object(spread)
     except ModelError as exc:
-        raise AdmissionError(f"WorkloadSpread {namespace_of(spread)}/{name_of(spread)} cannot be read: {exc}") from None
+        raise AdmissionError(f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)} cannot be read: {exc}") from None
 
 
 def _no_room_warning(view: WorkloadSpread, detail: str, eligible: Eligibility) -> str:
@@ -79,7 +79,7 @@ def _no_room_warning(view: WorkloadSpread, detail: str, eligible: Eligibility) -
 
 def _reserve_statefulset(view: WorkloadSpread, pod: Mapping[str, Any], ctx: AdmissionContext) -> CreateReservation:
     """Ordinal placement; the aggregate status only supplies Schedulable conditions."""
-    name = name_of(pod)
+    name = objects.name(pod)
     status = view.raw.get("status")
     aggregate = status.get("subsetStatuses") if isinstance(status, Mapping) else None
     entries = [e for e in aggregate if isinstance(e, Mapping)] if isinstance(aggregate, list) else []
@@ -113,7 +113,7 @@ def reserve_create(
     (deny) when the spread cannot be read or its replica paths do not resolve.
     """
     view = read_spread(spread)
-    name = name_of(pod)
+    name = objects.name(pod)
     if not is_pod_active(pod):
         return CreateReservation(None, None, name)
     if is_statefulset_target(view):
@@ -122,12 +122,12 @@ def reserve_create(
         return CreateReservation(view.subsets[0].name, None, name)
 
     version = version_of(pod, ctx)
-    statuses, initialised = statuses_for(view, version, lambda: workload_replicas(view, namespace_of(spread), ctx))
+    statuses, initialised = statuses_for(view, version, lambda: workload_replicas(view, objects.namespace(spread), ctx))
     # Caps the controller has not resolved yet (a spec change it has not synced) are
     # counted from the spec and the slots each entry holds; percentages always are.
     from_spec = not initialised and spec_ahead_of_status(view)
     if from_spec or (not initialised and view.uses_percentages):
-        follow_caps(view, statuses, current_replicas(view, namespace_of(spread), ctx), from_spec=from_spec)
+        follow_caps(view, statuses, current_replicas(view, objects.namespace(spread), ctx), from_spec=from_spec)
     key = name or generated_uid
     recorded = recorded_subset(statuses, key)
     if recorded is not None:
@@ -142,7 +142,7 @@ def reserve_create(
         # "Full" under percentage caps may only mean the cached workload is behind a
         # scale-up (its pods can reach us before its watch event), also when this
         # version's statuses were just initialised from that cached count: ask the API once.
-        replicas = current_replicas(view, namespace_of(spread), ctx, lookup=ctx.fresh_lookup)
+        replicas = current_replicas(view, objects.namespace(spread), ctx, lookup=ctx.fresh_lookup)
         if replicas is not None:
             follow_caps(view, statuses, replicas, from_spec=from_spec)
             index = choose_counted(statuses, eligible)

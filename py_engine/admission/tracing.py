@@ -22,6 +22,7 @@ from py_engine.admission.workloads import (
     owner_group_kind,
     parse_custom_workloads,
 )
+from py_engine.k8s import objects
 from py_engine.k8s.labels import SelectorError, labels_of, matches_label_selector
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner
@@ -30,22 +31,6 @@ from py_engine.model.workloadspread import api_group
 # Real chains are two or three links long (Pod -> ReplicaSet -> Deployment);
 # the bound only protects against ownerReference cycles in a broken cache.
 MAX_OWNER_DEPTH = 16
-
-
-def metadata_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    metadata = obj.get("metadata")
-    return metadata if isinstance(metadata, Mapping) else {}
-
-
-def namespace_of(obj: Mapping[str, Any]) -> str:
-    """`metadata.namespace`, `default` when absent (the webhook fills a pod's from the request)."""
-    value = metadata_of(obj).get("namespace")
-    return value if isinstance(value, str) and value else "default"
-
-
-def name_of(obj: Mapping[str, Any]) -> str:
-    value = metadata_of(obj).get("name")
-    return value if isinstance(value, str) else ""
 
 
 def target_filter_selects(spec: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
@@ -118,13 +103,13 @@ def find_spread(pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: Adm
     accepted = accepted_owner_kinds(parse_custom_workloads(ctx.custom_workloads))
     if owner_group_kind(owner) not in accepted:
         return None
-    namespace = namespace_of(pod)
+    namespace = objects.namespace(pod)
     walker = _OwnerWalker(namespace, ctx, accepted)
     for spread in spreads:
         if not is_workloadspread(spread):
             continue
-        metadata = metadata_of(spread)
-        if metadata.get("deletionTimestamp") or namespace_of(spread) != namespace:
+        metadata = objects.meta(spread)
+        if metadata.get("deletionTimestamp") or objects.namespace(spread) != namespace:
             continue
         target = _target_of(spread)
         if target is None:

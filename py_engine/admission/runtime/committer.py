@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from py_engine.admission.ports import Apply, CommitError, CommitFailed, CommitTimeout, SpreadNotFound
+from py_engine.k8s import objects
 from py_engine.k8s.clock import Clock
 from py_engine.k8s.jsoncopy import json_copy
 from py_engine.kube import Conflict, KubeClient, KubeError, NotFound, Resource, TooManyRequests, WatchCache
@@ -156,7 +157,7 @@ class _Slot:
 
 
 def _rv(obj: JSON | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+    return str(objects.meta(obj or {}).get("resourceVersion") or "")
 
 
 class Committer:
