@@ -42,7 +42,7 @@ from py_engine.admission.workloads import current_replicas, is_statefulset_targe
 from py_engine.k8s import objects
 from py_engine.k8s.timeutil import format_time
 from py_engine.model import is_workloadspread
-from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
+from py_engine.model.pods import matched_spread
 from py_engine.model.subset_status import pod_records
 
 
@@ -74,8 +74,8 @@ def find_annotated_spread(pod: Mapping[str, Any], spreads: Sequence[dict[str, An
 def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext) -> DeleteRelease:
     """Record a pod DELETE / `pods/eviction` in `deletingPods` and return its slot.
 
-    No change when: the pod is not annotated for this spread, inactive, or has
-    no controller owner; the target is a StatefulSet; the spread has exactly one
+    The pod has passed the service's guards (annotated, active, with a controller
+    owner). No change when: the pod is not annotated for this spread; the target is a StatefulSet; the spread has exactly one
     subset and it has no `maxReplicas` (Kruise's shortcut, which its DELETE and
     eviction paths take too: `DeleteRelease(None, subset)`); the pod's name is
     already in any `creatingPods`/`deletingPods` of its version (a pod deleted
@@ -92,8 +92,6 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     """
     matched = matched_spread(pod)
     if matched is None or matched.name != objects.name(spread):
-        return DeleteRelease(None)
-    if not is_pod_active(pod) or controller_owner(pod) is None:
         return DeleteRelease(None)
     view = read_spread(spread)
     if is_statefulset_target(view):

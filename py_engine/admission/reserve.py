@@ -34,7 +34,6 @@ from py_engine.admission.workloads import current_replicas, is_statefulset_targe
 from py_engine.k8s import objects
 from py_engine.k8s.timeutil import format_time
 from py_engine.model import ModelError, WorkloadSpread
-from py_engine.model.pods import is_pod_active
 from py_engine.model.subset_status import pod_records
 
 # Kubernetes truncates each admission warning; keep ours well below its limit.
@@ -111,11 +110,10 @@ def reserve_create(
     `generateName` (a re-application after a conflict passes the same uid and
     finds its own entry when the first write did land). Raises AdmissionError
     (deny) when the spread cannot be read or its replica paths do not resolve.
+    The pod has passed the service's guards (active, with a controller owner).
     """
     view = read_spread(spread)
     name = objects.name(pod)
-    if not is_pod_active(pod):
-        return CreateReservation(None, None, name)
     if is_statefulset_target(view):
         return _reserve_statefulset(view, pod, ctx)
     if len(view.subsets) == 1 and view.subsets[0].max_replicas is None:

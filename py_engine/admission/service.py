@@ -6,7 +6,8 @@ port (`py_engine.admission.ports`): the webhook reads watch caches and commits
 through the group committer (`py_engine.admission.runtime`), the offline runs
 read a snapshot and record what would be written (`py_engine.admission.offline`).
 Every guard (operation, resource, namespace, mirror pod, controller owner,
-active pod, dry run) is here and nowhere else.
+active pod, dry run) is here and nowhere else: the decision functions it calls
+assume a pod that passed them.
 
 Three entry points, one per webhook path:
 

@@ -6,9 +6,20 @@ import copy
 from typing import Any
 
 import pytest
-from admission_builders import NOW_TEXT, make_ctx, owner_ref, pod, spread, subset, versioned
+from admission_builders import (
+    NOW,
+    NOW_TEXT,
+    deployment_chain,
+    make_ctx,
+    owner_ref,
+    pod,
+    spread,
+    subset,
+    versioned,
+)
 
 from py_engine.admission.context import AdmissionError
+from py_engine.admission.offline import OfflineAdmission
 from py_engine.admission.release import find_annotated_spread, release_delete
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 
@@ -46,8 +57,7 @@ def test_kruise_annotation_is_read_too() -> None:
 
 @pytest.mark.parametrize(
     "case",
-    ["unannotated", "other-spread", "unknown-subset", "unlimited", "creating", "deleting", "terminating", "finished",
-     "no-owner", "statefulset"],
+    ["unannotated", "other-spread", "unknown-subset", "unlimited", "creating", "deleting", "statefulset"],
 )
 def test_cases_without_change(case: str) -> None:
     ws = _ws(0)
@@ -64,16 +74,24 @@ def test_cases_without_change(case: str) -> None:
         ws = _ws(0, creatingPods={"web-abc123-x1": "2024-06-01T11:59:50Z"})
     elif case == "deleting":
         ws["status"]["versionedSubsetStatuses"]["abc123"][1]["deletingPods"] = {"web-abc123-x1": NOW_TEXT}
-    elif case == "terminating":
-        the_pod["metadata"]["deletionTimestamp"] = "2024-06-01T11:59:00Z"
-    elif case == "finished":
-        the_pod["status"] = {"phase": "Failed"}
-    elif case == "no-owner":
-        the_pod["metadata"]["ownerReferences"] = []
     elif case == "statefulset":
         ws["spec"]["targetRef"] = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db"}
         the_pod = _annotated(owner=owner_ref("apps/v1", "StatefulSet", "db"))
     assert release_delete(ws, the_pod, make_ctx()).spread is None
+
+
+@pytest.mark.parametrize("case", ["terminating", "finished", "no-owner"])
+def test_the_services_guards_release_nothing(case: str) -> None:
+    """Pods the service's guards stop (`py_engine.admission.service`), run offline."""
+    the_pod = _annotated()
+    if case == "terminating":
+        the_pod["metadata"]["deletionTimestamp"] = "2024-06-01T11:59:00Z"
+    elif case == "finished":
+        the_pod["status"] = {"phase": "Failed"}
+    else:
+        the_pod["metadata"]["ownerReferences"] = []
+    outcome = OfflineAdmission([*deployment_chain(), _ws(0)], NOW, generated_uid="u").delete(the_pod)
+    assert outcome.allowed and not outcome.status_written
 
 
 def test_empty_version_is_initialised_from_spec() -> None:

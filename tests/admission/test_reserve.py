@@ -26,6 +26,7 @@ from py_engine.admission.context import AdmissionContext, AdmissionError
 from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.inject import inject
 from py_engine.admission.nodes import NodeInventory
+from py_engine.admission.offline import OfflineAdmission
 from py_engine.admission.reserve import reserve_create
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.policy import PolicyEngine, create_engine
@@ -183,13 +184,12 @@ def test_unschedulable_subset_is_skipped_and_status_order_wins() -> None:
 
 
 def test_inactive_pod_gets_nothing() -> None:
+    """The service's guard (`py_engine.admission.service`), run offline."""
     ws = _capped(("a", 5))
     finished = pod()
     finished["status"] = {"phase": "Succeeded"}
-    assert reserve_create(ws, finished, make_ctx(), generated_uid=UID) == reserve_create(
-        ws, finished, make_ctx(), generated_uid=UID
-    )
-    assert reserve_create(ws, finished, make_ctx(), generated_uid=UID).subset is None
+    outcome = OfflineAdmission([*deployment_chain(), ws], NOW, generated_uid=UID).create(finished)
+    assert outcome.allowed and outcome.subset is None and not outcome.status_written and outcome.patch == []
 
 
 def test_same_inputs_same_reservation() -> None:
