@@ -9,12 +9,17 @@ Nesting is limited to `MAX_DEPTH` right after the body is decoded: the admission
 code walks objects recursively (copies, policy input), so a review nested a
 few hundred levels deep would otherwise fail deep inside it with a
 RecursionError. A pod is about 15 levels deep inside its review.
+
+Values no Kubernetes object can hold are refused too (400): NaN and Infinity,
+numbers beyond float64, and strings with a lone UTF-16 surrogate. The policy
+engine fails on the first two and kills the process on the last.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,11 +46,16 @@ def parse_review(body: bytes) -> tuple[str, dict[str, Any]]:
     if not body:
         raise ReviewError(400, "request body is empty")
     try:
-        review = json.loads(body)
+        review = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))  # as json.loads
     except (ValueError, RecursionError) as exc:
         raise ReviewError(400, f"request body is not valid JSON: {str(exc)[:200]}") from None
     if isinstance(review, (dict, list)) and nesting_exceeds(body, review, MAX_DEPTH):
         raise ReviewError(400, f"request body is nested deeper than {MAX_DEPTH} levels")
+    if has_huge_integer(body, review):
+        raise ReviewError(400, "request body is not valid JSON: a number is out of range")
+    if has_lone_surrogate(body, review):
+        raise ReviewError(400, "request body holds a string that is not valid Unicode (a lone UTF-16 surrogate "
+                               "such as \\ud800)")
     if not isinstance(review, dict):
         raise ReviewError(400, "request body must be a JSON object (an AdmissionReview)")
     api_version = review.get("apiVersion")
@@ -89,6 +99,69 @@ def nesting_exceeds(body: bytes, value: Any, limit: int) -> bool:
         for child in (node.values() if isinstance(node, dict) else node):
             if isinstance(child, (dict, list)):
                 stack.append((child, depth + 1))
+    return False
+
+
+_DIGITS_TO_ZERO = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+"""Maps every digit to "0" and anything else to a space, so a run of digits is a run of "0"s."""
+_LONG_RUN = b"0" * 309
+"""The digits of an integer beyond float64 (at least 309 of them)."""
+
+
+def has_huge_integer(body: bytes, value: Any) -> bool:
+    """Whether the decoded JSON `value` (of `body`) holds an integer beyond float64, which
+    Kubernetes cannot decode (numbers are int64 or float64) and the policy engine refuses.
+    A body without 309 digits in a row cannot hold one (one scan of the bytes)."""
+    if _LONG_RUN not in body.translate(_DIGITS_TO_ZERO):
+        return False
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, int) and not isinstance(node, bool) and abs(node) >= 2**1023:
+            try:
+                float(node)
+            except OverflowError:
+                return True
+    return False
+
+
+def json_float(text: str) -> float:
+    """A float literal; one that overflows to infinity (1e400) is refused."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def json_constant(text: str) -> float:
+    """NaN and Infinity are not JSON (Python's decoder accepts them): refused."""
+    raise ValueError(f"{text} is not a JSON value")
+
+
+_DECODER = json.JSONDecoder(parse_float=json_float, parse_constant=json_constant)
+"""json.loads' decoder, refusing what Python accepts and JSON does not: NaN, Infinity, 1e400."""
+
+
+def has_lone_surrogate(body: bytes, value: Any) -> bool:
+    """Whether a string (or key) of the decoded JSON `value` (of `body`) holds a lone surrogate.
+
+    The policy engine (regorus) kills the process on such a string, and no
+    Kubernetes object can hold one (an API server encodes valid UTF-8 only).
+    A UTF-8 body can only get one from a `\\ud...` escape or (CESU-8) bytes starting
+    with 0xED; without those, which settles the common case with three scans of the
+    bytes, it holds none. Otherwise encoding the value finds out.
+    """
+    if (json.detect_encoding(body) in ("utf-8", "utf-8-sig")
+            and b"\\ud" not in body and b"\\uD" not in body and b"\xed" not in body):
+        return False
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
     return False
 
 

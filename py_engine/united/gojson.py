@@ -60,7 +60,12 @@ def go_json(value: Any) -> str:
     if value is False:
         return "false"
     if isinstance(value, int):
-        return _number(float(value)) if abs(value) >= 2**53 else str(value)
+        if abs(value) < 2**53:
+            return str(value)
+        try:
+            return _number(float(value))
+        except OverflowError:  # beyond float64: Go cannot decode it either
+            raise EncodingError(f"the number {str(value)[:20]}... is out of range") from None
     if isinstance(value, float):
         return _number(value)
     if isinstance(value, str):

@@ -177,13 +177,33 @@ def _too_many_nodes(obj: Any, limit: int = MAX_NODES) -> bool:
     return False
 
 
+def _float64_int(text: str) -> int:
+    """An integer literal; ValueError beyond float64, which kubectl cannot carry either."""
+    value = int(text)
+    if len(text) > 300:
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError("number out of range") from None
+    return value
+
+
 def as_json_object(source: str, obj: dict[str, Any]) -> dict[str, Any]:
     """The object as JSON would carry it, as kubectl converts YAML: keys become
     strings, and YAML-only scalars (dates, timestamps) become their text."""
     if _too_many_nodes(obj):
         raise DocumentError(source, f"document expands to more than {MAX_NODES} values (YAML aliases?)")
     try:
-        converted: dict[str, Any] = json.loads(json.dumps(obj, default=str))
-    except (TypeError, ValueError, RecursionError):
+        # JSON has no NaN or Infinity, and kubectl no number beyond float64; the policy engine fails on them
+        text = json.dumps(obj, default=str, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")  # a lone surrogate (escape "\ud800") is no text; the policy engine dies on one
+        converted: dict[str, Any] = json.loads(text, parse_int=_float64_int)
+    except UnicodeEncodeError:
+        raise DocumentError(source, "document holds a string that is not valid Unicode (a lone UTF-16 surrogate "
+                                    "such as \\ud800)") from None
+    except ValueError:
+        raise DocumentError(source, "document cannot be represented as JSON (NaN, infinity or a number beyond "
+                                    "float64)") from None
+    except (TypeError, RecursionError):
         raise DocumentError(source, "document cannot be represented as JSON") from None
     return converted

@@ -8,7 +8,7 @@ deep, or filled with arbitrary unicode; or they are arbitrary JSON outright.
 Everything stays JSON-encodable (the webhook fuzz also sends raw bytes).
 
 `examples(weight)` is the number of cases per test: `SPREADGATE_FUZZ_EXAMPLES`
-is the total for the whole fuzz run (default 300, quick enough for CI; the
+is the total for the whole fuzz run (default 390, quick enough for CI; the
 full run sets 100000), shared between the tests by their weights. Without the
 variable the cases are derandomized (a fixed sequence); with it, random.
 """
@@ -24,8 +24,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 F = TypeVar("F", bound=Callable[..., Any])
-TOTAL_WEIGHT = 10.0
-"""Sum of the weights passed to `examples` by the fuzz tests."""
+TOTAL_WEIGHT = 13.0
+"""Sum of the weights passed to `examples` by the fuzz tests (10 for the WorkloadSpread paths,
+3 for the UnitedDeployment ones in test_fuzz_uniteddeployment.py)."""
 
 
 DERANDOMIZE = "SPREADGATE_FUZZ_EXAMPLES" not in os.environ
@@ -34,7 +35,7 @@ by chance; a run with SPREADGATE_FUZZ_EXAMPLES set draws new cases every time.""
 
 
 def examples(weight: float) -> int:
-    total = int(os.environ.get("SPREADGATE_FUZZ_EXAMPLES", "300"))
+    total = int(os.environ.get("SPREADGATE_FUZZ_EXAMPLES", "390"))
     return max(10, int(total * weight / TOTAL_WEIGHT))
 
 
