@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from py_engine.admission.caches import AdmissionCaches
 from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.nodes import NodeClassCache
 from py_engine.policy import PolicyEngine
@@ -78,7 +79,8 @@ class AdmissionContext:
     capitalised keys are accepted too); `patch_guard` None applies subset
     patches unchecked (the webhook and `spreadgate admit` always set one);
     `node_classes` remembers node inventories reduced for the policy (None:
-    reduced for every decision).
+    reduced for every decision); `caches` remembers spreads parsed per version
+    (`py_engine.admission.caches`; None: parsed for every decision).
     """
 
     now: datetime
@@ -91,6 +93,7 @@ class AdmissionContext:
     fresh_lookup: Lookup | None = None
     patch_guard: PatchCheck | None = None
     node_classes: NodeClassCache | None = None
+    caches: AdmissionCaches | None = None
 
 
 def no_lookup(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:

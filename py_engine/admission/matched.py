@@ -14,7 +14,6 @@ a migration Kruise's own webhook may have set Kruise's key for a Kruise spread.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,12 +26,12 @@ SPREADGATE_KEY: tuple[str, ...] = (MATCHED_ANNOTATION,)
 
 def without_matched_annotations(pod: Mapping[str, Any], keys: tuple[str, ...] = MATCHED_KEYS) -> dict[str, Any] | None:
     """A copy of `pod` without the matched-workloadspread `keys` (both by default); None
-    when it carries none of them (nothing to change). The input is not mutated."""
-    annotations = objects.meta(pod).get("annotations")
+    when it carries none of them (nothing to change). The input is not mutated; the copy
+    shares every member but the path to `metadata.annotations` with it (callers diff it
+    against `pod` and mutate neither)."""
+    metadata = objects.meta(pod)
+    annotations = metadata.get("annotations")
     if not isinstance(annotations, Mapping) or not any(key in annotations for key in keys):
         return None
-    stripped = copy.deepcopy(dict(pod))
-    kept = stripped["metadata"]["annotations"]
-    for key in keys:
-        kept.pop(key, None)
-    return stripped
+    kept = {key: value for key, value in annotations.items() if key not in keys}
+    return {**pod, "metadata": {**metadata, "annotations": kept}}

@@ -93,7 +93,7 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     matched = matched_spread(pod)
     if matched is None or matched.name != objects.name(spread):
         return DeleteRelease(None)
-    view = read_spread(spread)
+    view = read_spread(spread, ctx.caches)
     if is_statefulset_target(view):
         return DeleteRelease(None)
     if len(view.subsets) == 1 and view.subsets[0].max_replicas is None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from py_engine.admission.caches import AdmissionCaches
 from py_engine.admission.choose import (
     Eligibility,
     choose_by_ordinal,
@@ -57,10 +58,11 @@ class CreateReservation:
     warnings: tuple[str, ...] = ()
 
 
-def read_spread(spread: Mapping[str, Any]) -> WorkloadSpread:
-    """The typed view of a stored spread; AdmissionError when it cannot be read."""
+def read_spread(spread: Mapping[str, Any], caches: AdmissionCaches | None = None) -> WorkloadSpread:
+    """The typed view of a stored spread (parsed once per version with `caches`); AdmissionError
+    when it cannot be read."""
     try:
-        return WorkloadSpread.from_object(spread)
+        return caches.spreads.view(spread) if caches is not None else WorkloadSpread.from_object(spread)
     except ModelError as exc:
         raise AdmissionError(f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)} cannot be read: {exc}") from None
 
@@ -112,7 +114,7 @@ def reserve_create(
     (deny) when the spread cannot be read or its replica paths do not resolve.
     The pod has passed the service's guards (active, with a controller owner).
     """
-    view = read_spread(spread)
+    view = read_spread(spread, ctx.caches)
     name = objects.name(pod)
     if is_statefulset_target(view):
         return _reserve_statefulset(view, pod, ctx)

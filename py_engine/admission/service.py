@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from py_engine.admission.caches import AdmissionCaches
 from py_engine.admission.context import AdmissionContext, AdmissionError, OwnerNotFound, PatchCheck
 from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.inject import make_patch
@@ -141,10 +142,12 @@ class AdmissionService:
                  engine: PolicyEngine | None = None, validation_engine: PolicyEngine | None = None,
                  config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None,
                  node_classes: NodeClassCache | None = None,
-                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4()),
+                 caches: AdmissionCaches | None = None) -> None:
         """`view` and `committer` are the two ports; `node_classes` and `decision_cache` are
         owned by the caller (one per webhook process or offline run); `new_uid` keys the
-        `creatingPods` entry of a pod with only `generateName`."""
+        `creatingPods` entry of a pod with only `generateName`; `caches` (spreads parsed per
+        version, py_engine/admission/caches.py) is the service's own unless one is given."""
         self.view = view
         self.committer = committer
         self.clock = clock
@@ -154,6 +157,7 @@ class AdmissionService:
         self.decision_cache = decision_cache
         self.node_classes = node_classes
         self.new_uid = new_uid
+        self.caches = caches if caches is not None else AdmissionCaches()
         self.patch_guard: PatchCheck | None = (PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
                                                if self.config.check_subset_patches else None)
 
@@ -163,7 +167,7 @@ class AdmissionService:
             now=self.clock.now(), lookup=self.view.lookup, engine=self.engine, nodes=self.view.node_inventory(),
             versioned_kinds=self.config.versioned_kinds, custom_workloads=self.config.custom_workloads,
             decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup, patch_guard=self.patch_guard,
-            node_classes=self.node_classes)
+            node_classes=self.node_classes, caches=self.caches)
 
     def _deadline(self) -> float:
         return self.clock.monotonic() + self.config.commit_timeout

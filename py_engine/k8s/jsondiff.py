@@ -38,7 +38,7 @@ def diff(source: Any, target: Any, path: str = "") -> list[dict[str, Any]]:
 
 
 def _diff(source: Any, target: Any, path: str, out: list[dict[str, Any]]) -> None:
-    if json_equal(source, target):
+    if source is target or json_equal(source, target):  # a member shared by both sides is unchanged
         return
     if isinstance(source, dict) and isinstance(target, dict):
         for key in source:
