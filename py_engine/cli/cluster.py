@@ -5,7 +5,7 @@ Starts the API server with its HTTPS front end, the workload controllers
 scheduler and a simulated kubelet for every node of the pool, in real time;
 then, unless `--bare`, installs the WorkloadSpread CRD, runs the real admission
 webhook on 127.0.0.1 (its own CA, registered with `caBundle`) and the real
-controller: the assembled stack of `py_engine.cli.harness.Stack`. Prints the
+controller: the assembled stack of `py_engine.assembled_stack.Stack`. Prints the
 URL, the kubeconfig path and the commands to try, then serves until SIGINT or
 SIGTERM, when it stops everything and exits 0. Use it with
 `kubectl --kubeconfig FILE ...` or any Kubernetes client.
@@ -153,7 +153,7 @@ def _serve_playground(args: argparse.Namespace, nodes: list[Any] | None, kubelet
                       stop: threading.Event) -> int:
     import logging
 
-    from py_engine.cli.harness import Stack
+    from py_engine.assembled_stack import Stack
     from py_engine.sim.nodepool import default_pool
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -48,7 +48,7 @@ def _placement(report: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from py_engine.cli.harness import Stack, StackNotStable
+    from py_engine.assembled_stack import Stack, StackNotStable
     from py_engine.cli.scenario import ScenarioError, Step, load_scenario, load_shipped_scenario
     from py_engine.cli.scenario_run import ScenarioRun
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from py_engine.cli.harness import SPREADS, Stack
+from py_engine.assembled_stack import SPREADS, Stack
 from py_engine.cli.scenario import Scenario, Step
 from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION, ModelError
 from py_engine.model.maxreplicas import parse_max_replicas

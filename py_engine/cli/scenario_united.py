@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from py_engine.cli.harness import Stack
+from py_engine.assembled_stack import Stack
 from py_engine.cli.scenario import Scenario, ScenarioError, Step, _step
 from py_engine.cli.scenario_run import ZONE, StepReport
 from py_engine.model.errors import ModelError

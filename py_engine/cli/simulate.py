@@ -43,7 +43,7 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from py_engine.cli.harness import Stack, StackNotStable
+    from py_engine.assembled_stack import Stack, StackNotStable
     from py_engine.cli.scenario import ScenarioError, load_scenario
     from py_engine.cli.scenario_report import render_html, render_json, render_table
     from py_engine.cli.scenario_run import ScenarioRun

@@ -1,6 +1,6 @@
 """End to end in virtual time: embedded cluster + real webhook (HTTPS) + controller loop.
 
-The stack (`py_engine.cli.harness.Stack`) steps the cluster's loops and the
+The stack (`py_engine.assembled_stack.Stack`) steps the cluster's loops and the
 controller on a VirtualClock, so expiries (rescheduleCriticalSeconds, the
 recovery window) are crossed exactly, without sleeping.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.cli.harness import DEPLOYMENTS, SPREADS, Stack
+from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
 from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
 

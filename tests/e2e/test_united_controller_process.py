@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.cli.harness import Stack, poll
+from py_engine.assembled_stack import Stack, poll
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unitedctl"))
 from united_kit import UDS, pools, replicas_of, term, united

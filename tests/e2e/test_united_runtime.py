@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from py_engine.cli.harness import Stack, poll
+from py_engine.assembled_stack import Stack, poll
 from py_engine.controller.loop import LoopOptions
 from py_engine.unitedctl.loop import UnitedOptions
 from py_engine.unitedctl.nodefit import NODE_FIT_ANNOTATION

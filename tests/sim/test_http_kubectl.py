@@ -58,7 +58,7 @@ def test_kubectl_get_create_delete(kubeconfig: str, apiserver: ApiServer, tmp_pa
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (Debian package kubernetes-client)")
 def test_kubectl_prints_crd_columns_and_explains_the_crd(kubeconfig: str, apiserver: ApiServer,
                                                          tmp_path: Path) -> None:
-    from py_engine.cli.harness import load_crd
+    from py_engine.assembled_stack import load_crd
 
     assert KUBECTL is not None
     env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import urllib3
 
-from py_engine.cli.harness import load_crd
+from py_engine.assembled_stack import load_crd
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 

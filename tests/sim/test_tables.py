@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.cli.harness import load_crd
+from py_engine.assembled_stack import load_crd
 from py_engine.sim.interface import ApiError
 from py_engine.sim.resources import ResourceDef, builtin_defs, defs_from_crd
 from py_engine.sim.tables import go_float, human_duration, to_table, wants_table

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from united_kit import UDS, pending_per_subset, pods_per_subset, pools, scale, term, ud, united
 
-from py_engine.cli.harness import START, Stack
+from py_engine.assembled_stack import START, Stack
 from py_engine.unitedctl.nodefit import NODE_FIT_ANNOTATION
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from united_kit import UDS, pools, replicas_of, term, united
 
+from py_engine.assembled_stack import Stack
 from py_engine.cli import main
-from py_engine.cli.harness import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 SUBSETS: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")}, {"name": "b", "nodeSelectorTerm": term("b")}]

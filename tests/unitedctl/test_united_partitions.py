@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from united_kit import UDS, live_pods, pools, term, ud, united
 
-from py_engine.cli.harness import Stack
+from py_engine.assembled_stack import Stack
 from py_engine.model.ud_constants import SUBSET_NAME_LABEL
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]

@@ -20,7 +20,7 @@ from united_kit import (
     workloads,
 )
 
-from py_engine.cli.harness import Stack
+from py_engine.assembled_stack import Stack
 from py_engine.model.ud_constants import REVISION_HASH_LABEL, REVISION_LABEL, SUBSET_NAME_LABEL
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]

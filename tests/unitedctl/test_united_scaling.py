@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from united_kit import UDS, pods_per_subset, pools, replicas_of, scale, term, ud, united, workloads
 
-from py_engine.cli.harness import Stack
+from py_engine.assembled_stack import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

@@ -6,7 +6,7 @@ import copy
 from collections import Counter
 from typing import Any
 
-from py_engine.cli.harness import Stack
+from py_engine.assembled_stack import Stack
 from py_engine.model.ud_constants import SUBSET_NAME_LABEL
 from py_engine.sim.nodepool import nodes_from_description
 
