@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from py_engine.cli.preflight import port
+
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
@@ -34,6 +36,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table",
                         help="report format (default: %(default)s)")
     parser.add_argument("--out", metavar="FILE", help="where -o html writes the page (required with -o html)")
+    parser.add_argument("--port", type=port, default=0, metavar="PORT",
+                        help="HTTPS port of the embedded API server (default: a free port)")
+    parser.add_argument("--webhook-port", type=port, default=0, metavar="PORT",
+                        help="HTTPS port of the admission webhook (default: a free port)")
     parser.set_defaults(handler=run)
 
 
@@ -58,13 +64,16 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         return _fail(str(exc))
     try:
-        with Stack(scenario.nodes) as stack:
+        with Stack(scenario.nodes, port=args.port, webhook_port=args.webhook_port) as stack:
             runner = UnitedScenarioRun if scenario.united is not None else ScenarioRun
             reports = runner(scenario, stack).run()
     except (StackNotStable, TimeoutError) as exc:
         return _fail(f"the simulation did not settle: {exc}")
     except ApiError as exc:
         return _fail(f"the cluster refused a step: {exc}")
+    except OSError as exc:
+        return _fail(f"the simulation could not start: {exc.strerror or exc} "
+                     f"(--port {args.port or 'free'}, --webhook-port {args.webhook_port or 'free'})")
     if args.output == "json":
         sys.stdout.write(render_json(scenario, reports))
     elif args.output == "html":

@@ -125,3 +125,12 @@ def test_demo_ports_must_be_ports(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["demo", "--webhook-port", "70000"])
     assert "argument --webhook-port: 70000 is out of range 0-65535" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--port", "--webhook-port"])
+def test_simulate_ports_are_pinned(flag: str, busy_port: int, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios" / "zones-20-20-60.yaml"
+    assert main(["simulate", str(scenario), flag, str(busy_port)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spreadgate simulate: error: the simulation could not start: Address already in use")
+    assert f"{flag} {busy_port}" in err and err.count("\n") == 1
