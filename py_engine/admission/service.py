@@ -272,11 +272,15 @@ class AdmissionService:
         if matched_spread(pod) is None or controller_owner(pod) is None or not is_pod_active(pod):
             return allow("skipped", "pod not admitted by a WorkloadSpread, or inactive")
         pod = dict(pod, metadata={**objects.meta(pod), "namespace": namespace})
-        spread = find_annotated_spread(pod, self.view.spreads_in(namespace))
+        spreads = self.view.spreads_in(namespace)
+        spread = find_annotated_spread(pod, spreads)
         if spread is None:
             return allow("skipped", "annotated WorkloadSpread not found")
         ctx = self.context()
         name = objects.name(spread)
+        if not _governs(spread, pod, spreads, ctx):
+            # An annotation added after admission (an UPDATE) to a pod of another workload.
+            return allow("skipped", f"WorkloadSpread {name} does not govern the pod's workload; nothing to release")
 
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, DeleteRelease]:
             release = release_delete(obj, pod, ctx)
@@ -339,6 +343,20 @@ class AdmissionService:
             return self.view.lookup(api_version, kind, namespace, name)
         except Exception:  # a lookup failure only skips the patch checks, as for a missing workload
             return None
+
+
+def _governs(spread: Mapping[str, Any], pod: dict[str, Any], spreads: Sequence[dict[str, Any]],
+             ctx: AdmissionContext) -> bool:
+    """Whether `spread` is the one that governs `pod`'s workload, so its DELETE may give a slot back.
+
+    A pod whose owner is not in the caches (being garbage-collected with it) is taken at its
+    annotation's word, as Kruise does; a pod traced to another workload, or to none, is not.
+    """
+    try:
+        governing = find_spread(pod, spreads, ctx)
+    except AdmissionError:
+        return True
+    return governing is not None and objects.name(governing) == objects.name(spread)
 
 
 def _without_subset(pod: dict[str, Any], outcome: str, warnings: Sequence[str],

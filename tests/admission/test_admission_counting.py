@@ -196,3 +196,21 @@ def test_a_pod_no_spread_governs_loses_spreadgates_key_only() -> None:
     assert outcome.allowed and outcome.subset is None and outcome.spread is None
     assert outcome.patch == [{"op": "remove", "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread"}]
     assert set(outcome.pod["metadata"]["annotations"]) == {KRUISE_MATCHED_ANNOTATION, "team"}
+
+
+def _one_free_slot(target: str) -> dict[str, Any]:
+    status = dict(versioned("abc123", {"name": "a", "replicas": 1, "missingReplicas": 1}), observedGeneration=1)
+    return spread([subset("a", 2)], status=status, target=("apps/v1", "Deployment", target))
+
+
+@pytest.mark.parametrize(("target", "released"), [("web", True), ("other", False)])
+def test_a_delete_gives_a_slot_back_only_to_the_spread_governing_the_pods_workload(target: str,
+                                                                                   released: bool) -> None:
+    """An annotation added to a pod of another workload after admission (an UPDATE the webhook
+    does not see) releases nothing: the pod's owner chain must lead to the named spread."""
+    ws = _one_free_slot(target)
+    outcome = OfflineAdmission([*deployment_chain(), ws], NOW, generated_uid="u").delete(annotated("web-abc123-x"))
+    assert outcome.allowed
+    assert outcome.status_written is released
+    if not released:
+        assert "does not govern the pod's workload" in outcome.message
