@@ -30,7 +30,6 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any, TextIO
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
@@ -56,27 +55,15 @@ def _fail(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
-def _now(text: str | None) -> datetime:
-    from py_engine.k8s.clock import RealClock
-    from py_engine.k8s.timeutil import parse_time
-
-    return parse_time(text) if text is not None else RealClock().now()
-
-
 def run(args: argparse.Namespace) -> int:
+    from py_engine.cli.snapshot_input import InputError, now_from, read_objects
     from py_engine.controller import ReconcileError, reconcile, snapshot_from_objects
-    from py_engine.k8s.timeutil import TimestampError
-    from py_engine.validation.documents import DocumentError, read_documents
 
-    objects = []
-    for item in read_documents([args.state]):
-        if isinstance(item, DocumentError):
-            return _fail(str(item))
-        objects.append(item.obj)
     try:
-        now = _now(args.now)
-    except TimestampError as exc:
-        return _fail(f"--now: {exc}")
+        objects = read_objects(args.state)
+        now = now_from(args.now)
+    except InputError as exc:
+        return _fail(str(exc))
     try:
         snapshot = snapshot_from_objects(objects, args.name)
         result = reconcile(snapshot.spread, snapshot.view, now)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime
 from typing import Any, TextIO
 
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
@@ -55,29 +54,17 @@ def _fail(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
-def _now(text: str | None) -> datetime:
-    from py_engine.k8s.clock import RealClock
-    from py_engine.k8s.timeutil import parse_time
-
-    return parse_time(text) if text is not None else RealClock().now()
-
-
 def run(args: argparse.Namespace) -> int:
-    from py_engine.k8s.timeutil import TimestampError
+    from py_engine.cli.snapshot_input import InputError, now_from, read_objects
     from py_engine.model.errors import ModelError
     from py_engine.united.plan import plan
     from py_engine.united.state import StateError, state_from_objects
-    from py_engine.validation.documents import DocumentError, read_documents
 
-    objects = []
-    for item in read_documents([args.state]):
-        if isinstance(item, DocumentError):
-            return _fail(str(item))
-        objects.append(item.obj)
     try:
-        now = _now(args.now)
-    except TimestampError as exc:
-        return _fail(f"--now: {exc}")
+        objects = read_objects(args.state)
+        now = now_from(args.now)
+    except InputError as exc:
+        return _fail(str(exc))
     try:
         state = state_from_objects(objects, args.name)
     except (StateError, ModelError) as exc:
