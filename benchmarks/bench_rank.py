@@ -34,7 +34,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from benchmarks.common import Target, machine_description, print_table
-from py_engine.k8s.timeutil import format_time
 from py_engine.scaledown import (
     DEFAULT_GATES,
     CloneSetSpec,
@@ -44,6 +43,7 @@ from py_engine.scaledown import (
     read_pods,
     replicaset_order,
 )
+from py_engine.semantics.timeutil import format_time
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 ZONE_KEY = "topology.kubernetes.io/zone"

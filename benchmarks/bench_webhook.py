@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import Target, machine_description, print_table
-from py_engine.kube import DEPLOYMENTS, REPLICASETS, KubeClient, Resource
+from py_engine.apiclient import DEPLOYMENTS, REPLICASETS, KubeClient, Resource
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import serve_https
 from py_engine.sim.tls import CertificateAuthority

@@ -5,10 +5,11 @@ Sub-packages are layered (see `.importlinter`, whose contracts enforce it):
 demo, simulate, the playground and tests) below it; the embedded cluster `sim`
 beside the `webhook`, importing nothing of the product's runtime; the
 UnitedDeployment runtime `unitedctl`; then the decision packages (`admission`,
-whose I/O sits in `admission.runtime`; `controller`; `united`), the pure
-`validation`, `scaledown` and `model`; and at the bottom the edges: `kube` (the
+whose I/O sits in `admission.runtime`; `controller`, whose loop, writer,
+leader lease and watch sources sit in `controller.runtime`; `united`), the pure
+`validation`, `scaledown` and `model`; and at the bottom the edges: `apiclient` (the
 API client: the only package that talks to an API server), `policy` (Rego
-engines), and `k8s` (pure Kubernetes object semantics: labels, quantities,
+engines), and `semantics` (pure Kubernetes object semantics: labels, quantities,
 scheduling rules, strategic merge, object accessors; no I/O).
 """
 

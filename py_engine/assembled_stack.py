@@ -32,12 +32,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from py_engine.controller.loop import LoopOptions, SpreadController
-from py_engine.controller.runtime import ControllerRuntime
-from py_engine.controller.sources import ListedSource
-from py_engine.k8s.clock import Clock, RealClock, VirtualClock
-from py_engine.kube import KubeClient
+from py_engine.apiclient import KubeClient
+from py_engine.controller.runtime.daemon import ControllerRuntime
+from py_engine.controller.runtime.loop import LoopOptions, SpreadController
+from py_engine.controller.runtime.sources import ListedSource
 from py_engine.resources import UNITEDDEPLOYMENT_CRD, WORKLOADSPREAD_CRD, read_yaml
+from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 from py_engine.sim.tls import CertificateAuthority

@@ -1,4 +1,4 @@
-"""Shared fixtures and helpers for the kube/, committer, service, webhook and e2e tests.
+"""Shared fixtures and helpers for the apiclient/, committer, service, webhook and e2e tests.
 
 Import fixtures by name into a test module (`from webhook_testkit import kube_env`).
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.kube import KubeClient
+from py_engine.apiclient import KubeClient
 from py_engine.model.resource import SPREADS
 from py_engine.resources import WORKLOADSPREAD_CRD, read_yaml
 from py_engine.sim.apiserver import ApiServer

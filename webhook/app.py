@@ -28,9 +28,9 @@ from typing import Any
 from flask import Flask, Response, request
 
 from py_engine.admission.service import AdmissionService, Decision
-from py_engine.k8s import objects
 from py_engine.logsetup import fields
 from py_engine.policy import PolicyError
+from py_engine.semantics import objects
 from py_engine.validation.uniteddeployment import UdReviewResult, review_uniteddeployment
 from webhook.limits import API_SERVER_REQUEST_LIMIT
 from webhook.metrics import WebhookMetrics

@@ -48,7 +48,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from py_engine.kube import AlreadyExists, Conflict, Invalid, KubeClient, KubeError, NotFound, Resource
+from py_engine.apiclient import AlreadyExists, Conflict, Invalid, KubeClient, KubeError, NotFound, Resource
 
 log = logging.getLogger(__name__)
 

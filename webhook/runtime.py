@@ -14,11 +14,11 @@ from py_engine.admission.nodes import NodeClassCache
 from py_engine.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.admission.runtime.service_view import ClusterView
 from py_engine.admission.service import AdmissionService, FailureMode, ServiceConfig, TimedEngine
-from py_engine.k8s.clock import Clock, RealClock
-from py_engine.kube import KubeClient
+from py_engine.apiclient import KubeClient
 from py_engine.metrics import Gauge
 from py_engine.model.resource import SPREADS
 from py_engine.policy import PolicyEngine, create_engine
+from py_engine.semantics.clock import Clock, RealClock
 from webhook.app import create_app
 from webhook.certs import SelfManagedCA, SelfSignedOptions
 from webhook.limits import ServerLimits

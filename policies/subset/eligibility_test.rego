@@ -178,7 +178,7 @@ test_malformed_quantities_count_as_zero if {
 	quantity(["x"]) == 0
 }
 
-# Cases where this policy once disagreed with py_engine/k8s/scheduling.py
+# Cases where this policy once disagreed with py_engine/semantics/scheduling.py
 # (tests/policy/test_node_matching_agreement.py checks the two agree).
 
 test_integers_read_like_kubernetes if {

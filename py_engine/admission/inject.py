@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from py_engine.admission.context import AdmissionError
-from py_engine.k8s import jsondiff, objects
-from py_engine.k8s.jsoncopy import json_copy
-from py_engine.k8s.strategic_merge import POD_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.model.constants import MATCHED_ANNOTATION
 from py_engine.model.pods import MatchedSpread
+from py_engine.semantics import jsondiff, objects
+from py_engine.semantics.jsoncopy import json_copy
+from py_engine.semantics.strategic_merge import POD_SCHEMA, StrategicMergeError, strategic_merge
 
 JSON = dict[str, Any]
 
@@ -115,7 +115,7 @@ def inject(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | 
 def make_patch(original: dict[str, Any], mutated: dict[str, Any]) -> list[dict[str, Any]]:
     """JSONPatch operations turning `original` into `mutated` (paths escape `/` as `~1`).
 
-    `py_engine.k8s.jsondiff`: descends only where the pods differ (jsonpatch's
+    `py_engine.semantics.jsondiff`: descends only where the pods differ (jsonpatch's
     generic diff walked every member and was the largest cost of an admission).
     """
     return jsondiff.diff(original, mutated)

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from py_engine.k8s import objects
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
+from py_engine.semantics import objects
 
 MATCHED_KEYS: tuple[str, ...] = (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION)
 SPREADGATE_KEY: tuple[str, ...] = (MATCHED_ANNOTATION,)

@@ -4,7 +4,7 @@ The policy does not need whole Node objects, only what the scheduler's
 filters read: labels, taints, cordoning, and free resources. Free resources
 are the node's allocatable minus the requests of the non-terminal pods bound
 to it (terminating pods still hold theirs), computed with the same quantity
-and request arithmetic as the scheduler (`py_engine.k8s`). The webhook's node
+and request arithmetic as the scheduler (`py_engine.semantics`). The webhook's node
 watch cache and `spreadgate admit` both build their inventory here.
 
 A `NodeInventory` knows a digest of its facts (`version`), so the eligibility
@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, overload
 
-from py_engine.k8s import objects
-from py_engine.k8s.scheduling import node_allocatable, pod_requests
+from py_engine.semantics import objects
+from py_engine.semantics.scheduling import node_allocatable, pod_requests
 
 NodeFacts = dict[str, Any]
 

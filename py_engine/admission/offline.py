@@ -20,9 +20,9 @@ from py_engine.admission.nodes import NodeClassCache
 from py_engine.admission.recording import RecordingCommitter
 from py_engine.admission.service import AdmissionService, Decision, ServiceConfig
 from py_engine.admission.snapshot import SnapshotReader
-from py_engine.k8s import objects
-from py_engine.k8s.clock import FixedClock
 from py_engine.policy import PolicyEngine
+from py_engine.semantics import objects
+from py_engine.semantics.clock import FixedClock
 
 JSON = dict[str, Any]
 POD_RESOURCE = {"group": "", "version": "v1", "resource": "pods"}

@@ -29,9 +29,9 @@ from typing import Any
 
 from py_engine.admission.context import AdmissionContext
 from py_engine.admission.inject import inject
-from py_engine.k8s import objects
 from py_engine.model.constants import API_VERSION, KIND
 from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.semantics import objects
 from py_engine.validation import PATCH_VIOLATION_RULE, build_review_input
 
 CACHE_ENTRIES = 1024

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from py_engine.admission.ports import Apply, SpreadNotFound
 from py_engine.admission.snapshot import SnapshotReader
-from py_engine.k8s.jsoncopy import json_copy
+from py_engine.semantics.jsoncopy import json_copy
 
 R = TypeVar("R")
 

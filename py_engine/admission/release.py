@@ -39,11 +39,11 @@ from py_engine.admission.statuses import (
     with_version_statuses,
 )
 from py_engine.admission.workloads import current_replicas, is_statefulset_target, workload_replicas
-from py_engine.k8s import objects
-from py_engine.k8s.timeutil import format_time
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import matched_spread
 from py_engine.model.subset_status import pod_records
+from py_engine.semantics import objects
+from py_engine.semantics.timeutil import format_time
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,10 @@ from py_engine.admission.statuses import (
     with_version_statuses,
 )
 from py_engine.admission.workloads import current_replicas, is_statefulset_target, workload_replicas
-from py_engine.k8s import objects
-from py_engine.k8s.timeutil import format_time
 from py_engine.model import ModelError, WorkloadSpread
 from py_engine.model.subset_status import pod_records
+from py_engine.semantics import objects
+from py_engine.semantics.timeutil import format_time
 
 # Kubernetes truncates each admission warning; keep ours well below its limit.
 MAX_WARNING_CHARS = 240

@@ -55,11 +55,11 @@ from py_engine.admission.ports import AdmissionReader, CommitFailed, SpreadCommi
 from py_engine.admission.release import DeleteRelease, find_annotated_spread, release_delete
 from py_engine.admission.reserve import CreateReservation, reserve_create
 from py_engine.admission.tracing import find_spread
-from py_engine.k8s import objects
-from py_engine.k8s.clock import Clock
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
 from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.semantics import objects
+from py_engine.semantics.clock import Clock
 from py_engine.validation import build_review_input, validate_spread
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"

@@ -22,11 +22,11 @@ from py_engine.admission.workloads import (
     owner_group_kind,
     parse_custom_workloads,
 )
-from py_engine.k8s import objects
-from py_engine.k8s.labels import SelectorError, labels_of, matches_label_selector
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner
 from py_engine.model.workloadspread import api_group
+from py_engine.semantics import objects
+from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
 
 # Real chains are two or three links long (Pod -> ReplicaSet -> Deployment);
 # the bound only protects against ownerReference cycles in a broken cache.

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from py_engine.cli.preflight import opa_url
-from py_engine.k8s import objects
+from py_engine.semantics import objects
 
 if TYPE_CHECKING:
     from py_engine.admission.snapshot import SnapshotReader
@@ -161,8 +161,8 @@ def _custom_workloads(values: list[str], snapshot: SnapshotReader) -> list[dict[
 
 
 def _now(text: str | None) -> Any:
-    from py_engine.k8s.clock import RealClock
-    from py_engine.k8s.timeutil import TimestampError, parse_time
+    from py_engine.semantics.clock import RealClock
+    from py_engine.semantics.timeutil import TimestampError, parse_time
 
     if text is None:
         return RealClock().now()

@@ -96,10 +96,10 @@ def _serve_metrics(host: str, port: int, render: Any) -> ThreadingHTTPServer:
 
 
 def _once(client: Any, options: Any, namespace: str | None) -> int:
-    from py_engine.controller.loop import SpreadController
-    from py_engine.controller.sources import ListedSource
-    from py_engine.k8s.clock import RealClock
-    from py_engine.kube import KubeError
+    from py_engine.apiclient import KubeError
+    from py_engine.controller.runtime.loop import SpreadController
+    from py_engine.controller.runtime.sources import ListedSource
+    from py_engine.semantics.clock import RealClock
 
     source = ListedSource(client, namespace=namespace)
     try:
@@ -123,7 +123,7 @@ def _once(client: Any, options: Any, namespace: str | None) -> int:
 
 
 def _united_served(client: Any) -> bool:
-    from py_engine.controller.sources import crd_exists
+    from py_engine.controller.runtime.sources import crd_exists
     from py_engine.unitedctl.resources import UNITED_DEPLOYMENTS
 
     return crd_exists(client, UNITED_DEPLOYMENTS)
@@ -131,8 +131,8 @@ def _united_served(client: Any) -> bool:
 
 def _once_united(client: Any, namespace: str | None) -> int:
     """One sync of every UnitedDeployment from fresh lists; the number that failed."""
-    from py_engine.k8s.clock import RealClock
-    from py_engine.kube import KubeError
+    from py_engine.apiclient import KubeError
+    from py_engine.semantics.clock import RealClock
     from py_engine.unitedctl.loop import UnitedController
     from py_engine.unitedctl.source import ListedUnitedSource
 
@@ -175,11 +175,11 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         return _fail(problem)
 
-    from py_engine.controller.leader import LeaderConfig
-    from py_engine.controller.loop import LoopOptions
+    from py_engine.apiclient import KubeClient, KubeError
     from py_engine.controller.options import ReconcileOptions
-    from py_engine.controller.runtime import ControllerRuntime
-    from py_engine.kube import KubeClient, KubeError
+    from py_engine.controller.runtime.daemon import ControllerRuntime
+    from py_engine.controller.runtime.leader import LeaderConfig
+    from py_engine.controller.runtime.loop import LoopOptions
 
     logsetup.configure_from(args)
     versioned = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
         lost.set()
         stop.set()
         # The election thread is not the main thread: make sure the process ends even if
-        # the main thread is stuck in an API call (see py_engine/controller/leader.py).
+        # the main thread is stuck in an API call (see py_engine/controller/runtime/leader.py).
         threading.Timer(10.0, lambda: os._exit(EXIT_FAILED)).start()
 
     leader = None

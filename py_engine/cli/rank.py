@@ -140,8 +140,8 @@ def _error(message: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `spreadgate rank`: 0 when the order was printed, 2 for unusable input."""
-    from py_engine.k8s.timeutil import TimestampError
     from py_engine.scaledown import ScaledownInputError
+    from py_engine.semantics.timeutil import TimestampError
 
     # Ranking allocates a few objects per pod while the decoded input (millions of
     # small dicts for 100,000 pods) is alive; pausing the cyclic GC saves it from
@@ -218,8 +218,8 @@ def _source(args: argparse.Namespace) -> str:
 
 
 def _now(args: argparse.Namespace) -> datetime:
-    from py_engine.k8s.clock import RealClock
-    from py_engine.k8s.timeutil import TimestampError, parse_time
+    from py_engine.semantics.clock import RealClock
+    from py_engine.semantics.timeutil import TimestampError, parse_time
 
     if args.now is None:
         return RealClock().now()

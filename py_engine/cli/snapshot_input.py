@@ -30,8 +30,8 @@ def read_objects(path: str) -> list[dict[str, Any]]:
 
 def now_from(text: str | None) -> datetime:
     """`--now` as given (RFC 3339), else the real clock's now; InputError for a bad timestamp."""
-    from py_engine.k8s.clock import RealClock
-    from py_engine.k8s.timeutil import TimestampError, parse_time
+    from py_engine.semantics.clock import RealClock
+    from py_engine.semantics.timeutil import TimestampError, parse_time
 
     if text is None:
         return RealClock().now()

@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail("--" + str(exc).replace("_", "-"))
 
-    from py_engine.kube import KubeError
+    from py_engine.apiclient import KubeError
     from py_engine.policy import PolicyError
     from webhook.certs import CertError, SelfSignedOptions
     from webhook.runtime import Webhook, WebhookOptions

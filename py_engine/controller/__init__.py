@@ -6,7 +6,9 @@ and ageing (`subset_status`, `status`), Adaptive rescheduling (`reschedule`),
 deletion costs between subsets (`costs`) and inside a subset (`slots`). Target
 kinds, replica counts and pod listing are in `workloads`, `podlisting` and
 `versions`; `snapshot` builds the inputs from a flat list of objects. Nothing
-here does I/O: the controller loop and `spreadgate reconcile` both drive it.
+here does I/O (contract controller-core-no-io in `.importlinter`): the running
+controller in `py_engine.controller.runtime` and `spreadgate reconcile` both
+drive it.
 """
 
 from py_engine.controller.errors import ReconcileError

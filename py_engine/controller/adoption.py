@@ -5,7 +5,7 @@ PreferNoSchedule included) is tolerated by the pod's tolerations plus the
 subset's, and the node satisfies the pod's own required node affinity with the
 subset's required term ANDed into each term. Among matches the highest
 `100 * preferred weight + 10 * patch already applied + 1 * quota left` wins,
-the earliest subset on ties. The scheduler's predicates in `py_engine.k8s`
+the earliest subset on ties. The scheduler's predicates in `py_engine.semantics`
 decide "matches", so placement and adoption never disagree.
 """
 
@@ -15,15 +15,15 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from py_engine.k8s.scheduling import (
+from py_engine.model.constants import IGNORE_PATCH_EXISTING_PODS_ANNOTATION, MATCHED_ANNOTATION
+from py_engine.model.pods import MatchedSpread
+from py_engine.model.workloadspread import Subset, WorkloadSpread
+from py_engine.semantics.scheduling import (
     node_selector_term_matches,
     pod_matches_node_selector_and_affinity,
     tolerates_taint,
 )
-from py_engine.k8s.strategic_merge import StrategicMergeError, strategic_merge
-from py_engine.model.constants import IGNORE_PATCH_EXISTING_PODS_ANNOTATION, MATCHED_ANNOTATION
-from py_engine.model.pods import MatchedSpread
-from py_engine.model.workloadspread import Subset, WorkloadSpread
+from py_engine.semantics.strategic_merge import StrategicMergeError, strategic_merge
 
 Obj = Mapping[str, Any]
 NO_MATCH = -1

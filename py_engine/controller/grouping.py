@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from py_engine.controller.adoption import adoption_patch, best_subset
-from py_engine.k8s.strategic_merge import strategic_merge
 from py_engine.model.constants import MAX_INT32
 from py_engine.model.pods import matched_spread, pod_version
 from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics.strategic_merge import strategic_merge
 
 Obj = Mapping[str, Any]
 # Bucket key of pods that belong to no subset of the spec.

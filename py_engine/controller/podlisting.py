@@ -16,9 +16,9 @@ from typing import Any
 
 from py_engine.controller.errors import ReconcileError
 from py_engine.controller.workloads import BUILTIN_KINDS, DEPLOYMENT, JOB, listing_replicas, target_key
-from py_engine.k8s.labels import SelectorError, labels_of, matches_label_selector
 from py_engine.model.pods import controller_owner
 from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
 
 Obj = Mapping[str, Any]
 

@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from py_engine.controller.events import NORMAL, RECOVER_SCHEDULABLE, Event
-from py_engine.k8s.timeutil import TimestampError, format_time, parse_time
 from py_engine.model.constants import SCHEDULABLE_CONDITION
 from py_engine.model.subset_status import subset_conditions
 from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics.timeutil import TimestampError, format_time, parse_time
 
 Obj = Mapping[str, Any]
 REASON_UNSCHEDULABLE = "PodUnschedulable"

@@ -30,8 +30,8 @@ from py_engine.controller.options import ReconcileOptions
 from py_engine.controller.reschedule import reschedule
 from py_engine.controller.subset_status import UNLIMITED, subset_status
 from py_engine.controller.workloads import UNKNOWN_REPLICAS
-from py_engine.k8s.timeutil import TimestampError, format_time, parse_time
 from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics.timeutil import TimestampError, format_time, parse_time
 
 Obj = Mapping[str, Any]
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from py_engine.controller.events import CREATE_POD_FAILED, DELETE_POD_FAILED, WARNING, Event
 from py_engine.controller.options import ReconcileOptions
-from py_engine.k8s.timeutil import TimestampError, parse_time
 from py_engine.model.pods import is_pod_active, matched_spread
 from py_engine.model.subset_status import pod_records
+from py_engine.semantics.timeutil import TimestampError, parse_time
 
 Obj = Mapping[str, Any]
 UNLIMITED = -1

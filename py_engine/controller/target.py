@@ -21,8 +21,8 @@ from typing import Any
 
 from py_engine.controller.events import NORMAL, WARNING, Event
 from py_engine.controller.workloads import BUILTIN_KINDS, Whitelist, target_key
-from py_engine.k8s.timeutil import format_time
 from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics.timeutil import format_time
 
 CONDITION = "TargetNotFound"
 WORKLOAD_NOT_FOUND = "WorkloadNotFound"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from py_engine.kube.resources import Resource
+from py_engine.apiclient.resources import Resource
 from py_engine.model.constants import GROUP, KIND, PLURAL, VERSION
 
 SPREADS = Resource.custom(GROUP, VERSION, PLURAL, kind=KIND)

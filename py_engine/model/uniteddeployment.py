@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from py_engine.k8s.labels import SelectorError, selector_from_label_selector
 from py_engine.model.errors import ModelError
 from py_engine.model.ud_constants import (
     DEFAULT_RESCHEDULE_CRITICAL_SECONDS,
@@ -31,6 +30,7 @@ from py_engine.model.ud_constants import (
     UD_VERSIONS,
 )
 from py_engine.model.ud_conversion import status_to_v1beta1
+from py_engine.semantics.labels import SelectorError, selector_from_label_selector
 
 JSON = dict[str, Any]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
-from py_engine.k8s.timeutil import TimestampError, parse_time
+from py_engine.semantics.timeutil import TimestampError, parse_time
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _GO_ZERO = datetime(1, 1, 1, tzinfo=UTC)
@@ -50,7 +50,7 @@ class TimeReader:
     100,000-pod ranking parses up to 200,000 of them, so each distinct string is
     parsed once, and the canonical `YYYY-MM-DDTHH:MM:SSZ` form the API server
     writes takes a short path through `datetime.fromisoformat` (the parser
-    `py_engine.k8s.timeutil.parse_time` uses too, so both accept the same
+    `py_engine.semantics.timeutil.parse_time` uses too, so both accept the same
     strings). One reader belongs to one ranking call; nothing is global.
     """
 

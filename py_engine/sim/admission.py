@@ -49,7 +49,7 @@ from urllib.parse import urlsplit
 import jsonpatch
 import urllib3
 
-from py_engine.k8s.labels import Selector, SelectorError, everything, selector_from_label_selector
+from py_engine.semantics.labels import Selector, SelectorError, everything, selector_from_label_selector
 from py_engine.sim import errors
 from py_engine.sim.interface import JSON, ApiError
 

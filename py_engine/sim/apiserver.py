@@ -48,10 +48,10 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-from py_engine.k8s.clock import Clock, RealClock
-from py_engine.k8s.labels import SelectorError, format_label_selector, parse_selector
-from py_engine.k8s.strategic_merge import StrategicMergeError, json_merge_patch, strategic_merge
-from py_engine.k8s.timeutil import format_time
+from py_engine.semantics.clock import Clock, RealClock
+from py_engine.semantics.labels import SelectorError, format_label_selector, parse_selector
+from py_engine.semantics.strategic_merge import StrategicMergeError, json_merge_patch, strategic_merge
+from py_engine.semantics.timeutil import format_time
 from py_engine.sim import errors, kinds
 from py_engine.sim.admission import MUTATING, VALIDATING, Admission, AdmissionAttributes, ServiceResolver
 from py_engine.sim.faults import FaultInjector

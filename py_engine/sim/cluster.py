@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from py_engine.k8s.clock import Clock, RealClock, VirtualClock
+from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.controllers.base import Controller, InformerSet
 from py_engine.sim.controllers.deployment import DeploymentController

@@ -16,7 +16,7 @@ import copy
 import re
 from typing import Any
 
-from py_engine.k8s.labels import (
+from py_engine.semantics.labels import (
     SelectorError,
     selector_from_label_selector,
     validate_label_key,

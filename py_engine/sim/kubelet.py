@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from py_engine.k8s.timeutil import TimestampError, format_time, parse_time
+from py_engine.semantics.timeutil import TimestampError, format_time, parse_time
 from py_engine.sim.controllers.base import Controller, controller_ref, object_key
 from py_engine.sim.interface import JSON, ApiError
 

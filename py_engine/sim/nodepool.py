@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from py_engine.k8s.quantity import QuantityError, parse_quantity
+from py_engine.semantics.quantity import QuantityError, parse_quantity
 from py_engine.sim.interface import JSON
 
 __all__ = ["DEFAULT_CAPACITY", "NodePoolError", "default_pool", "load_node_pool", "nodes_from_description"]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from py_engine.k8s.timeutil import TimestampError, parse_time
+from py_engine.semantics.timeutil import TimestampError, parse_time
 from py_engine.sim.interface import JSON
 
 __all__ = ["AGE_DESC", "NAME_DESC", "Printer", "builtin_columns", "human_duration"]

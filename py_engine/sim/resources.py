@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from py_engine.k8s import strategic_merge as smp
+from py_engine.semantics import strategic_merge as smp
 from py_engine.sim.interface import JSON
 
 

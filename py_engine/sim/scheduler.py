@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from py_engine.k8s.scheduling import (
+from py_engine.semantics.scheduling import (
     insufficient_resources,
     intolerable_prefer_no_schedule_count,
     node_allocatable,
@@ -35,7 +35,7 @@ from py_engine.k8s.scheduling import (
     tolerates_unschedulable,
     untolerated_taint,
 )
-from py_engine.k8s.timeutil import format_time
+from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import Controller, object_key
 from py_engine.sim.controllers.podutil import is_terminal
 from py_engine.sim.interface import JSON, ApiError

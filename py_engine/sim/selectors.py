@@ -3,7 +3,7 @@
 Kubernetes supports only `=`, `==` and `!=` on a per-resource set of fields;
 an unsupported field is a 400 (`field label not supported`). A missing field
 compares as the empty string, so `spec.nodeName=` selects unscheduled pods.
-Label selectors live in `py_engine.k8s.labels` (pure, shared with the webhook).
+Label selectors live in `py_engine.semantics.labels` (pure, shared with the webhook).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from py_engine.k8s.timeutil import TimestampError, parse_time
+from py_engine.semantics.timeutil import TimestampError, parse_time
 from py_engine.sim import errors
 from py_engine.sim.interface import JSON
 from py_engine.sim.jsonpath import JsonPathError, compile_path

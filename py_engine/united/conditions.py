@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from py_engine.k8s.timeutil import format_time
+from py_engine.semantics.timeutil import format_time
 
 JSON = dict[str, Any]
 

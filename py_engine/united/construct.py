@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from py_engine.k8s.strategic_merge import POD_TEMPLATE_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.model.ud_constants import (
     KRUISE_REVISION_LABEL,
     KRUISE_SUBSET_NAME_LABEL,
@@ -33,6 +32,7 @@ from py_engine.model.ud_constants import (
     UD_KIND,
 )
 from py_engine.model.uniteddeployment import UdSubset, UnitedDeployment
+from py_engine.semantics.strategic_merge import POD_TEMPLATE_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.united.jsonview import as_list, as_map
 from py_engine.united.placement import attach_node_affinity, attach_tolerations
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from py_engine.k8s.labels import SelectorError, matches_label_selector
 from py_engine.model.ud_constants import UD_KIND
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.semantics.labels import SelectorError, matches_label_selector
 
 Obj = Mapping[str, Any]
 Ownership = Literal["owned", "orphan", "foreign"]

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from py_engine.k8s.timeutil import TimestampError, parse_time
 from py_engine.model.ud_constants import (
     KRUISE_RESERVED_POD_LABEL,
     KRUISE_REVISION_LABEL,
@@ -19,6 +18,7 @@ from py_engine.model.ud_constants import (
     REVISION_LABEL,
     SUBSET_NAME_LABEL,
 )
+from py_engine.semantics.timeutil import TimestampError, parse_time
 
 Obj = Mapping[str, Any]
 

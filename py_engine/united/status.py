@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from py_engine.k8s.labels import format_label_selector
 from py_engine.model.ud_constants import RESERVED_POD_LABEL
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.semantics.labels import format_label_selector
 from py_engine.united.conditions import make, remove, set_condition
 from py_engine.united.discovery import SubsetWorkload
 from py_engine.united.podfacts import is_active, is_ready, revision_of

@@ -12,10 +12,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from py_engine.apiclient import KubeClient, KubeError, Resource
 from py_engine.controller.events import NORMAL, WARNING, Event
-from py_engine.k8s.clock import Clock
-from py_engine.k8s.timeutil import format_micro_time, format_time
-from py_engine.kube import KubeClient, KubeError, Resource
+from py_engine.semantics.clock import Clock
+from py_engine.semantics.timeutil import format_micro_time, format_time
 
 log = logging.getLogger(__name__)
 

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from py_engine import logsetup
-from py_engine.controller.workqueue import RateLimit, WorkQueue
-from py_engine.k8s.clock import Clock
-from py_engine.kube import Conflict, KubeClient, KubeError
+from py_engine.apiclient import Conflict, KubeClient, KubeError
+from py_engine.controller.runtime.workqueue import RateLimit, WorkQueue
 from py_engine.model.errors import ModelError
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.semantics.clock import Clock
 from py_engine.united.plan import Plan, plan
 from py_engine.united.state import UnitedState
 from py_engine.unitedctl.events import (

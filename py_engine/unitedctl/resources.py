@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from py_engine.kube import CRDS, DEPLOYMENTS, STATEFULSETS, KubeClient, KubeError, Resource
+from py_engine.apiclient import CRDS, DEPLOYMENTS, STATEFULSETS, KubeClient, KubeError, Resource
 from py_engine.model.ud_constants import UD_API_VERSION, UD_KIND, UD_PLURAL
 
 UNITED_DEPLOYMENTS = Resource.custom(UD_API_VERSION.split("/")[0], UD_API_VERSION.split("/")[1], UD_PLURAL,

@@ -1,5 +1,5 @@
 """Assembling a running UnitedDeployment controller: watch caches, triggers, loop,
-optional leader lease. Same shape as `py_engine.controller.runtime.ControllerRuntime`.
+optional leader lease. Same shape as `py_engine.controller.runtime.daemon.ControllerRuntime`.
 
 Beside the WorkloadSpread controller (`spreadgate controller`) it takes no
 Lease of its own: `start(lead=False)` warms the caches and `lead()` starts the
@@ -13,9 +13,9 @@ import logging
 import threading
 from collections.abc import Callable
 
-from py_engine.controller.leader import LeaderConfig, LeaderElector
-from py_engine.k8s.clock import Clock, RealClock
-from py_engine.kube import KubeClient
+from py_engine.apiclient import KubeClient
+from py_engine.controller.runtime.leader import LeaderConfig, LeaderElector
+from py_engine.semantics.clock import Clock, RealClock
 from py_engine.unitedctl.loop import UnitedController, UnitedOptions
 from py_engine.unitedctl.metrics import UnitedMetrics
 from py_engine.unitedctl.source import CachedUnitedSource

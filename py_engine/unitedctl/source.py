@@ -23,7 +23,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from py_engine.kube import NODES, PODS, KubeClient, Resource, WatchCache
+from py_engine.apiclient import NODES, PODS, KubeClient, Resource, WatchCache
 from py_engine.unitedctl.resources import (
     CONTROLLER_REVISIONS,
     UNITED_DEPLOYMENTS,

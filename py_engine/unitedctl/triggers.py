@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from py_engine.k8s.labels import SelectorError, matches_label_selector
 from py_engine.model.ud_constants import UD_KIND
+from py_engine.semantics.labels import SelectorError, matches_label_selector
 from py_engine.unitedctl.source import JSON, CachedUnitedSource, meta
 
 Enqueue = Callable[[str], None]

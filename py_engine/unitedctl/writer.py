@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from py_engine import logsetup
-from py_engine.kube import PODS, AlreadyExists, Conflict, KubeClient, KubeError, NotFound, Resource
+from py_engine.apiclient import PODS, AlreadyExists, Conflict, KubeClient, KubeError, NotFound, Resource
 from py_engine.model.ud_constants import RESERVED_POD_LABEL
 from py_engine.united.conditions import make, set_condition
 from py_engine.united.plan import Plan

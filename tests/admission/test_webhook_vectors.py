@@ -25,10 +25,10 @@ from py_engine.admission.reserve import read_spread
 from py_engine.admission.service import ServiceConfig
 from py_engine.admission.statuses import initial_statuses
 from py_engine.admission.workloads import workload_replicas
-from py_engine.k8s.timeutil import parse_time
 from py_engine.model import KRUISE_GROUP, KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.model.constants import GROUP
 from py_engine.policy import PolicyEngine, create_engine
+from py_engine.semantics.timeutil import parse_time
 
 WEBHOOK_OPERATIONS = {"CREATE", "DELETE", "EVICTION", "INIT_STATUSES"}
 ADMISSION_KINDS = {"choose_subset", "inject", "missing_replicas"}

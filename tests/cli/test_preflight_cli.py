@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from py_engine.apiclient import KubeError
 from py_engine.cli import main
 from py_engine.cli.preflight import kube_error_line, tls_pair_problem
-from py_engine.kube import KubeError
 from py_engine.sim.tls import CertificateAuthority
 
 NOT_YAML = "clusters: [\n"

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from py_engine.cli import main
-from py_engine.k8s.timeutil import format_time
+from py_engine.semantics.timeutil import format_time
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 NOW_TEXT = format_time(NOW)

@@ -18,14 +18,14 @@ import pytest
 import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, spread
 
+from py_engine.apiclient import REPLICASETS
 from py_engine.cli import main
-from py_engine.controller.loop import SpreadController
 from py_engine.controller.reconcile import SyncResult, reconcile, requeue_after
+from py_engine.controller.runtime.loop import SpreadController
+from py_engine.controller.runtime.sources import ListedSource
 from py_engine.controller.snapshot import snapshot_from_objects
-from py_engine.controller.sources import ListedSource
-from py_engine.k8s.clock import VirtualClock
-from py_engine.k8s.timeutil import format_time, parse_time
-from py_engine.kube import REPLICASETS
+from py_engine.semantics.clock import VirtualClock
+from py_engine.semantics.timeutil import format_time, parse_time
 
 REPROS = Path(__file__).resolve().parents[1] / "vectors" / "repros"
 NOW_TEXT = "2024-06-01T12:00:00Z"

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack, poll
-from py_engine.controller.loop import LoopOptions
+from py_engine.controller.runtime.loop import LoopOptions
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from py_engine.assembled_stack import Stack, poll
-from py_engine.controller.loop import LoopOptions
+from py_engine.controller.runtime.loop import LoopOptions
 from py_engine.unitedctl.loop import UnitedOptions
 from py_engine.unitedctl.nodefit import NODE_FIT_ANNOTATION
 

@@ -33,7 +33,7 @@ from webhook_testkit import (  # noqa: F401
     write_cert,
 )
 
-from py_engine.kube import DEPLOYMENTS, REPLICASETS
+from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
 
 pytestmark = pytest.mark.e2e

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from webhook_testkit import CRD, SPREADS_PATH, ZONE, spread, wait_until, webhook_configs, write_cert
 
-from py_engine.k8s.clock import RealClock
 from py_engine.model import MATCHED_ANNOTATION
+from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.interface import ApiError
 from py_engine.sim.nodepool import nodes_from_description

@@ -23,7 +23,7 @@ from webhook_testkit import (  # noqa: F401
     write_cert,
 )
 
-from py_engine.kube import REPLICASETS
+from py_engine.apiclient import REPLICASETS
 from py_engine.logsetup import record_fields
 from webhook.runtime import Webhook, WebhookOptions
 

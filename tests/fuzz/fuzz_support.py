@@ -19,9 +19,9 @@ from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.nodes import NodeInventory, build_node_inventory
 from py_engine.admission.runtime.committer import Committer
 from py_engine.admission.service import AdmissionService, ServiceConfig
-from py_engine.k8s.clock import RealClock
-from py_engine.kube import Conflict, NotFound
+from py_engine.apiclient import Conflict, NotFound
 from py_engine.policy import create_engine
+from py_engine.semantics.clock import RealClock
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
 

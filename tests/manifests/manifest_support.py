@@ -25,7 +25,7 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
-from py_engine.kube import KubeClient
+from py_engine.apiclient import KubeClient
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "manifests"

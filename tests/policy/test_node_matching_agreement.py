@@ -1,6 +1,6 @@
 """The two implementations of node matching agree: the subset policy's Rego
 (`policies/subset/eligibility.rego`, evaluated by the embedded engine) and the
-scheduler's Python predicates (`py_engine/k8s/scheduling.py`).
+scheduler's Python predicates (`py_engine/semantics/scheduling.py`).
 
 Three properties, on random nodes (labels over a small alphabet that includes
 numeric strings for Gt/Lt, taints with all three effects, names):
@@ -32,13 +32,13 @@ from hypothesis import strategies as st
 
 from py_engine.admission.eligibility import SUBSET_DECISION_RULE, build_eligibility_input
 from py_engine.admission.inject import inject
-from py_engine.k8s.scheduling import (
+from py_engine.policy import PolicyEngine, PolicySource, create_engine, load_policy_sources
+from py_engine.semantics.scheduling import (
     node_selector_term_matches,
     pod_matches_node_selector_and_affinity,
     tolerates_unschedulable,
     untolerated_taint,
 )
-from py_engine.policy import PolicyEngine, PolicySource, create_engine, load_policy_sources
 
 pytestmark = pytest.mark.timeout(120)
 

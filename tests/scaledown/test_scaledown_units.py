@@ -15,7 +15,6 @@ import pytest
 from scaledown_times import NOW, NOW_NS
 from vectors import load_vector_file
 
-from py_engine.k8s.timeutil import format_time
 from py_engine.scaledown import (
     CloneSetSpec,
     FeatureGateError,
@@ -53,6 +52,7 @@ from py_engine.scaledown import (
 )
 from py_engine.scaledown.cloneset import equal_to_revision_hash, is_updated, planned_deletions
 from py_engine.scaledown.timekeys import TimeReader, after_or_zero, go_log2_bucket, log2_bucket
+from py_engine.semantics.timeutil import format_time
 
 
 def ago(**delta: float) -> str:

@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 from vectors import load_vector_file
 
-from py_engine.k8s.timeutil import parse_time
 from py_engine.scaledown import (
     CloneSetSpec,
     FeatureGates,
@@ -46,6 +45,7 @@ from py_engine.scaledown import (
     same_node_ranks,
     spread_constraints_ranking,
 )
+from py_engine.semantics.timeutil import parse_time
 
 DATA = load_vector_file("scaledown_cases.json")
 CASES: list[dict[str, Any]] = DATA["cases"]

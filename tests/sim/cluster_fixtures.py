@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from webhook_testkit import wait_until as wait_for  # noqa: F401 - re-exported for the cluster tests
 
-from py_engine.k8s.clock import VirtualClock
+from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 from py_engine.sim.nodepool import nodes_from_description

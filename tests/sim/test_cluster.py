@@ -10,7 +10,7 @@ import cluster_fixtures
 import pytest
 from cluster_fixtures import deployment, pods_of, three_zone_nodes, wait_for
 
-from py_engine.k8s.clock import RealClock
+from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster, ClusterNotStable
 from py_engine.sim.kubelet import KubeletConfig
 

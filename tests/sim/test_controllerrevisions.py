@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.k8s.clock import VirtualClock
+from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.interface import ApiError
 

@@ -8,9 +8,9 @@ from typing import Any
 import cluster_fixtures
 from cluster_fixtures import ZONE, deployment, pods_of
 
-from py_engine.k8s.clock import VirtualClock
 from py_engine.scaledown.pods import read_pod
 from py_engine.scaledown.replicaset import get_pods_to_delete
+from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.controllers.base import controller_ref
 from py_engine.sim.controllers.deployment import HASH_LABEL, REVISION

@@ -9,7 +9,7 @@ from typing import Any
 import cluster_fixtures
 from cluster_fixtures import START, three_zone_nodes
 
-from py_engine.k8s.timeutil import format_time
+from py_engine.semantics.timeutil import format_time
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 

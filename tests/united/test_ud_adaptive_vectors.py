@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from vectors import uniteddeployment_cases
 
-from py_engine.k8s.timeutil import format_time
 from py_engine.model.uniteddeployment import AdaptiveOptions
+from py_engine.semantics.timeutil import format_time
 from py_engine.united.schedulable import after_allocation, classify_pod, default_verdict, reserving_verdict
 
 pytestmark = pytest.mark.timeout(30)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from ud_testkit import ud_object
 
-from py_engine.k8s.timeutil import format_time
+from py_engine.semantics.timeutil import format_time
 from py_engine.united.plan import Plan, plan
 from py_engine.united.revisions import revision_name
 from py_engine.united.state import StateError, UnitedState, state_from_objects

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.k8s.clock import VirtualClock
-from py_engine.kube import (
+from py_engine.apiclient import (
     DEPLOYMENTS,
     STATEFULSETS,
     AlreadyExists,
@@ -19,6 +18,7 @@ from py_engine.kube import (
     Resource,
     ServerError,
 )
+from py_engine.semantics.clock import VirtualClock
 from py_engine.united.plan import Plan
 from py_engine.unitedctl.events import UnitedEventRecorder
 from py_engine.unitedctl.metrics import UnitedMetrics

@@ -15,7 +15,7 @@ import webhook_testkit
 from cryptography import x509
 from webhook_testkit import KubeEnv, webhook_configs
 
-from py_engine.kube import KubeClient
+from py_engine.apiclient import KubeClient
 from webhook.certs import (
     CA_BUNDLE,
     CA_CERT,

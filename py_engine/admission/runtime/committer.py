@@ -53,10 +53,18 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from py_engine.admission.ports import Apply, CommitError, CommitFailed, CommitTimeout, SpreadNotFound
-from py_engine.k8s import objects
-from py_engine.k8s.clock import Clock
-from py_engine.k8s.jsoncopy import json_copy
-from py_engine.kube import Conflict, KubeClient, KubeError, NotFound, Resource, TooManyRequests, WatchCache
+from py_engine.apiclient import (
+    Conflict,
+    KubeClient,
+    KubeError,
+    NotFound,
+    Resource,
+    TooManyRequests,
+    WatchCache,
+)
+from py_engine.semantics import objects
+from py_engine.semantics.clock import Clock
+from py_engine.semantics.jsoncopy import json_copy
 
 R = TypeVar("R")
 JSON = dict[str, Any]

@@ -19,9 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from py_engine.admission.nodes import NodeInventory, build_node_inventory
-from py_engine.k8s import objects
-from py_engine.k8s.clock import Clock
-from py_engine.kube import (
+from py_engine.apiclient import (
     CRDS,
     NODES,
     PODS,
@@ -31,8 +29,10 @@ from py_engine.kube import (
     Resource,
     WatchCache,
 )
-from py_engine.kube.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
+from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.model.resource import SPREADS
+from py_engine.semantics import objects
+from py_engine.semantics.clock import Clock
 
 log = logging.getLogger(__name__)
 

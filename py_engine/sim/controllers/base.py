@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from py_engine.k8s.clock import Clock
+from py_engine.semantics.clock import Clock
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, Watch
 
 __all__ = ["Controller", "Informer", "InformerSet", "WorkQueue", "object_key", "split_key"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from py_engine.k8s.timeutil import format_time
+from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import Controller, object_key
 from py_engine.sim.interface import JSON, ApiError
 

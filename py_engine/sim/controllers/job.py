@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from py_engine.k8s.timeutil import format_time
+from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import Controller, controller_uid, object_key, owner_key
 from py_engine.sim.controllers.podutil import is_active, is_ready, set_condition
 from py_engine.sim.controllers.replicaset import concurrently, pod_from_template, slow_start

@@ -12,7 +12,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from py_engine.k8s.timeutil import TimestampError, format_time, parse_time
+from py_engine.semantics.timeutil import TimestampError, format_time, parse_time
 from py_engine.sim.interface import JSON
 
 __all__ = [

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from py_engine.k8s.labels import selector_from_label_selector
+from py_engine.semantics.labels import selector_from_label_selector
 from py_engine.sim.controllers import victims as victim_model
 from py_engine.sim.controllers.base import (
     Controller,

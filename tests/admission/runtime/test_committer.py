@@ -21,8 +21,8 @@ from py_engine.admission.runtime.committer import (
     KubeStatusStore,
     SpreadNotFound,
 )
-from py_engine.k8s.clock import RealClock
-from py_engine.kube import KubeClient, WatchCache
+from py_engine.apiclient import KubeClient, WatchCache
+from py_engine.semantics.clock import RealClock
 
 CLOCK = RealClock()
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from py_engine.admission.runtime.committer import Committer
-from py_engine.k8s.clock import VirtualClock
-from py_engine.kube import Conflict, NotFound
+from py_engine.apiclient import Conflict, NotFound
+from py_engine.semantics.clock import VirtualClock
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -11,10 +11,10 @@ from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # no
 from py_engine.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.admission.runtime.service_view import ClusterView
 from py_engine.admission.service import AdmissionService, ServiceConfig
-from py_engine.k8s.clock import RealClock
-from py_engine.kube import DEPLOYMENTS, REPLICASETS
+from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.policy import create_engine
+from py_engine.semantics.clock import RealClock
 
 # One engine for the module's lifetime: a regorus engine dropped by the garbage collector on
 # another thread raises "unsendable" (reported to the policy engineer).

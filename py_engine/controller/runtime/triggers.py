@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from py_engine.controller.sources import JSON, CachedSource, group_of, meta
+from py_engine.controller.runtime.sources import JSON, CachedSource, group_of, meta
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.model.pods import controller_owner, matched_spread
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
 
-from py_engine.kube import (
+from py_engine.apiclient import (
     DEPLOYMENTS,
     JOBS,
     NODES,

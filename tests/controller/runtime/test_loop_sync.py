@@ -8,10 +8,10 @@ from typing import Any
 import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, spread
 
-from py_engine.controller.loop import SpreadController
-from py_engine.controller.sources import ListedSource
-from py_engine.k8s.clock import Clock, RealClock, VirtualClock
-from py_engine.kube import PODS, REPLICASETS
+from py_engine.apiclient import PODS, REPLICASETS
+from py_engine.controller.runtime.loop import SpreadController
+from py_engine.controller.runtime.sources import ListedSource
+from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
 

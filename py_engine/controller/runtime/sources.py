@@ -17,8 +17,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from py_engine.controller.podlisting import PodList
-from py_engine.kube import (
+from py_engine.apiclient import (
     CRDS,
     NODES,
     PODS,
@@ -28,7 +27,8 @@ from py_engine.kube import (
     Resource,
     WatchCache,
 )
-from py_engine.kube.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
+from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
+from py_engine.controller.podlisting import PodList
 from py_engine.model import KIND
 from py_engine.model.resource import SPREADS
 

@@ -28,16 +28,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from py_engine.apiclient import PODS, Conflict, KubeClient, KubeError, NotFound, Resource
 from py_engine.controller.events import Event
 from py_engine.controller.metrics import ControllerMetrics
 from py_engine.controller.reconcile import SyncResult
-from py_engine.controller.sources import Source, meta
-from py_engine.k8s.clock import Clock
-from py_engine.k8s.timeutil import format_micro_time, format_time
-from py_engine.kube import PODS, Conflict, KubeClient, KubeError, NotFound, Resource
+from py_engine.controller.runtime.sources import Source, meta
 from py_engine.logsetup import fields
 from py_engine.model import DELETION_COST_ANNOTATION
 from py_engine.model.resource import SPREADS
+from py_engine.semantics.clock import Clock
+from py_engine.semantics.timeutil import format_micro_time, format_time
 
 log = logging.getLogger(__name__)
 

@@ -13,15 +13,15 @@ import pytest
 import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, spread
 
+from py_engine.apiclient import PODS, REPLICASETS
 from py_engine.cli import main
-from py_engine.controller.loop import SpreadController
 from py_engine.controller.reconcile import reconcile
-from py_engine.controller.sources import ListedSource
-from py_engine.controller.views import view_for
-from py_engine.controller.writer import WriteFailed
-from py_engine.k8s.clock import RealClock
-from py_engine.kube import PODS, REPLICASETS
+from py_engine.controller.runtime.loop import SpreadController
+from py_engine.controller.runtime.sources import ListedSource
+from py_engine.controller.runtime.views import view_for
+from py_engine.controller.runtime.writer import WriteFailed
 from py_engine.logsetup import record_fields
+from py_engine.semantics.clock import RealClock
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
 pytestmark = pytest.mark.timeout(60)
@@ -131,6 +131,6 @@ def test_the_controller_cli_writes_the_failure_as_one_json_line(
     assert [line for line in err if not line.startswith("{")] == ["synced 1 WorkloadSpread(s), 1 failed"]
     [failed] = entries
     assert {k: failed[k] for k in ("level", "logger", "msg", "namespace", "spread", "write")} == {
-        "level": "warning", "logger": "py_engine.controller.loop", "msg": "status write failed",
+        "level": "warning", "logger": "py_engine.controller.runtime.loop", "msg": "status write failed",
         "namespace": "default", "spread": "ws", "write": "status"}
     assert "500" in failed["cause"] and failed["ts"].endswith("Z")

@@ -23,19 +23,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from py_engine.apiclient import Conflict, KubeClient, KubeError
 from py_engine.controller.errors import ReconcileError
 from py_engine.controller.metrics import ControllerMetrics
 from py_engine.controller.options import DEFAULT_OPTIONS, ReconcileOptions
 from py_engine.controller.reconcile import SyncResult, reconcile
-from py_engine.controller.sources import Source
+from py_engine.controller.runtime.sources import Source
+from py_engine.controller.runtime.triggers import spread_key
+from py_engine.controller.runtime.views import view_for
+from py_engine.controller.runtime.workqueue import RateLimit, WorkQueue
+from py_engine.controller.runtime.writer import EventRecorder, WriteCounts, WriteFailed, Writer
 from py_engine.controller.target import TARGET_FOUND
-from py_engine.controller.triggers import spread_key
-from py_engine.controller.views import view_for
-from py_engine.controller.workqueue import RateLimit, WorkQueue
-from py_engine.controller.writer import EventRecorder, WriteCounts, WriteFailed, Writer
-from py_engine.k8s.clock import Clock
-from py_engine.kube import Conflict, KubeClient, KubeError
 from py_engine.logsetup import fields
+from py_engine.semantics.clock import Clock
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.k8s import objects
+from py_engine.semantics import objects
 
 
 def test_well_formed_objects() -> None:

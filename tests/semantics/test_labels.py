@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from py_engine.k8s.labels import (
+from py_engine.semantics.labels import (
     SelectorError,
     format_label_selector,
     matches_label_selector,
@@ -117,7 +117,7 @@ def test_match_labels_equals_subset_check(labels: dict[str, str], wanted: dict[s
 
 
 def test_label_values_that_are_not_strings_equal_nothing() -> None:
-    from py_engine.k8s.labels import matches_label_selector
+    from py_engine.semantics.labels import matches_label_selector
 
     hostile: Any = {"app": ["web"], "tier": {"x": 1}}
     assert not matches_label_selector({"matchLabels": {"app": "web"}}, hostile)

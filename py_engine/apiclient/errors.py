@@ -2,7 +2,7 @@
 
 Callers branch on what Kubernetes means (409 Conflict: re-read and retry; 404:
 the object is gone; 410: relist), not on the client library's exception type,
-so the official client's `ApiException` never leaves `py_engine.kube`.
+so the official client's `ApiException` never leaves `py_engine.apiclient`.
 """
 
 from __future__ import annotations

@@ -13,13 +13,13 @@ import logging
 import threading
 from collections.abc import Callable
 
-from py_engine.controller.leader import LeaderConfig, LeaderElector
-from py_engine.controller.loop import LoopOptions, SpreadController
+from py_engine.apiclient import KubeClient
 from py_engine.controller.metrics import ControllerMetrics
-from py_engine.controller.sources import CachedSource
-from py_engine.controller.triggers import Triggers
-from py_engine.k8s.clock import Clock, RealClock
-from py_engine.kube import KubeClient
+from py_engine.controller.runtime.leader import LeaderConfig, LeaderElector
+from py_engine.controller.runtime.loop import LoopOptions, SpreadController
+from py_engine.controller.runtime.sources import CachedSource
+from py_engine.controller.runtime.triggers import Triggers
+from py_engine.semantics.clock import Clock, RealClock
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ plain `json.loads`. Every call here goes through the official `ApiClient`
 (configuration, kubeconfig/in-cluster auth, TLS, token refresh) with raw,
 unparsed responses (`_preload_content=False` in the generated APIs'
 terms) and plain `json` on both sides, for core, apps, batch and custom
-resources alike. Failures come out as `py_engine.kube.errors.KubeError`.
+resources alike. Failures come out as `py_engine.apiclient.errors.KubeError`.
 
 Only generic Kubernetes lives here: no WorkloadSpread knowledge.
 """
@@ -24,8 +24,8 @@ import kubernetes
 import urllib3
 import yaml
 
-from py_engine.kube.errors import KubeError, ServerError, error_from_response
-from py_engine.kube.resources import Resource
+from py_engine.apiclient.errors import KubeError, ServerError, error_from_response
+from py_engine.apiclient.resources import Resource
 
 JSON = dict[str, Any]
 PatchType = Literal["merge", "json", "strategic"]

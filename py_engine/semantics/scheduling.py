@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from py_engine.k8s.quantity import QuantityError, parse_quantity
+from py_engine.semantics.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "UNSCHEDULABLE_TAINT_KEY",

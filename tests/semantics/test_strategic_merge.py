@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.k8s.strategic_merge import (
+from py_engine.semantics.strategic_merge import (
     POD_TEMPLATE_SCHEMA,
     StrategicMergeError,
     json_merge_patch,

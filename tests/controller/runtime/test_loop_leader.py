@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 import webhook_testkit
 from webhook_testkit import KubeEnv, wait_until
 
-from py_engine.controller.leader import LeaderConfig, LeaderElector
-from py_engine.controller.runtime import ControllerRuntime
-from py_engine.k8s.clock import RealClock, VirtualClock
-from py_engine.kube import LEASES
+from py_engine.apiclient import LEASES
+from py_engine.controller.runtime.daemon import ControllerRuntime
+from py_engine.controller.runtime.leader import LeaderConfig, LeaderElector
+from py_engine.semantics.clock import RealClock, VirtualClock
 
 FAST = {"lease_duration": 1.0, "renew_deadline": 0.8, "retry_period": 0.05, "namespace": "default"}
 # On the real clock the lease must outlast a renewal on a loaded machine (a renewal that

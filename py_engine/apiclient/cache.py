@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from py_engine.kube.client import JSON, KubeClient, WatchStream
-from py_engine.kube.errors import Gone, KubeError
-from py_engine.kube.resources import Resource
+from py_engine.apiclient.client import JSON, KubeClient, WatchStream
+from py_engine.apiclient.errors import Gone, KubeError
+from py_engine.apiclient.resources import Resource
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from py_engine.k8s.clock import Clock
-from py_engine.k8s.timeutil import format_micro_time
-from py_engine.kube import LEASES, Conflict, KubeClient, KubeError, NotFound
+from py_engine.apiclient import LEASES, Conflict, KubeClient, KubeError, NotFound
+from py_engine.semantics.clock import Clock
+from py_engine.semantics.timeutil import format_micro_time
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from typing import Any
 import jsonpatch
 import pytest
 
-from py_engine.k8s.jsoncopy import json_copy
-from py_engine.k8s.jsondiff import diff, escape, json_equal
+from py_engine.semantics.jsoncopy import json_copy
+from py_engine.semantics.jsondiff import diff, escape, json_equal
 
 POD: dict[str, Any] = {
     "metadata": {"name": "p", "labels": {"app": "web", "x": "1"}, "annotations": {"a/b": "c"}},

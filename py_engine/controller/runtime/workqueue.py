@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from py_engine.k8s.clock import Clock
+from py_engine.semantics.clock import Clock
 
 
 @dataclass(frozen=True)

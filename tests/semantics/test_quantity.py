@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from py_engine.k8s.quantity import QuantityError, milli_value, parse_quantity, value
+from py_engine.semantics.quantity import QuantityError, milli_value, parse_quantity, value
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from webhook_testkit import KubeEnv, kube_env, wait_until  # noqa: F401
 
-from py_engine.kube import NODES, PODS, WatchCache
+from py_engine.apiclient import NODES, PODS, WatchCache
 
 
 @pytest.fixture

@@ -16,16 +16,16 @@ import webhook_testkit
 import yaml
 from webhook_testkit import SPREADS, KubeEnv, spread
 
+from py_engine.apiclient import REPLICASETS, Resource
 from py_engine.controller import reconcile
-from py_engine.controller.loop import SpreadController
 from py_engine.controller.reconcile import ClusterView
-from py_engine.controller.sources import ListedSource
+from py_engine.controller.runtime.loop import SpreadController
+from py_engine.controller.runtime.sources import ListedSource
 from py_engine.controller.target import CONDITION, KIND_NOT_ALLOWED, WORKLOAD_NOT_FOUND
 from py_engine.controller.workloads import parse_whitelist
-from py_engine.k8s.clock import RealClock
-from py_engine.kube import REPLICASETS, Resource
 from py_engine.logsetup import record_fields
 from py_engine.resources import WORKLOADSPREAD_CRD, read_text
+from py_engine.semantics.clock import RealClock
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
@@ -93,7 +93,7 @@ def test_the_loop_writes_the_condition_and_event_logs_once_and_clears_it(
     kube_env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}], kind="ReplicaSet"))
     source = ListedSource(kube_env.client)
     controller = SpreadController(kube_env.client, source, RealClock())
-    with caplog.at_level(logging.INFO, logger="py_engine.controller.loop"):
+    with caplog.at_level(logging.INFO, logger="py_engine.controller.runtime.loop"):
         for _ in range(2):
             source.refresh()
             [report] = controller.step()

@@ -6,8 +6,8 @@ import threading
 from datetime import UTC, datetime
 
 from py_engine.controller.metrics import ControllerMetrics
-from py_engine.controller.workqueue import RateLimit, WorkQueue
-from py_engine.k8s.clock import VirtualClock
+from py_engine.controller.runtime.workqueue import RateLimit, WorkQueue
+from py_engine.semantics.clock import VirtualClock
 
 
 def queue(**limit: float) -> tuple[WorkQueue, VirtualClock]:

@@ -2,9 +2,9 @@
 errors as `KubeError`s, and watch-fed caches. No Spreadgate business logic, so
 the webhook and the controller share it."""
 
-from py_engine.kube.cache import CacheStats, WatchCache, object_key
-from py_engine.kube.client import KubeClient, WatchStream
-from py_engine.kube.errors import (
+from py_engine.apiclient.cache import CacheStats, WatchCache, object_key
+from py_engine.apiclient.client import KubeClient, WatchStream
+from py_engine.apiclient.errors import (
     AlreadyExists,
     BadRequest,
     Conflict,
@@ -18,7 +18,7 @@ from py_engine.kube.errors import (
     Unauthorized,
     error_for,
 )
-from py_engine.kube.resources import (
+from py_engine.apiclient.resources import (
     CLONESETS,
     CRDS,
     DEPLOYMENTS,

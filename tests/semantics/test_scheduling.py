@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.k8s.scheduling import (
+from py_engine.semantics.scheduling import (
     insufficient_resources,
     intolerable_prefer_no_schedule_count,
     node_allocatable,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from py_engine.controller.reconcile import ClusterView
-from py_engine.controller.sources import Source, meta
+from py_engine.controller.runtime.sources import Source, meta
 
 
 def view_for(source: Source, spread: Mapping[str, Any]) -> ClusterView:

@@ -1,0 +1,11 @@
+"""The WorkloadSpread controller's I/O: everything that talks to the API server.
+
+`daemon` assembles a running controller (client, watch caches, triggers,
+loop, optional leader lease); `sources` are the watch caches a sync reads;
+`views` builds one sync's `ClusterView` from a source; `triggers` routes
+watch events to spread keys; `workqueue` dedups and rate-limits those keys;
+`loop` runs the workers; `writer` applies a sync's result (status, pod
+deletion costs, evictions, Events); `leader` holds the Lease. The decisions
+they carry out are made in the pure `py_engine.controller` core, which may
+not import this package (`.importlinter`, contract controller-core-no-io).
+"""
