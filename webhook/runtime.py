@@ -12,7 +12,7 @@ from typing import Any
 from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.nodes import NodeClassCache
 from py_engine.admission.runtime.committer import Committer, KubeStatusStore
-from py_engine.admission.runtime.service_view import ClusterView
+from py_engine.admission.runtime.service_view import LiveAdmissionView
 from py_engine.admission.service import AdmissionService, FailureMode, ServiceConfig, TimedEngine
 from py_engine.apiclient import KubeClient
 from py_engine.metrics import Gauge
@@ -73,7 +73,7 @@ class Webhook:
         base_engine = engine or create_engine(options.opa_url)
         self.engine = TimedEngine(base_engine, lambda rule, seconds: self.metrics.policy_eval.observe(
             seconds, rule=rule))
-        self.view = ClusterView(self.client, self.clock, node_simulation=options.node_simulation,
+        self.view = LiveAdmissionView(self.client, self.clock, node_simulation=options.node_simulation,
                                 watch_timeout_seconds=options.watch_timeout_seconds)
         self.committer = Committer(KubeStatusStore(self.client, SPREADS, self.view.spreads), self.clock,
                                    batching=options.batching)

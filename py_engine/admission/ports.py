@@ -4,7 +4,7 @@
 same way whoever runs it; only these two sides differ:
 
 * `AdmissionReader`: the spreads of a namespace, workload lookups, pods and the
-  node inventory. The webhook's is `runtime.service_view.ClusterView` (watch
+  node inventory. The webhook's is `runtime.service_view.LiveAdmissionView` (watch
   caches, a direct GET on a miss); `spreadgate admit` and the reference-vector
   tests use `snapshot.SnapshotReader` (a list of objects).
 * `SpreadCommitter`: applies a pure reservation function to the freshest copy

@@ -39,7 +39,7 @@ def _group(api_version: str) -> str:
 
 
 class MemoryCluster:
-    """The view (`ClusterView`'s reading API) and the status store (`StatusStore`) over dicts."""
+    """The view (`LiveAdmissionView`'s reading API) and the status store (`StatusStore`) over dicts."""
 
     def __init__(self, objects: Iterable[Any], nodes: list[JSON] | None = None) -> None:
         self._lock = threading.Lock()

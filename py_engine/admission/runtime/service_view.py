@@ -37,7 +37,7 @@ from py_engine.semantics.clock import Clock
 log = logging.getLogger(__name__)
 
 
-class ClusterView:
+class LiveAdmissionView:
     """Watch caches plus the lookups the admission core needs (see the module docstring)."""
 
     def __init__(self, client: KubeClient, clock: Clock, *, node_simulation: bool = True,
@@ -62,7 +62,7 @@ class ClusterView:
 
     # ------------------------------------------------------------- lifecycle
 
-    def start(self) -> ClusterView:
+    def start(self) -> LiveAdmissionView:
         wanted = dict(BUILTIN_WORKLOADS)
         for key, resource in OPTIONAL_WORKLOADS.items():
             if self._crd_exists(resource):

@@ -34,7 +34,7 @@ from typing import Any
 from py_engine.semantics.clock import Clock
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, Watch
 
-__all__ = ["Controller", "Informer", "InformerSet", "WorkQueue", "object_key", "split_key"]
+__all__ = ["Controller", "DelayingKeyQueue", "Informer", "InformerSet", "object_key", "split_key"]
 
 log = logging.getLogger(__name__)
 
@@ -385,7 +385,7 @@ class InformerSet:
             informer.stop()
 
 
-class WorkQueue:
+class DelayingKeyQueue:
     """Deduplicating FIFO of keys with delayed adds measured on a `Clock`."""
 
     def __init__(self, clock: Clock) -> None:
@@ -481,7 +481,7 @@ class Controller(abc.ABC):
         self.api = api
         self.informers = informers
         self.clock = clock
-        self.queue = WorkQueue(clock)
+        self.queue = DelayingKeyQueue(clock)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.errors: list[str] = []

@@ -9,7 +9,7 @@ import pytest
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
 
 from py_engine.admission.runtime.committer import Committer, KubeStatusStore
-from py_engine.admission.runtime.service_view import ClusterView
+from py_engine.admission.runtime.service_view import LiveAdmissionView
 from py_engine.admission.service import AdmissionService, ServiceConfig
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
@@ -27,9 +27,9 @@ def env(request: pytest.FixtureRequest) -> KubeEnv:
     return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
 
 
-def make_service(env: KubeEnv, **config: Any) -> tuple[AdmissionService, ClusterView]:
+def make_service(env: KubeEnv, **config: Any) -> tuple[AdmissionService, LiveAdmissionView]:
     clock = RealClock()
-    view = ClusterView(env.client, clock, node_simulation=False, watch_timeout_seconds=30).start()
+    view = LiveAdmissionView(env.client, clock, node_simulation=False, watch_timeout_seconds=30).start()
     assert view.wait_ready(10)
     committer = Committer(KubeStatusStore(env.client, SPREADS, view.spreads), clock)
     return AdmissionService(view, committer, clock, engine=ENGINE, config=ServiceConfig(**config)), view

@@ -12,7 +12,7 @@ import pytest
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
 
 from py_engine.admission.runtime.committer import Committer, KubeStatusStore
-from py_engine.admission.runtime.service_view import ClusterView
+from py_engine.admission.runtime.service_view import LiveAdmissionView
 from py_engine.admission.service import AdmissionService, ServiceConfig
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
 from py_engine.policy import create_engine
@@ -49,11 +49,11 @@ def rs(env: KubeEnv) -> dict[str, Any]:
 
 @pytest.fixture
 def service_factory(env: KubeEnv, rs: dict[str, Any]) -> Iterator[Any]:
-    views: list[ClusterView] = []
+    views: list[LiveAdmissionView] = []
 
     def make(**config: Any) -> AdmissionService:
         clock = RealClock()
-        view = ClusterView(env.client, clock, node_simulation=False, watch_timeout_seconds=30).start()
+        view = LiveAdmissionView(env.client, clock, node_simulation=False, watch_timeout_seconds=30).start()
         views.append(view)
         assert view.wait_ready(10)
         wait_until(lambda: view.spreads.get("default", "ws") is not None, 5, "spread cached")
