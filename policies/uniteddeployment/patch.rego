@@ -29,16 +29,16 @@ errors contains {"field": sprintf("%s.patch", [subset_path(i)]), "msg": "Invalid
 
 errors contains {"field": sprintf("%s.patch.%s", [subset_path(i), t.at]), "msg": sprintf("Forbidden: %s is not on the subset patch allowlist (pod labels and annotations; the template's containers' resources, env, envFrom, image; priorityClassName, runtimeClassName, topologySpreadConstraints, schedulerName, dnsConfig)", [t.key])} if {
 	some i, s in subsets
-	some t in ws._touched(subset_patch(s))
+	some t in ws.touched_paths(subset_patch(s))
 	not ws.patch_field_allowed(t.key)
 }
 
-errors contains {"field": sprintf("%s.patch.%s", [subset_path(i), ws._render(array.concat(path, [k]))]), "msg": sprintf("Forbidden: strategic-merge directive %s may not be used in a subset patch", [k])} if {
+errors contains {"field": sprintf("%s.patch.%s", [subset_path(i), ws.render_path(array.concat(path, [k]))]), "msg": sprintf("Forbidden: strategic-merge directive %s may not be used in a subset patch", [k])} if {
 	some i, s in subsets
 	walk(subset_patch(s), [path, v])
 	is_object(v)
 	some k, _ in v
-	ws._directive(k)
+	ws.is_directive(k)
 }
 
 patch_metadata(s, m) := ws.get_field(ws.map_field(subset_patch(s), "metadata"), m, null)

@@ -26,6 +26,14 @@
 # names cannot be checked here; the mutating webhook checks both at admission,
 # against the workload's selector and the pod's actual containers
 # (`patch_violation`, see docs/operations.md).
+#
+# Public functions, shared with the UnitedDeployment policy
+# (policies/uniteddeployment/patch.rego applies the same allowlist):
+#   * touched_paths(p): every field patch `p` sets, as {"at": concrete path, "key": allowlist path};
+#   * is_directive(k): whether key `k` is a strategic-merge directive ("$patch", "$retainKeys", ...);
+#   * render_path(path): a walk() path as a field path (["spec", "containers", 0] -> "spec.containers[0]");
+#   * patch_field_allowed(key), reserved_patch_key(k): the allowlist and the reserved keys.
+# Names with a leading underscore are this package's own and may change.
 package spreadgate.validation
 
 import rego.v1
@@ -152,17 +160,20 @@ _patch_map(s, m) := map_field(map_field(map_field(s, "patch"), "metadata"), m)
 
 _patch_list(s, k) := list_field(map_field(map_field(s, "patch"), "spec"), k)
 
-_directive(k) if {
+# A strategic-merge directive key: "$patch", "$retainKeys", "$setElementOrder/...", ...
+is_directive(k) if {
 	is_string(k)
 	startswith(k, "$")
 }
 
-# Every field a patch sets, as {"at": concrete path, "key": allowlist path}.
-_touched(p) := (
+# Every field patch `p` sets, as {"at": concrete path, "key": allowlist path}: the
+# concrete path names list positions (spec.containers[0].image), the allowlist path
+# does not (spec.containers[].image). Directive keys are left to is_directive.
+touched_paths(p) := (
 	{t |
 		some k, _ in p
 		not k in {"metadata", "spec"}
-		not _directive(k)
+		not is_directive(k)
 		t := {"at": k, "key": k}
 	} |
 	{t |
@@ -174,13 +185,13 @@ _touched(p) := (
 	{t |
 		some k, _ in map_field(p, "metadata")
 		not k in {"labels", "annotations"}
-		not _directive(k)
+		not is_directive(k)
 		f := sprintf("metadata.%s", [k])
 		t := {"at": f, "key": f}
 	} |
 	{t |
 		some k, v in map_field(p, "spec")
-		not _directive(k)
+		not is_directive(k)
 		not _container_list(k, v)
 		f := sprintf("spec.%s", [k])
 		t := {"at": f, "key": f}
@@ -197,7 +208,7 @@ _touched(p) := (
 		is_object(c)
 		some f, _ in c
 		f != "name"
-		not _directive(f)
+		not is_directive(f)
 		t := {"at": sprintf("spec.%s[%d].%s", [k, j, f]), "key": sprintf("spec.%s[].%s", [k, f])}
 	}
 )
@@ -211,18 +222,18 @@ patch_errors contains {"subset": i, "field": sprintf("%s.patch.%s", [subset_path
 	some i, s in subsets
 	p := get_field(s, "patch", null)
 	is_object(p)
-	some t in _touched(p)
+	some t in touched_paths(p)
 	not patch_field_allowed(t.key)
 }
 
-patch_errors contains {"subset": i, "field": sprintf("%s.patch.%s", [subset_path(i), _render(array.concat(path, [k]))]), "msg": sprintf("Forbidden: strategic-merge directive %s may not be used in a subset patch (it can delete, replace or reorder fields the allowlist protects)", [k])} if {
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.%s", [subset_path(i), render_path(array.concat(path, [k]))]), "msg": sprintf("Forbidden: strategic-merge directive %s may not be used in a subset patch (it can delete, replace or reorder fields the allowlist protects)", [k])} if {
 	some i, s in subsets
 	p := get_field(s, "patch", null)
 	is_object(p)
 	walk(p, [path, v])
 	is_object(v)
 	some k, _ in v
-	_directive(k)
+	is_directive(k)
 }
 
 patch_errors contains {"subset": i, "field": sprintf("%s.patch.metadata.%s", [subset_path(i), m]), "msg": sprintf("Forbidden: metadata.%s must be a map of keys to set; %v would replace or delete every pod %s", [m, v, m])} if {
@@ -279,8 +290,8 @@ patch_violation contains {"msg": sprintf("%s: %s", [e.field, e.msg]), "details":
 	some e in patch_errors
 }
 
-# ["spec", "containers", 0, "$patch"] -> "spec.containers[0].$patch"
-_render(path) := concat("", [seg |
+# A walk() path as a field path: ["spec", "containers", 0, "$patch"] -> "spec.containers[0].$patch"
+render_path(path) := concat("", [seg |
 	some n, e in path
 	seg := _segment(n, e)
 ])

@@ -272,3 +272,18 @@ test_unchanged_stored_patch_does_not_block_an_update if {
 	# the mutating webhook's rule never ratchets
 	count(patch_violation) == 1 with input as {"review": {"operation": "UPDATE", "object": edited, "oldObject": stored}}
 }
+
+# --- the public functions the UnitedDeployment policy calls ----------------------------------
+
+test_public_patch_functions if {
+	touched_paths({"spec": {"hostPID": true, "containers": [{"name": "main", "image": "x"}]}}) == {
+		{"at": "spec.hostPID", "key": "spec.hostPID"},
+		{"at": "spec.containers[0].image", "key": "spec.containers[].image"},
+	}
+	touched_paths({"$patch": "replace", "metadata": {"labels": {"a": "b"}}}) == set()
+	is_directive("$setElementOrder/containers")
+	not is_directive("image")
+	not is_directive(1)
+	render_path(["spec", "containers", 0, "$patch"]) == "spec.containers[0].$patch"
+	render_path(["$retainKeys"]) == "$retainKeys"
+}
