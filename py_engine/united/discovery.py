@@ -23,21 +23,17 @@ from py_engine.model.ud_constants import (
     TEMPLATE_KINDS,
 )
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.semantics import objects
 from py_engine.united.ownership import ownership, reference, selected
-from py_engine.united.podfacts import name_of, revision_of, subset_of
+from py_engine.united.podfacts import revision_of, subset_of
 
 JSON = dict[str, Any]
 Obj = Mapping[str, Any]
-WORKLOAD_KINDS = frozenset((api_version.split("/")[0], kind) for _, api_version, kind in TEMPLATE_KINDS)
-
-
-def _group(obj: Obj) -> str:
-    api_version = obj.get("apiVersion")
-    return api_version.split("/")[0] if isinstance(api_version, str) and "/" in api_version else ""
+WORKLOAD_KINDS = frozenset((objects.api_group(api_version), kind) for _, api_version, kind in TEMPLATE_KINDS)
 
 
 def kind_key(obj: Obj) -> tuple[str, str]:
-    return (_group(obj), str(obj.get("kind") or ""))
+    return (objects.group_of(obj), str(obj.get("kind") or ""))
 
 
 def _int(value: Any) -> int:
@@ -60,7 +56,7 @@ class SubsetWorkload:
 
     @property
     def name(self) -> str:
-        return name_of(self.obj)
+        return objects.name(self.obj)
 
     @property
     def spec_replicas(self) -> int:
@@ -131,7 +127,7 @@ def discover(ud: UnitedDeployment, workloads: Sequence[Obj], pods: Sequence[Obj]
         subset = subset_of(obj)
         if subset is None:
             if verdict == "owned":
-                errors.append(f"{obj.get('kind')} {name_of(obj)} is owned but has no subset-name label; left alone")
+                errors.append(f"{obj.get('kind')} {objects.name(obj)} is owned but has no subset-name label; left alone")
             continue
         if subset in found:
             delete.append(reference(obj))

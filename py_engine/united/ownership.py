@@ -13,24 +13,15 @@ from typing import Any, Literal
 
 from py_engine.model.ud_constants import UD_KIND
 from py_engine.model.uniteddeployment import UnitedDeployment
-from py_engine.semantics.labels import SelectorError, matches_label_selector
+from py_engine.semantics import objects
+from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
 
 Obj = Mapping[str, Any]
 Ownership = Literal["owned", "orphan", "foreign"]
 
 
-def _metadata(obj: Obj) -> Mapping[str, Any]:
-    value = obj.get("metadata")
-    return value if isinstance(value, Mapping) else {}
-
-
-def namespace_of(obj: Obj) -> str:
-    value = _metadata(obj).get("namespace")
-    return value if isinstance(value, str) else ""
-
-
 def ownership(obj: Obj, ud: UnitedDeployment) -> Ownership:
-    refs = _metadata(obj).get("ownerReferences")
+    refs = objects.meta(obj).get("ownerReferences")
     for ref in refs if isinstance(refs, list) else []:
         if not isinstance(ref, Mapping) or ref.get("controller") is not True:
             continue
@@ -43,11 +34,10 @@ def ownership(obj: Obj, ud: UnitedDeployment) -> Ownership:
 
 def selected(obj: Obj, ud: UnitedDeployment) -> bool:
     """In the UnitedDeployment's namespace and matched by its selector."""
-    if namespace_of(obj) != ud.namespace:
+    if objects.namespace(obj, default="") != ud.namespace:
         return False
-    labels = _metadata(obj).get("labels")
     try:
-        return matches_label_selector(ud.selector, labels if isinstance(labels, Mapping) else {})
+        return matches_label_selector(ud.selector, labels_of(obj))
     except SelectorError:
         return False
 
@@ -55,4 +45,4 @@ def selected(obj: Obj, ud: UnitedDeployment) -> bool:
 def reference(obj: Obj) -> dict[str, Any]:
     """The identity of an object to delete: apiVersion, kind, namespace and name."""
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": {"namespace": namespace_of(obj), "name": _metadata(obj).get("name")}}
+            "metadata": {"namespace": objects.namespace(obj, default=""), "name": objects.meta(obj).get("name")}}

@@ -19,6 +19,7 @@ from typing import Any
 from py_engine.model.ud_constants import RESERVED_POD_LABEL
 from py_engine.model.ud_conversion import status_to_v1alpha1
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.semantics import objects
 from py_engine.united.allocation import AllocationError
 from py_engine.united.allocator import allocate
 from py_engine.united.conditions import find, make, set_condition
@@ -29,7 +30,7 @@ from py_engine.united.jsonview import as_map
 from py_engine.united.observed import SubsetObservation
 from py_engine.united.ownership import reference
 from py_engine.united.partitions import next_partitions
-from py_engine.united.podfacts import is_active, is_ready, name_of, revision_of, timestamp
+from py_engine.united.podfacts import is_active, is_ready, revision_of, timestamp
 from py_engine.united.revisions import RevisionPlan, plan_revisions
 from py_engine.united.schedulable import (
     SCHEDULABLE,
@@ -181,7 +182,7 @@ def _stuck_pods(workload: SubsetWorkload, revision: str, partition: int) -> list
         return []
     stuck = []
     for pod in workload.pods:
-        match = _ORDINAL.search(name_of(pod))
+        match = _ORDINAL.search(objects.name(pod))
         if match and int(match.group(1)) >= partition and revision_of(pod) != revision and not is_ready(pod):
             stuck.append(reference(pod))
     return stuck
@@ -242,7 +243,7 @@ def _subset_writes(ud: UnitedDeployment, discovery: Discovery, verdicts: Mapping
             writes.update.append(desired)
         writes.delete.extend(_stuck_pods(workload, revision, target.partition))
     for name, verdict in verdicts.items():
-        pods = {name_of(p): p for p in discovery.subsets[name].pods}
+        pods = {objects.name(p): p for p in discovery.subsets[name].pods}
         writes.update.extend(_labelled(pods[pod], value) for pod, value in sorted(verdict.pod_labels.items()))
     return writes
 

@@ -18,6 +18,7 @@ from py_engine.model.ud_constants import (
     REVISION_LABEL,
     SUBSET_NAME_LABEL,
 )
+from py_engine.semantics import objects
 from py_engine.semantics.timeutil import TimestampError, parse_time
 
 Obj = Mapping[str, Any]
@@ -28,14 +29,9 @@ def _section(obj: Obj, key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def labels(obj: Obj) -> Mapping[str, Any]:
-    value = _section(obj, "metadata").get("labels")
-    return value if isinstance(value, Mapping) else {}
-
-
 def label(obj: Obj, key: str, fallback: str) -> str | None:
     """The value under `key`, else under `fallback` (Kruise's), else None."""
-    found = labels(obj)
+    found = objects.labels(obj)
     for name in (key, fallback):
         value = found.get(name)
         if isinstance(value, str):
@@ -65,13 +61,8 @@ def timestamp(value: Any) -> datetime | None:
         return None
 
 
-def name_of(obj: Obj) -> str:
-    value = _section(obj, "metadata").get("name")
-    return value if isinstance(value, str) else ""
-
-
 def created_at(obj: Obj) -> datetime | None:
-    return timestamp(_section(obj, "metadata").get("creationTimestamp"))
+    return timestamp(objects.meta(obj).get("creationTimestamp"))
 
 
 def phase(pod: Obj) -> str:
@@ -89,7 +80,7 @@ def condition(pod: Obj, kind: str) -> Mapping[str, Any] | None:
 
 def is_active(pod: Obj) -> bool:
     """Not being deleted and not finished."""
-    if _section(pod, "metadata").get("deletionTimestamp"):
+    if objects.meta(pod).get("deletionTimestamp"):
         return False
     return phase(pod) not in ("Succeeded", "Failed")
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from py_engine.model.ud_constants import REVISION_HASH_LABEL
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.semantics.objects import name as object_name
 from py_engine.united.construct import owner_reference
 from py_engine.united.gojson import EncodingError, go_json, history_hash
 from py_engine.united.jsonview import as_map
@@ -55,11 +56,6 @@ def _number(revision: Obj) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _name(obj: Obj) -> str:
-    value = as_map(obj.get("metadata")).get("name")
-    return value if isinstance(value, str) else ""
-
-
 def _encoded(obj: Obj) -> str | None:
     try:
         return go_json(obj.get("data"))
@@ -70,7 +66,7 @@ def _encoded(obj: Obj) -> str | None:
 def history(ud: UnitedDeployment, objects: Sequence[Obj]) -> list[Obj]:
     """The UnitedDeployment's ControllerRevisions (owned, or orphans it selects), oldest first."""
     mine = [o for o in objects if o.get("kind") == "ControllerRevision" and selected_or_owned(o, ud)]
-    return sorted(mine, key=lambda o: (_number(o), _name(o)))
+    return sorted(mine, key=lambda o: (_number(o), object_name(o)))
 
 
 def selected_or_owned(obj: Obj, ud: UnitedDeployment) -> bool:
@@ -92,7 +88,7 @@ def _new_revision(ud: UnitedDeployment, name: str, digest: str, number: int) -> 
 
 def _stale(ud: UnitedDeployment, revisions: Sequence[Obj], live: set[str]) -> list[JSON]:
     exceed = len(revisions) - ud.revision_history_limit
-    return [reference(r) for r in revisions[:max(exceed, 0)] if _name(r) not in live]
+    return [reference(r) for r in revisions[:max(exceed, 0)] if object_name(r) not in live]
 
 
 def plan_revisions(ud: UnitedDeployment, objects: Sequence[Obj]) -> RevisionPlan:
@@ -101,19 +97,19 @@ def plan_revisions(ud: UnitedDeployment, objects: Sequence[Obj]) -> RevisionPlan
     stored = ud.status.get("collisionCount")
     collisions = stored if isinstance(stored, int) and not isinstance(stored, bool) and stored >= 0 else 0
     data = go_json(revision_data(ud))
-    by_name = {_name(r): r for r in revisions}
+    by_name = {object_name(r): r for r in revisions}
     top = max((_number(r) for r in revisions), default=0)
     stored_current = ud.status.get("currentRevision")
     equal = [r for r in revisions if _encoded(r) == data]
     create: list[JSON] = []
     update: list[JSON] = []
     if equal and equal[-1] is revisions[-1]:
-        updated = _name(equal[-1])
+        updated = object_name(equal[-1])
     elif equal:
         renumbered = copy.deepcopy(dict(equal[-1]))
         renumbered["revision"] = top + 1
         update.append(renumbered)
-        updated = _name(renumbered)
+        updated = object_name(renumbered)
     else:
         while True:
             updated, digest = revision_name(ud, collisions)

@@ -18,12 +18,11 @@ from typing import Any
 
 from py_engine.model.ud_constants import RESERVED_POD_LABEL
 from py_engine.model.uniteddeployment import AdaptiveOptions
+from py_engine.semantics import objects
 from py_engine.united.conditions import make, set_condition
 from py_engine.united.podfacts import (
     condition,
     is_active,
-    labels,
-    name_of,
     phase,
     reserved_label,
     revision_of,
@@ -193,7 +192,7 @@ def reserving_verdict(
             requeue.append(verdict.next_check)
         wanted = "true" if verdict.reserved else "false"
         if _own_label(pod) != wanted:
-            pod_labels[name_of(pod)] = wanted
+            pod_labels[objects.name(pod)] = wanted
     if reserved:
         new = make(SCHEDULABLE, False, "reschedule", "reserved pods found", now)
     else:
@@ -204,8 +203,7 @@ def reserving_verdict(
 
 
 def _own_label(pod: Obj) -> str | None:
-    value = labels(pod).get(RESERVED_POD_LABEL)
-    return value if isinstance(value, str) else None
+    return objects.labels(pod).get(RESERVED_POD_LABEL)
 
 
 def after_allocation(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.model.uniteddeployment import UnitedDeployment, is_uniteddeployment
+from py_engine.semantics.objects import name as object_name
 from py_engine.united.discovery import WORKLOAD_KINDS, kind_key
 
 Obj = Mapping[str, Any]
@@ -35,20 +36,14 @@ class UnitedState:
     no_node_fit: frozenset[str] = frozenset()
 
 
-def _name(obj: Obj) -> str:
-    metadata = obj.get("metadata")
-    value = metadata.get("name") if isinstance(metadata, Mapping) else None
-    return value if isinstance(value, str) else ""
-
-
 def state_from_objects(objects: Iterable[Any], name: str | None = None) -> UnitedState:
     """Sort a snapshot's objects; raises StateError (or ModelError for a malformed UD)."""
     items = [o for o in objects if isinstance(o, Mapping)]
-    candidates = [o for o in items if is_uniteddeployment(o) and (name is None or _name(o) == name)]
+    candidates = [o for o in items if is_uniteddeployment(o) and (name is None or object_name(o) == name)]
     if not candidates:
         raise StateError(f"no UnitedDeployment{f' named {name!r}' if name else ''} in the state")
     if len(candidates) > 1:
-        names = ", ".join(sorted(_name(o) for o in candidates))
+        names = ", ".join(sorted(object_name(o) for o in candidates))
         raise StateError(f"several UnitedDeployments in the state ({names}); choose one with --name")
     return UnitedState(
         ud=UnitedDeployment.from_object(candidates[0]),
