@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from py_engine.cli.preflight import opa_url
+from py_engine.semantics import objects
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
                 other_spreads=[
                     o.obj
                     for o in spreads
-                    if o is not doc and o.source == doc.source and _namespace(o.obj) == _namespace(doc.obj)
+                    if o is not doc and o.source == doc.source and objects.namespace(o.obj) == objects.namespace(doc.obj)
                 ],
                 workload=_find_target(doc.obj, documents),
                 custom_workloads=custom,
@@ -177,12 +178,6 @@ def run(args: argparse.Namespace) -> int:
     return exit_code
 
 
-def _namespace(obj: dict[str, Any]) -> str:
-    metadata = obj.get("metadata")
-    value = metadata.get("namespace") if isinstance(metadata, dict) else None
-    return value if isinstance(value, str) and value else "default"
-
-
 def _find_target(spread: dict[str, Any], documents: list[Any]) -> dict[str, Any] | None:
     """The spread's target workload when the same input contains it."""
     spec = spread.get("spec")
@@ -191,11 +186,10 @@ def _find_target(spread: dict[str, Any], documents: list[Any]) -> dict[str, Any]
         return None
     for doc in documents:
         obj = doc.obj
-        metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         if (
             obj.get("kind") == ref.get("kind")
-            and metadata.get("name") == ref.get("name")
-            and _namespace(obj) == _namespace(spread)
+            and objects.meta(obj).get("name") == ref.get("name")
+            and objects.namespace(obj) == objects.namespace(spread)
         ):
             return dict(obj)
     return None

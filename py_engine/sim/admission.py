@@ -49,7 +49,13 @@ from urllib.parse import urlsplit
 import jsonpatch
 import urllib3
 
-from py_engine.semantics.labels import Selector, SelectorError, everything, selector_from_label_selector
+from py_engine.semantics.labels import (
+    Selector,
+    SelectorError,
+    everything,
+    labels_of,
+    selector_from_label_selector,
+)
 from py_engine.sim import errors
 from py_engine.sim.interface import JSON, ApiError
 
@@ -119,13 +125,6 @@ def _rule_matches(rule: JSON, a: AdmissionAttributes, exact: bool) -> bool:
         elif a.subresource is None and (res == "*" or res == a.resource):
             return True
     return False
-
-
-def _labels(obj: JSON | None) -> Mapping[str, str]:
-    if not obj:
-        return {}
-    labels = (obj.get("metadata") or {}).get("labels")
-    return labels if isinstance(labels, Mapping) else {}
 
 
 def compile_config(cfg: JSON) -> list[CompiledWebhook]:
@@ -203,14 +202,14 @@ class Admission:
             return False
         if not wh.namespace_selector.empty():
             if a.resource == "namespaces" and a.subresource is None and not a.group:
-                ns_labels: Mapping[str, str] | None = _labels(a.object or a.old_object)
+                ns_labels: Mapping[str, str] | None = labels_of(a.object or a.old_object or {})
             elif a.namespaced:
                 ns_labels = self.namespace_labels(a.namespace) or {}
             else:
                 ns_labels = None
             if ns_labels is not None and not wh.namespace_selector.matches(ns_labels):
                 return False
-        return not (not wh.object_selector.empty() and not (wh.object_selector.matches(_labels(a.object)) or wh.object_selector.matches(_labels(a.old_object))))
+        return not (not wh.object_selector.empty() and not (wh.object_selector.matches(labels_of(a.object or {})) or wh.object_selector.matches(labels_of(a.old_object or {}))))
 
     # ---------------------------------------------------------------- public
 

@@ -48,6 +48,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock, RealClock
 from py_engine.semantics.labels import SelectorError, format_label_selector, parse_selector
 from py_engine.semantics.strategic_merge import StrategicMergeError, json_merge_patch, strategic_merge
@@ -95,13 +96,8 @@ class _Retry(Exception):
     """The object changed between read and write; re-read and try again."""
 
 
-def _meta(obj: Mapping[str, Any]) -> JSON:
-    m = obj.get("metadata")
-    return m if isinstance(m, dict) else {}
-
-
 def _rv(obj: Mapping[str, Any]) -> str:
-    return str(_meta(obj).get("resourceVersion", ""))
+    return str(objects.meta(obj).get("resourceVersion", ""))
 
 
 def _spec_part(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,8 +107,8 @@ def _spec_part(obj: Mapping[str, Any]) -> dict[str, Any]:
 def _same_object(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     if _spec_part(a) != _spec_part(b) or a.get("status") != b.get("status"):
         return False
-    ma = {k: v for k, v in _meta(a).items() if k not in ("resourceVersion", "managedFields")}
-    mb = {k: v for k, v in _meta(b).items() if k not in ("resourceVersion", "managedFields")}
+    ma = {k: v for k, v in objects.meta(a).items() if k not in ("resourceVersion", "managedFields")}
+    mb = {k: v for k, v in objects.meta(b).items() if k not in ("resourceVersion", "managedFields")}
     return ma == mb
 
 
@@ -271,13 +267,13 @@ class ApiServer:
         obj = self.store.get("namespaces", "", ns)
         if obj is None:
             return None
-        labels = _meta(obj).get("labels")
+        labels = objects.meta(obj).get("labels")
         return labels if isinstance(labels, dict) else {}
 
     def _ns_key(self, rd: ResourceDef, namespace: str | None, obj: JSON | None = None) -> str:
         if not rd.namespaced:
             return ""
-        body_ns = _meta(obj).get("namespace") if obj is not None else None
+        body_ns = objects.meta(obj).get("namespace") if obj is not None else None
         if namespace and body_ns and body_ns != namespace:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
@@ -374,7 +370,7 @@ class ApiServer:
             nso = self.store.get("namespaces", "", ns)
             if nso is None:
                 raise errors.not_found("", "namespaces", ns)
-            if _meta(nso).get("deletionTimestamp"):
+            if objects.meta(nso).get("deletionTimestamp"):
                 raise errors.forbidden(rd.group, rd.plural, str(meta.get("name") or meta.get("generateName")),
                                        f"unable to create new content in namespace {ns} because it is being "
                                        "terminated")
@@ -432,7 +428,7 @@ class ApiServer:
         }
         try:
             return self.store.update("customresourcedefinitions.apiextensions.k8s.io", "",
-                                     _meta(crd)["name"], new, _rv(crd))
+                                     objects.meta(crd)["name"], new, _rv(crd))
         except (StoreConflict, StoreMissing):
             return crd
 
@@ -469,7 +465,7 @@ class ApiServer:
         lempty = lsel.empty()
 
         def pred(obj: JSON) -> bool:
-            meta = _meta(obj)
+            meta = objects.meta(obj)
             if ns is not None and meta.get("namespace") != ns:
                 return False
             if not lempty and not lsel.matches(meta.get("labels")):
@@ -494,7 +490,7 @@ class ApiServer:
         pred = self._predicate(rd, ns, label_selector, field_selector)
         items, rv = self.store.list(rd.group_resource, ns)
         selected = [self.present(rd, o) for o in items if pred(o)]
-        selected.sort(key=lambda o: (_meta(o).get("namespace", ""), _meta(o).get("name", "")))
+        selected.sort(key=lambda o: (objects.meta(o).get("namespace", ""), objects.meta(o).get("name", "")))
         return {"apiVersion": rd.api_version, "kind": rd.list_kind,
                 "metadata": {"resourceVersion": str(rv)}, "items": selected}
 
@@ -540,7 +536,7 @@ class ApiServer:
     def _merge_update(self, rd: ResourceDef, cur: JSON, desired: JSON, subresource: str | None) -> JSON:
         if subresource == "status":
             new = dict(cur)
-            new["metadata"] = dict(_meta(cur))
+            new["metadata"] = dict(objects.meta(cur))
             if desired.get("status") is None:
                 new.pop("status", None)
             else:
@@ -548,7 +544,7 @@ class ApiServer:
             return new
         new = desired
         meta = new["metadata"]
-        cmeta = _meta(cur)
+        cmeta = objects.meta(cur)
         for key in _IMMUTABLE_META:
             if key in cmeta:
                 meta[key] = cmeta[key]
@@ -570,7 +566,7 @@ class ApiServer:
         if precondition and precondition != _rv(cur):
             raise errors.conflict(rd.group, rd.plural, name)
         new = self._merge_update(rd, cur, desired, subresource)
-        cmeta = _meta(cur)
+        cmeta = objects.meta(cur)
         if cmeta.get("deletionTimestamp"):
             added = [f for f in new["metadata"].get("finalizers") or [] if f not in (cmeta.get("finalizers") or [])]
             if added:
@@ -740,7 +736,7 @@ class ApiServer:
             except _Retry:
                 cur = self._get_stored(rd, ns, name)
                 continue
-            if rd.kind == "Namespace" and not dry_run and _meta(out).get("deletionTimestamp"):
+            if rd.kind == "Namespace" and not dry_run and objects.meta(out).get("deletionTimestamp"):
                 self._drain_namespace(name)
                 still = self.store.get("namespaces", "", name)
                 out = dict(out) if still is None else still
@@ -750,7 +746,7 @@ class ApiServer:
     def _delete_once(self, rd: ResourceDef, ns: str, name: str, grace: int | None, propagation: str | None,
                      preconditions: Mapping[str, str] | None, dry_run: bool) -> tuple[JSON, int]:
         cur = self._get_stored(rd, ns, name)
-        meta = _meta(cur)
+        meta = objects.meta(cur)
         if preconditions:
             want_uid = preconditions.get("uid")
             if want_uid and want_uid != meta.get("uid"):
@@ -842,7 +838,7 @@ class ApiServer:
         listed = self.do_list(rd, namespace, label_selector, field_selector)
         out = []
         for obj in listed["items"]:
-            meta = _meta(obj)
+            meta = objects.meta(obj)
             try:
                 res, _ = self.do_delete(rd, meta.get("namespace"), str(meta["name"]), grace=grace,
                                         propagation=propagation, preconditions=None, dry_run=dry_run, ctx=ctx)
@@ -862,30 +858,30 @@ class ApiServer:
             rd = versions[0]
             for obj in self.store.list(gr, ns)[0]:
                 with contextlib.suppress(ApiError):
-                    self.do_delete(rd, ns, str(_meta(obj)["name"]), grace=0, propagation="Background",
+                    self.do_delete(rd, ns, str(objects.meta(obj)["name"]), grace=0, propagation="Background",
                                    preconditions=None, dry_run=False, ctx=ctx, admit=False)
         self._finish_namespace(ns)
 
     def _finish_namespace(self, ns: str) -> None:
         nso = self.store.get("namespaces", "", ns)
-        if nso is None or not _meta(nso).get("deletionTimestamp"):
+        if nso is None or not objects.meta(nso).get("deletionTimestamp"):
             return
         if self.store.namespaced_resources_with_objects(ns):
             return
-        if _meta(nso).get("finalizers"):
+        if objects.meta(nso).get("finalizers"):
             return
         with contextlib.suppress(StoreMissing):
             self.store.remove("namespaces", "", ns, None)
 
     def _on_removed(self, resource: str, obj: JSON) -> None:
-        meta = _meta(obj)
+        meta = objects.meta(obj)
         if resource == "customresourcedefinitions.apiextensions.k8s.io":
             spec = obj.get("spec") or {}
             gr = f"{(spec.get('names') or {}).get('plural')}.{spec.get('group')}"
             self.registry.remove_group_resource(gr)
             for item in self.store.list(gr)[0]:
                 with contextlib.suppress(StoreMissing):
-                    self.store.remove(gr, str(_meta(item).get("namespace", "")), str(_meta(item)["name"]), None)
+                    self.store.remove(gr, str(objects.meta(item).get("namespace", "")), str(objects.meta(item)["name"]), None)
         elif resource != "namespaces" and meta.get("namespace"):
             self._finish_namespace(str(meta["namespace"]))
 
@@ -915,7 +911,7 @@ class ApiServer:
         a = self._attrs(rd, "CREATE", ns, name, body, None, dry_run, ctx, sub="eviction",
                         kind=("policy", "v1", "Eviction"))
         self._admit(a, ctx)
-        if _meta(pod).get("deletionTimestamp"):
+        if objects.meta(pod).get("deletionTimestamp"):
             return errors.success(201), 201
         opts = body.get("deleteOptions") or {}
         if not isinstance(opts, dict):
@@ -952,7 +948,7 @@ class ApiServer:
         self._admit(a, ctx)
         for _ in range(_RETRIES):
             cur = self._get_stored(rd, ns, str(pod_name))
-            cmeta = _meta(cur)
+            cmeta = objects.meta(cur)
             if cmeta.get("deletionTimestamp"):
                 raise errors.conflict("", "pods", str(pod_name), f"pod {pod_name} is being deleted, cannot be "
                                       "assigned to a host")
@@ -983,7 +979,7 @@ class ApiServer:
     def _scale_of(self, rd: ResourceDef, obj: JSON) -> JSON:
         paths = rd.scale
         assert paths is not None
-        meta = _meta(obj)
+        meta = objects.meta(obj)
         selector = ""
         if paths.label_selector:
             raw = get_path(obj, paths.label_selector)
@@ -1039,7 +1035,7 @@ class ApiServer:
             new = copy.deepcopy(cur)
             set_path(new, rd.scale.spec_replicas, want)
             if rd.has_generation:
-                new["metadata"]["generation"] = int(_meta(cur).get("generation") or 0) + 1
+                new["metadata"]["generation"] = int(objects.meta(cur).get("generation") or 0) + 1
             if dry_run:
                 return self._scale_of(rd, new)
             try:

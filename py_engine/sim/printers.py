@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from py_engine.semantics import objects
 from py_engine.semantics.timeutil import TimestampError, parse_time
 from py_engine.sim.interface import JSON
 
@@ -71,11 +72,6 @@ def _since(ts: Any, now: datetime) -> str:
         return "<invalid>"
 
 
-def _meta(obj: JSON) -> JSON:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
 def _dict(obj: Mapping[str, Any], key: str) -> JSON:
     value = obj.get(key)
     return value if isinstance(value, dict) else {}
@@ -101,7 +97,7 @@ def _finished(status: JSON) -> str:
 
 
 def _pod(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     phase = str(status.get("phase") or "")
     reason = str(status.get("reason") or phase)
     for cond in _list(status, "conditions"):
@@ -198,7 +194,7 @@ _POD_COLUMNS: list[Column] = [
 
 
 def _node(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     ready = next((c for c in _list(status, "conditions") if isinstance(c, dict) and c.get("type") == "Ready"), None)
     states = ["Unknown"] if ready is None else ["Ready" if ready.get("status") == "True" else "NotReady"]
     if spec.get("unschedulable"):
@@ -251,7 +247,7 @@ def _selector(spec: JSON) -> str:
 
 
 def _deployment(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     desired = _int(spec.get("replicas")) if "replicas" in spec else 1
     return [meta.get("name", ""), f"{_int(status.get('readyReplicas'))}/{desired}",
             _int(status.get("updatedReplicas")), _int(status.get("availableReplicas")),
@@ -270,7 +266,7 @@ _DEPLOYMENT_COLUMNS: list[Column] = [
 
 
 def _replicaset(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     desired = _int(spec.get("replicas")) if "replicas" in spec else 1
     return [meta.get("name", ""), desired, _int(status.get("replicas")), _int(status.get("readyReplicas")),
             _since(meta.get("creationTimestamp"), now), *_template_cells(spec), _selector(spec)]
@@ -288,7 +284,7 @@ _REPLICASET_COLUMNS: list[Column] = [
 
 
 def _statefulset(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     desired = _int(spec.get("replicas")) if "replicas" in spec else 1
     return [meta.get("name", ""), f"{_int(status.get('readyReplicas'))}/{desired}",
             _since(meta.get("creationTimestamp"), now), *_template_cells(spec)]
@@ -303,7 +299,7 @@ _STATEFULSET_COLUMNS: list[Column] = [
 
 
 def _job(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     succeeded = _int(status.get("succeeded"))
     if spec.get("completions") is not None:
         completions = f"{succeeded}/{_int(spec.get('completions'))}"
@@ -333,25 +329,25 @@ _JOB_COLUMNS: list[Column] = [
 
 
 def _namespace(obj: JSON, now: datetime) -> list[Any]:
-    meta = _meta(obj)
+    meta = objects.meta(obj)
     return [meta.get("name", ""), str(_dict(obj, "status").get("phase") or ""),
             _since(meta.get("creationTimestamp"), now)]
 
 
 def _configmap(obj: JSON, now: datetime) -> list[Any]:
-    meta = _meta(obj)
+    meta = objects.meta(obj)
     return [meta.get("name", ""), len(_dict(obj, "data")) + len(_dict(obj, "binaryData")),
             _since(meta.get("creationTimestamp"), now)]
 
 
 def _lease(obj: JSON, now: datetime) -> list[Any]:
-    meta = _meta(obj)
+    meta = objects.meta(obj)
     return [meta.get("name", ""), str(_dict(obj, "spec").get("holderIdentity") or ""),
             _since(meta.get("creationTimestamp"), now)]
 
 
 def _service(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = _meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     kind = str(spec.get("type") or "")
     cluster_ips = [str(ip) for ip in _list(spec, "clusterIPs")]
     external = [str(ip) for ip in _list(spec, "externalIPs")]
@@ -388,7 +384,7 @@ _SERVICE_COLUMNS: list[Column] = [
 
 
 def _event(obj: JSON, now: datetime) -> list[Any]:
-    meta, involved, source = _meta(obj), _dict(obj, "involvedObject"), _dict(obj, "source")
+    meta, involved, source = objects.meta(obj), _dict(obj, "involvedObject"), _dict(obj, "source")
     first = _since(obj.get("firstTimestamp") or obj.get("eventTime"), now)
     last = _since(obj.get("lastTimestamp"), now) if obj.get("lastTimestamp") else first
     count = _int(obj.get("count")) or 1
@@ -422,7 +418,7 @@ _EVENT_COLUMNS: list[JSON] = [
 
 
 def _generic(obj: JSON, now: datetime) -> list[Any]:
-    meta = _meta(obj)
+    meta = objects.meta(obj)
     return [meta.get("name", ""), _since(meta.get("creationTimestamp"), now)]
 
 

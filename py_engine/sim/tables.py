@@ -26,6 +26,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from py_engine.semantics.objects import meta as object_meta
 from py_engine.semantics.timeutil import TimestampError, parse_time
 from py_engine.sim import errors
 from py_engine.sim.interface import JSON
@@ -36,11 +37,6 @@ from py_engine.sim.resources import ResourceDef
 __all__ = ["TABLE_CONTENT_TYPE", "go_float", "human_duration", "to_table", "wants_table"]
 
 TABLE_CONTENT_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
-
-
-def _meta(obj: JSON) -> JSON:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
 
 
 def _int(value: Any) -> int:
@@ -134,7 +130,7 @@ def _custom(rd: ResourceDef) -> tuple[list[JSON], Printer]:
                      "priority": _int(col.get("priority"))})
 
     def row(obj: JSON, now: datetime) -> list[Any]:
-        cells: list[Any] = [_meta(obj).get("name", "")]
+        cells: list[Any] = [object_meta(obj).get("name", "")]
         for col, path in zip(declared, compiled, strict=True):
             found = path.evaluate(obj) if path is not None else []
             cells.append(_crd_cell(str(col.get("type", "")), found[0], now) if found else None)
@@ -163,7 +159,7 @@ def to_table(rd: ResourceDef, objects: Sequence[JSON], now: datetime, resource_v
             row["object"] = {"apiVersion": rd.api_version, "kind": rd.kind, **obj}
         elif include == "Metadata":
             row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                             "metadata": _meta(obj)}
+                             "metadata": object_meta(obj)}
         else:
             row["object"] = None
         if not rd.crd and rd.kind == "Pod":

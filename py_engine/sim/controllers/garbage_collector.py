@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from py_engine.semantics import objects
 from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import Controller, object_key
 from py_engine.sim.interface import JSON, ApiError
@@ -46,17 +47,13 @@ DEFAULT_GC_RESOURCES: dict[str, str] = {
 }
 
 
-def _group(api_version: str) -> str:
-    return api_version.rpartition("/")[0] if "/" in api_version else ""
-
-
 def _uid(obj: JSON) -> list[str]:
-    uid = obj.get("metadata", {}).get("uid")
+    uid = objects.meta(obj).get("uid")
     return [str(uid)] if uid else []
 
 
 def _owner_uids(obj: JSON) -> list[str]:
-    return [str(r["uid"]) for r in obj.get("metadata", {}).get("ownerReferences") or [] if r.get("uid")]
+    return [str(r["uid"]) for r in objects.meta(obj).get("ownerReferences") or [] if r.get("uid")]
 
 
 class GarbageCollector(Controller):
@@ -90,7 +87,7 @@ class GarbageCollector(Controller):
                 for uid in _uid(obj):
                     for dependent_resource, dependent in self._dependents(uid):
                         self.enqueue(f"{dependent_resource}|{object_key(dependent)}")
-            owners = obj.get("metadata", {}).get("ownerReferences") or []
+            owners = objects.meta(obj).get("ownerReferences") or []
             for ref in owners:
                 owner = self._find_owner(ref)
                 if owner is not None:
@@ -99,9 +96,9 @@ class GarbageCollector(Controller):
         informer.add_handler(handler)
 
     def _resource_for(self, api_version: str, kind: str) -> str | None:
-        group = _group(api_version)
+        group = objects.api_group(api_version)
         for resource, known_kind in self.resources.items():
-            if known_kind == kind and _group(resource.rpartition("/")[0]) == group:
+            if known_kind == kind and objects.api_group(resource.rpartition("/")[0]) == group:
                 return resource
         return None
 
@@ -122,7 +119,7 @@ class GarbageCollector(Controller):
         keys: list[str] = []
         for resource in self.resources:
             for obj in self.informers.get(resource).items():
-                meta = obj.get("metadata", {})
+                meta = objects.meta(obj)
                 finalizers = meta.get("finalizers") or []
                 if meta.get("ownerReferences") or (
                         meta.get("deletionTimestamp") and (FOREGROUND in finalizers or ORPHAN in finalizers)):
