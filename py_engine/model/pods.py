@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION, VERSION_IGNORED
+from py_engine.semantics import objects
 
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 CONTROLLER_REVISION_HASH_LABEL = "controller-revision-hash"
@@ -35,18 +36,12 @@ class MatchedSpread:
         return json.dumps(value, separators=(",", ":"))
 
 
-def _annotations(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    metadata = pod.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return annotations if isinstance(annotations, Mapping) else {}
-
-
 def matched_spread(pod: Mapping[str, Any]) -> MatchedSpread | None:
     """Read the pod's matched-workloadspread annotation (Spreadgate's key first, then Kruise's).
 
     Returns None when absent or unparsable; JSON keys match case-insensitively.
     """
-    annotations = _annotations(pod)
+    annotations = objects.annotations(pod)
     for key in (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION):
         raw = annotations.get(key)
         if not isinstance(raw, str):

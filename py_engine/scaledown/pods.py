@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from py_engine.scaledown.costs import DELETION_COST_ANNOTATION, parse_deletion_cost
 from py_engine.scaledown.errors import PodFormatError
 from py_engine.scaledown.timekeys import TimeReader
+from py_engine.semantics import objects
 from py_engine.semantics.timeutil import TimestampError
 
 # Pod phases as the comparators order them: Pending < Unknown < Running; every
@@ -73,13 +74,8 @@ class PodFacts(NamedTuple):
 
 def describe_item(position: int, obj: object) -> str:
     """How an error message names an input item: its name when it has one, always its index."""
-    if isinstance(obj, Mapping):
-        meta = obj.get("metadata")
-        if isinstance(meta, Mapping):
-            name = meta.get("name")
-            if isinstance(name, str) and name:
-                return f"pod {name!r} (item {position})"
-    return f"item {position}"
+    name = objects.name(obj) if isinstance(obj, Mapping) else ""
+    return f"pod {name!r} (item {position})" if name else f"item {position}"
 
 
 def _fail(name: str, position: int, message: str) -> PodFormatError:

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from py_engine.semantics import objects
+
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -39,9 +41,7 @@ class Document:
 
     @property
     def name(self) -> str:
-        metadata = self.obj.get("metadata")
-        name = metadata.get("name") if isinstance(metadata, dict) else None
-        return name if isinstance(name, str) and name else f"document {self.index + 1}"
+        return objects.name(self.obj) or f"document {self.index + 1}"
 
     @property
     def kind(self) -> str:

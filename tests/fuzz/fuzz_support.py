@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from flask import Flask
@@ -21,21 +21,13 @@ from py_engine.admission.runtime.committer import Committer
 from py_engine.admission.service import AdmissionService, ServiceConfig
 from py_engine.apiclient import Conflict, NotFound
 from py_engine.policy import create_engine
+from py_engine.semantics import objects
 from py_engine.semantics.clock import RealClock
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
 
 ENGINE = create_engine()
 JSON = dict[str, Any]
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _group(api_version: str) -> str:
-    return api_version.split("/", 1)[0] if "/" in api_version else ""
 
 
 class MemoryCluster:
@@ -55,13 +47,13 @@ class MemoryCluster:
     def spreads_in(self, namespace: str) -> list[JSON]:
         with self._lock:
             return [o for o in self.objects if o.get("kind") == "WorkloadSpread"
-                    and str(_meta(o).get("namespace") or "default") == namespace]
+                    and str(objects.meta(o).get("namespace") or "default") == namespace]
 
     def lookup(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None:
         with self._lock:
             for o in self.objects:
-                if (o.get("kind") == kind and _group(str(o.get("apiVersion") or "")) == _group(api_version)
-                        and str(_meta(o).get("namespace") or "default") == namespace and _meta(o).get("name") == name):
+                if (o.get("kind") == kind and objects.group_of(o) == objects.api_group(api_version)
+                        and str(objects.meta(o).get("namespace") or "default") == namespace and objects.meta(o).get("name") == name):
                     return o
         return None
 
@@ -76,8 +68,8 @@ class MemoryCluster:
     # ----------------------------------------------------------------- store
     def _find(self, namespace: str, name: str) -> int:
         for index, o in enumerate(self.objects):
-            if (o.get("kind") == "WorkloadSpread" and str(_meta(o).get("namespace") or "default") == namespace
-                    and _meta(o).get("name") == name):
+            if (o.get("kind") == "WorkloadSpread" and str(objects.meta(o).get("namespace") or "default") == namespace
+                    and objects.meta(o).get("name") == name):
                 return index
         raise NotFound(404, "NotFound", f"workloadspreads {name} not found")
 
@@ -89,12 +81,12 @@ class MemoryCluster:
         with self._lock:
             index = self._find(namespace, name)
             current = self.objects[index]
-            sent = str(_meta(obj).get("resourceVersion") or "")
-            if sent and sent != str(_meta(current).get("resourceVersion") or ""):
+            sent = str(objects.meta(obj).get("resourceVersion") or "")
+            if sent and sent != str(objects.meta(current).get("resourceVersion") or ""):
                 raise Conflict(409, "Conflict", "the object has been modified")
             self.rv += 1
             updated = dict(current, status=copy.deepcopy(obj.get("status")))
-            updated["metadata"] = dict(_meta(current), resourceVersion=str(self.rv))
+            updated["metadata"] = dict(objects.meta(current), resourceVersion=str(self.rv))
             self.objects[index] = updated
             self.writes += 1
             return copy.deepcopy(updated)
