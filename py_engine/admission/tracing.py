@@ -16,14 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from py_engine.admission.context import AdmissionContext, OwnerNotFound
-from py_engine.admission.workloads import (
-    GroupKind,
-    accepted_owner_kinds,
-    owner_group_kind,
-    parse_custom_workloads,
-)
+from py_engine.admission.workloads import context_whitelist
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner
+from py_engine.model.workloads import GroupKind, group_kind_of
 from py_engine.model.workloadspread import api_group
 from py_engine.semantics import objects
 from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
@@ -74,7 +70,7 @@ class _OwnerWalker:
         for _ in range(MAX_OWNER_DEPTH):
             if ref is None:
                 return False
-            group_kind = owner_group_kind(ref)
+            group_kind = group_kind_of(ref)
             if group_kind == target[:2] and ref.get("name") == target[2]:
                 return True
             if group_kind not in self.accepted:
@@ -100,8 +96,8 @@ def find_spread(pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: Adm
     owner = controller_owner(pod)
     if owner is None:
         return None
-    accepted = accepted_owner_kinds(parse_custom_workloads(ctx.custom_workloads))
-    if owner_group_kind(owner) not in accepted:
+    accepted = context_whitelist(ctx).owner_kinds
+    if group_kind_of(owner) not in accepted:
         return None
     namespace = objects.namespace(pod)
     walker = _OwnerWalker(namespace, ctx, accepted)

@@ -3,7 +3,10 @@
 A `Resource` is (group, version, plural, namespaced): enough to build every
 path the client needs, for core, apps, batch and custom resources alike.
 Only generic Kubernetes knowledge lives here; the spread resource is declared
-by callers with `Resource.custom(...)`.
+by callers with `Resource.custom(...)`. Which workload kinds exist, and their
+REST version and plural, is the workload registry's (`py_engine/model/workloads.py`,
+a layer above, which this module may not import): the workload constants below
+are held to it by tests/model/test_workload_registry.py.
 """
 
 from __future__ import annotations

@@ -43,8 +43,6 @@ if TYPE_CHECKING:
 
 EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
 OPERATIONS = ("CREATE", "DELETE", "EVICT")
-KRUISE_CONFIGMAP = "kruise-configuration"
-KRUISE_WHITELIST_KEY = "WorkloadSpread_Watch_Custom_Workload_WhiteList"
 
 
 class InputError(Exception):
@@ -134,30 +132,14 @@ def _load_pod(path: str, operation: str, snapshot: SnapshotReader) -> dict[str, 
     return obj
 
 
-def _custom_workloads(values: list[str], snapshot: SnapshotReader) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = []
-    for value in values:
-        group_kind, _, path = value.partition("=")
-        group, sep, kind = group_kind.rpartition("/")
-        if not sep or not kind:
-            raise InputError(f"--custom-workload {value!r} must look like GROUP/KIND[=REPLICAS_PATH]")
-        entries.append({"group": group, "kind": kind, "replicasPath": path, "subResources": []})
-    for (_, kind, _, name), obj in snapshot.objects.items():
-        if kind != "ConfigMap" or name != KRUISE_CONFIGMAP:
-            continue
-        data = obj.get("data")
-        raw = data.get(KRUISE_WHITELIST_KEY) if isinstance(data, Mapping) else None
-        if raw is None:
-            continue
-        try:
-            whitelist = json.loads(raw)
-        except (TypeError, ValueError):
-            raise InputError(f"ConfigMap {KRUISE_CONFIGMAP}: {KRUISE_WHITELIST_KEY} is not JSON") from None
-        workloads = whitelist.get("workloads") if isinstance(whitelist, Mapping) else None
-        if not isinstance(workloads, list):
-            raise InputError(f"ConfigMap {KRUISE_CONFIGMAP}: {KRUISE_WHITELIST_KEY} has no 'workloads' list")
-        entries.extend(w for w in workloads if isinstance(w, dict))
-    return entries
+def _custom_workloads(values: list[str], snapshot: SnapshotReader) -> tuple[dict[str, Any], ...]:
+    """--custom-workload kinds, then the snapshot's `kruise-configuration` whitelist (the registry's parser)."""
+    from py_engine.model.workloads import WhitelistError, whitelist_from_flags, whitelist_in_objects
+
+    try:
+        return (whitelist_from_flags(values) + whitelist_in_objects(snapshot.objects.values())).entries()
+    except WhitelistError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _now(text: str | None) -> Any:
@@ -289,7 +271,7 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     except (PolicyError, FileNotFoundError) as exc:
         raise InputError(f"cannot load the subset policy: {exc}") from None
     engine: PolicyEngine | None = None if args.no_policy else policy
-    config = ServiceConfig(versioned_kinds=kinds, custom_workloads=tuple(custom),
+    config = ServiceConfig(versioned_kinds=kinds, custom_workloads=custom,
                            allowed_patch_fields=tuple(patch_fields))
     try:
         admission = OfflineAdmission(items, now, generated_uid=args.generated_uid or str(uuid.uuid4()),

@@ -20,6 +20,11 @@ until an expiry (creating/deleting entry, stuck pod, recovery window), or null
 when none is due: as in Kruise, a deadline exactly at --now is kept and asks for
 no requeue (never 0).
 
+Custom workload kinds are read as the controller reads them: from
+--custom-workload GROUP/KIND[=REPLICAS_PATH] (the controller's and the webhook's
+flag) and from a `kruise-configuration` ConfigMap in the state; a spread over
+any other custom kind reports `KindNotAllowed`.
+
 --now defaults to the current time. Exit status: 0 on success, 2 for input
 that cannot be reconciled (the message says why).
 """
@@ -46,6 +51,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--state", required=True, metavar="STATE.yaml|-", help="objects to reconcile; - reads stdin")
     parser.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     parser.add_argument("--name", help="the WorkloadSpread to reconcile when the state holds several")
+    parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
+                        help="read this custom workload kind as a spread target, as the controller's flag (repeatable)")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="(default: %(default)s)")
     parser.set_defaults(handler=run)
 
@@ -58,14 +65,19 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from py_engine.cli.snapshot_input import InputError, now_from, read_objects
     from py_engine.controller import ReconcileError, reconcile, snapshot_from_objects
+    from py_engine.model.workloads import WhitelistError, whitelist_from_flags
 
+    try:
+        custom = whitelist_from_flags(args.custom_workload)
+    except WhitelistError as exc:
+        return _fail(str(exc))
     try:
         objects = read_objects(args.state)
         now = now_from(args.now)
     except InputError as exc:
         return _fail(str(exc))
     try:
-        snapshot = snapshot_from_objects(objects, args.name)
+        snapshot = snapshot_from_objects(objects, args.name, custom)
         result = reconcile(snapshot.spread, snapshot.view, now)
     except (ReconcileError, ValueError) as exc:
         return _fail(str(exc))

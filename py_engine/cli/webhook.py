@@ -116,17 +116,6 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _custom_workloads(values: list[str]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for value in values:
-        group_kind, _, path = value.partition("=")
-        group, sep, kind = group_kind.rpartition("/")
-        if not sep or not kind:
-            raise ValueError(f"--custom-workload {value!r} must look like GROUP/KIND[=REPLICAS_PATH]")
-        out.append({"group": group, "kind": kind, "replicasPath": path, "subResources": []})
-    return out
-
-
 def _own_namespace() -> str:
     """$POD_NAMESPACE (downward API), else the service account's namespace file, else the default."""
     if os.environ.get("POD_NAMESPACE"):
@@ -155,10 +144,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(problem)
     if args.self_signed_ca and not args.cert_check_interval > 0:
         return _fail("--cert-check-interval must be positive")
+    from py_engine.model.workloads import whitelist_from_flags
     from py_engine.validation.patch_fields import parse_patch_fields
 
     try:
-        custom = _custom_workloads(args.custom_workload)
+        custom = whitelist_from_flags(args.custom_workload).entries()
         patch_fields = parse_patch_fields(args.allow_patch_field)
     except ValueError as exc:
         return _fail(str(exc))
@@ -190,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         cert_file=args.cert, key_file=args.key, kubeconfig=args.kubeconfig, host=args.host, port=args.port,
         threads=args.threads, opa_url=args.opa_url, on_commit_failure=args.on_commit_failure,
         commit_timeout=args.commit_timeout, deny_deletes_on_failure=args.deny_deletes_on_failure,
-        versioned_kinds=versioned, custom_workloads=tuple(custom), allowed_patch_fields=patch_fields,
+        versioned_kinds=versioned, custom_workloads=custom, allowed_patch_fields=patch_fields,
         node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit,
         limits=limits, self_signed=self_signed)
     try:

@@ -17,7 +17,7 @@ from py_engine.controller.grouping import Adoption
 from py_engine.controller.options import DEFAULT_OPTIONS, ReconcileOptions
 from py_engine.controller.reconcile import ClusterView, SyncResult, reconcile
 from py_engine.controller.snapshot import Snapshot, snapshot_from_objects
-from py_engine.controller.workloads import Whitelist, parse_whitelist
+from py_engine.model.workloads import Whitelist, parse_whitelist
 
 __all__ = [
     "DEFAULT_OPTIONS",

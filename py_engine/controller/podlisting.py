@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from py_engine.controller.errors import ReconcileError
-from py_engine.controller.workloads import BUILTIN_KINDS, DEPLOYMENT, JOB, listing_replicas, target_key
+from py_engine.controller.workloads import listing_replicas
 from py_engine.model.pods import controller_owner
+from py_engine.model.workloads import DEPLOYMENT, JOB, target_kind
 from py_engine.model.workloadspread import WorkloadSpread
 from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
 
@@ -103,19 +104,19 @@ def list_pods(
     """The pods of the target, in `candidates` order, after `targetFilter`."""
     if workload is None:
         return []
-    key = target_key(spread.target_ref)
-    if key != JOB and listing_replicas(spread, workload, scale_replicas) == 0:
+    kind = target_kind(spread)
+    if kind is not JOB and listing_replicas(spread, workload, scale_replicas) == 0:
         return []
     uid = _uid(workload)
-    if key == DEPLOYMENT:
+    if kind is DEPLOYMENT:
         owners = {_uid(rs) for rs in deployment_replicasets(workload, replica_sets)} or {uid}
         pods = _owned_by(candidates, owners)
-    elif key == JOB:
+    elif kind is JOB:
         selector = (workload.get("spec") or {}).get("selector")
         pods = [p for p in _owned_by(candidates, {uid}) if _selected(selector or {}, p, "Job selector")]
     else:
         pods = _owned_by(candidates, {uid})
-        if not pods and key not in BUILTIN_KINDS and scale_selector is not None:
+        if not pods and kind is None and scale_selector is not None:
             pods = [p for p in candidates if _selected(scale_selector, p, "scale selector")]
     tf = spread.target_filter
     if tf is not None and tf.selector is not None:

@@ -33,15 +33,10 @@ from py_engine.controller.slots import (
 from py_engine.controller.status import semantically_equal, status_lists
 from py_engine.controller.target import TargetProblem, check_target
 from py_engine.controller.versions import is_versioned, latest_version
-from py_engine.controller.workloads import (
-    COST_KINDS,
-    EMPTY_WHITELIST,
-    Whitelist,
-    target_key,
-    workload_replicas,
-)
+from py_engine.controller.workloads import workload_replicas
 from py_engine.model.constants import DELETION_COST_ANNOTATION
 from py_engine.model.errors import ModelError
+from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist, target_kind
 from py_engine.model.workloadspread import WorkloadSpread
 
 Obj = Mapping[str, Any]
@@ -126,7 +121,8 @@ def deletion_costs(
     spread: WorkloadSpread, grouping: Grouping, replicas: int, view: ClusterView, options: ReconcileOptions
 ) -> tuple[dict[str, int], bool]:
     """Cost of every active pod (empty for kinds whose scale-down ignores costs), and the mode."""
-    if view.workload is None or target_key(spread.target_ref) not in COST_KINDS:
+    kind = target_kind(spread)
+    if view.workload is None or kind is None or not kind.deletion_cost:
         return {}, False
     latest = latest_version(spread, view.workload, view.replica_sets, options)
     bands = spread_bands(spread, grouping, replicas, latest)

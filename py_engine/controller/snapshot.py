@@ -3,8 +3,9 @@
 The spread is the only WorkloadSpread (Spreadgate's or Kruise's group) or the
 one named; the other objects are picked like the controller's caches would:
 the target by group/kind/name in the spread's namespace, pods and ReplicaSets of
-that namespace in file order, every Node, and Kruise's custom-workload
-whitelist from a `kruise-configuration` ConfigMap.
+that namespace in file order, every Node, and the custom-workload whitelist:
+the caller's own kinds (`spreadgate reconcile --custom-workload`), then Kruise's
+`kruise-configuration` ConfigMap.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any
 
 from py_engine.controller.errors import ReconcileError
 from py_engine.controller.reconcile import ClusterView
-from py_engine.controller.workloads import WHITELIST_KEY, find_workload, parse_whitelist
+from py_engine.controller.workloads import find_workload
 from py_engine.model.errors import ModelError
+from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist, WhitelistError, whitelist_in_objects
 from py_engine.model.workloadspread import WorkloadSpread, is_workloadspread
 
 Obj = Mapping[str, Any]
-KRUISE_CONFIGMAP = "kruise-configuration"
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,9 @@ def _pick_spread(objects: Sequence[Obj], name: str | None) -> Obj:
     return spreads[0]
 
 
-def snapshot_from_objects(objects: Sequence[Obj], spread_name: str | None = None) -> Snapshot:
-    """Build the sync inputs; raises ReconcileError when the spread is missing or malformed."""
+def snapshot_from_objects(objects: Sequence[Obj], spread_name: str | None = None,
+                          custom: Whitelist = EMPTY_WHITELIST) -> Snapshot:
+    """Build the sync inputs; raises ReconcileError when the spread or the whitelist is malformed."""
     spread_object = _pick_spread(objects, spread_name)
     try:
         spread = WorkloadSpread.from_object(spread_object)
@@ -63,15 +65,15 @@ def snapshot_from_objects(objects: Sequence[Obj], spread_name: str | None = None
         raise ReconcileError(f"WorkloadSpread: {exc}") from None
     namespace = _namespace(spread_object)
     local = [o for o in objects if _namespace(o) == namespace]
-    whitelist_raw: Any = None
-    for obj in objects:
-        if obj.get("kind") == "ConfigMap" and _meta(obj).get("name") == KRUISE_CONFIGMAP:
-            whitelist_raw = (obj.get("data") or {}).get(WHITELIST_KEY)
+    try:
+        whitelist = custom + whitelist_in_objects(objects)
+    except WhitelistError as exc:
+        raise ReconcileError(str(exc)) from None
     view = ClusterView(
         workload=find_workload(local, spread.target_ref, namespace),
         pods=[o for o in local if o.get("kind") == "Pod"],
         nodes={str(_meta(o).get("name")): o for o in objects if o.get("kind") == "Node"},
         replica_sets=[o for o in local if o.get("kind") == "ReplicaSet"],
-        whitelist=parse_whitelist(whitelist_raw),
+        whitelist=whitelist,
     )
     return Snapshot(spread_object, view)

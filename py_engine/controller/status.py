@@ -29,7 +29,7 @@ from py_engine.controller.grouping import Grouping
 from py_engine.controller.options import ReconcileOptions
 from py_engine.controller.reschedule import reschedule
 from py_engine.controller.subset_status import UNLIMITED, subset_status
-from py_engine.controller.workloads import UNKNOWN_REPLICAS
+from py_engine.model.workloads import UNKNOWN_REPLICAS
 from py_engine.model.workloadspread import WorkloadSpread
 from py_engine.semantics.timeutil import TimestampError, format_time, parse_time
 

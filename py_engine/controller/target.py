@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from py_engine.controller.events import NORMAL, WARNING, Event
-from py_engine.controller.workloads import BUILTIN_KINDS, Whitelist, target_key
+from py_engine.model.workloads import Whitelist, target_key
 from py_engine.model.workloadspread import WorkloadSpread
 from py_engine.semantics.timeutil import format_time
 
@@ -51,9 +51,9 @@ class TargetCheck:
 def target_problem(spread: WorkloadSpread, workload: Mapping[str, Any] | None, whitelist: Whitelist) -> TargetProblem | None:
     """None when the target was read; otherwise why not."""
     ref = spread.target_ref
-    group, kind = target_key(ref)
+    group, kind = target_key(spread)
     described = f"{kind} {spread.namespace or 'default'}/{ref.name} ({ref.api_version})"
-    if (group, kind) not in BUILTIN_KINDS and whitelist.find(group, kind) is None:
+    if not whitelist.allows(group, kind):
         return TargetProblem(
             KIND_NOT_ALLOWED,
             f"target {described}: kind {kind!r} of group {group!r} is not a built-in workload kind and not in "

@@ -13,9 +13,9 @@ from typing import Any
 from py_engine.controller.errors import ReconcileError
 from py_engine.controller.options import ReconcileOptions
 from py_engine.controller.podlisting import deployment_replicasets
-from py_engine.controller.workloads import CLONESET, DEPLOYMENT, REPLICASET, target_key
 from py_engine.model.constants import VERSION_IGNORED
 from py_engine.model.pods import POD_TEMPLATE_HASH_LABEL
+from py_engine.model.workloads import CLONESET, DEPLOYMENT, REPLICASET, target_kind
 from py_engine.model.workloadspread import WorkloadSpread
 
 Obj = Mapping[str, Any]
@@ -23,9 +23,9 @@ Obj = Mapping[str, Any]
 
 def is_versioned(spread: WorkloadSpread, options: ReconcileOptions) -> bool:
     """Per-version status for this target (default: Deployment and ReplicaSet)."""
-    key = target_key(spread.target_ref)
-    if key in (DEPLOYMENT, REPLICASET, CLONESET):
-        return options.versioned(key[1])
+    kind = target_kind(spread)
+    if kind in (DEPLOYMENT, REPLICASET, CLONESET):
+        return options.versioned(spread.target_ref.kind)
     return False
 
 
@@ -51,11 +51,11 @@ def latest_version(
     """The version whose pods keep the spec order of costs; raises when not known yet."""
     if workload is None or not is_versioned(spread, options):
         return VERSION_IGNORED
-    key = target_key(spread.target_ref)
-    if key == REPLICASET:
+    kind = target_kind(spread)
+    if kind is REPLICASET:
         value = _labels(workload).get(POD_TEMPLATE_HASH_LABEL)
         return value if isinstance(value, str) and value else VERSION_IGNORED
-    if key == DEPLOYMENT:
+    if kind is DEPLOYMENT:
         wanted = _template_without_hash(workload)
         for rs in deployment_replicasets(workload, replica_sets):
             if _template_without_hash(rs) == wanted:

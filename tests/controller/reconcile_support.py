@@ -10,12 +10,12 @@ from typing import Any
 
 from py_engine.controller.reconcile import ClusterView, SyncResult, reconcile
 from py_engine.controller.snapshot import snapshot_from_objects
-from py_engine.controller.workloads import parse_whitelist
 from py_engine.model.constants import (
     IN_SUBSET_SPREAD_ANNOTATION,
     KRUISE_MATCHED_ANNOTATION,
     MATCHED_ANNOTATION,
 )
+from py_engine.model.workloads import parse_whitelist
 from py_engine.semantics.timeutil import parse_time
 
 WHITELIST_KEY = "WorkloadSpread_Watch_Custom_Workload_WhiteList"

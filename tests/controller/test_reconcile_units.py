@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from py_engine.controller import ClusterView, ReconcileError, ReconcileOptions, reconcile
-from py_engine.controller.workloads import parse_whitelist
+from py_engine.model.workloads import parse_whitelist
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -22,8 +22,8 @@ from py_engine.controller.reconcile import ClusterView
 from py_engine.controller.runtime.loop import SpreadController
 from py_engine.controller.runtime.sources import ListedSource
 from py_engine.controller.target import CONDITION, KIND_NOT_ALLOWED, WORKLOAD_NOT_FOUND
-from py_engine.controller.workloads import parse_whitelist
 from py_engine.logsetup import record_fields
+from py_engine.model.workloads import parse_whitelist
 from py_engine.resources import WORKLOADSPREAD_CRD, read_text
 from py_engine.semantics.clock import RealClock
 
