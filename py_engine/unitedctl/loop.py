@@ -1,14 +1,18 @@
 """The UnitedDeployment controller loop: work queue -> snapshot -> node fit -> plan -> writes -> requeue.
 
-`UnitedController` owns a `WorkQueue` (the WorkloadSpread controller's: one
-worker per key, collapsed duplicates, per-key back-off) and its workers. A sync
+`UnitedController` is a `py_engine.controller.runtime.reconciler.Reconciler`,
+as the WorkloadSpread loop is: its `WorkQueue` (one worker per key, collapsed
+duplicates, per-key back-off), workers, retry rules, failure logging and
+metrics are that base's. A sync
 reads the UnitedDeployment and its objects from a `UnitedSource`, asks the
 subset policy which subsets have no node for a new pod (Adaptive, see
 `nodefit`), runs the pure `plan`, applies it (`UnitedWriter`) and requeues the
 key after the plan's `requeue_after` (plus a small slack: the planner's
 deadlines are strict). A refused allocation records a Warning Event and
 touches nothing; a spec the model cannot read records one and is not retried
-until the object changes; API failures requeue with back-off.
+until the object changes (both are settled outcomes); API failures requeue with
+back-off. Each failed write is logged once, here, with its cause (the writer
+collects them and finishes the sync).
 
 Two ways to drive it, as the WorkloadSpread loop: threads (`start()`/`stop()`)
 fed by watch triggers and a periodic resync, or steps (`step()`,
@@ -18,15 +22,14 @@ fed by watch triggers and a periodic resync, or steps (`step()`,
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from py_engine import logsetup
-from py_engine.apiclient import Conflict, KubeClient, KubeError
-from py_engine.controller.runtime.workqueue import RateLimit, WorkQueue
+from py_engine.apiclient import KubeClient
+from py_engine.controller.runtime.reconciler import SUCCESS, Reconciler
+from py_engine.controller.runtime.workqueue import RateLimit
 from py_engine.model.errors import ModelError
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.semantics.clock import Clock
@@ -46,11 +49,6 @@ from py_engine.unitedctl.source import UnitedSource, meta
 from py_engine.unitedctl.writer import UnitedWriter, UnitedWrites
 
 log = logging.getLogger(__name__)
-
-REQUEUE_SLACK = 0.1
-"""Seconds added to the plan's requeue: its deadlines are strict (a pod times out once
-`rescheduleCriticalSeconds` have passed), so the sync acting on one runs just after it."""
-
 
 @dataclass(frozen=True)
 class UnitedOptions:
@@ -79,37 +77,33 @@ def ud_key(obj: Mapping[str, Any]) -> str:
     return f"{m.get('namespace') or ''}/{m.get('name') or ''}"
 
 
-class UnitedController:
+class UnitedController(Reconciler[UnitedReport]):
     """See the module docstring."""
+
+    log = log
+    thread_prefix = "united"
+    settled = SUCCESS | {"refused", "invalid"}
 
     def __init__(self, client: KubeClient, source: UnitedSource, clock: Clock, options: UnitedOptions | None = None,
                  metrics: UnitedMetrics | None = None, recorder: UnitedEventRecorder | None = None,
                  node_fit: NodeFit | None = None) -> None:
-        self.client, self.source, self.clock = client, source, clock
+        self.client, self.source = client, source
         self.options = options or UnitedOptions()
         self.metrics = metrics or UnitedMetrics()
-        self.queue = WorkQueue(clock, self.options.rate_limit)
+        super().__init__(clock, self.options, self.metrics,
+                         ("spreadgate_united_queue_depth", "UnitedDeployment keys waiting to be synced."))
         self.recorder = recorder or UnitedEventRecorder(client, clock)
         self.writer = UnitedWriter(client, source, self.metrics, self.recorder)
         self.node_fit = node_fit if node_fit is not None else NodeFit()
-        self.metrics.add_gauge("spreadgate_united_queue_depth", "UnitedDeployment keys waiting to be synced.",
-                               lambda: float(self.queue.depth()))
-        self.last: dict[str, UnitedReport] = {}
-        self._threads: list[threading.Thread] = []
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
         self._inventory_version = 0
 
     # ----------------------------------------------------------------- keys
 
-    def enqueue(self, key: str) -> None:
-        self.queue.add(key)
+    def keys(self) -> list[str]:
+        return [ud_key(ud) for ud in self.source.united_deployments()]
 
-    def enqueue_all(self) -> int:
-        uds = self.source.united_deployments()
-        for ud in uds:
-            self.queue.add(ud_key(ud))
-        return len(uds)
+    def key_fields(self, key: str) -> dict[str, Any]:
+        return {"uniteddeployment": key}
 
     def inventory_changed(self) -> None:
         """Nodes or bound pods changed: the next node-fit check rebuilds the inventory."""
@@ -155,6 +149,9 @@ class UnitedController:
             log.warning("allocation refused", extra=logsetup.fields(uniteddeployment=key, reason=message))
             return UnitedReport(key, "refused", plan=result, error=message)
         writes = self.writer.apply(obj, result, now)
+        for failed in writes.failed:
+            log.warning("%s write failed", failed.write, extra=logsetup.fields(
+                uniteddeployment=key, write=failed.write, object=f"{failed.kind}/{failed.name}", cause=failed.cause))
         if writes.total:
             log.info("synced", extra=logsetup.fields(
                 uniteddeployment=key, created=writes.created, updated=writes.updated, deleted=writes.deleted,
@@ -165,88 +162,18 @@ class UnitedController:
         return UnitedReport(key, outcome, writes, result, error="; ".join(writes.errors),
                             requeue_after=result.requeue_after, no_node_fit=state.no_node_fit)
 
-    def process(self, key: str) -> UnitedReport:
-        """Sync a key taken from the queue, record metrics, requeue as the outcome says."""
-        started = time.monotonic()
-        try:
-            report = self.sync(key)
-        except Conflict as exc:
-            report = UnitedReport(key, "conflict", error=str(exc))
-        except KubeError as exc:
-            log.warning("sync failed", extra=logsetup.fields(uniteddeployment=key, error=str(exc)))
-            report = UnitedReport(key, "error", error=str(exc))
-        except Exception as exc:  # a bug in one sync must not kill the worker
-            log.exception("sync %s crashed", key)
-            report = UnitedReport(key, "error", error=f"{type(exc).__name__}: {exc}")
-        finally:
-            self.metrics.sync_duration.observe(time.monotonic() - started)
-            self.queue.done(key)
-        good = report.outcome in ("synced", "gone", "refused", "invalid")
-        self.metrics.syncs.inc(result="success" if report.outcome in ("synced", "gone") else report.outcome)
-        if good:
-            self.queue.forget(key)
-            if report.requeue_after is not None and report.requeue_after > 0:
-                self.queue.add_after(key, report.requeue_after + REQUEUE_SLACK)
-        else:
-            self.queue.add_rate_limited(key)
-        with self._lock:
-            self.last[key] = report
-        return report
+    def failed_report(self, key: str, outcome: str, error: str) -> UnitedReport:
+        return UnitedReport(key, outcome, error=error)
 
     # ---------------------------------------------------------------- steps
-
-    def process_ready(self, limit: int = 10_000) -> list[UnitedReport]:
-        reports = []
-        for _ in range(limit):
-            key = self.queue.get_nowait()
-            if key is None:
-                break
-            reports.append(self.process(key))
-        return reports
 
     def step(self) -> list[UnitedReport]:
         """Enqueue every UnitedDeployment and process what is ready (one level-triggered pass)."""
         self.inventory_changed()
-        self.enqueue_all()
-        return self.process_ready()
-
-    def next_deadline(self) -> float | None:
-        return self.queue.next_due()
+        return super().step()
 
     # -------------------------------------------------------------- threads
 
-    def start(self) -> UnitedController:
-        if self._threads:
-            return self
-        self._stop.clear()
-        for index in range(max(1, self.options.workers)):
-            thread = threading.Thread(target=self._work, daemon=True, name=f"united-worker-{index}")
-            thread.start()
-            self._threads.append(thread)
-        resync = threading.Thread(target=self._resync, daemon=True, name="united-resync")
-        resync.start()
-        self._threads.append(resync)
-        return self
-
-    def _work(self) -> None:
-        while not self._stop.is_set():
-            key = self.queue.get(timeout=0.5)
-            if key is not None:
-                self.process(key)
-
-    def _resync(self) -> None:
-        self.enqueue_all()
-        while not self._stop.wait(self.options.resync_seconds):
-            self.enqueue_all()
-
     def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
-        self.queue.shutdown()
-        for thread in self._threads:
-            thread.join(timeout)
-        self._threads = []
+        super().stop(timeout)
         self.node_fit.close()
-
-    @property
-    def running(self) -> bool:
-        return any(t.is_alive() for t in self._threads)

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from py_engine.apiclient import NODES, PODS, KubeClient, Resource, WatchCache
+from py_engine.controller.runtime.cachegroup import CacheGroup
 from py_engine.unitedctl.resources import (
     CONTROLLER_REVISIONS,
     UNITED_DEPLOYMENTS,
@@ -125,21 +126,18 @@ def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     return (str(meta(obj).get("namespace") or ""), str(meta(obj).get("name") or ""))
 
 
-class CachedUnitedSource:
-    """Watch caches (see the module docstring)."""
+class CachedUnitedSource(CacheGroup):
+    """Watch caches (see the module docstring); started, stopped and waited for as a `CacheGroup`."""
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300) -> None:
-        def cache(resource: Resource, name: str) -> WatchCache:
-            ns = namespace if resource.namespaced else None
-            return WatchCache(client, resource, namespace=ns, watch_timeout_seconds=watch_timeout_seconds, name=name)
-
+        super().__init__(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
         self.resources = workload_resources(client)
-        self.ud_cache = cache(UNITED_DEPLOYMENTS, "united-uniteddeployments")
-        self.revision_cache = cache(CONTROLLER_REVISIONS, "united-controllerrevisions")
-        self.pod_cache = cache(PODS, "united-pods")
-        self.node_cache = cache(NODES, "united-nodes")
+        self.ud_cache = self.watch(UNITED_DEPLOYMENTS, "united-uniteddeployments")
+        self.revision_cache = self.watch(CONTROLLER_REVISIONS, "united-controllerrevisions")
+        self.pod_cache = self.watch(PODS, "united-pods")
+        self.node_cache = self.watch(NODES, "united-nodes")
         self.workload_caches: dict[WorkloadKey, WatchCache] = {
-            key: cache(resource, f"united-{resource.plural}.{resource.group}")
+            key: self.watch(resource, f"united-{resource.plural}.{resource.group}")
             for key, resource in self.resources.items()
         }
         self._lock = threading.Lock()
@@ -148,17 +146,6 @@ class CachedUnitedSource:
 
     def caches(self) -> list[WatchCache]:
         return [self.ud_cache, self.revision_cache, self.pod_cache, self.node_cache, *self.workload_caches.values()]
-
-    def start(self) -> None:
-        for cache in self.caches():
-            cache.start()
-
-    def stop(self) -> None:
-        for cache in self.caches():
-            cache.stop()
-
-    def wait_synced(self, timeout: float) -> bool:
-        return all(cache.wait_synced(timeout) for cache in self.caches())
 
     def united_deployments(self) -> list[JSON]:
         return by_name(self.ud_cache.list())

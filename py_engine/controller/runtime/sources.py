@@ -29,6 +29,7 @@ from py_engine.apiclient import (
 )
 from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.controller.podlisting import PodList
+from py_engine.controller.runtime.cachegroup import CacheGroup
 from py_engine.model import KIND
 from py_engine.model.resource import SPREADS
 
@@ -86,36 +87,23 @@ def workload_resources(client: KubeClient) -> dict[tuple[str, str], Resource]:
     return found
 
 
-class CachedSource:
-    """Watch caches of spreads, pods, nodes and workloads (see the module docstring)."""
+class CachedSource(CacheGroup):
+    """Watch caches of spreads, pods, nodes and workloads (see the module docstring); started,
+    stopped and waited for as a `CacheGroup`."""
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300) -> None:
-        def cache(resource: Resource, name: str) -> WatchCache:
-            ns = namespace if resource.namespaced else None
-            return WatchCache(client, resource, namespace=ns, watch_timeout_seconds=watch_timeout_seconds, name=name)
-
-        self.spread_cache = cache(SPREADS, "controller-workloadspreads")
-        self.pod_cache = cache(PODS, "controller-pods")
-        self.node_cache = cache(NODES, "controller-nodes")
+        super().__init__(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
+        self.spread_cache = self.watch(SPREADS, "controller-workloadspreads")
+        self.pod_cache = self.watch(PODS, "controller-pods")
+        self.node_cache = self.watch(NODES, "controller-nodes")
         self.workload_caches: dict[tuple[str, str], WatchCache] = {
-            key: cache(resource, f"controller-{resource.plural}.{resource.group or 'core'}")
+            key: self.watch(resource, f"controller-{resource.plural}.{resource.group or 'core'}")
             for key, resource in workload_resources(client).items()
         }
         self._pod_lists: dict[str, tuple[int, PodList]] = {}
 
     def caches(self) -> list[WatchCache]:
         return [self.spread_cache, self.pod_cache, self.node_cache, *self.workload_caches.values()]
-
-    def start(self) -> None:
-        for cache in self.caches():
-            cache.start()
-
-    def stop(self) -> None:
-        for cache in self.caches():
-            cache.stop()
-
-    def wait_synced(self, timeout: float) -> bool:
-        return all(cache.wait_synced(timeout) for cache in self.caches())
 
     def spreads(self) -> list[JSON]:
         return by_name(self.spread_cache.list())
