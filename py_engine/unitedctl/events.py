@@ -14,6 +14,7 @@ from typing import Any
 
 from py_engine.apiclient import KubeClient, KubeError, Resource
 from py_engine.controller.events import NORMAL, WARNING, Event
+from py_engine.logsetup import fields
 from py_engine.semantics.clock import Clock
 from py_engine.semantics.timeutil import format_micro_time, format_time
 
@@ -59,6 +60,7 @@ class UnitedEventRecorder:
         try:
             self.client.create(EVENTS, ns, body)
         except KubeError as exc:
-            log.warning("event %s on %s/%s not recorded: %s", event.reason, ns, name, exc)
+            log.warning("event %s not recorded", event.reason, extra=fields(
+                uniteddeployment=f"{ns}/{name}", write="event", event=event.reason, cause=str(exc)))
             return False
         return True

@@ -21,7 +21,11 @@ Order and rules (docs/uniteddeployment.md, "The controller"):
   `Delete N Subset (Kind)`), `FailedUpdateSubset` per failed write
   (`FailedRevisionProvision` for a ControllerRevision that cannot be created).
 
-Every written object goes back into the source (`remember`).
+Every written object goes back into the source (`remember`). A failed write is
+never raised or logged here: it is recorded (`UnitedWrites.failed`: which write,
+which object, the API's error) and the sync goes on; the loop logs each once
+with those fields, as the WorkloadSpread controller's loop does its writer's
+(docs/operations.md, "What is logged, at which level").
 """
 
 from __future__ import annotations
@@ -59,9 +63,24 @@ JSON = dict[str, Any]
 ATTEMPTS = 5
 
 
+@dataclass(frozen=True)
+class FailedWrite:
+    """One write that failed: `write` (create, delete, update), the object's kind and name,
+    and the API's error, `cause` (the loop logs each once with these fields)."""
+
+    write: str
+    kind: str
+    name: str
+    cause: str
+
+    def __str__(self) -> str:
+        return f"{self.write} {self.kind} {self.name}: {self.cause}"
+
+
 @dataclass
 class UnitedWrites:
-    """What one sync wrote; `errors` are the API failures (the sync still finished)."""
+    """What one sync wrote; `errors` are the API failures (the sync still finished), `failed`
+    the same with their fields."""
 
     created: int = 0
     updated: int = 0
@@ -70,6 +89,7 @@ class UnitedWrites:
     status: int = 0
     events: int = 0
     errors: list[str] = field(default_factory=list)
+    failed: list[FailedWrite] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -78,6 +98,13 @@ class UnitedWrites:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str(meta(obj).get("name") or meta(obj).get("generateName") or "")
+
+
+def _failed(writes: UnitedWrites, write: str, obj: Mapping[str, Any], exc: KubeError) -> str:
+    """Record a failed write on `writes`; its text, for the status condition."""
+    failure = FailedWrite(write, str(obj.get("kind") or ""), _name(obj), str(exc))
+    writes.failed.append(failure)
+    return str(failure)
 
 
 def _is_workload(obj: Mapping[str, Any]) -> bool:
@@ -183,7 +210,7 @@ class UnitedWriter:
                 try:
                     self._create_one(ns, obj)
                 except KubeError as exc:
-                    errors.append(f"create {obj.get('kind')} {_name(obj)}: {exc}")
+                    errors.append(_failed(writes, "create", obj, exc))
                     reason = FAILED_REVISION_PROVISION if obj.get("kind") == "ControllerRevision" else FAILED_UPDATE_SUBSET
                     events.append(Event(WARNING, reason, f"Error creating {obj.get('kind')} {_name(obj)}: {exc}"))
                     continue
@@ -209,7 +236,7 @@ class UnitedWriter:
             except NotFound:
                 continue
             except KubeError as exc:
-                errors.append(f"delete {ref.get('kind')} {_name(ref)}: {exc}")
+                errors.append(_failed(writes, "delete", ref, exc))
                 events.append(Event(WARNING, FAILED_UPDATE_SUBSET, f"Error deleting {ref.get('kind')} {_name(ref)}: {exc}"))
                 continue
             self.source.forget(ref)
@@ -237,7 +264,7 @@ class UnitedWriter:
             except NotFound:
                 continue
             except KubeError as exc:
-                errors.append(f"update {kind} {_name(obj)}: {exc}")
+                errors.append(_failed(writes, "update", obj, exc))
                 events.append(Event(WARNING, FAILED_UPDATE_SUBSET,
                                     f"Error updating PodSet ({kind}) {_name(obj)} when updating: {exc}"))
                 continue
