@@ -8,6 +8,12 @@ otherwise). With `--leader-elect` only the holder of the Lease
 (`--lease-namespace`/`--lease-name`) works; losing it exits the process
 with status 1 so the Deployment restarts it as a follower.
 
+`--custom-workload GROUP/KIND[=REPLICAS_PATH]` (repeatable, the webhook's flag)
+makes the controller read and watch a custom workload kind, so spreads over it
+get their status; the kind's resource is found by discovery, and the controller's
+ServiceAccount needs get/list/watch on it (docs/operations.md, "RBAC"). Spreads
+over any other custom kind report `TargetNotFound` (`KindNotAllowed`).
+
 `--united-deployments` (default on) runs the UnitedDeployment controller in the
 same process, under the same Lease (`py_engine/unitedctl`, docs/uniteddeployment.md);
 it is skipped, with a log line, when the cluster has no UnitedDeployment CRD.
@@ -56,6 +62,8 @@ def register(subparsers: Any) -> None:
                         help="default time an unschedulable subset stays skipped (default 300)")
     parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
                         help="workload kinds with per-version status (default: deployment,replicaset)")
+    parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
+                        help="read and watch this custom workload kind as a spread target (repeatable)")
     parser.add_argument("--leader-elect", action="store_true", help="run only while holding the Lease")
     parser.add_argument("--lease-name", default="spreadgate-controller", help="Lease name")
     parser.add_argument("--lease-namespace", default="spreadgate-system", help="Lease namespace")
@@ -95,14 +103,25 @@ def _serve_metrics(host: str, port: int, render: Any) -> ThreadingHTTPServer:
     return server
 
 
-def _once(client: Any, options: Any, namespace: str | None) -> int:
+def _say(json_log: bool, message: str, level: int = logging.INFO, **values: Any) -> None:
+    """A line about the `--once` run itself, on stderr (the per-object report goes to stdout):
+    plain text for people, or with `--log-format json` a log record whose fields carry the
+    numbers, so a pipeline reading stderr gets JSON lines only (a record obeys `--log-level`)."""
+    if json_log:
+        log.log(level, message, extra=logsetup.fields(**values))
+    else:
+        print(message, file=sys.stderr)
+
+
+def _once(client: Any, options: Any, namespace: str | None, *, json_log: bool = False,
+          whitelist: Any = None) -> int:
     from py_engine.apiclient import KubeError
     from py_engine.controller.runtime.loop import SpreadController
     from py_engine.controller.runtime.sources import ListedSource
     from py_engine.semantics.clock import RealClock
 
-    source = ListedSource(client, namespace=namespace)
     try:
+        source = ListedSource(client, namespace=namespace, whitelist=whitelist)
         source.refresh()
     except KubeError as exc:
         return _fail(f"cannot list from the cluster: {exc}")
@@ -118,7 +137,8 @@ def _once(client: Any, options: Any, namespace: str | None) -> int:
         if problem is not None:
             print(f"{report.key}: TargetNotFound ({problem.reason}): {problem.message}")
         failed += report.outcome not in ("synced", "gone")
-    print(f"synced {len(reports)} WorkloadSpread(s), {failed} failed", file=sys.stderr)
+    _say(json_log, f"synced {len(reports)} WorkloadSpread(s), {failed} failed",
+         logging.WARNING if failed else logging.INFO, kind="WorkloadSpread", synced=len(reports), failed=failed)
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -129,7 +149,7 @@ def _united_served(client: Any) -> bool:
     return crd_exists(client, UNITED_DEPLOYMENTS)
 
 
-def _once_united(client: Any, namespace: str | None) -> int:
+def _once_united(client: Any, namespace: str | None, *, json_log: bool = False) -> int:
     """One sync of every UnitedDeployment from fresh lists; the number that failed."""
     from py_engine.apiclient import KubeError
     from py_engine.semantics.clock import RealClock
@@ -137,13 +157,14 @@ def _once_united(client: Any, namespace: str | None) -> int:
     from py_engine.unitedctl.source import ListedUnitedSource
 
     if not _united_served(client):
-        print("no UnitedDeployment CRD in the cluster: UnitedDeployments skipped", file=sys.stderr)
+        _say(json_log, "no UnitedDeployment CRD in the cluster: UnitedDeployments skipped", logging.WARNING)
         return 0
     source = ListedUnitedSource(client, namespace=namespace)
     try:
         source.refresh()
     except KubeError as exc:
-        print(f"spreadgate controller: cannot list UnitedDeployments: {exc}", file=sys.stderr)
+        _say(json_log, f"spreadgate controller: cannot list UnitedDeployments: {exc}", logging.ERROR,
+             cause=str(exc))
         return 1
     controller = UnitedController(client, source, RealClock())
     try:
@@ -156,7 +177,8 @@ def _once_united(client: Any, namespace: str | None) -> int:
         print(f"{report.key}: {report.outcome} created={w.created} updated={w.updated} deleted={w.deleted} "
               f"status={w.status} events={w.events}" + (f" ({report.error})" if report.error else ""))
         failed += report.outcome not in ("synced", "gone")
-    print(f"synced {len(reports)} UnitedDeployment(s), {failed} failed", file=sys.stderr)
+    _say(json_log, f"synced {len(reports)} UnitedDeployment(s), {failed} failed",
+         logging.WARNING if failed else logging.INFO, kind="UnitedDeployment", synced=len(reports), failed=failed)
     return failed
 
 
@@ -170,7 +192,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.metrics_port <= 65535:
         return _fail(f"--metrics-port {args.metrics_port} is not a TCP port")
     from py_engine.cli.preflight import kube_error_line, kubeconfig_problem
+    from py_engine.model.workloads import WhitelistError, whitelist_from_flags
 
+    try:
+        whitelist = whitelist_from_flags(args.custom_workload)
+    except WhitelistError as exc:
+        return _fail(str(exc))
     problem = kubeconfig_problem(args.kubeconfig) if args.kubeconfig else None
     if problem is not None:
         return _fail(problem)
@@ -194,10 +221,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(kube_error_line(exc, args.kubeconfig))
     if args.once:
         try:
-            status = _once(client, options, args.namespace)
+            json_log = args.log_format == "json"
+            status = _once(client, options, args.namespace, json_log=json_log, whitelist=whitelist)
             if status == EXIT_USAGE or not args.united_deployments:
                 return status
-            united_failed = _once_united(client, args.namespace)
+            united_failed = _once_united(client, args.namespace, json_log=json_log)
             return EXIT_FAILED if status == EXIT_FAILED or united_failed else EXIT_OK
         finally:
             client.close()
@@ -206,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
 
     def on_lost() -> None:
-        log.error("leadership lost, exiting", extra=logsetup.fields(lease=f"{args.lease_namespace}/{args.lease_name}"))
+        # The elector has logged the loss (py_engine/controller/runtime/leader.py); exit status 1 says the rest.
         lost.set()
         stop.set()
         # The election thread is not the main thread: make sure the process ends even if
@@ -219,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
                               identity=f"{socket.gethostname()}_{os.getpid()}")
     try:
         runtime = ControllerRuntime(client, options=options, leader=leader, on_lost=on_lost,
-                                    namespace=args.namespace, owns_client=True)
+                                    namespace=args.namespace, owns_client=True, whitelist=whitelist)
     except KubeError as exc:
         client.close()
         return _fail(str(exc))

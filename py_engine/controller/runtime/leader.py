@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.apiclient import LEASES, Conflict, KubeClient, KubeError, NotFound
+from py_engine.logsetup import fields
 from py_engine.semantics.clock import Clock
 from py_engine.semantics.timeutil import format_micro_time
 
@@ -124,7 +125,8 @@ class LeaderElector:
         if self._stop.is_set():
             return
         self.leading.set()
-        log.info("acquired lease %s/%s as %s", self.config.namespace, self.config.name, self.config.identity)
+        log.info("acquired lease %s/%s as %s", self.config.namespace, self.config.name, self.config.identity,
+                 extra=fields(lease=self._lease_name(), identity=self.config.identity))
         self.on_started()
         last_renew = self.clock.monotonic()
         while not self._stop.wait(self.config.retry_period):
@@ -135,10 +137,17 @@ class LeaderElector:
             if taken or self.clock.monotonic() - last_renew >= self.config.renew_deadline:
                 self.leading.clear()
                 self.lost.set()
-                log.error("lost lease %s/%s", self.config.namespace, self.config.name)
+                # The one record of the loss: `on_stopped` (the CLI exits) does not log it again.
+                cause = (f"taken by {self._observed[0]}" if taken
+                         else f"not renewed for {self.config.renew_deadline:g}s")
+                log.error("lost lease %s/%s", self.config.namespace, self.config.name, extra=fields(
+                    lease=self._lease_name(), identity=self.config.identity, cause=cause))
                 self.on_stopped()
                 return
         self.release()
+
+    def _lease_name(self) -> str:
+        return f"{self.config.namespace}/{self.config.name}"
 
     def release(self) -> None:
         """Give the lease up (empty holder) if we hold it."""

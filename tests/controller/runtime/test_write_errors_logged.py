@@ -128,8 +128,11 @@ def test_the_controller_cli_writes_the_failure_as_one_json_line(
                  "--no-united-deployments"]) == 1
     err = capsys.readouterr().err.splitlines()
     entries = [json.loads(line) for line in err if line.startswith("{")]
-    assert [line for line in err if not line.startswith("{")] == ["synced 1 WorkloadSpread(s), 1 failed"]
-    [failed] = entries
+    assert [line for line in err if not line.startswith("{")] == []  # the summary is a record too
+    [failed, summary] = entries
+    assert {k: summary[k] for k in ("level", "msg", "kind", "synced", "failed")} == {
+        "level": "warning", "msg": "synced 1 WorkloadSpread(s), 1 failed", "kind": "WorkloadSpread",
+        "synced": 1, "failed": 1}
     assert {k: failed[k] for k in ("level", "logger", "msg", "namespace", "spread", "write")} == {
         "level": "warning", "logger": "py_engine.controller.runtime.loop", "msg": "status write failed",
         "namespace": "default", "spread": "ws", "write": "status"}
