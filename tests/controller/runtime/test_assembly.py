@@ -4,12 +4,12 @@ record of a lost Lease, and a stop that joins every thread."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import webhook_testkit
+from reconciler_kit import Metrics, Options, Report
 from webhook_testkit import KubeEnv, wait_until
 
 from py_engine.apiclient import LEASES, KubeClient, WatchCache
@@ -17,40 +17,13 @@ from py_engine.controller.runtime.assembly import LoopRuntime
 from py_engine.controller.runtime.cachegroup import CacheGroup
 from py_engine.controller.runtime.leader import LeaderConfig
 from py_engine.controller.runtime.reconciler import Reconciler
-from py_engine.controller.runtime.workqueue import RateLimit
 from py_engine.logsetup import record_fields
-from py_engine.metrics import Counter, Gauge, Histogram
 from py_engine.semantics.clock import VirtualClock
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
 
 # Virtual time: a Lease never expires unless a test advances the clock; renewals run every 50 ms.
 LEASE = {"lease_duration": 1.0, "renew_deadline": 0.8, "retry_period": 0.05, "namespace": "default"}
-
-
-@dataclass
-class Report:
-    key: str
-    outcome: str
-    error: str = ""
-    requeue_after: float | None = None
-
-
-@dataclass(frozen=True)
-class Options:
-    workers: int = 1
-    resync_seconds: float = 3600.0
-    rate_limit: RateLimit = field(default_factory=RateLimit)
-
-
-class Metrics:
-    def __init__(self) -> None:
-        self.sync_duration = Histogram("t_sync_duration_seconds", "Sync duration.", (1.0,))
-        self.syncs = Counter("t_syncs_total", "Syncs by result.")
-        self.gauges: dict[str, Gauge] = {}
-
-    def add_gauge(self, name: str, help_text: str, read: Any) -> None:
-        self.gauges[name] = Gauge(name, help_text, read)
 
 
 class Loop(Reconciler[Report]):
@@ -93,7 +66,7 @@ def runtime(env: KubeEnv, clock: VirtualClock, identity: str | None = None,
     metrics = Metrics()
     leader = LeaderConfig(identity=identity, **LEASE) if identity is not None else None  # type: ignore[arg-type]
     on_lost = (lambda: lost.append(str(identity))) if lost is not None else None
-    return LoopRuntime(env.client, clock, Caches(env.client), Loop(clock, Options(), metrics, ("t_depth", "Depth.")),
+    return LoopRuntime(env.client, clock, Caches(env.client), Loop(clock, Options(workers=1, resync_seconds=3600.0), metrics, ("t_depth", "Depth.")),
                        metrics, leader=leader, on_lost=on_lost, owns_client=False, leader_gauge=("t_leader", "Leads."))
 
 

@@ -5,49 +5,23 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from reconciler_kit import Metrics, Options, Report
 from webhook_testkit import wait_until
 
 from py_engine.apiclient import Conflict, KubeError
 from py_engine.controller.runtime.reconciler import REQUEUE_SLACK, SUCCESS, Reconciler
 from py_engine.controller.runtime.workqueue import RateLimit
 from py_engine.logsetup import record_fields
-from py_engine.metrics import Counter, Gauge, Histogram
 from py_engine.semantics.clock import VirtualClock
 
 LOGGER = "tests.reconciler"
 
 
-@dataclass
-class Report:
-    key: str
-    outcome: str
-    error: str = ""
-    requeue_after: float | None = None
-
-
 BACK_OFF = RateLimit(base_delay=1.0, max_delay=60.0, qps=1000.0, burst=1000)  # 1 s, 2 s, ...; no bucket wait
-
-
-@dataclass(frozen=True)
-class Options:
-    workers: int = 2
-    resync_seconds: float = 300.0
-    rate_limit: RateLimit = BACK_OFF
-
-
-class Metrics:
-    def __init__(self) -> None:
-        self.sync_duration = Histogram("t_sync_duration_seconds", "Sync duration.", (0.1, 1.0))
-        self.syncs = Counter("t_syncs_total", "Syncs by result.")
-        self.gauges: list[Gauge] = []
-
-    def add_gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
-        self.gauges.append(Gauge(name, help_text, read))
 
 
 class Loop(Reconciler[Report]):
@@ -60,7 +34,7 @@ class Loop(Reconciler[Report]):
     def __init__(self, clock: VirtualClock, behaviour: dict[str, Callable[[str], Report]],
                  options: Options | None = None) -> None:
         self.metrics = Metrics()
-        super().__init__(clock, options or Options(), self.metrics, ("t_queue_depth", "Keys waiting."))
+        super().__init__(clock, options or Options(rate_limit=BACK_OFF), self.metrics, ("t_queue_depth", "Keys waiting."))
         self.behaviour = behaviour
         self.synced: list[str] = []
 
@@ -146,7 +120,7 @@ def test_metrics_count_outcomes_and_the_gauge_reads_the_queue() -> None:
     loop = Loop(clock(), {"ns/a": lambda key: Report(key, "synced"), "ns/b": lambda key: Report(key, "refused"),
                           "ns/c": raising(Conflict(409, "Conflict", "stale"))})
     loop.enqueue_all()
-    [gauge] = loop.metrics.gauges
+    gauge = loop.metrics.gauges["t_queue_depth"]
     assert "t_queue_depth 3" in gauge.render()
     loop.process_ready()
     assert {result: loop.metrics.syncs.value(result=result) for result in ("success", "refused", "conflict")} == {
@@ -162,7 +136,7 @@ def test_workers_sync_enqueued_keys_and_stop_joins_every_thread() -> None:
         workers.add(threading.current_thread().name)
         return Report(key, "synced")
 
-    loop = Loop(clock(), {"ns/a": sync, "ns/b": sync}, Options(workers=3))
+    loop = Loop(clock(), {"ns/a": sync, "ns/b": sync}, Options(workers=3, rate_limit=BACK_OFF))
     loop.start()
     threads = list(loop._threads)
     assert sorted(t.name for t in threads) == ["test-resync", "test-worker-0", "test-worker-1", "test-worker-2"]
@@ -176,7 +150,7 @@ def test_workers_sync_enqueued_keys_and_stop_joins_every_thread() -> None:
 
 def test_a_crashing_sync_does_not_kill_its_worker() -> None:
     loop = Loop(clock(), {"ns/bug": raising(RuntimeError("bug")), "ns/ok": lambda key: Report(key, "synced")},
-                Options(workers=1, resync_seconds=3600.0))
+                Options(workers=1, resync_seconds=3600.0, rate_limit=BACK_OFF))
     loop.start()
     try:
         wait_until(lambda: "ns/ok" in loop.last, 5, "the key after the crash to be synced")
