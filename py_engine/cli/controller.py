@@ -118,10 +118,11 @@ def _once(client: Any, options: Any, namespace: str | None, *, json_log: bool = 
     from py_engine.apiclient import KubeError
     from py_engine.controller.runtime.loop import SpreadController
     from py_engine.controller.runtime.sources import ListedSource
+    from py_engine.model.workloads import EMPTY_WHITELIST
     from py_engine.semantics.clock import RealClock
 
     try:
-        source = ListedSource(client, namespace=namespace, whitelist=whitelist)
+        source = ListedSource(client, namespace=namespace, whitelist=whitelist or EMPTY_WHITELIST)
         source.refresh()
     except KubeError as exc:
         return _fail(f"cannot list from the cluster: {exc}")

@@ -20,6 +20,7 @@ from py_engine.controller.runtime.leader import LeaderConfig
 from py_engine.controller.runtime.loop import LoopOptions, SpreadController
 from py_engine.controller.runtime.sources import CachedSource
 from py_engine.controller.runtime.triggers import Triggers
+from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
 from py_engine.semantics.clock import Clock, RealClock
 
 
@@ -28,10 +29,12 @@ class ControllerRuntime(LoopRuntime[CachedSource, SpreadController]):
 
     def __init__(self, client: KubeClient, *, clock: Clock | None = None, options: LoopOptions | None = None,
                  leader: LeaderConfig | None = None, on_lost: Callable[[], None] | None = None,
-                 namespace: str | None = None, watch_timeout_seconds: int = 300, owns_client: bool = False) -> None:
+                 namespace: str | None = None, watch_timeout_seconds: int = 300, owns_client: bool = False,
+                 whitelist: Whitelist = EMPTY_WHITELIST) -> None:
         clock = clock or RealClock()
         self.metrics = ControllerMetrics()
-        source = CachedSource(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
+        source = CachedSource(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds,
+                              whitelist=whitelist)
         controller = SpreadController(client, source, clock, options, self.metrics)
         Triggers(source, controller.enqueue).install()
         super().__init__(client, clock, source, controller, self.metrics, leader=leader, on_lost=on_lost,

@@ -27,11 +27,13 @@ from py_engine.apiclient import (
     Resource,
     WatchCache,
 )
+from py_engine.apiclient.discovery import discover_resource
 from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.controller.podlisting import PodList
 from py_engine.controller.runtime.cachegroup import CacheGroup
 from py_engine.model import KIND
 from py_engine.model.resource import SPREADS
+from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +55,10 @@ def by_name(objects: list[JSON]) -> list[JSON]:
 
 
 class Source(Protocol):
-    """What a sync reads; every object is shared and read-only."""
+    """What a sync reads; every object is shared and read-only. `whitelist`: the custom
+    workload kinds it reads besides the built-in ones (`--custom-workload`)."""
+
+    whitelist: Whitelist
 
     def spreads(self) -> list[JSON]: ...
 
@@ -78,12 +83,21 @@ def crd_exists(client: KubeClient, resource: Resource) -> bool:
     return True
 
 
-def workload_resources(client: KubeClient) -> dict[tuple[str, str], Resource]:
-    """Built-in workload kinds, plus Kruise's when their CRDs are installed."""
+def workload_resources(client: KubeClient, whitelist: Whitelist = EMPTY_WHITELIST) -> dict[tuple[str, str], Resource]:
+    """Built-in workload kinds, plus Kruise's when their CRDs are installed, plus the custom kinds
+    of `whitelist` the cluster serves (found by discovery; one it does not serve is logged and
+    not read, so its spreads report WorkloadNotFound). Raises `KubeError` when discovery fails."""
     found = dict(BUILTIN_WORKLOADS)
     for key, resource in OPTIONAL_WORKLOADS.items():
         if crd_exists(client, resource):
             found[key] = resource
+    for custom in whitelist.workloads:
+        if custom.key not in found:
+            served = discover_resource(client, custom.group, custom.kind)
+            if served is None:
+                log.warning("custom workload kind %s/%s is not served by the cluster: not read", *custom.key)
+            else:
+                found[custom.key] = served
     return found
 
 
@@ -91,14 +105,16 @@ class CachedSource(CacheGroup):
     """Watch caches of spreads, pods, nodes and workloads (see the module docstring); started,
     stopped and waited for as a `CacheGroup`."""
 
-    def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300) -> None:
+    def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300,
+                 whitelist: Whitelist = EMPTY_WHITELIST) -> None:
         super().__init__(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
+        self.whitelist = whitelist
         self.spread_cache = self.watch(SPREADS, "controller-workloadspreads")
         self.pod_cache = self.watch(PODS, "controller-pods")
         self.node_cache = self.watch(NODES, "controller-nodes")
         self.workload_caches: dict[tuple[str, str], WatchCache] = {
             key: self.watch(resource, f"controller-{resource.plural}.{resource.group or 'core'}")
-            for key, resource in workload_resources(client).items()
+            for key, resource in workload_resources(client, whitelist).items()
         }
         self._pod_lists: dict[str, tuple[int, PodList]] = {}
 
@@ -140,10 +156,12 @@ class CachedSource(CacheGroup):
 class ListedSource:
     """Reads from lists taken at the last `refresh()` (see the module docstring)."""
 
-    def __init__(self, client: KubeClient, *, namespace: str | None = None) -> None:
+    def __init__(self, client: KubeClient, *, namespace: str | None = None,
+                 whitelist: Whitelist = EMPTY_WHITELIST) -> None:
         self.client = client
         self.namespace = namespace
-        self._resources = workload_resources(client)
+        self.whitelist = whitelist
+        self._resources = workload_resources(client, whitelist)
         self._lock = threading.Lock()
         self._lists: dict[Resource, list[JSON]] = {}
         self._pod_lists: dict[str, PodList] = {}

@@ -6,7 +6,8 @@ ReplicaSet owner, its Deployment): pre-existing pods must reach the sync that
 adopts them. Pod updates count only when something a sync reads changed
 (phase, node, conditions, deletion, labels, the matched annotation); our own
 deletion-cost patches do not, so they cannot loop. Workload events enqueue the
-spreads targeting the workload (a ReplicaSet also its Deployment's). Node
+spreads targeting the workload (a ReplicaSet also its Deployment's); for a
+custom kind any change of its spec counts (its replicas path may be anywhere). Node
 events that change scheduling facts enqueue every spread, since adoption and
 the Adaptive fit read nodes.
 
@@ -22,6 +23,7 @@ from typing import Any
 from py_engine.controller.runtime.sources import JSON, CachedSource, group_of, meta
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.model.pods import controller_owner, matched_spread
+from py_engine.model.workloads import builtin
 
 Enqueue = Callable[[str], None]
 
@@ -130,7 +132,9 @@ class Triggers:
 
     def _on_workload(self, api_version: str, kind: str, event: str, obj: JSON, old: JSON | None) -> None:
         """`api_version`/`kind` come from the cache: listed items may lack them."""
-        if event == "MODIFIED" and _workload_facts(obj) == _workload_facts(old):
+        custom = builtin(group_of(api_version), kind) is None  # its replicas may be anywhere in its spec
+        if event == "MODIFIED" and _workload_facts(obj) == _workload_facts(old) and not (
+                custom and obj.get("spec") != (old or {}).get("spec")):
             return
         ns = str(meta(obj).get("namespace") or "")
         keys = self.spreads_targeting(ns, api_version, kind, str(meta(obj).get("name") or ""))

@@ -3,8 +3,9 @@
 The pure core decides from (spread, view, now); this is the only place that
 knows which objects a view needs: the target (by group, kind, name in the
 spread's namespace), that namespace's pods and ReplicaSets in API list order,
-and every node. Custom workload kinds are not read (the whitelist is empty),
-so their spreads reconcile as if the workload were absent.
+and every node; the custom workload kinds the source reads (its whitelist,
+`--custom-workload`) go with the view, so a spread over one reconciles with
+its workload, and one over any other custom kind reports `KindNotAllowed`.
 """
 
 from __future__ import annotations
@@ -26,4 +27,4 @@ def view_for(source: Source, spread: Mapping[str, Any]) -> ClusterView:
         workload = source.workload(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""), ns,
                                    str(ref.get("name") or ""))
     return ClusterView(workload=workload, pods=source.pods(ns), nodes=source.nodes(),
-                       replica_sets=source.replica_sets(ns))
+                       replica_sets=source.replica_sets(ns), whitelist=source.whitelist)
