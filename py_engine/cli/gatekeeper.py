@@ -57,13 +57,13 @@ def run(args: argparse.Namespace) -> int:
             print("spreadgate gatekeeper: error: -o and --out-dir name different directories", file=sys.stderr)
             return 2
         args.output_dir = args.deprecated_o
-    custom = []
-    for value in args.custom_workload:
-        group, sep, kind = value.rpartition("/")
-        if not sep or not kind:
-            print(f"spreadgate gatekeeper: error: --custom-workload {value!r} must look like GROUP/KIND", file=sys.stderr)
-            return 2
-        custom.append({"group": group, "kind": kind})
+    from py_engine.model.workloads import WhitelistError, whitelist_from_flags
+
+    try:
+        custom = whitelist_from_flags(args.custom_workload).targets()
+    except WhitelistError as exc:
+        print(f"spreadgate gatekeeper: error: {exc}", file=sys.stderr)
+        return 2
     try:
         patch_fields = parse_patch_fields(args.allow_patch_field)
     except ValueError as exc:

@@ -64,14 +64,15 @@ def _error(message: str) -> None:
 
 
 def _custom_workloads(values: list[str]) -> list[dict[str, str]] | None:
-    parsed = []
-    for value in values:
-        group, sep, kind = value.rpartition("/")
-        if not sep or not kind:
-            _error(f"--custom-workload {value!r} must look like GROUP/KIND")
-            return None
-        parsed.append({"group": group, "kind": kind})
-    return parsed
+    """The kinds of --custom-workload (the webhook's flag, read by the workload registry; a
+    `=REPLICAS_PATH` is accepted and means nothing here); None after reporting a bad one."""
+    from py_engine.model.workloads import WhitelistError, whitelist_from_flags
+
+    try:
+        return whitelist_from_flags(values).targets()
+    except WhitelistError as exc:
+        _error(str(exc))
+        return None
 
 
 def run(args: argparse.Namespace) -> int:

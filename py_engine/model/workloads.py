@@ -174,6 +174,10 @@ class Whitelist:
     def entries(self) -> tuple[dict[str, Any], ...]:
         return tuple(w.entry() for w in self.workloads)
 
+    def targets(self) -> list[dict[str, str]]:
+        """`{group, kind}` per kind: the validation policy's `customWorkloads` (`validate`, Gatekeeper)."""
+        return [{"group": w.group, "kind": w.kind} for w in self.workloads]
+
     def __add__(self, other: Whitelist) -> Whitelist:
         return Whitelist(self.workloads + other.workloads)
 

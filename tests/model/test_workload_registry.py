@@ -128,6 +128,7 @@ def test_entries_round_trip_and_owner_kinds() -> None:
     assert ("mock.kruise.io", "GameServer") not in EMPTY_WHITELIST.owner_kinds
     assert listed.allows("mock.kruise.io", "GameServerSet") and not listed.allows("mock.kruise.io", "GameServer")
     assert EMPTY_WHITELIST.allows("batch", "Job")
+    assert listed.targets() == [{"group": "mock.kruise.io", "kind": "GameServerSet"}]  # the policy's customWorkloads
     flags = whitelist_from_flags(["mock.kruise.io/GameServerSet=spec.size"])
     assert (flags + listed).find("mock.kruise.io", "GameServerSet") == CustomWorkload(
         "mock.kruise.io", "GameServerSet", "spec.size")
