@@ -14,6 +14,7 @@ then pod name), so two runs of one scenario print the same report.
 
 from __future__ import annotations
 
+import abc
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -75,7 +76,51 @@ def _subset(pod: dict[str, Any]) -> str:
         return "-"
 
 
-class ScenarioRun:
+class StepRunner(abc.ABC):
+    """Runs a scenario's steps on a started `Stack`: a report of the start, then one per step."""
+
+    scenario: Scenario
+
+    @abc.abstractmethod
+    def setup(self) -> None:
+        """Create the scenario's objects and let the cluster settle."""
+
+    @abc.abstractmethod
+    def pods(self) -> dict[str, dict[str, Any]]:
+        """The live pods under test, by name."""
+
+    @abc.abstractmethod
+    def apply(self, step: Step) -> None:
+        """Carry out one step and let the cluster settle."""
+
+    @abc.abstractmethod
+    def report(self, index: int, name: str, before: dict[str, dict[str, Any]]) -> StepReport:
+        """The state after a step; `before` holds the pods before it."""
+
+    def run(self, progress: Callable[[StepReport], None] | None = None) -> list[StepReport]:
+        self.setup()
+        reports = [self.report(0, "initial", {})]
+        if progress is not None:
+            progress(reports[-1])
+        for index, step in enumerate(self.scenario.steps, start=1):
+            before = self.pods()
+            self.apply(step)
+            reports.append(self.report(index, step.name, before))
+            if progress is not None:
+                progress(reports[-1])
+        return reports
+
+
+def removed_pods(before: dict[str, dict[str, Any]], pods: dict[str, dict[str, Any]], subset_names: list[str],
+                 subset_of: Callable[[dict[str, Any]], str]) -> list[dict[str, str]]:
+    """The pods of `before` gone from `pods`, in subset order (unknown subsets last), then by node and name."""
+    order = {n: i for i, n in enumerate([*subset_names, "-"])}
+    return sorted(({"pod": n, "subset": subset_of(p), "node": str(p["spec"].get("nodeName") or "")}
+                   for n, p in before.items() if n not in pods),
+                  key=lambda r: (order.get(r["subset"], len(order)), r["subset"], r["node"], r["pod"]))
+
+
+class ScenarioRun(StepRunner):
     """Apply a scenario's steps to a started `Stack` and report each one."""
 
     def __init__(self, scenario: Scenario, stack: Stack) -> None:
@@ -153,9 +198,7 @@ class ScenarioRun:
                 low_high = costs.setdefault(subset, [int(raw), int(raw)])
                 low_high[0], low_high[1] = min(low_high[0], int(raw)), max(low_high[1], int(raw))
         order = {name: i for i, name in enumerate([*self.subset_names, "-"])}
-        removed = sorted(({"pod": n, "subset": _subset(p), "node": str(p["spec"].get("nodeName") or "")}
-                          for n, p in before.items() if n not in pods),
-                         key=lambda r: (order.get(r["subset"], len(order)), r["subset"], r["node"], r["pod"]))
+        removed = removed_pods(before, pods, self.subset_names, _subset)
         workload = self.stack.api.get(self.kind.resource, self.namespace, self.name)
         replicas = int(workload["spec"].get(self.kind.replicas_field) or 0)
         spread = self.stack.api.get(SPREADS, self.namespace, self.spread_name)
@@ -164,16 +207,3 @@ class ScenarioRun:
         return StepReport(index, name, round(self.stack.clock.monotonic(), 3), replicas, ordered_subsets,
                           dict(sorted(zones.items())), dict(sorted(per_node.items())), pending, ordered_costs,
                           removed, len([n for n in pods if n not in before]), resolved_caps(spread, replicas))
-
-    def run(self, progress: Callable[[StepReport], None] | None = None) -> list[StepReport]:
-        self.setup()
-        reports = [self.report(0, "initial", {})]
-        if progress is not None:
-            progress(reports[-1])
-        for index, step in enumerate(self.scenario.steps, start=1):
-            before = self.pods()
-            self.apply(step)
-            reports.append(self.report(index, step.name, before))
-            if progress is not None:
-                progress(reports[-1])
-        return reports

@@ -24,7 +24,7 @@ from typing import Any
 
 from py_engine.assembled_stack import Stack
 from py_engine.cli.scenario import Scenario, ScenarioError, Step, _step
-from py_engine.cli.scenario_run import ZONE, StepReport
+from py_engine.cli.scenario_run import ZONE, StepReport, StepRunner, removed_pods
 from py_engine.model.errors import ModelError
 from py_engine.model.ud_constants import KRUISE_SUBSET_NAME_LABEL, SUBSET_NAME_LABEL, UD_KIND
 from py_engine.model.uniteddeployment import UnitedDeployment, parse_replica_value
@@ -74,7 +74,7 @@ def _subset_of(pod: Mapping[str, Any]) -> str:
     return str(labels.get(SUBSET_NAME_LABEL) or labels.get(KRUISE_SUBSET_NAME_LABEL) or "-")
 
 
-class UnitedScenarioRun:
+class UnitedScenarioRun(StepRunner):
     """Apply a UnitedDeployment scenario's steps to a started `Stack` and report each one."""
 
     def __init__(self, scenario: Scenario, stack: Stack) -> None:
@@ -163,25 +163,10 @@ class UnitedScenarioRun:
             per_node[node] += 1
             zones[((nodes.get(node) or {}).get("metadata", {}).get("labels") or {}).get(ZONE, "-")] += 1
         order = {n: i for i, n in enumerate([*self.subset_names, "-"])}
-        removed = sorted(({"pod": n, "subset": _subset_of(p), "node": str(p["spec"].get("nodeName") or "")}
-                          for n, p in before.items() if n not in pods),
-                         key=lambda r: (order.get(r["subset"], len(order)), r["subset"], r["node"], r["pod"]))
+        removed = removed_pods(before, pods, self.subset_names, _subset_of)
         obj = self.current()
         replicas = int(obj["spec"].get("replicas") or 0)
         ordered = dict(sorted(subsets.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
         return StepReport(index, name, round(self.stack.clock.monotonic(), 3), replicas, ordered,
                           dict(sorted(zones.items())), dict(sorted(per_node.items())), pending, {}, removed,
                           len([n for n in pods if n not in before]), self.caps(obj, replicas))
-
-    def run(self, progress: Callable[[StepReport], None] | None = None) -> list[StepReport]:
-        self.setup()
-        reports = [self.report(0, "initial", {})]
-        if progress is not None:
-            progress(reports[-1])
-        for index, step in enumerate(self.scenario.steps, start=1):
-            before = self.pods()
-            self.apply(step)
-            reports.append(self.report(index, step.name, before))
-            if progress is not None:
-                progress(reports[-1])
-        return reports
