@@ -20,9 +20,9 @@ from py_engine.admission.workloads import context_whitelist
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner
 from py_engine.model.workloads import GroupKind, group_kind_of
-from py_engine.model.workloadspread import api_group
 from py_engine.semantics import objects
 from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
+from py_engine.semantics.objects import api_group
 
 # Real chains are two or three links long (Pod -> ReplicaSet -> Deployment);
 # the bound only protects against ownerReference cycles in a broken cache.

@@ -19,15 +19,10 @@ from py_engine.controller.workloads import listing_replicas
 from py_engine.model.pods import controller_owner
 from py_engine.model.workloads import DEPLOYMENT, JOB, target_kind
 from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics import objects
 from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
 
 Obj = Mapping[str, Any]
-
-
-def _uid(obj: Obj) -> str:
-    meta = obj.get("metadata")
-    uid = meta.get("uid") if isinstance(meta, Mapping) else None
-    return uid if isinstance(uid, str) else ""
 
 
 def owner_uids(obj: Obj) -> set[str]:
@@ -76,7 +71,7 @@ def _owned_by(pods: Sequence[Obj], uids: set[str]) -> list[Obj]:
 
 def deployment_replicasets(deployment: Obj, replica_sets: Sequence[Obj]) -> list[Obj]:
     """Non-deleting ReplicaSets whose controller is the Deployment."""
-    uid = _uid(deployment)
+    uid = objects.uid(deployment)
     found = []
     for rs in replica_sets:
         owner = controller_owner(rs)
@@ -107,9 +102,9 @@ def list_pods(
     kind = target_kind(spread)
     if kind is not JOB and listing_replicas(spread, workload, scale_replicas) == 0:
         return []
-    uid = _uid(workload)
+    uid = objects.uid(workload)
     if kind is DEPLOYMENT:
-        owners = {_uid(rs) for rs in deployment_replicasets(workload, replica_sets)} or {uid}
+        owners = {objects.uid(rs) for rs in deployment_replicasets(workload, replica_sets)} or {uid}
         pods = _owned_by(candidates, owners)
     elif kind is JOB:
         selector = (workload.get("spec") or {}).get("selector")

@@ -20,6 +20,8 @@ from py_engine.controller.workloads import find_workload
 from py_engine.model.errors import ModelError
 from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist, WhitelistError, whitelist_in_objects
 from py_engine.model.workloadspread import WorkloadSpread, is_workloadspread
+from py_engine.semantics.objects import name as name_of
+from py_engine.semantics.objects import namespace as namespace_of
 
 Obj = Mapping[str, Any]
 
@@ -32,25 +34,16 @@ class Snapshot:
     view: ClusterView
 
 
-def _meta(obj: Obj) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _namespace(obj: Obj) -> str:
-    return str(_meta(obj).get("namespace") or "default")
-
-
 def _pick_spread(objects: Sequence[Obj], name: str | None) -> Obj:
     spreads = [o for o in objects if is_workloadspread(o)]
     if name is not None:
-        spreads = [o for o in spreads if _meta(o).get("name") == name]
+        spreads = [o for o in spreads if name_of(o) == name]
         if not spreads:
             raise ReconcileError(f"no WorkloadSpread named {name!r} in the state")
     if not spreads:
         raise ReconcileError("the state holds no WorkloadSpread (apiVersion spreadgate.dev/v1alpha1 or apps.kruise.io/v1alpha1)")
     if len(spreads) > 1:
-        names = ", ".join(sorted(str(_meta(o).get("name")) for o in spreads))
+        names = ", ".join(sorted(name_of(o) for o in spreads))
         raise ReconcileError(f"the state holds several WorkloadSpreads ({names}); choose one with --name")
     return spreads[0]
 
@@ -63,8 +56,8 @@ def snapshot_from_objects(objects: Sequence[Obj], spread_name: str | None = None
         spread = WorkloadSpread.from_object(spread_object)
     except ModelError as exc:
         raise ReconcileError(f"WorkloadSpread: {exc}") from None
-    namespace = _namespace(spread_object)
-    local = [o for o in objects if _namespace(o) == namespace]
+    namespace = namespace_of(spread_object)
+    local = [o for o in objects if namespace_of(o) == namespace]
     try:
         whitelist = custom + whitelist_in_objects(objects)
     except WhitelistError as exc:
@@ -72,7 +65,7 @@ def snapshot_from_objects(objects: Sequence[Obj], spread_name: str | None = None
     view = ClusterView(
         workload=find_workload(local, spread.target_ref, namespace),
         pods=[o for o in local if o.get("kind") == "Pod"],
-        nodes={str(_meta(o).get("name")): o for o in objects if o.get("kind") == "Node"},
+        nodes={name_of(o): o for o in objects if o.get("kind") == "Node"},
         replica_sets=[o for o in local if o.get("kind") == "ReplicaSet"],
         whitelist=whitelist,
     )

@@ -17,6 +17,7 @@ from py_engine.model.constants import VERSION_IGNORED
 from py_engine.model.pods import POD_TEMPLATE_HASH_LABEL
 from py_engine.model.workloads import CLONESET, DEPLOYMENT, REPLICASET, target_kind
 from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics.labels import labels_of
 
 Obj = Mapping[str, Any]
 
@@ -27,12 +28,6 @@ def is_versioned(spread: WorkloadSpread, options: ReconcileOptions) -> bool:
     if kind in (DEPLOYMENT, REPLICASET, CLONESET):
         return options.versioned(spread.target_ref.kind)
     return False
-
-
-def _labels(obj: Obj) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    labels = meta.get("labels") if isinstance(meta, Mapping) else None
-    return labels if isinstance(labels, Mapping) else {}
 
 
 def _template_without_hash(obj: Obj) -> Any:
@@ -53,13 +48,13 @@ def latest_version(
         return VERSION_IGNORED
     kind = target_kind(spread)
     if kind is REPLICASET:
-        value = _labels(workload).get(POD_TEMPLATE_HASH_LABEL)
+        value = labels_of(workload).get(POD_TEMPLATE_HASH_LABEL)
         return value if isinstance(value, str) and value else VERSION_IGNORED
     if kind is DEPLOYMENT:
         wanted = _template_without_hash(workload)
         for rs in deployment_replicasets(workload, replica_sets):
             if _template_without_hash(rs) == wanted:
-                value = _labels(rs).get(POD_TEMPLATE_HASH_LABEL)
+                value = labels_of(rs).get(POD_TEMPLATE_HASH_LABEL)
                 if isinstance(value, str) and value:
                     return value
         raise ReconcileError(

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from py_engine.model.workloadspread import WorkloadSpread, api_group
+from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics.objects import api_group
 
 GroupKind = tuple[str, str]
 

@@ -21,13 +21,9 @@ from py_engine.model.constants import (
 )
 from py_engine.model.errors import ModelError
 from py_engine.model.maxreplicas import MaxReplicas, parse_max_replicas
+from py_engine.semantics.objects import api_group
 
 JSON = dict[str, Any]
-
-
-def api_group(api_version: str) -> str:
-    """`apps/v1` -> `apps`; `v1` -> `` (the core group)."""
-    return api_version.split("/", 1)[0] if "/" in api_version else ""
 
 
 def is_workloadspread(obj: Any) -> bool:
