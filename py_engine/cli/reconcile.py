@@ -37,6 +37,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from py_engine.model.constants import DELETION_COST_ANNOTATION
+from py_engine.semantics import objects
+
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 PROG = "spreadgate reconcile"
 
@@ -91,11 +94,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cost_after(pod: Mapping[str, Any], costs: Mapping[str, str]) -> str | None:
-    name = str((pod.get("metadata") or {}).get("name") or "")
+    name = objects.name(pod)
     if name in costs:
         return costs[name]
-    value = ((pod.get("metadata") or {}).get("annotations") or {}).get("controller.kubernetes.io/pod-deletion-cost")
-    return value if isinstance(value, str) else None
+    return objects.annotations(pod).get(DELETION_COST_ANNOTATION)
 
 
 def build_report(result: Any) -> dict[str, Any]:
@@ -107,7 +109,7 @@ def build_report(result: Any) -> dict[str, Any]:
     return {
         "status": result.status,
         "podSubset": dict(result.pod_subset),
-        "podDeletionCost": {str((p.get("metadata") or {}).get("name") or ""): _cost_after(p, result.costs)
+        "podDeletionCost": {objects.name(p): _cost_after(p, result.costs)
                             for p in result.pods},
         "podsToDelete": list(result.pods_to_delete),
         "requeueAfterSeconds": requeue,
