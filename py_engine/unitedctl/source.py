@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from py_engine.apiclient import NODES, PODS, KubeClient, Resource, WatchCache
 from py_engine.controller.runtime.cachegroup import CacheGroup
+from py_engine.controller.runtime.listing import JSON, ListedLists, by_name
 from py_engine.unitedctl.resources import (
     CONTROLLER_REVISIONS,
     UNITED_DEPLOYMENTS,
@@ -34,16 +35,13 @@ from py_engine.unitedctl.resources import (
     workload_resources,
 )
 
-JSON = dict[str, Any]
+__all__ = ["JSON", "CachedUnitedSource", "ListedUnitedSource", "OwnedIndex", "PodIndex", "UnitedSource", "by_name",
+           "controller_uid", "meta"]
 
 
 def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     value = obj.get("metadata")
     return value if isinstance(value, Mapping) else {}
-
-
-def by_name(objects: list[JSON]) -> list[JSON]:
-    return sorted(objects, key=lambda o: (str(meta(o).get("namespace") or ""), str(meta(o).get("name") or "")))
 
 
 class UnitedSource(Protocol):
@@ -205,15 +203,13 @@ class CachedUnitedSource(CacheGroup):
         """Deleted objects vanish with their watch event; nothing to do ahead of it."""
 
 
-class ListedUnitedSource:
-    """Reads from lists taken at the last `refresh()` (see the module docstring)."""
+class ListedUnitedSource(ListedLists):
+    """Reads from lists taken at the last `refresh()` (see the module docstring); listed items
+    get their `apiVersion` and `kind` (`typed`)."""
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None) -> None:
-        self.client = client
-        self.namespace = namespace
+        super().__init__(client, namespace=namespace)
         self.resources = workload_resources(client)
-        self._lock = threading.Lock()
-        self._lists: dict[Resource, list[JSON]] = {}
         self._pod_index: dict[str, PodIndex] = {}
         self._owned: dict[tuple[str, str], OwnedIndex] = {}
 
@@ -223,25 +219,17 @@ class ListedUnitedSource:
 
     def refresh(self) -> None:
         """List every resource a sync reads (raises `KubeError` when the API fails)."""
-        lists: dict[Resource, list[JSON]] = {}
-        uds = self.client.list(UNITED_DEPLOYMENTS, self.namespace).get("items") or []
-        lists[UNITED_DEPLOYMENTS] = by_name([typed(i, UNITED_DEPLOYMENTS) for i in uds])
+        uds = self._list(UNITED_DEPLOYMENTS)
+        # nothing else to read while there is no UnitedDeployment
         others = {CONTROLLER_REVISIONS, PODS, NODES, *self.resources.values()} if uds else set()
-        for resource in others:  # nothing else to read while there is no UnitedDeployment
-            ns = self.namespace if resource.namespaced else None
-            items = self.client.list(resource, ns).get("items") or []
-            lists[resource] = by_name([typed(i, resource) for i in items])
-        with self._lock:
-            self._lists = lists
-            self._pod_index = {}
-            self._owned = {}
+        self._replace({UNITED_DEPLOYMENTS: uds, **self._listing(others)})
 
-    def _items(self, resource: Resource, namespace: str | None = None) -> list[JSON]:
-        with self._lock:
-            items = self._lists.get(resource, [])
-        if namespace is None:
-            return list(items)
-        return [o for o in items if meta(o).get("namespace") == namespace]
+    def _typed(self, obj: JSON, resource: Resource) -> JSON:
+        return typed(obj, resource)
+
+    def _lists_replaced(self) -> None:
+        self._pod_index = {}
+        self._owned = {}
 
     def united_deployments(self) -> list[JSON]:
         return self._items(UNITED_DEPLOYMENTS)
@@ -250,13 +238,8 @@ class ListedUnitedSource:
         return next((o for o in self._items(UNITED_DEPLOYMENTS, namespace) if meta(o).get("name") == name), None)
 
     def _owned_index(self, what: str, namespace: str, resources: list[Resource]) -> OwnedIndex:
-        with self._lock:
-            index = self._owned.get((what, namespace))
-        if index is None:
-            index = OwnedIndex([o for resource in resources for o in self._items(resource, namespace)])
-            with self._lock:
-                index = self._owned.setdefault((what, namespace), index)
-        return index
+        return self._derived(self._owned, (what, namespace), lambda: OwnedIndex(
+            [o for resource in resources for o in self._items(resource, namespace)]))
 
     def workloads(self, namespace: str, uid: str, selector: Mapping[str, Any]) -> list[JSON]:
         return self._owned_index("workloads", namespace, list(self.resources.values())).select(uid, selector)
@@ -265,12 +248,7 @@ class ListedUnitedSource:
         return self._owned_index("revisions", namespace, [CONTROLLER_REVISIONS]).select(uid, selector)
 
     def pods(self, namespace: str, selector: Mapping[str, Any]) -> list[JSON]:
-        with self._lock:
-            index = self._pod_index.get(namespace)
-        if index is None:
-            index = PodIndex(self._items(PODS, namespace))
-            with self._lock:
-                index = self._pod_index.setdefault(namespace, index)
+        index = self._derived(self._pod_index, namespace, lambda: PodIndex(self._items(PODS, namespace)))
         return index.select(selector)
 
     def all_pods(self) -> list[JSON]:

@@ -13,7 +13,6 @@ source, so the next sync starts from it rather than from an older copy.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -31,13 +30,15 @@ from py_engine.apiclient.discovery import discover_resource
 from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.controller.podlisting import PodList
 from py_engine.controller.runtime.cachegroup import CacheGroup
+from py_engine.controller.runtime.listing import JSON, ListedLists, by_name
 from py_engine.model import KIND
 from py_engine.model.resource import SPREADS
 from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
+__all__ = ["JSON", "CachedSource", "ListedSource", "Source", "by_name", "crd_exists", "group_of", "meta",
+           "workload_resources"]
 
 
 def group_of(api_version: str) -> str:
@@ -47,11 +48,6 @@ def group_of(api_version: str) -> str:
 def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     value = obj.get("metadata")
     return value if isinstance(value, Mapping) else {}
-
-
-def by_name(objects: list[JSON]) -> list[JSON]:
-    """API list order (namespace, then name): the order the reference breaks ties by."""
-    return sorted(objects, key=lambda o: (str(meta(o).get("namespace") or ""), str(meta(o).get("name") or "")))
 
 
 class Source(Protocol):
@@ -153,35 +149,22 @@ class CachedSource(CacheGroup):
             self.spread_cache.upsert(obj)
 
 
-class ListedSource:
+class ListedSource(ListedLists):
     """Reads from lists taken at the last `refresh()` (see the module docstring)."""
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None,
                  whitelist: Whitelist = EMPTY_WHITELIST) -> None:
-        self.client = client
-        self.namespace = namespace
+        super().__init__(client, namespace=namespace)
         self.whitelist = whitelist
         self._resources = workload_resources(client, whitelist)
-        self._lock = threading.Lock()
-        self._lists: dict[Resource, list[JSON]] = {}
         self._pod_lists: dict[str, PodList] = {}
 
     def refresh(self) -> None:
         """List every resource a sync reads (raises `KubeError` when the API fails)."""
-        lists: dict[Resource, list[JSON]] = {}
-        for resource in {SPREADS, PODS, NODES, *self._resources.values()}:
-            ns = self.namespace if resource.namespaced else None
-            lists[resource] = by_name(list(self.client.list(resource, ns).get("items") or []))
-        with self._lock:
-            self._lists = lists
-            self._pod_lists = {}
+        self._replace(self._listing({SPREADS, PODS, NODES, *self._resources.values()}))
 
-    def _items(self, resource: Resource, namespace: str | None = None) -> list[JSON]:
-        with self._lock:
-            items = self._lists.get(resource, [])
-        if namespace is None:
-            return list(items)
-        return [o for o in items if meta(o).get("namespace") == namespace]
+    def _lists_replaced(self) -> None:
+        self._pod_lists = {}
 
     def spreads(self) -> list[JSON]:
         return self._items(SPREADS)
@@ -191,13 +174,7 @@ class ListedSource:
 
     def pods(self, namespace: str) -> list[JSON]:
         """One owner-indexed list per namespace and refresh (shared, read-only)."""
-        with self._lock:
-            pods = self._pod_lists.get(namespace)
-        if pods is None:
-            pods = PodList(self._items(PODS, namespace))
-            with self._lock:
-                pods = self._pod_lists.setdefault(namespace, pods)
-        return pods
+        return self._derived(self._pod_lists, namespace, lambda: PodList(self._items(PODS, namespace)))
 
     def replica_sets(self, namespace: str) -> list[JSON]:
         return self._items(REPLICASETS, namespace)
