@@ -7,8 +7,10 @@ watch events to spread keys; `workqueue` dedups and rate-limits those keys;
 `loop` runs the workers; `writer` applies a sync's result (status, pod
 deletion costs, evictions, Events); `leader` holds the Lease. `reconciler`
 (queue, workers, retries, failure logging), `assembly` (caches, leadership,
-threads) and `cachegroup` are shared with the UnitedDeployment controller
-(`py_engine.unitedctl`, which sits above this package). The decisions
+threads), `cachegroup` and `listing` (watch caches and fresh lists a sync
+reads) and `events` (the Event body and its recording) are shared with the
+UnitedDeployment controller (`py_engine.unitedctl`, which sits above this
+package). The decisions
 they carry out are made in the pure `py_engine.controller` core, which may
 not import this package (`.importlinter`, contract controller-core-no-io).
 """

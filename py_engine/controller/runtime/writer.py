@@ -21,29 +21,22 @@ Adaptive rescheduling deletes; Events last and best-effort. Why each rule:
 from __future__ import annotations
 
 import copy
-import itertools
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from py_engine.apiclient import PODS, Conflict, KubeClient, KubeError, NotFound, Resource
-from py_engine.controller.events import Event
+from py_engine.apiclient import PODS, Conflict, KubeClient, KubeError, NotFound
 from py_engine.controller.metrics import ControllerMetrics
 from py_engine.controller.reconcile import SyncResult
+from py_engine.controller.runtime.events import ObjectEventRecorder
 from py_engine.controller.runtime.sources import Source, meta
-from py_engine.logsetup import fields
 from py_engine.model import DELETION_COST_ANNOTATION
 from py_engine.model.resource import SPREADS
-from py_engine.semantics.clock import Clock
-from py_engine.semantics.timeutil import format_micro_time, format_time
 
 log = logging.getLogger(__name__)
 
-EVENTS = Resource("", "v1", "events", True, "Event")
 COMPONENT = "spreadgate-controller"
-_SEQ = itertools.count(1)
 
 
 class WriteFailed(KubeError):
@@ -71,36 +64,17 @@ class WriteCounts:
         return self.adoption + self.deletion_cost + self.status + self.pod_delete
 
 
-class EventRecorder:
-    """Creates core/v1 Events on a spread; failures are logged, never raised."""
+class EventRecorder(ObjectEventRecorder):
+    """Creates core/v1 Events on a spread (`events.ObjectEventRecorder`); failures are logged, never raised."""
 
-    def __init__(self, client: KubeClient, clock: Clock, host: str | None = None) -> None:
-        self.client, self.clock = client, clock
-        self.host = host or os.uname().nodename
+    component = COMPONENT
+    log = log
 
-    def record(self, spread: Mapping[str, Any], event: Event) -> bool:
-        m = meta(spread)
-        ns, name = str(m.get("namespace") or "default"), str(m.get("name") or "")
-        now = self.clock.now()
-        body = {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{name}.{int(now.timestamp() * 1e6):x}{next(_SEQ):04x}", "namespace": ns},
-            "involvedObject": {"apiVersion": spread.get("apiVersion") or SPREADS.api_version, "kind": "WorkloadSpread",
-                               "namespace": ns, "name": name, "uid": m.get("uid"),
-                               "resourceVersion": m.get("resourceVersion")},
-            "type": event.type, "reason": event.reason, "message": event.message,
-            "source": {"component": COMPONENT, "host": self.host},
-            "reportingComponent": COMPONENT, "reportingInstance": self.host,
-            "firstTimestamp": format_time(now), "lastTimestamp": format_time(now),
-            "eventTime": format_micro_time(now), "action": "Reconcile", "count": 1,
-        }
-        try:
-            self.client.create(EVENTS, ns, body)
-        except KubeError as exc:
-            log.warning("event %s not recorded", event.reason, extra=fields(
-                namespace=ns, spread=name, write="event", event=event.reason, cause=str(exc)))
-            return False
-        return True
+    def involved_type(self, spread: Mapping[str, Any]) -> tuple[Any, Any]:
+        return spread.get("apiVersion") or SPREADS.api_version, "WorkloadSpread"
+
+    def failure_fields(self, namespace: str, name: str) -> dict[str, Any]:
+        return {"namespace": namespace, "spread": name}
 
 
 class Writer:
