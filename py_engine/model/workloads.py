@@ -85,6 +85,9 @@ KRUISE_STATEFULSET = WorkloadKind("apps.kruise.io", "StatefulSet", "v1beta1", "s
 BUILTIN: tuple[WorkloadKind, ...] = (DEPLOYMENT, REPLICASET, STATEFULSET, JOB, CLONESET, KRUISE_STATEFULSET)
 _BY_KEY: dict[GroupKind, WorkloadKind] = {k.key: k for k in BUILTIN}
 BUILTIN_KEYS: frozenset[GroupKind] = frozenset(_BY_KEY)
+# The kinds on a built-in kind's owner chain (a Deployment's ReplicaSets): an object one of them
+# owns belongs, through it, to that object's own owner too (the controller's triggers follow it).
+OWNER_CHAIN_KINDS: frozenset[GroupKind] = frozenset(key for workload in BUILTIN for key in workload.owner_chain)
 
 
 def builtin(group: str, kind: str) -> WorkloadKind | None:

@@ -53,6 +53,7 @@ def test_kind_facts() -> None:
         ("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps.kruise.io", "CloneSet")}
     assert registry.JOB.replicas_field == "parallelism"
     assert registry.DEPLOYMENT.owner_chain == (("apps", "ReplicaSet"),)
+    assert set(registry.OWNER_CHAIN_KINDS) == {("apps", "ReplicaSet")}  # what the controller's triggers walk
     assert registry.builtin("apps", "StatefulSet") is registry.STATEFULSET
     assert registry.builtin("apps.kruise.io", "Deployment") is None
 

@@ -1,12 +1,14 @@
 """Which watch events enqueue which spreads (docs/design-workloadspread.md §2.5 "Triggers").
 
 Spread events enqueue the spread. Pod events enqueue the spread named by the
-pod's annotation, else every spread targeting the pod's owner (or, for a
-ReplicaSet owner, its Deployment): pre-existing pods must reach the sync that
-adopts them. Pod updates count only when something a sync reads changed
-(phase, node, conditions, deletion, labels, the matched annotation); our own
-deletion-cost patches do not, so they cannot loop. Workload events enqueue the
-spreads targeting the workload (a ReplicaSet also its Deployment's); for a
+pod's annotation, else every spread targeting the pod's owner and, when that
+owner is on a built-in kind's owner chain (a ReplicaSet: the workload registry's
+`OWNER_CHAIN_KINDS`, py_engine/model/workloads.py), its owner's: pre-existing
+pods must reach the sync that adopts them. Pod updates count only when
+something a sync reads changed (phase, node, conditions, deletion, labels, the
+matched annotation); our own deletion-cost patches do not, so they cannot loop.
+Workload events enqueue the spreads targeting the workload (a ReplicaSet also
+its Deployment's, by the same chain); for a
 custom kind any change of its spec counts (its replicas path may be anywhere). Node
 events that change scheduling facts enqueue every spread, since adoption and
 the Adaptive fit read nodes.
@@ -23,7 +25,7 @@ from typing import Any
 from py_engine.controller.runtime.sources import JSON, CachedSource, group_of, meta
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.model.pods import controller_owner, matched_spread
-from py_engine.model.workloads import builtin
+from py_engine.model.workloads import OWNER_CHAIN_KINDS, builtin
 
 Enqueue = Callable[[str], None]
 
@@ -97,15 +99,16 @@ class Triggers:
                 if meta(s).get("namespace") == ns and wanted in target_index(s)]
 
     def _owner_targets(self, ns: str, obj: Mapping[str, Any]) -> list[str]:
+        """The spreads targeting `obj`'s controller owner and, up the owner chain, its owners'."""
         owner = controller_owner(obj)
         if owner is None:
             return []
         api_version, kind, name = str(owner.get("apiVersion") or ""), str(owner.get("kind")), str(owner.get("name"))
         keys = self.spreads_targeting(ns, api_version, kind, name)
-        if (group_of(api_version), kind) == ("apps", "ReplicaSet"):
-            rs = self.source.workload(api_version, kind, ns, name)
-            if rs is not None:
-                keys += self._owner_targets(ns, rs)
+        if (group_of(api_version), kind) in OWNER_CHAIN_KINDS:
+            link = self.source.workload(api_version, kind, ns, name)
+            if link is not None:
+                keys += self._owner_targets(ns, link)
         return keys
 
     def _on_spread(self, event: str, obj: JSON, old: JSON | None) -> None:
@@ -138,7 +141,7 @@ class Triggers:
             return
         ns = str(meta(obj).get("namespace") or "")
         keys = self.spreads_targeting(ns, api_version, kind, str(meta(obj).get("name") or ""))
-        if kind == "ReplicaSet":
+        if (group_of(api_version), kind) in OWNER_CHAIN_KINDS:
             keys += self._owner_targets(ns, obj)
         for key in dict.fromkeys(keys):
             self.enqueue(key)
