@@ -25,9 +25,10 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from py_engine.admission.eligibility import SubsetInputs
 from py_engine.model import WorkloadSpread
 
 DEFAULT_SPREAD_VIEWS = 256
@@ -38,8 +39,21 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+_SPEC_TEXT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr)
+
+
 def _spec_text(spec: Any) -> str:
-    return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=repr)
+    return _SPEC_TEXT.encode(spec)
+
+
+def _with_raw(view: WorkloadSpread, raw: dict[str, Any]) -> WorkloadSpread:
+    """`dataclasses.replace(view, raw=raw)` without re-running `__init__` over every field: the
+    view is a plain frozen dataclass (no `__post_init__`, no cached fields), and a hit is taken
+    once per reservation."""
+    clone = object.__new__(WorkloadSpread)
+    clone.__dict__.update(view.__dict__)
+    clone.__dict__["raw"] = raw
+    return clone
 
 
 @dataclass(frozen=True)
@@ -96,7 +110,7 @@ class SpreadViews:
         if entry is not None and self._matches(entry, spec, fields, annotations):
             with self._lock:
                 self.hits += 1
-            return replace(entry.view, raw=dict(obj))
+            return _with_raw(entry.view, dict(obj))
         view = WorkloadSpread.from_object(obj)
         fresh = _Entry(view, spec, _spec_text(spec), fields, annotations, _spec_text(annotations))
         with self._lock:
@@ -121,3 +135,5 @@ class AdmissionCaches:
 
     def __init__(self, *, spread_views: int = DEFAULT_SPREAD_VIEWS) -> None:
         self.spreads = SpreadViews(spread_views)
+        self.subset_inputs = SubsetInputs()
+        """The spread's part of the subset policy input (`py_engine.admission.eligibility.decide_subsets`)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from py_engine.admission.context import AdmissionContext
-from py_engine.admission.eligibility import build_eligibility_input, decide_eligibility_cached
+from py_engine.admission.eligibility import decide_subsets
 from py_engine.admission.nodes import constrained_label_keys, policy_node_classes
 from py_engine.admission.statuses import missing_replicas, schedulable
 from py_engine.model import WorkloadSpread
@@ -72,12 +72,15 @@ def eligibility(
             nodes = ctx.node_classes.classes(nodes, keys, keep_names=keep_names)
         else:
             nodes = policy_node_classes(nodes, keys, keep_names=keep_names)
-    policy_input = build_eligibility_input(pod, view.raw, statuses, nodes)
     nodes_version = getattr(nodes, "version", None) if nodes is not None else None
-    decision = decide_eligibility_cached(
+    decision = decide_subsets(
         ctx.engine,
-        policy_input,
+        pod,
+        view.raw,
+        statuses,
+        nodes,
         ctx.decision_cache,
+        ctx.caches.subset_inputs if ctx.caches is not None else None,
         nodes_version=nodes_version if isinstance(nodes_version, str) else None,
     )
     return Eligibility(frozenset(decision.eligible), decision.rejected)

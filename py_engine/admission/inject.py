@@ -83,9 +83,36 @@ def apply_subset_patch(pod: Mapping[str, Any], patch: Mapping[str, Any]) -> JSON
     return patched
 
 
+def _writable_copy(pod: Mapping[str, Any]) -> JSON:
+    """A copy of `pod` owning what `inject` writes in place: `metadata`, its `annotations`, `spec`
+    and all of `spec.affinity` (existing node selector terms are extended); every other member
+    is shared with `pod` and never written (tolerations are replaced by a new list, a subset
+    patch merges into a deep copy).
+
+    A whole copy cost twice: copying, then `make_patch` comparing each unchanged member as
+    encoded JSON because it was no longer the same object (README, "A webhook no client can
+    stall"); a shared member is skipped by identity.
+    """
+    mutated = dict(pod)
+    metadata = pod.get("metadata")
+    if isinstance(metadata, dict):
+        owned = mutated["metadata"] = dict(metadata)
+        annotations = metadata.get("annotations")
+        if isinstance(annotations, dict):
+            owned["annotations"] = dict(annotations)
+    spec = pod.get("spec")
+    if isinstance(spec, dict):
+        owned_spec = mutated["spec"] = dict(spec)
+        affinity = spec.get("affinity")
+        if isinstance(affinity, dict):
+            owned_spec["affinity"] = json_copy(affinity)
+    return mutated
+
+
 def inject(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | None, *,
            apply_patch: bool = True) -> dict[str, Any]:
-    """The pod as admitted into `subset` of `spread` (a new dict; inputs are untouched).
+    """The pod as admitted into `subset` of `spread` (a new dict that shares the members it does
+    not change with `pod`, so neither may be mutated later; inputs are untouched).
 
     `uid` is recorded in the annotation only when the pod has no name yet
     (generateName): it is the `creatingPods` key the controller clears when it
@@ -94,7 +121,7 @@ def inject(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | 
     the subset `patch` out (the patch allowlist refused it, `patch_guard`).
     """
     subset_spec = _subset_of(spread, subset)
-    mutated = json_copy(pod)
+    mutated = _writable_copy(pod)
     spec = _dict_at(mutated, "spec")
     tolerations = subset_spec.get("tolerations") or []
     if tolerations:

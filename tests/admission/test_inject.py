@@ -130,3 +130,25 @@ def test_make_patch_round_trips_and_escapes_slashes() -> None:
     assert {"op": "add", "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread",
             "value": '{"name":"ws","subset":"a"}'} in ops
     assert make_patch(the_pod, copy.deepcopy(the_pod)) == []
+
+
+@pytest.mark.parametrize("with_patch", [False, True])
+def test_shared_members_leave_the_pod_untouched_and_the_patch_the_same(with_patch: bool) -> None:
+    """`inject` shares what it does not change with the pod (so the patch diff skips it by
+    identity): the pod, existing terms, tolerations and annotations included, is left as it
+    was, and the patch equals the one against an independent copy of the admitted pod."""
+    the_pod = pod(annotations={"keep": "v"}, labels={"app": "web"}, spec={
+        "containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}], "tolerations": [TOLERATION],
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["arm64"]}]}]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": ZONE_TERM}]}}})
+    patch = {"metadata": {"labels": {"tier": "x"}}, "spec": {"priorityClassName": "p"}} if with_patch else None
+    ws = spread([subset("a", tolerations=[TOLERATION], requiredNodeSelectorTerm=ZONE_TERM,
+                        preferredNodeSelectorTerms=[{"weight": 5, "preference": ZONE_TERM}],
+                        **({"patch": patch} if patch else {}))])
+    before = copy.deepcopy(the_pod)
+    mutated = inject(the_pod, ws, "a", "u")
+    assert the_pod == before
+    ops = make_patch(the_pod, mutated)
+    assert ops == make_patch(the_pod, copy.deepcopy(mutated))
+    assert jsonpatch.apply_patch(before, ops) == mutated
