@@ -33,6 +33,7 @@ from py_engine.controller.runtime.workqueue import RateLimit
 from py_engine.model.errors import ModelError
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.semantics.clock import Clock
+from py_engine.semantics.objects import meta
 from py_engine.united.plan import Plan, plan
 from py_engine.united.state import UnitedState
 from py_engine.unitedctl.events import (
@@ -45,7 +46,7 @@ from py_engine.unitedctl.events import (
 )
 from py_engine.unitedctl.metrics import UnitedMetrics
 from py_engine.unitedctl.nodefit import NodeFit, node_fit_enabled
-from py_engine.unitedctl.source import UnitedSource, meta
+from py_engine.unitedctl.source import UnitedSource
 from py_engine.unitedctl.writer import UnitedWriter, UnitedWrites
 
 log = logging.getLogger(__name__)

@@ -24,10 +24,6 @@ _KRUISE_PLURALS = {"CloneSet": "clonesets", "StatefulSet": "statefulsets"}
 WorkloadKey = tuple[str, str]
 
 
-def group_of(api_version: str) -> str:
-    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-
-
 def served_versions(crd: Mapping[str, Any]) -> list[str]:
     """The versions a CRD serves, storage version first."""
     spec = crd.get("spec") if isinstance(crd.get("spec"), Mapping) else {}

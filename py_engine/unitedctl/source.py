@@ -26,22 +26,18 @@ from typing import Any, Protocol
 from py_engine.apiclient import NODES, PODS, KubeClient, Resource, WatchCache
 from py_engine.controller.runtime.cachegroup import CacheGroup
 from py_engine.controller.runtime.listing import JSON, ListedLists, by_name
+from py_engine.semantics import objects
+from py_engine.semantics.objects import meta
 from py_engine.unitedctl.resources import (
     CONTROLLER_REVISIONS,
     UNITED_DEPLOYMENTS,
     WorkloadKey,
-    group_of,
     typed,
     workload_resources,
 )
 
 __all__ = ["JSON", "CachedUnitedSource", "ListedUnitedSource", "OwnedIndex", "PodIndex", "UnitedSource", "by_name",
-           "controller_uid", "meta"]
-
-
-def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    value = obj.get("metadata")
-    return value if isinstance(value, Mapping) else {}
+           "controller_uid"]
 
 
 class UnitedSource(Protocol):
@@ -188,11 +184,11 @@ class CachedUnitedSource(CacheGroup):
 
     def _cache_for(self, obj: Mapping[str, Any]) -> WatchCache | None:
         kind = obj.get("kind")
-        if kind == UNITED_DEPLOYMENTS.kind and group_of(str(obj.get("apiVersion") or "")) == UNITED_DEPLOYMENTS.group:
+        if kind == UNITED_DEPLOYMENTS.kind and objects.group_of(obj) == UNITED_DEPLOYMENTS.group:
             return self.ud_cache
         if kind == CONTROLLER_REVISIONS.kind:
             return self.revision_cache
-        return self.workload_caches.get((group_of(str(obj.get("apiVersion") or "")), str(kind or "")))
+        return self.workload_caches.get((objects.group_of(obj), str(kind or "")))
 
     def remember(self, obj: JSON) -> None:
         cache = self._cache_for(obj)
@@ -259,7 +255,7 @@ class ListedUnitedSource(ListedLists):
 
     def _resource_for(self, obj: Mapping[str, Any]) -> Resource | None:
         kind = obj.get("kind")
-        group = group_of(str(obj.get("apiVersion") or ""))
+        group = objects.group_of(obj)
         if kind == UNITED_DEPLOYMENTS.kind and group == UNITED_DEPLOYMENTS.group:
             return UNITED_DEPLOYMENTS
         if kind == CONTROLLER_REVISIONS.kind:

@@ -22,7 +22,8 @@ from typing import Any
 
 from py_engine.model.ud_constants import UD_KIND
 from py_engine.semantics.labels import SelectorError, matches_label_selector
-from py_engine.unitedctl.source import JSON, CachedUnitedSource, meta
+from py_engine.semantics.objects import meta
+from py_engine.unitedctl.source import JSON, CachedUnitedSource
 
 Enqueue = Callable[[str], None]
 

@@ -41,6 +41,8 @@ from typing import Any
 from py_engine import logsetup
 from py_engine.apiclient import PODS, AlreadyExists, Conflict, KubeClient, KubeError, NotFound, Resource
 from py_engine.model.ud_constants import RESERVED_POD_LABEL
+from py_engine.semantics import objects
+from py_engine.semantics.objects import meta
 from py_engine.united.conditions import make, set_condition
 from py_engine.united.plan import Plan
 from py_engine.united.status import PROVISIONED, SUBSET_UPDATED
@@ -54,8 +56,8 @@ from py_engine.unitedctl.events import (
     UnitedEventRecorder,
 )
 from py_engine.unitedctl.metrics import UnitedMetrics
-from py_engine.unitedctl.resources import CONTROLLER_REVISIONS, UNITED_DEPLOYMENTS, group_of, typed
-from py_engine.unitedctl.source import UnitedSource, meta
+from py_engine.unitedctl.resources import CONTROLLER_REVISIONS, UNITED_DEPLOYMENTS, typed
+from py_engine.unitedctl.source import UnitedSource
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +150,7 @@ class UnitedWriter:
             return PODS
         if kind == "ControllerRevision":
             return CONTROLLER_REVISIONS
-        resource = self.source.resources.get((group_of(str(obj.get("apiVersion") or "")), kind))
+        resource = self.source.resources.get((objects.group_of(obj), kind))
         if resource is None:
             raise KubeError(404, "NotServed", f"{obj.get('apiVersion')} {kind} is not served by this cluster")
         return resource

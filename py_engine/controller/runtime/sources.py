@@ -13,8 +13,7 @@ source, so the next sync starts from it rather than from an older copy.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from py_engine.apiclient import (
     CRDS,
@@ -34,20 +33,12 @@ from py_engine.controller.runtime.listing import JSON, ListedLists, by_name
 from py_engine.model import KIND
 from py_engine.model.resource import SPREADS
 from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
+from py_engine.semantics.objects import api_group, meta
 
 log = logging.getLogger(__name__)
 
-__all__ = ["JSON", "CachedSource", "ListedSource", "Source", "by_name", "crd_exists", "group_of", "meta",
+__all__ = ["JSON", "CachedSource", "ListedSource", "Source", "by_name", "crd_exists",
            "workload_resources"]
-
-
-def group_of(api_version: str) -> str:
-    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-
-
-def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    value = obj.get("metadata")
-    return value if isinstance(value, Mapping) else {}
 
 
 class Source(Protocol):
@@ -141,7 +132,7 @@ class CachedSource(CacheGroup):
         return {str(meta(n).get("name")): n for n in self.node_cache.list()}
 
     def workload(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None:
-        cache = self.workload_caches.get((group_of(api_version), kind))
+        cache = self.workload_caches.get((api_group(api_version), kind))
         return cache.get(namespace, name) if cache is not None else None
 
     def remember(self, obj: JSON) -> None:
@@ -183,7 +174,7 @@ class ListedSource(ListedLists):
         return {str(meta(n).get("name")): n for n in self._items(NODES)}
 
     def workload(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None:
-        resource = self._resources.get((group_of(api_version), kind))
+        resource = self._resources.get((api_group(api_version), kind))
         if resource is None:
             return None
         return next((o for o in self._items(resource, namespace) if meta(o).get("name") == name), None)

@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from py_engine.controller.runtime.sources import JSON, CachedSource, group_of, meta
+from py_engine.controller.runtime.sources import JSON, CachedSource
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.model.pods import controller_owner, matched_spread
 from py_engine.model.workloads import OWNER_CHAIN_KINDS, builtin
+from py_engine.semantics.objects import api_group, meta
 
 Enqueue = Callable[[str], None]
 
@@ -41,11 +42,11 @@ def target_index(spread: Mapping[str, Any]) -> Iterable[str]:
     if not isinstance(ref, Mapping):
         return []
     ns = meta(spread).get("namespace") or ""
-    return [f"{ns}/{group_of(str(ref.get('apiVersion') or ''))}/{ref.get('kind')}/{ref.get('name')}"]
+    return [f"{ns}/{api_group(str(ref.get('apiVersion') or ''))}/{ref.get('kind')}/{ref.get('name')}"]
 
 
 def _target(ns: str, api_version: str, kind: str, name: str) -> str:
-    return f"{ns}/{group_of(api_version)}/{kind}/{name}"
+    return f"{ns}/{api_group(api_version)}/{kind}/{name}"
 
 
 def _pod_facts(pod: Mapping[str, Any] | None) -> Any:
@@ -105,7 +106,7 @@ class Triggers:
             return []
         api_version, kind, name = str(owner.get("apiVersion") or ""), str(owner.get("kind")), str(owner.get("name"))
         keys = self.spreads_targeting(ns, api_version, kind, name)
-        if (group_of(api_version), kind) in OWNER_CHAIN_KINDS:
+        if (api_group(api_version), kind) in OWNER_CHAIN_KINDS:
             link = self.source.workload(api_version, kind, ns, name)
             if link is not None:
                 keys += self._owner_targets(ns, link)
@@ -135,13 +136,13 @@ class Triggers:
 
     def _on_workload(self, api_version: str, kind: str, event: str, obj: JSON, old: JSON | None) -> None:
         """`api_version`/`kind` come from the cache: listed items may lack them."""
-        custom = builtin(group_of(api_version), kind) is None  # its replicas may be anywhere in its spec
+        custom = builtin(api_group(api_version), kind) is None  # its replicas may be anywhere in its spec
         if event == "MODIFIED" and _workload_facts(obj) == _workload_facts(old) and not (
                 custom and obj.get("spec") != (old or {}).get("spec")):
             return
         ns = str(meta(obj).get("namespace") or "")
         keys = self.spreads_targeting(ns, api_version, kind, str(meta(obj).get("name") or ""))
-        if (group_of(api_version), kind) in OWNER_CHAIN_KINDS:
+        if (api_group(api_version), kind) in OWNER_CHAIN_KINDS:
             keys += self._owner_targets(ns, obj)
         for key in dict.fromkeys(keys):
             self.enqueue(key)

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from py_engine.controller.reconcile import ClusterView
-from py_engine.controller.runtime.sources import Source, meta
+from py_engine.controller.runtime.sources import Source
+from py_engine.semantics.objects import meta
 
 
 def view_for(source: Source, spread: Mapping[str, Any]) -> ClusterView:

@@ -30,9 +30,10 @@ from py_engine.apiclient import PODS, Conflict, KubeClient, KubeError, NotFound
 from py_engine.controller.metrics import ControllerMetrics
 from py_engine.controller.reconcile import SyncResult
 from py_engine.controller.runtime.events import ObjectEventRecorder
-from py_engine.controller.runtime.sources import Source, meta
+from py_engine.controller.runtime.sources import Source
 from py_engine.model import DELETION_COST_ANNOTATION
 from py_engine.model.resource import SPREADS
+from py_engine.semantics.objects import meta
 
 log = logging.getLogger(__name__)
 
