@@ -204,8 +204,12 @@ def latency(bench: Bench, hook: WebhookProcess, rounds: int, per_round: int) -> 
     return {"latencies": lat, "cpu": cpu, "rego": rego, "writes": writes, "requests": rounds * (per_round + CLIENTS)}
 
 
-def rego_without_cache(bench: Bench, hook: WebhookProcess, count: int) -> tuple[float, float, int]:
-    """Rego CPU share with the decision cache dropped: every admission evaluates the subset decision."""
+def rego_without_cache(bench: Bench, hook: WebhookProcess, count: int) -> tuple[float, float, int, int, float]:
+    """Rego CPU share with the decision cache dropped: every admission evaluates the subset decision.
+
+    Returns Rego CPU, webhook CPU, evaluations, and the interpreter builds that fell in the
+    window with their CPU (a server thread's first evaluation; see benchmarks/webhook_proc.py).
+    """
     hook.drop_decision_cache()
     # Warm-up, not measured: each server thread builds its own regorus engine on its first
     # evaluation (engines are bound to their thread); with the cache on most threads never did.
@@ -213,7 +217,9 @@ def rego_without_cache(bench: Bench, hook: WebhookProcess, count: int) -> tuple[
     before = hook.stats()
     load(hook.url + "/mutate/pods", bench.ca.cert_pem, bench.template(), count, warm=CLIENTS)
     after = hook.stats()
-    return after["rego_cpu"] - before["rego_cpu"], after["cpu"] - before["cpu"], after["rego_calls"] - before["rego_calls"]
+    return (after["rego_cpu"] - before["rego_cpu"], after["cpu"] - before["cpu"],
+            after["rego_calls"] - before["rego_calls"], after["rego_builds"] - before["rego_builds"],
+            after["rego_build_cpu"] - before["rego_build_cpu"])
 
 
 def burst(bench: Bench, hooks: dict[bool, WebhookProcess], pods: int, latencies_ms: tuple[int, ...]) -> list[dict[str, Any]]:
@@ -254,7 +260,8 @@ def main(quick: bool = False) -> dict[str, Any]:
             bursts = burst(bench, hooks, n_burst, (0, 10, 50))
             bench.new_spread()
             time.sleep(0.5)
-            nocache_rego, nocache_cpu, nocache_calls = rego_without_cache(bench, hooks[True], per_round)
+            nocache_rego, nocache_cpu, nocache_calls, nocache_builds, nocache_build_cpu = rego_without_cache(
+                bench, hooks[True], per_round)
         finally:
             for hook in hooks.values():
                 hook.close()
@@ -296,6 +303,9 @@ def main(quick: bool = False) -> dict[str, Any]:
           f"{'met' if met else 'NOT met'} ({per_pod[10]:.3f} writes/pod, {speedups[10]:.1f}x)")
 
     share = lat["rego"] / lat["cpu"]["/mutate/pods"]
+    # A server thread's first evaluation builds its interpreter: a one-off, not an admission's
+    # cost, so it leaves both the numerator and the denominator.
+    nocache_cpu -= nocache_build_cpu
     share_nocache = nocache_rego / nocache_cpu
     print_table("Rego share of the webhook's CPU during /mutate/pods",
                 ["configuration", "Rego CPU s", "webhook CPU s", "share"],
@@ -303,6 +313,8 @@ def main(quick: bool = False) -> dict[str, Any]:
                   f"{share:.1%}"],
                  [f"decision cache off ({nocache_calls} evaluations)", f"{nocache_rego:.3f}", f"{nocache_cpu:.2f}",
                   f"{share_nocache:.1%}"]])
+    print(f"  interpreter builds in the cache-off window, counted apart: {nocache_builds} "
+          f"({nocache_build_cpu:.3f} s CPU)")
     print(f"  target Rego <= {REGO_TARGET:.0%} of admission CPU: "
           f"{'met' if max(share, share_nocache) <= REGO_TARGET else 'NOT met'} (worst case {max(share, share_nocache):.1%})")
     return {"n_burst": n_burst, "per_pod": per_pod, "noop_p50": pct(noop, 50), "noop_p99": pct(noop, 99), "mutate_p50": pct(mutate, 50),

@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
@@ -128,6 +129,42 @@ class WatchStream:
             self._response.release_conn()
 
 
+# How often the token refresh hook runs at most. The `kubernetes` package calls it before
+# every request; the kubeconfig loader's hook then re-applies the whole configuration, and
+# assigning the host re-reads every proxy variable of the environment (about 2 ms, most of
+# a status write's client CPU on the webhook's admission path). Tokens are renewed 5 minutes
+# before they expire (kubeconfig) or every minute (in-cluster), so one second is harmless.
+TOKEN_REFRESH_INTERVAL = 1.0
+
+
+class ThrottledRefresh:
+    """Calls a configuration's `refresh_api_key_hook` at most once per `interval` seconds.
+
+    The kubeconfig loader's hook installs a new hook of its own each time it runs; that one
+    becomes the hook this object calls, and this object stays installed.
+    """
+
+    def __init__(self, hook: Any, interval: float = TOKEN_REFRESH_INTERVAL,
+                 clock: Any = time.monotonic) -> None:
+        self.hook = hook
+        self.interval = interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last: float | None = None
+
+    def __call__(self, configuration: Any) -> None:
+        with self._lock:
+            now = self._clock()
+            if self._last is not None and now - self._last < self.interval:
+                return
+            self._last = now
+            self.hook(configuration)
+            installed = getattr(configuration, "refresh_api_key_hook", None)
+            if installed is not self and installed is not None:
+                self.hook = installed
+                configuration.refresh_api_key_hook = self
+
+
 class KubeClient:
     """get/list/create/replace/replace_status/patch/delete/watch on any `Resource`.
 
@@ -159,6 +196,8 @@ class KubeClient:
                                                    client_configuration=cfg)
         except (kubernetes.config.ConfigException, OSError, ValueError, TypeError, yaml.YAMLError) as exc:
             raise KubeError(0, "ConfigError", f"cannot load cluster configuration: {exc}") from None
+        if cfg.refresh_api_key_hook is not None:
+            cfg.refresh_api_key_hook = ThrottledRefresh(cfg.refresh_api_key_hook)
         # Retries belong to the callers (conflict loops, watch backoff), not to urllib3.
         cfg.retries = False
         cfg.connection_pool_maxsize = pool_size

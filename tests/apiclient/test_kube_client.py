@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import pytest
+from kubernetes.config.kube_config import KubeConfigLoader
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
 
 from py_engine.apiclient import (
@@ -21,6 +22,7 @@ from py_engine.apiclient import (
     NotFound,
     ServerError,
 )
+from py_engine.apiclient.client import TOKEN_REFRESH_INTERVAL, ThrottledRefresh
 
 
 @pytest.fixture
@@ -171,5 +173,56 @@ def test_watch_closed_before_iteration_and_by_its_reader(env: KubeEnv) -> None:
             assert event["type"] == "ADDED"
             partly_read.close()  # the reader itself, suspended between events
         assert all(sock is None for sock in _pooled_sockets(client))
+    finally:
+        client.close()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_token_refresh_hook_runs_at_most_once_per_interval() -> None:
+    calls: list[object] = []
+    clock = FakeClock()
+    throttled = ThrottledRefresh(calls.append, interval=1.0, clock=clock)
+    for _ in range(5):
+        throttled("cfg")
+    assert calls == ["cfg"]
+    clock.now += 0.999
+    throttled("cfg")
+    assert len(calls) == 1
+    clock.now += 0.001
+    throttled("cfg")
+    assert len(calls) == 2  # an expiring token is still renewed, one interval late at most
+
+
+def test_a_token_kubeconfig_refreshes_once_per_interval_not_per_request(env: KubeEnv,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    real_set_config = KubeConfigLoader._set_config
+
+    def counted(self: Any, configuration: Any) -> None:
+        calls.append(configuration)
+        real_set_config(self, configuration)
+
+    client = KubeClient.load(env.kubeconfig)
+    try:
+        throttled = client.api_client.configuration.refresh_api_key_hook
+        assert isinstance(throttled, ThrottledRefresh)  # the kubeconfig's user has a token
+        clock = FakeClock()
+        throttled._clock = clock
+        monkeypatch.setattr(KubeConfigLoader, "_set_config", counted)
+        for i in range(10):
+            client.create(PODS, "default", pod(f"refresh-{i}"))
+        assert len(calls) == 1  # the loader's hook re-applies the configuration once, not per request
+        clock.now += TOKEN_REFRESH_INTERVAL
+        for i in range(3):
+            assert client.get(PODS, "default", f"refresh-{i}")["metadata"]["name"] == f"refresh-{i}"
+        assert len(calls) == 2
+        assert client.api_client.configuration.refresh_api_key_hook is throttled  # still installed
     finally:
         client.close()
