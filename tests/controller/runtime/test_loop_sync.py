@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, spread
+from workload_objects import pod, replicaset
 
 from py_engine.apiclient import PODS, REPLICASETS
 from py_engine.controller.runtime.loop import SpreadController
@@ -14,22 +14,6 @@ from py_engine.controller.runtime.sources import ListedSource
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
-
-
-def replicaset() -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": "web", "namespace": "default", "labels": {"pod-template-hash": "h1"}},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}}
-
-
-def pod(name: str, owner_uid: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h1"},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
-                                              "uid": owner_uid, "controller": True}]},
-            "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}
 
 
 def setup(env: KubeEnv, clock: Clock | None = None) -> tuple[SpreadController, ListedSource]:

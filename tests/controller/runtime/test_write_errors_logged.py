@@ -7,11 +7,11 @@ import dataclasses
 import json
 import logging
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, spread
+from workload_objects import pod, replicaset
 
 from py_engine.apiclient import PODS, REPLICASETS
 from py_engine.cli import main
@@ -25,22 +25,6 @@ from py_engine.semantics.clock import RealClock
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
 pytestmark = pytest.mark.timeout(60)
-
-
-def replicaset() -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": "web", "namespace": "default", "labels": {"pod-template-hash": "h1"}},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}}
-
-
-def pod(name: str, owner_uid: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h1"},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
-                                              "uid": owner_uid, "controller": True}]},
-            "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}
 
 
 def setup(env: KubeEnv, target: str = "web") -> tuple[SpreadController, ListedSource]:
