@@ -26,6 +26,15 @@ def _versions(group_doc: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def resource_in_listing(listing: Mapping[str, Any], group: str, version: str, kind: str) -> Resource | None:
+    """The resource serving `kind` in one group version's discovery listing (its `resources`
+    array; sub-resources such as `deployments/scale` are skipped), or None."""
+    for entry in listing.get("resources") or []:
+        if isinstance(entry, Mapping) and entry.get("kind") == kind and "/" not in str(entry.get("name") or "/"):
+            return Resource(group, version, str(entry["name"]), bool(entry.get("namespaced", True)), kind)
+    return None
+
+
 def discover_resource(client: KubeClient, group: str, kind: str, *, timeout: float = 5.0) -> Resource | None:
     """The resource serving `kind` in `group`, or None when the cluster does not serve it.
 
@@ -42,7 +51,7 @@ def discover_resource(client: KubeClient, group: str, kind: str, *, timeout: flo
                                      timeout=timeout)
         except NotFound:
             continue
-        for entry in listing.get("resources") or []:
-            if isinstance(entry, Mapping) and entry.get("kind") == kind and "/" not in str(entry.get("name") or "/"):
-                return Resource(group, version, str(entry["name"]), bool(entry.get("namespaced", True)), kind)
+        found = resource_in_listing(listing, group, version, kind)
+        if found is not None:
+            return found
     return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from py_engine.admission.nodes import NodeInventory, build_node_inventory
@@ -29,6 +29,7 @@ from py_engine.apiclient import (
     Resource,
     WatchCache,
 )
+from py_engine.apiclient.discovery import resource_in_listing
 from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.model.resource import SPREADS
 from py_engine.semantics import objects
@@ -157,15 +158,11 @@ class LiveAdmissionView:
         group = objects.api_group(api_version)
         version = api_version.rsplit("/", 1)[-1]
         path = f"/apis/{api_version}" if group else f"/api/{version}"
-        found: Resource | None = None
         try:
             doc = self.client.request("GET", path, timeout=self._lookup_timeout)
         except KubeError:
             return None  # not cached: retried on the next request
-        for entry in doc.get("resources") or []:
-            if isinstance(entry, Mapping) and entry.get("kind") == kind and "/" not in str(entry.get("name", "")):
-                found = Resource(group, version, str(entry["name"]), bool(entry.get("namespaced", True)), kind)
-                break
+        found = resource_in_listing(doc, group, version, kind)
         with self._lock:
             self._discovered[key] = found
         return found
