@@ -80,6 +80,7 @@ class StepRunner(abc.ABC):
     """Runs a scenario's steps on a started `Stack`: a report of the start, then one per step."""
 
     scenario: Scenario
+    stack: Stack
 
     @abc.abstractmethod
     def setup(self) -> None:
@@ -90,8 +91,28 @@ class StepRunner(abc.ABC):
         """The live pods under test, by name."""
 
     @abc.abstractmethod
+    def change_workload(self, step: Step) -> None:
+        """Carry out a step on the object under test (scale, maxReplicas, rollingUpdate)."""
+
     def apply(self, step: Step) -> None:
-        """Carry out one step and let the cluster settle."""
+        """Carry out one step, then advance the clock (`advance`) or let the cluster settle."""
+        api = self.stack.api
+        if step.kind == "taint":
+            node = api.get("v1/nodes", None, step.value["node"])
+            taint = {k: step.value[k] for k in ("key", "value", "effect") if step.value.get(k) is not None}
+            taint.setdefault("effect", "NoSchedule")
+            taints = [*(node.get("spec", {}).get("taints") or []), taint]
+            api.patch("v1/nodes", None, step.value["node"], {"spec": {"taints": taints}}, "merge")
+        elif step.kind == "cordon":
+            api.patch("v1/nodes", None, step.value, {"spec": {"unschedulable": True}}, "merge")
+        elif step.kind == "removeNode":
+            self.stack.cluster.delete_node(step.value)
+        elif step.kind != "advance":
+            self.change_workload(step)
+        if step.kind == "advance":
+            self.stack.advance(float(step.value))
+        else:
+            self.stack.settle(self.scenario.settle_seconds)
 
     @abc.abstractmethod
     def report(self, index: int, name: str, before: dict[str, dict[str, Any]]) -> StepReport:
@@ -144,7 +165,7 @@ class ScenarioRun(StepRunner):
         self.stack.create(SPREADS, dict(self.scenario.spread), self.namespace)
         self.stack.settle(self.scenario.settle_seconds)
 
-    def apply(self, step: Step) -> None:
+    def change_workload(self, step: Step) -> None:
         api, ns = self.stack.api, self.namespace
         if step.kind == "scale":
             api.patch(self.kind.resource, ns, self.name, {"spec": {self.kind.replicas_field: step.value}}, "merge")
@@ -155,25 +176,11 @@ class ScenarioRun(StepRunner):
                     subset["maxReplicas"] = step.value["value"]
             api.update(SPREADS, ns, self.spread_name, spread)
             self.stack.wait_webhook_generation(ns, self.spread_name)
-        elif step.kind == "taint":
-            node = api.get("v1/nodes", None, step.value["node"])
-            taint = {k: step.value[k] for k in ("key", "value", "effect") if step.value.get(k) is not None}
-            taint.setdefault("effect", "NoSchedule")
-            taints = [*(node.get("spec", {}).get("taints") or []), taint]
-            api.patch("v1/nodes", None, step.value["node"], {"spec": {"taints": taints}}, "merge")
-        elif step.kind == "cordon":
-            api.patch("v1/nodes", None, step.value, {"spec": {"unschedulable": True}}, "merge")
-        elif step.kind == "removeNode":
-            self.stack.cluster.delete_node(step.value)
         elif step.kind == "rollingUpdate":
             workload = api.get(self.kind.resource, ns, self.name)
             for container in workload["spec"]["template"]["spec"]["containers"]:
                 container["image"] = step.value["image"]
             api.update(self.kind.resource, ns, self.name, workload)
-        if step.kind == "advance":
-            self.stack.advance(float(step.value))
-        else:
-            self.stack.settle(self.scenario.settle_seconds)
 
     def report(self, index: int, name: str, before: dict[str, dict[str, Any]]) -> StepReport:
         pods = self.pods()

@@ -106,7 +106,7 @@ class UnitedScenarioRun(StepRunner):
         change(obj)
         self.stack.api.update(UDS, self.namespace, self.name, obj)
 
-    def apply(self, step: Step) -> None:
+    def change_workload(self, step: Step) -> None:
         api, ns = self.stack.api, self.namespace
         if step.kind == "scale":
             api.patch(UDS, ns, self.name, {"spec": {"replicas": step.value}}, "merge", subresource="scale")
@@ -122,20 +122,6 @@ class UnitedScenarioRun(StepRunner):
                     for container in body["spec"]["template"]["spec"]["containers"]:
                         container["image"] = step.value["image"]
             self._update(image)
-        elif step.kind == "taint":
-            node = api.get("v1/nodes", None, step.value["node"])
-            taint = {k: step.value[k] for k in ("key", "value", "effect") if step.value.get(k) is not None}
-            taint.setdefault("effect", "NoSchedule")
-            taints = [*(node.get("spec", {}).get("taints") or []), taint]
-            api.patch("v1/nodes", None, step.value["node"], {"spec": {"taints": taints}}, "merge")
-        elif step.kind == "cordon":
-            api.patch("v1/nodes", None, step.value, {"spec": {"unschedulable": True}}, "merge")
-        elif step.kind == "removeNode":
-            self.stack.cluster.delete_node(step.value)
-        if step.kind == "advance":
-            self.stack.advance(float(step.value))
-        else:
-            self.stack.settle(self.scenario.settle_seconds)
 
     def caps(self, obj: Mapping[str, Any], replicas: int) -> dict[str, int | None]:
         caps: dict[str, int | None] = {}
