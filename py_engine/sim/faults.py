@@ -181,6 +181,7 @@ class FaultInjector:
         self._lock = threading.Lock()
         self._rng = random.Random(self.seed)
         self._rules = parse_spec(self.spec)
+        self._forced: list[int] = []
 
     def set_spec(self, spec: str, *, seed: int | None = None) -> None:
         """Replace the rules (validated first: a bad spec leaves the old rules active)."""
@@ -191,6 +192,17 @@ class FaultInjector:
             if seed is not None:
                 self.seed = seed
                 self._rng = random.Random(seed)
+            self._forced = []
+
+    def force_errors(self, *codes: int) -> None:
+        """The next requests that a rule gives error probabilities get these errors, in
+        order, before random draws resume: a test that must see each kind of fault at least
+        once does not depend on how many requests its timing happens to make."""
+        unknown = [c for c in codes if c not in _ERROR_KEYS.values()]
+        if unknown:
+            raise FaultSpecError(f"cannot force errors {unknown}; expected one of {sorted(set(_ERROR_KEYS.values()))}")
+        with self._lock:
+            self._forced.extend(codes)
 
     def clear(self) -> None:
         self.set_spec("")
@@ -219,7 +231,9 @@ class FaultInjector:
         with self._lock:
             if latency is not None:
                 out.latency = latency[0] if latency[0] == latency[1] else self._rng.uniform(*latency)
-            if errs:
+            if errs and self._forced:
+                out.error_code = self._forced.pop(0)
+            elif errs:
                 u = self._rng.random()
                 acc = 0.0
                 for code, p in errs:

@@ -94,6 +94,7 @@ def run_burst(env: KubeEnv, procs: list[WebhookProcess], pods: int, tmp_path: Pa
     subsets = [{"name": n, "maxReplicas": cap} for n, cap in CAPS.items()]
     env.client.create(SPREADS, "default", spread("ws", subsets))
     env.faults.set_spec("workloadspreads/status:update:conflict=0.1", seed=11)
+    env.faults.force_errors(409)  # ~40 writes at 10 % could see none; the first one conflicts for certain
     for i in range(n_procs):
         procs.append(WebhookProcess(env.kubeconfig, cert, key, tmp_path / f"webhook-{i}.log"))
     http = urllib3.PoolManager(maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem,

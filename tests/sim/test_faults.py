@@ -77,6 +77,18 @@ def test_seeded_draws_are_reproducible_and_rates_hold() -> None:
     assert all(0 <= lat <= 0.001 for _, lat in seq_a)
 
 
+def test_forced_errors_come_first_on_matching_requests_then_draws_resume() -> None:
+    inj = FaultInjector("workloadspreads/status:update:conflict=0,error500=0;pods:*:latency=1us", seed=1)
+    inj.force_errors(409, 500)
+    assert inj.decide("pods", None, "create").error_code is None  # no error rule: nothing forced
+    assert [inj.decide("workloadspreads", "status", "update").error_code for _ in range(3)] == [409, 500, None]
+    inj.force_errors(500)
+    inj.set_spec("workloadspreads/status:update:conflict=0")  # new rules drop what was still forced
+    assert inj.decide("workloadspreads", "status", "update").error_code is None
+    with pytest.raises(FaultSpecError, match="cannot force errors"):
+        inj.force_errors(418)
+
+
 def test_faults_visible_to_the_http_client(core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer) -> None:
     apiserver.faults.set_spec("pods:create:throttle=1;pods:list:error500=1;configmaps:get:conflict=1")
     with pytest.raises(ApiException) as info:

@@ -98,6 +98,9 @@ def test_concurrent_creates_three_processes_with_409s_500s_and_latency(
         w = workload(env, f"t{trial}", pods, caps_for(pods))
         wait_spread_seen(procs, w)
         env.api.faults.set_spec(BURST_FAULTS, seed=trial)
+        # Group commit makes few status writes (about 40 in the quick burst), so 2 % 500s
+        # alone would often miss; the first two writes fail for certain, the rest at random.
+        env.api.faults.force_errors(409, 500)
         outcome = Burst(env, w, procs).run(pods)
         env.api.faults.clear()
         injected = dict(env.api.faults.counts)
