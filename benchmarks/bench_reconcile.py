@@ -30,16 +30,14 @@ Targets: full reconcile of 10,000 pods <= 1 s, 0 steady-state writes.
 from __future__ import annotations
 
 import copy
-import gc
 import random
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from benchmarks.common import Target, machine_description, print_table
+from benchmarks.common import Target, best_of, machine_description, print_table
 from py_engine.controller.podlisting import PodList
 from py_engine.controller.reconcile import ClusterView, SyncResult, reconcile
 from py_engine.model.constants import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION
@@ -179,14 +177,6 @@ def owner_pass(ns: Namespace) -> float:
         uid = workload.replica_set["metadata"]["uid"]
         _ = [p for p in ns.pods if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or ())]
     return time.perf_counter() - started
-
-
-def best_of(rounds: int, func: Callable[[], float]) -> float:
-    samples = []
-    for _ in range(rounds):
-        gc.collect()
-        samples.append(func())
-    return min(samples)
 
 
 def main(quick: bool = False) -> dict[str, Any]:

@@ -23,15 +23,13 @@ Targets: steady-state writes 0; the steady pass at most the baseline's time.
 from __future__ import annotations
 
 import copy
-import gc
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from benchmarks.common import Target, machine_description, print_table
+from benchmarks.common import Target, best_of, machine_description, print_table
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.united.plan import Plan, plan
 from py_engine.united.state import UnitedState
@@ -134,14 +132,6 @@ def sync_all(ns: Namespace, *, indexed: bool = True, only: list[JSON] | None = N
         results.append((obj, plan(state, NOW)))
     seconds = time.perf_counter() - started
     return Pass(seconds, sum(ns.apply(obj, result) for obj, result in results))
-
-
-def best_of(rounds: int, func: Callable[[], float]) -> float:
-    samples = []
-    for _ in range(rounds):
-        gc.collect()
-        samples.append(func())
-    return min(samples)
 
 
 def main(quick: bool = False) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import statistics
@@ -27,6 +28,16 @@ def time_per_call(func: Callable[[], object], *, repeat: int, rounds: int = 5) -
             func()
         samples.append((time.perf_counter() - start) / repeat)
     return statistics.median(samples)
+
+
+def best_of(rounds: int, func: Callable[[], float]) -> float:
+    """The smallest of `rounds` timings `func` returns, each after a garbage collection (the
+    least disturbed run, as `timeit` reports)."""
+    samples = []
+    for _ in range(rounds):
+        gc.collect()
+        samples.append(func())
+    return min(samples)
 
 
 def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
