@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from py_engine.cli.preflight import opa_url
+from py_engine.cli.snapshot_input import InputError, now_from
 from py_engine.semantics import objects
 
 if TYPE_CHECKING:
@@ -43,10 +44,6 @@ if TYPE_CHECKING:
 
 EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
 OPERATIONS = ("CREATE", "DELETE", "EVICT")
-
-
-class InputError(Exception):
-    """Input that cannot be used; reported as `spreadgate admit: error: ...`, exit 2."""
 
 
 def register(subparsers: Any) -> None:
@@ -140,18 +137,6 @@ def _custom_workloads(values: list[str], snapshot: SnapshotReader) -> tuple[dict
         return (whitelist_from_flags(values) + whitelist_in_objects(snapshot.objects.values())).entries()
     except WhitelistError as exc:
         raise InputError(str(exc)) from None
-
-
-def _now(text: str | None) -> Any:
-    from py_engine.semantics.clock import RealClock
-    from py_engine.semantics.timeutil import TimestampError, parse_time
-
-    if text is None:
-        return RealClock().now()
-    try:
-        return parse_time(text)
-    except TimestampError as exc:
-        raise InputError(f"--now: {exc}") from None
 
 
 # ----------------------------------------------------------------------------- output
@@ -256,7 +241,7 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     items = _load_snapshot(args.state)
     snapshot = SnapshotReader(items)
     pod = _load_pod(args.pod, args.operation, snapshot)
-    now = _now(args.now)
+    now = now_from(args.now)
     custom = _custom_workloads(args.custom_workload, snapshot)
     kinds = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
     notes: list[str] = []

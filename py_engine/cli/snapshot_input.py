@@ -2,8 +2,8 @@
 
 `spreadgate reconcile` and `spreadgate united plan` read the same kind of
 snapshot (`kubectl get ... -o yaml`, a List or several documents, `-` for
-stdin) and the same optional `--now`; both turn bad input into one line and
-exit 2. An `InputError` carries that line.
+stdin), and they and `spreadgate admit` the same optional `--now`; all turn bad
+input into one line and exit 2. An `InputError` carries that line.
 """
 
 from __future__ import annotations
