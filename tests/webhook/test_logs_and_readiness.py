@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from logging_kit import root_logger_restored
 
 from py_engine import logsetup
 from py_engine.admission.service import Decision
@@ -126,17 +127,9 @@ def test_a_failed_validation_is_an_error_record(client: Any, caplog: pytest.LogC
 @pytest.fixture
 def json_stream() -> Iterator[io.StringIO]:
     stream = io.StringIO()
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level)
-    logsetup.configure("debug", "json", stream)
-    try:
+    with root_logger_restored():
+        logsetup.configure("debug", "json", stream)
         yield stream
-    finally:
-        for handler in list(root.handlers):
-            root.removeHandler(handler)
-        for handler in saved[0]:
-            root.addHandler(handler)
-        root.setLevel(saved[1])
 
 
 def test_json_format_lines_parse(client: Any, json_stream: io.StringIO) -> None:

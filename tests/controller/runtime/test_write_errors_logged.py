@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 import webhook_testkit
+from logging_kit import root_logger_restored
 from webhook_testkit import SPREADS, KubeEnv, spread
 from workload_objects import pod, replicaset
 
@@ -92,16 +93,8 @@ def test_a_failed_pod_delete_names_the_pod(kube_env: KubeEnv) -> None:
 @pytest.fixture
 def restore_logging() -> Iterator[None]:
     """`main` configures the root logger (py_engine.logsetup); put pytest's handlers back after."""
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level)
-    try:
+    with root_logger_restored():
         yield
-    finally:
-        for handler in list(root.handlers):
-            root.removeHandler(handler)
-        for handler in saved[0]:
-            root.addHandler(handler)
-        root.setLevel(saved[1])
 
 
 def test_the_controller_cli_writes_the_failure_as_one_json_line(
