@@ -5,6 +5,8 @@ Import fixtures by name into a test module (`from webhook_testkit import kube_en
 - `kube_env`  an embedded `ApiServer` served over HTTPS on 127.0.0.1, a kubeconfig for
               it and a `KubeClient`; the WorkloadSpread CRD (status subresource) is installed.
 - `wait_until(cond, timeout, what)`  poll with a deadline (no sleeps as synchronisation).
+- `AnswersAtOnce`  for stub admission services: the asynchronous entry points the app uses
+              under the real server answer with the synchronous ones' decision, at once.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from py_engine.admission.service import Answer, Decision
 from py_engine.apiclient import KubeClient
 from py_engine.model.resource import SPREADS
 from py_engine.resources import WORKLOADSPREAD_CRD, read_yaml
@@ -54,6 +58,23 @@ def wait_until(cond: Callable[[], Any], timeout: float = 10.0, what: str = "cond
         if now > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(max(0.005, now - started))
+
+
+class AnswersAtOnce:
+    """Base of a stub admission service: `mutate_pod_async` and `validate_pod_async` answer with
+    `mutate_pod` and `validate_pod`, before returning (subclasses define those two)."""
+
+    def mutate_pod(self, request: Any) -> Decision:
+        raise NotImplementedError
+
+    def validate_pod(self, request: Any) -> Decision:
+        raise NotImplementedError
+
+    def mutate_pod_async(self, request: Any, answer: Answer) -> None:
+        answer(partial(self.mutate_pod, request))
+
+    def validate_pod_async(self, request: Any, answer: Answer) -> None:
+        answer(partial(self.validate_pod, request))
 
 
 def spread(name: str, subsets: list[dict[str, Any]], target: str = "web", namespace: str = "default",

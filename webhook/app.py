@@ -15,6 +15,13 @@ pod, spread, subset, decision and duration_ms: a denial at warning (error when i
 policy engine or a crash), an admission the webhook could not record (commit-failed) or whose subset
 patch was refused at warning, every other admission at debug. Nothing below the app logs a
 decision, so each is logged once (docs/operations.md, "Logs").
+
+Pod CREATEs and DELETEs wait for the group committer's status write. Under the webhook's own
+front end they answer later (`webhook.wsgi_call.DEFER_KEY`): the view reads and checks the
+review, hands it to the service's asynchronous entry point and returns its worker to the pool;
+the committer's thread builds, logs and sends the answer. Under any other server (Flask's test
+client) the same steps run on the request's thread. Both produce the same answer, log record and
+metrics.
 """
 
 from __future__ import annotations
@@ -23,11 +30,12 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from flask import Flask, Response, request
 
-from py_engine.admission.service import AdmissionService, Decision
+from py_engine.admission.service import AdmissionService, Answer, Decision, Outcome
 from py_engine.logsetup import fields
 from py_engine.policy import PolicyError
 from py_engine.semantics import objects
@@ -35,15 +43,25 @@ from py_engine.validation.uniteddeployment import UdReviewResult, review_unitedd
 from webhook.limits import API_SERVER_REQUEST_LIMIT
 from webhook.metrics import WebhookMetrics
 from webhook.review import ReviewError, error_response, parse_review, review_response
+from webhook.wsgi_call import DEFER_KEY, Reply
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = API_SERVER_REQUEST_LIMIT
 Handler = Callable[[Mapping[str, Any]], Decision]
+LaterHandler = Callable[[Mapping[str, Any], Answer], None]
+
+
+def _encode(payload: Any) -> bytes:
+    return json.dumps(payload, separators=(",", ":")).encode("utf-8")
 
 
 def _json(payload: Any, status: int = 200) -> Response:
-    return Response(json.dumps(payload, separators=(",", ":")), status=status, mimetype="application/json")
+    return Response(_encode(payload), status=status, mimetype="application/json")
+
+
+def _reraise(exc: Exception) -> Decision:
+    raise exc
 
 
 def _problem(status: int, message: str) -> Response:
@@ -120,20 +138,49 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
             service.validation_engine, req, allowed_patch_fields=tuple(service.config.allowed_patch_fields))),
         **(extra_routes or {}),
     }
+    # The paths that wait for a status write answer later where the server offers it (DEFER_KEY):
+    # the worker thread goes back to the pool while the pod waits for its batch to be written.
+    later: dict[str, LaterHandler] = {path: handler for path, handler in (
+        ("/mutate/pods", service.mutate_pod_async), ("/validate/pods", service.validate_pod_async))
+        if path not in (extra_routes or {})}
+
+    def finished(path: str, started: float, code: int) -> None:
+        metrics.latency.observe(time.perf_counter() - started, webhook=path)
+        metrics.requests.inc(webhook=path, code=str(code))
 
     def admit(path: str) -> Response:
         started = time.perf_counter()
-        handler = handlers[path]
-        code = 200
-        try:
-            response = _admit(handler, path, started)
-            code = response.status_code
-            return response
-        finally:
-            metrics.latency.observe(time.perf_counter() - started, webhook=path)
-            metrics.requests.inc(webhook=path, code=str(code))
+        review = _read_review(path)
+        if isinstance(review, Response):
+            finished(path, started, review.status_code)
+            return review
+        api_version, req = review
+        defer = request.environ.get(DEFER_KEY) if path in later else None
+        if defer is None:
+            handler = handlers[path]
+            try:
+                return _json(_decide(path, api_version, req, started, lambda: handler(req)))
+            finally:
+                finished(path, started, 200)
+        reply: Reply = defer()
 
-    def _admit(handler: Handler, path: str, started: float) -> Response:
+        def answer(outcome: Outcome) -> None:
+            try:
+                body = _encode(_decide(path, api_version, req, started, outcome))
+            except Exception as exc:  # never leave the API server without an answer
+                log.exception("answering an admission failed", extra=fields(**_subject(path, req), cause=str(exc)))
+                body = _encode(error_response(api_version, str(req["uid"]), 500, "internal error"))
+            finished(path, started, 200)
+            reply(200, [("Content-Type", "application/json")], body)
+
+        try:
+            later[path](req, answer)
+        except Exception as exc:  # raised before answering: the same panic recovery as a handler's
+            answer(partial(_reraise, exc))
+        return Response(status=204)  # never sent: the deferral answers
+
+    def _read_review(path: str) -> Response | tuple[str, dict[str, Any]]:
+        """The request's AdmissionReview (api_version, request), or the problem to answer."""
         content_type = (request.mimetype or "").lower()
         if content_type != "application/json":
             return _problem(415, f"unsupported Content-Type {request.content_type or '(none)'!r}; "
@@ -145,13 +192,17 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
         if len(body) > max_body:
             return _problem(413, f"request body exceeds the {max_body}-byte limit")
         try:
-            api_version, req = parse_review(body)
+            return parse_review(body)
         except ReviewError as exc:
             metrics.decisions.inc(webhook=path, outcome="bad-request")
             return _problem(exc.code, exc.message)
+
+    def _decide(path: str, api_version: str, req: Mapping[str, Any], started: float,
+                outcome: Outcome) -> dict[str, Any]:
+        """The AdmissionReview answer to `req`: the decision `outcome` returns, logged and counted once."""
         uid = str(req["uid"])
         try:
-            decision = handler(req)
+            decision = outcome()
         except Exception as exc:  # panic recovery: a denial that still echoes the uid
             extra = fields(**_subject(path, req), decision="error", code=500, webhook=path,
                            duration_ms=round((time.perf_counter() - started) * 1000, 3), cause=str(exc))
@@ -160,10 +211,10 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
             else:
                 log.exception("admission denied: handler crashed", extra=extra)
             metrics.decisions.inc(webhook=path, outcome="error")
-            return _json(error_response(api_version, uid, 500, f"internal error: {type(exc).__name__}: {exc}"))
+            return error_response(api_version, uid, 500, f"internal error: {type(exc).__name__}: {exc}")
         metrics.decisions.inc(webhook=path, outcome=decision.outcome)
         _log_decision(path, req, decision, time.perf_counter() - started)
-        return _json(review_response(api_version, uid, decision))
+        return review_response(api_version, uid, decision)
 
     for path in handlers:
         app.add_url_rule(path, endpoint=path, view_func=lambda path=path: admit(path), methods=["POST"])

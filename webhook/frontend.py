@@ -5,7 +5,10 @@ the TLS handshake (`loop.start_tls` with a handshake deadline), the request
 head (a header deadline) and the body (a body deadline) are waited for without
 holding a thread, so an idle TCP connection or a client dripping one byte at a
 time costs a socket and a timer, never a worker. Only a complete request goes
-to the bounded worker pool that runs the WSGI app (`webhook.wsgi_call`).
+to the bounded worker pool that runs the WSGI app (`webhook.wsgi_call`). An
+answer the app defers (an admission waiting for the group committer's write)
+is posted back to the loop by whichever thread produces it, so no worker
+waits for it; until then the request still counts against the queue bound.
 
 Bounds (`webhook.limits.ServerLimits`): open connections (more are closed as
 they arrive, before any handshake), request head size (431), body size (413,
@@ -24,20 +27,24 @@ traceback; a connection that closes cleanly between requests logs nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import ssl
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from webhook.http1 import HEAD_END, HttpError, RequestHead, parse_head, problem_response, response_head
 from webhook.limits import ServerLimits
-from webhook.wsgi_call import WSGIApp, call_app, environ_for
+from webhook.wsgi_call import DEFER_KEY, Answer, Deferral, WSGIApp, call_app, environ_for
 
 log = logging.getLogger(__name__)
 
 SERVER_HEADER = ("Server", "spreadgate-webhook")
+Posted = tuple[Callable[..., None], tuple[Any, ...]]
 
 
 class FrontEndStats:
@@ -83,6 +90,10 @@ class FrontEnd:
         self.serving = threading.Event()
         """Set once the loop accepts connections (`stop()` before that would race the start)."""
         self._stopped = threading.Event()
+        self._posted: list[Posted] = []
+        self._posted_lock = threading.Lock()
+        self._wake_pending = False
+        self._held = threading.local()
 
     # -- lifecycle (any thread) ---------------------------------------------------------------
 
@@ -148,14 +159,86 @@ class FrontEnd:
 
     # -- worker thread ------------------------------------------------------------------------
 
-    def answer(self, head: RequestHead, body: bytes, peer: tuple[str, int]) -> tuple[bytes, bool]:
-        """Run the app on one complete request; (response bytes, keep the connection open)."""
+    def answer(self, head: RequestHead, body: bytes, peer: tuple[str, int],
+               deliver: Callable[[bytes, bool], None]) -> tuple[bytes, bool] | None:
+        """Run the app on one complete request: (response bytes, keep the connection open), or
+        None when the app deferred its answer, which then goes to `deliver` from whichever
+        thread replies (`webhook.wsgi_call.Deferral`)."""
         environ = environ_for(head, body, server=self.server_address, peer=peer)
+        deferral = Deferral(lambda later: deliver(*self._encode(head, later)))
+        environ[DEFER_KEY] = deferral.defer
         result = call_app(self.app, environ)
+        if deferral.taken and not result.crashed:
+            return None
+        if not deferral.claim():  # crashed after its deferred answer went out
+            return None
+        return self._encode(head, result)
+
+    @staticmethod
+    def _encode(head: RequestHead, result: Answer) -> tuple[bytes, bool]:
         keep_alive = head.keep_alive and result.status < 500
         payload = b"" if head.method == "HEAD" else result.body
         headers = [*result.headers, SERVER_HEADER]
         return response_head(result.status, headers, len(result.body), keep_alive) + payload, keep_alive
+
+    def serve(self, connection: Connection, exchange: _Exchange, head: RequestHead, body: bytes) -> None:
+        """A worker's whole part in one request: run the app, post its answer to the loop (unless
+        the app deferred it: then whoever replies posts it)."""
+        try:
+            result = self.answer(head, body, connection.peer, partial(self.post, connection.answered, exchange))
+        except Exception as exc:
+            self.post(connection.failed, exchange, exc)
+            return
+        if result is not None:
+            self.post(connection.answered, exchange, *result)
+
+    def post(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run `callback(*args)` on the loop thread, from any thread. Posts are queued and the loop
+        is woken once per run of them (`_run_posted`), and posts made inside `posts_held` wait
+        for the block's end: a commit batch answers dozens of admissions at once, and waking
+        the loop per answer cost each a context switch on both sides. Dropped once the loop is
+        closed (the server stopped and its connections are gone)."""
+        held: list[Posted] | None = getattr(self._held, "posts", None)
+        if held is not None:
+            held.append((callback, args))
+            return
+        self._post_all([(callback, args)])
+
+    @contextlib.contextmanager
+    def posts_held(self) -> Iterator[None]:
+        """Hold this thread's posts until the block ends, then hand them to the loop at once."""
+        if getattr(self._held, "posts", None) is not None:  # nested: the outer block sends
+            yield
+            return
+        held: list[Posted] = []
+        self._held.posts = held
+        try:
+            yield
+        finally:
+            self._held.posts = None
+            if held:
+                self._post_all(held)
+
+    def _post_all(self, posts: list[Posted]) -> None:
+        with self._posted_lock:
+            self._posted.extend(posts)
+            if self._wake_pending:
+                return
+            self._wake_pending = True
+        try:
+            self.loop.call_soon_threadsafe(self._run_posted)
+        except RuntimeError:
+            log.debug("an answer arrived after the server stopped")
+
+    def _run_posted(self) -> None:
+        with self._posted_lock:
+            posted, self._posted = self._posted, []
+            self._wake_pending = False
+        for callback, args in posted:
+            try:
+                callback(*args)
+            except Exception as exc:  # one connection's bug must not drop the other answers
+                log.error("answering a request failed on the event loop: %s", _reason(exc))
 
 
 def _one_line_exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -163,6 +246,15 @@ def _one_line_exception_handler(loop: asyncio.AbstractEventLoop, context: dict[s
     exc = context.get("exception")
     detail = f"{type(exc).__name__}: {exc}" if exc is not None else ""
     log.warning("event loop: %s %s", context.get("message", ""), detail)
+
+
+class _Exchange:
+    """One request from dispatch to answer (loop thread only)."""
+
+    __slots__ = ("answered",)
+
+    def __init__(self) -> None:
+        self.answered = False
 
 
 class Connection(asyncio.Protocol):
@@ -306,21 +398,29 @@ class Connection(asyncio.Protocol):
         self.state = "busy"
         self.transport.pause_reading()
         self.front.pending += 1
-        future = self.front.loop.run_in_executor(self.front.executor, self.front.answer, head, body, self.peer)
-        future.add_done_callback(self._answered)
+        self.front.executor.submit(self.front.serve, self, _Exchange(), head, body)
 
-    def _answered(self, future: asyncio.Future[tuple[bytes, bool]]) -> None:
+    def answered(self, exchange: _Exchange, data: bytes, keep_alive: bool) -> None:
+        """The request's answer (loop thread): from the worker, or later from whoever the app
+        deferred it to; a second answer to the same request is dropped."""
+        if not exchange.answered:
+            self._answer(exchange, data, keep_alive)
+
+    def failed(self, exchange: _Exchange, failure: BaseException) -> None:
+        """The front end's own bug while answering (call_app turns app crashes into a 500)."""
+        log.error("answering %s failed: %s", self.peer[0], _reason(failure))
+        if not exchange.answered:
+            self._settle(exchange)
+            self.abort("internal error")
+
+    def _settle(self, exchange: _Exchange) -> None:
+        """The request is over (answered or abandoned): its place in the queue and its bytes are free."""
+        exchange.answered = True
         self.front.pending -= 1
         self._release()
-        if future.cancelled():
-            self.abort("server stopping", quiet=True)
-            return
-        failure = future.exception()
-        if failure is not None:  # call_app turns app crashes into a 500; this is the front end's own bug
-            log.error("answering %s failed: %s", self.peer[0], _reason(failure))
-            self.abort("internal error")
-            return
-        data, keep_alive = future.result()
+
+    def _answer(self, exchange: _Exchange, data: bytes, keep_alive: bool) -> None:
+        self._settle(exchange)
         self.front.stats.answered += 1
         if self.state == "closed" or self.transport is None or self.transport.is_closing():
             return

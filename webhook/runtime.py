@@ -4,8 +4,10 @@ end-to-end tests and the benchmark, so all three run the same wiring."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +78,7 @@ class Webhook:
         self.view = LiveAdmissionView(self.client, self.clock, node_simulation=options.node_simulation,
                                 watch_timeout_seconds=options.watch_timeout_seconds)
         self.committer = Committer(KubeStatusStore(self.client, SPREADS, self.view.spreads), self.clock,
-                                   batching=options.batching)
+                                   batching=options.batching, answering=self._answering)
         self.metrics.committer = self.committer.stats.snapshot
         self.decision_cache = EligibilityCache()
         config = ServiceConfig(on_commit_failure=options.on_commit_failure, commit_timeout=options.commit_timeout,
@@ -100,6 +102,11 @@ class Webhook:
                                 reload_interval=options.reload_interval, limits=options.limits)
         self.metrics.extra.extend(self._front_end_gauges())
         self._started = False
+
+    def _answering(self) -> AbstractContextManager[object]:
+        """Around each commit batch: its answers reach the front end's event loop in one wakeup."""
+        front = self.server.front
+        return front.posts_held() if front is not None else contextlib.nullcontext()
 
     def _front_end_gauges(self) -> list[Gauge]:
         """The front end's load and refusals (webhook.frontend), read at scrape time."""

@@ -8,7 +8,9 @@ same way whoever runs it; only these two sides differ:
   caches, a direct GET on a miss); `spreadgate admit` and the reference-vector
   tests use `snapshot.SnapshotReader` (a list of objects).
 * `SpreadCommitter`: applies a pure reservation function to the freshest copy
-  of a spread and writes the result durably before returning. The webhook's is
+  of a spread and writes the result durably before answering: `submit` blocks,
+  `submit_async` answers through a continuation (the webhook's, so a waiting
+  admission holds no thread). The webhook's is
   `runtime.committer.Committer` (group commit through the status subresource);
   the offline one is `recording.RecordingCommitter`, which only records what
   would be written.
@@ -28,6 +30,8 @@ R = TypeVar("R")
 JSON = dict[str, Any]
 Apply = Callable[[JSON], tuple[JSON | None, R]]
 """`apply(obj) -> (object to write or None, the caller's result)`: pure in the spread it is given."""
+Done = Callable[[R | None, BaseException | None], None]
+"""`on_done(result, error)`: how an asynchronous submit is answered, once; `error` is None on success."""
 
 
 class CommitFailed(Exception):
@@ -93,5 +97,11 @@ class SpreadCommitter(Protocol):
         """Commit `apply` on spread namespace/name before `deadline` (the clock's monotonic time);
         returns apply's result from the committed attempt. Raises `CommitFailed` subclasses, or
         whatever `apply` raised. `dry_run`: decide on the freshest object, write nothing."""
+        ...
+
+    def submit_async(self, namespace: str, name: str, apply: Apply[R], deadline: float, on_done: Done[R], *,
+                     dry_run: bool = False) -> None:
+        """Like `submit`, but answers through `on_done(result, None)` or `on_done(None, error)`,
+        called exactly once, possibly on another thread and possibly before this returns."""
         ...
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from py_engine.admission.ports import Apply, SpreadNotFound
+from py_engine.admission.ports import Apply, Done, SpreadNotFound
 from py_engine.admission.snapshot import SnapshotReader
 from py_engine.semantics.jsoncopy import json_copy
 
@@ -34,3 +34,13 @@ class RecordingCommitter:
             self.writes.append(written)
             self.snapshot.replace_spread(written)
         return result
+
+    def submit_async(self, namespace: str, name: str, apply: Apply[R], deadline: float, on_done: Done[R], *,
+                     dry_run: bool = False) -> None:
+        """`submit`, answered before returning (nothing here waits)."""
+        try:
+            result = self.submit(namespace, name, apply, deadline, dry_run=dry_run)
+        except Exception as exc:
+            on_done(None, exc)
+            return
+        on_done(result, None)

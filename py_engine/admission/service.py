@@ -9,7 +9,11 @@ Every guard (operation, resource, namespace, mirror pod, controller owner,
 active pod, dry run) is here and nowhere else: the decision functions it calls
 assume a pod that passed them.
 
-Three entry points, one per webhook path:
+Three entry points, one per webhook path (the two that commit also come as
+`mutate_pod_async` and `validate_pod_async`, which answer through a continuation
+once the committer has written, so the webhook holds no thread while a pod
+waits for its batch; both forms share every step, `_prepare_create` and
+`_prepare_release`):
 
 * `mutate_pod` (pod CREATE): trace the pod to its WorkloadSpread through the
   reader, take a slot with `reserve_create` through the committer
@@ -51,7 +55,7 @@ from py_engine.admission.inject import make_patch
 from py_engine.admission.matched import MATCHED_KEYS, SPREADGATE_KEY, without_matched_annotations
 from py_engine.admission.nodes import NodeClassCache
 from py_engine.admission.patch_guard import PatchGuard, inject_checked
-from py_engine.admission.ports import AdmissionReader, CommitFailed, SpreadCommitter, SpreadNotFound
+from py_engine.admission.ports import AdmissionReader, Apply, CommitFailed, SpreadCommitter, SpreadNotFound
 from py_engine.admission.release import DeleteRelease, find_annotated_spread, release_delete
 from py_engine.admission.reserve import CreateReservation, reserve_create
 from py_engine.admission.tracing import find_spread
@@ -130,6 +134,28 @@ class TimedEngine:
         self.engine.close()
 
 
+Outcome = Callable[[], Decision]
+"""A decision to read: returns it, or raises what deciding raised (the webhook's panic recovery)."""
+Answer = Callable[[Outcome], None]
+"""How an asynchronous entry point answers: `answer(outcome)`, exactly once, possibly on another
+thread (the committer's) and possibly before the entry point returns. An entry point that raises
+has not answered."""
+
+
+@dataclass(frozen=True)
+class _Commit:
+    """A decision that needs a reservation committed first: what to submit, and how the
+    committed result (`committed`) or the committer's error (`failed`, which raises what it
+    does not handle) becomes the decision."""
+
+    namespace: str
+    name: str
+    apply: Apply[Any]
+    committed: Callable[[Any], Decision]
+    failed: Callable[[BaseException], Decision]
+    dry_run: bool = False
+
+
 def _object(request: Mapping[str, Any], key: str) -> dict[str, Any] | None:
     value = request.get(key)
     return value if isinstance(value, dict) else None
@@ -175,6 +201,15 @@ class AdmissionService:
     # ------------------------------------------------------------ pod CREATE
 
     def mutate_pod(self, request: Mapping[str, Any]) -> Decision:
+        return self._commit_now(self._prepare_create(request))
+
+    def mutate_pod_async(self, request: Mapping[str, Any], answer: Answer) -> None:
+        """`mutate_pod` answered through `answer` (see `Answer`), without waiting for the commit."""
+        self._commit_later(self._prepare_create(request), answer)
+
+    def _prepare_create(self, request: Mapping[str, Any]) -> Decision | _Commit:
+        """Everything a pod CREATE decides before its slot is committed (or its decision, when it
+        needs no slot)."""
         resource = (request.get("resource") or {}).get("resource") if isinstance(request.get("resource"), Mapping) else None
         if request.get("operation") != "CREATE" or resource != "pods" or request.get("subResource"):
             return allow("skipped", "not a pod CREATE")
@@ -206,35 +241,62 @@ class AdmissionService:
             skipped = _without_subset(pod, "skipped", (), keys=SPREADGATE_KEY)
             return replace(skipped, message="no WorkloadSpread targets the pod's workload")
         generated_uid = self.new_uid()
+        name = objects.name(spread)
 
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[CreateReservation, dict[str, Any]]]:
             reservation = reserve_create(obj, traced, ctx, generated_uid=generated_uid)
             return reservation.spread, (reservation, obj)
 
-        name = objects.name(spread)
+        def committed(outcome: tuple[CreateReservation, dict[str, Any]]) -> Decision:
+            reservation, base = outcome
+            if reservation.subset is None:
+                return replace(_without_subset(pod, "allowed", reservation.warnings), spread=name)
+            try:
+                mutated, refused = inject_checked(pod, base, reservation.subset, reservation.uid, ctx)
+            except AdmissionError as exc:
+                # The slot is held until the controller ages the creatingPods entry out (30 s), as in Kruise.
+                return replace(deny(exc.code, exc.message, "denied"), spread=name)
+            patch = make_patch(pod, mutated)
+            # A refused subset patch (the allowlist, patch_guard) is left out; the pod is still placed.
+            return Decision(True, "patch-refused" if refused else "patched", patch=patch,
+                            warnings=(*reservation.warnings, *refused),
+                            audit={"workloadspread": name, "subset": reservation.subset,
+                                   **({"subset-patch": "refused"} if refused else {})},
+                            spread=name, subset=reservation.subset, pod=mutated)
+
+        def failed(exc: BaseException) -> Decision:
+            if isinstance(exc, SpreadNotFound):
+                return allow("skipped", f"WorkloadSpread {namespace}/{name} is gone")
+            if isinstance(exc, CommitFailed):
+                return replace(self._commit_failed(exc, namespace, name, pod), spread=name)
+            if isinstance(exc, AdmissionError):
+                return replace(deny(exc.code, exc.message, "denied"), spread=name)
+            raise exc
+
+        return _Commit(namespace, name, apply, committed, failed, dry_run=bool(request.get("dryRun")))
+
+    def _commit_now(self, step: Decision | _Commit) -> Decision:
+        """Commit `step`'s reservation, waiting for it, and return the decision."""
+        if isinstance(step, Decision):
+            return step
         try:
-            reservation, base = self.committer.submit(namespace, name, apply, self._deadline(),
-                                                      dry_run=bool(request.get("dryRun")))
-        except SpreadNotFound:
-            return allow("skipped", f"WorkloadSpread {namespace}/{name} is gone")
-        except CommitFailed as exc:
-            return replace(self._commit_failed(exc, namespace, name, pod), spread=name)
-        except AdmissionError as exc:
-            return replace(deny(exc.code, exc.message, "denied"), spread=name)
-        if reservation.subset is None:
-            return replace(_without_subset(pod, "allowed", reservation.warnings), spread=name)
-        try:
-            mutated, refused = inject_checked(pod, base, reservation.subset, reservation.uid, ctx)
-        except AdmissionError as exc:
-            # The slot is held until the controller ages the creatingPods entry out (30 s), as in Kruise.
-            return replace(deny(exc.code, exc.message, "denied"), spread=name)
-        patch = make_patch(pod, mutated)
-        # A refused subset patch (the allowlist, patch_guard) is left out; the pod is still placed.
-        return Decision(True, "patch-refused" if refused else "patched", patch=patch,
-                        warnings=(*reservation.warnings, *refused),
-                        audit={"workloadspread": name, "subset": reservation.subset,
-                               **({"subset-patch": "refused"} if refused else {})},
-                        spread=name, subset=reservation.subset, pod=mutated)
+            result = self.committer.submit(step.namespace, step.name, step.apply, self._deadline(),
+                                           dry_run=step.dry_run)
+        except Exception as exc:
+            return step.failed(exc)
+        return step.committed(result)
+
+    def _commit_later(self, step: Decision | _Commit, answer: Answer) -> None:
+        """Submit `step`'s reservation and answer when the committer has: the waiting holds no thread."""
+        if isinstance(step, Decision):
+            answer(lambda: step)
+            return
+
+        def done(result: Any, error: BaseException | None) -> None:
+            answer(lambda: step.failed(error) if error is not None else step.committed(result))
+
+        self.committer.submit_async(step.namespace, step.name, step.apply, self._deadline(), done,
+                                    dry_run=step.dry_run)
 
     def _commit_failed(self, exc: CommitFailed, namespace: str, name: str, pod: dict[str, Any]) -> Decision:
         message = f"WorkloadSpread {namespace}/{name}: {exc.message}"
@@ -247,6 +309,14 @@ class AdmissionService:
     # ----------------------------------------------------- pod DELETE/evict
 
     def validate_pod(self, request: Mapping[str, Any]) -> Decision:
+        return self._commit_now(self._prepare_release(request))
+
+    def validate_pod_async(self, request: Mapping[str, Any], answer: Answer) -> None:
+        """`validate_pod` answered through `answer` (see `Answer`), without waiting for the commit."""
+        self._commit_later(self._prepare_release(request), answer)
+
+    def _prepare_release(self, request: Mapping[str, Any]) -> Decision | _Commit:
+        """Everything a pod DELETE or eviction decides before its slot is given back."""
         operation = request.get("operation")
         resource = (request.get("resource") or {}).get("resource") if isinstance(request.get("resource"), Mapping) else None
         sub = request.get("subResource") or ""
@@ -286,22 +356,26 @@ class AdmissionService:
             release = release_delete(obj, pod, ctx)
             return release.spread, release
 
-        try:
-            release = self.committer.submit(namespace, name, apply, self._deadline())
-        except SpreadNotFound:
-            return allow("skipped", "WorkloadSpread is gone")
-        except (CommitFailed, AdmissionError) as exc:
+        def committed(release: DeleteRelease) -> Decision:
+            if release.spread is None:
+                return replace(allow("allowed"), spread=name, subset=release.subset)
+            if not release.freed:  # recorded, but the pod was beyond its subset's cap
+                return replace(allow("allowed", f"subset {release.subset}: over its cap; the deletion frees no slot"),
+                               spread=name, subset=release.subset)
+            return Decision(True, "released", audit={"workloadspread": name, "subset": release.subset or ""},
+                            spread=name, subset=release.subset)
+
+        def failed(exc: BaseException) -> Decision:
+            if isinstance(exc, SpreadNotFound):
+                return allow("skipped", "WorkloadSpread is gone")
+            if not isinstance(exc, (CommitFailed, AdmissionError)):
+                raise exc
             message = f"WorkloadSpread {namespace}/{name}: could not record the pod deletion: {exc}"
-            failed = (deny(500, message, "commit-failed") if self.config.deny_deletes_on_failure
-                      else allow("commit-failed", warnings=(message,)))
-            return replace(failed, audit={"workloadspread": name}, spread=name)
-        if release.spread is None:
-            return replace(allow("allowed"), spread=name, subset=release.subset)
-        if not release.freed:  # recorded, but the pod was beyond its subset's cap
-            return replace(allow("allowed", f"subset {release.subset}: over its cap; the deletion frees no slot"),
-                           spread=name, subset=release.subset)
-        return Decision(True, "released", audit={"workloadspread": name, "subset": release.subset or ""},
-                        spread=name, subset=release.subset)
+            refused = (deny(500, message, "commit-failed") if self.config.deny_deletes_on_failure
+                       else allow("commit-failed", warnings=(message,)))
+            return replace(refused, audit={"workloadspread": name}, spread=name)
+
+        return _Commit(namespace, name, apply, committed, failed)
 
     # ------------------------------------------------ WorkloadSpread CREATE/UPDATE
 

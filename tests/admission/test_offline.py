@@ -60,3 +60,27 @@ def test_offline_admission_runs_the_webhooks_guards() -> None:
     outcome = admission.create(mirror)
     assert outcome.allowed and outcome.subset is None and outcome.message == "mirror pod"
     assert not outcome.status_written
+
+
+def test_the_asynchronous_entry_points_decide_exactly_as_the_blocking_ones() -> None:
+    """`mutate_pod_async`/`validate_pod_async` (the webhook's) share every step with `mutate_pod`/
+    `validate_pod`: the same decisions, answered once each, over the same sequence of writes."""
+    blocking = OfflineAdmission([*deployment_chain(), _spread()], NOW, generated_uid="u")
+    later = OfflineAdmission([*deployment_chain(), _spread()], NOW, generated_uid="u")
+    pods = [pod(f"web-abc123-{i}") for i in range(3)]
+    admitted = [blocking.create(p).pod for p in pods]
+    requests: list[tuple[str, dict[str, Any]]] = [
+        *(("mutate", {"uid": f"c{i}", "operation": "CREATE", "namespace": "default", "name": p["metadata"]["name"],
+                      "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": p})
+          for i, p in enumerate(pods)),
+        ("validate", {"uid": "d0", "operation": "DELETE", "namespace": "default", "name": "web-abc123-0",
+                      "resource": {"group": "", "version": "v1", "resource": "pods"}, "oldObject": admitted[0]}),
+    ]
+    fresh = OfflineAdmission([*deployment_chain(), _spread()], NOW, generated_uid="u")
+    for kind, request in requests:
+        answers: list[Any] = []
+        entry = later.service.mutate_pod_async if kind == "mutate" else later.service.validate_pod_async
+        entry(request, lambda outcome, sink=answers: sink.append(outcome()))
+        expected = (fresh.service.mutate_pod if kind == "mutate" else fresh.service.validate_pod)(request)
+        assert answers == [expected]
+    assert later.committer.writes == fresh.committer.writes and later.committer.writes

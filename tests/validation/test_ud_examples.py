@@ -138,6 +138,11 @@ class _Service:
 
     validate_pod = validate_workloadspread = mutate_pod
 
+    def mutate_pod_async(self, request: dict[str, Any], answer: Any) -> None:
+        raise AssertionError("not routed here")
+
+    validate_pod_async = mutate_pod_async
+
 
 def _review(operation: str, obj: Any, old: Any = None) -> dict[str, Any]:
     request: dict[str, Any] = {"uid": "u-1", "operation": operation, "namespace": "default", "object": obj,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from webhook_testkit import AnswersAtOnce
 
 from py_engine.admission.service import Decision
 from webhook.app import create_app
@@ -23,7 +24,7 @@ class StubView:
         return self.synced
 
 
-class StubService:
+class StubService(AnswersAtOnce):
     def __init__(self) -> None:
         self.view = StubView()
         self.seen: list[dict[str, Any]] = []

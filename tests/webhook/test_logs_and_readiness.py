@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from logging_kit import root_logger_restored
+from webhook_testkit import AnswersAtOnce
 
 from py_engine import logsetup
 from py_engine.admission.service import Decision
@@ -32,7 +33,7 @@ class StubView:
         return self.synced
 
 
-class StubService:
+class StubService(AnswersAtOnce):
     """Answers by pod name: `deny-me` is denied, `policy-down` raises PolicyError, `boom` crashes."""
 
     def __init__(self) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from webhook_testkit import shared_ca, wait_until, write_cert
+from webhook_testkit import AnswersAtOnce, shared_ca, wait_until, write_cert
 
 from py_engine.admission.service import Decision
 from webhook.app import create_app
@@ -42,7 +42,7 @@ class StubView:
         return True
 
 
-class StubService:
+class StubService(AnswersAtOnce):
     """Answers like the real service, without a cluster: the server is under test here."""
 
     def __init__(self) -> None:

@@ -11,18 +11,25 @@ batched into the next single write:
   blocks until it is committed (or cannot be). `apply(obj) -> (new_obj | None,
   result)` is a pure function of the freshest object: it returns the object to
   write (None: nothing to write) and the caller's result.
+* `submit_async(..., on_done)` queues the same way without waiting: `on_done(result,
+  error)` is called once, on the thread that committed the batch. The webhook
+  answers pod CREATEs and DELETEs this way, so an admission waiting for its
+  batch holds no thread: parking a worker thread per admission and waking it
+  again cost about as much CPU as the whole decision (README, "A webhook no
+  client can stall").
 * Per spread, one thread at a time leads: it takes every pending request in
   arrival order, applies them one after another to one copy of the freshest
   object, and writes once through the status subresource with that object's
   resourceVersion. Each request is answered only after the write succeeded.
-  When the leader's own request is done it hands leadership to a waiting
-  thread, which takes what piled up meanwhile as the next batch.
-* Each waiting thread sleeps on its own bell (`_Request.bell`), rung when its
+  The thread that queues a request while nobody leads becomes the leader. An
+  asynchronous submitter leads until the queue is empty. A blocking one leads
+  until its own request is answered, then hands leadership to the oldest
+  blocked waiter; when only asynchronous requests wait, it starts a thread that
+  leads them, so a blocking caller is never kept beyond its own batch.
+* Each blocked waiter sleeps on its own bell (`_Request.bell`), rung when its
   request is answered or leadership is handed to it. A condition variable
   notified per batch woke every waiting thread (about 60 at 64 concurrent
-  admissions) only for most of them to find nothing changed and sleep again:
-  a profile of the webhook put those wakeups at about a tenth of its CPU
-  (README, "A webhook no client can stall").
+  admissions) only for most of them to find nothing changed and sleep again.
 * On 409 Conflict the batch is re-applied to an object re-read from the API
   (apply functions are pure, so this is safe) until the write succeeds or the
   requests' deadlines pass. Several webhook processes stay exact because they
@@ -30,7 +37,10 @@ batched into the next single write:
 * A request whose deadline passes before its batch is written fails with
   `CommitTimeout` and nothing of it is written; a request inside a batch whose
   write is already on the wire waits for that write's outcome, so a request is
-  never reported failed while its reservation was written.
+  never reported failed while its reservation was written. A blocked waiter
+  times out by itself; an asynchronous request is failed when the leader takes
+  it, which is at most one write later (that write's own timeout ends at the
+  batch's latest deadline, no later than the request's).
 * Freshest object: the last object this process wrote or read from the API is
   used until the watch cache has shown that same resourceVersion; from then on
   the watch cache is newer. resourceVersions are only compared for equality
@@ -53,14 +63,17 @@ Time comes from the injected `Clock`: deadlines are `clock.monotonic()` values.
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from py_engine.admission.ports import Apply, CommitError, CommitFailed, CommitTimeout, SpreadNotFound
+from py_engine.admission.ports import Apply, CommitError, CommitFailed, CommitTimeout, Done, SpreadNotFound
 from py_engine.apiclient import (
     Conflict,
     KubeClient,
@@ -76,6 +89,7 @@ from py_engine.semantics.jsoncopy import json_copy
 
 R = TypeVar("R")
 JSON = dict[str, Any]
+log = logging.getLogger(__name__)
 
 __all__ = ["CommitError", "CommitFailed", "CommitTimeout", "Committer", "CommitterStats", "KubeStatusStore",
            "SpreadNotFound", "StatusStore"]
@@ -143,26 +157,47 @@ class CommitterStats:
 
 
 class _Request(Generic[R]):
-    __slots__ = ("apply", "bell", "deadline", "done", "error", "result", "taken")
+    __slots__ = ("apply", "bell", "deadline", "done", "error", "leads", "on_done", "result", "taken")
 
-    def __init__(self, apply: Apply[R], deadline: float) -> None:
+    def __init__(self, apply: Apply[R], deadline: float, on_done: Callable[[_Request[R]], None] | None = None) -> None:
         self.apply = apply
         self.deadline = deadline
         self.done = False
         self.taken = False
+        self.leads = False
+        """Set (under the slot's lock) when leadership is handed to this blocked waiter."""
         self.result: R | None = None
         self.error: BaseException | None = None
-        self.bell: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self.on_done = on_done
+        """Asynchronous requests: called once when answered. Blocking ones have a bell instead."""
+        self.bell: queue.SimpleQueue[None] | None = queue.SimpleQueue() if on_done is None else None
         """Rung (put) when the request is answered or may lead; a ring may be stale, so the
         woken thread re-checks under the slot's lock."""
 
+    @property
+    def blocked(self) -> bool:
+        """Whether a thread waits for this request (it can be handed leadership)."""
+        return self.bell is not None
+
     def ring(self) -> None:
-        self.bell.put(None)
+        if self.bell is not None:
+            self.bell.put(None)
 
     def park(self, timeout: float) -> None:
         """Sleep until rung or `timeout` seconds passed (the caller holds no lock)."""
+        assert self.bell is not None
         with contextlib.suppress(queue.Empty):
             self.bell.get(timeout=timeout)
+
+    def answer(self) -> None:
+        """Wake the waiter or run the continuation (`done` is already set)."""
+        if self.on_done is None:
+            self.ring()
+            return
+        try:
+            self.on_done(self)
+        except Exception:  # the continuation answers its own failures; this is a bug in it
+            log.exception("a committed request's continuation failed")
 
 
 class _Slot:
@@ -193,13 +228,18 @@ class Committer:
     `batching=False` writes each reservation on its own (the one-write-per-pod
     baseline of the benchmark). `max_batch` bounds a batch (and so the size of
     one status write's worth of reservations). `idle_ttl` and `max_idle_slots`
-    bound the per-spread state kept for spreads no request is using.
+    bound the per-spread state kept for spreads no request is using. `answering`
+    is entered around each batch's write and answers.
     """
 
     def __init__(self, store: StatusStore, clock: Clock, *, batching: bool = True, max_batch: int = 256,
                  conflict_backoff: float = 0.005, linger: float = 0.01, burst_window: float = 0.1,
-                 seed: int | None = None, idle_ttl: float = 60.0, max_idle_slots: int = 1024) -> None:
+                 seed: int | None = None, idle_ttl: float = 60.0, max_idle_slots: int = 1024,
+                 answering: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext) -> None:
         self.store = store
+        self.answering = answering
+        """Entered around each batch's write and answers: the webhook's front end holds the
+        answers posted to its event loop there, so a batch reaches the loop in one wakeup."""
         self.clock = clock
         self.max_batch = max_batch if batching else 1
         self.conflict_backoff = conflict_backoff
@@ -259,26 +299,58 @@ class Committer:
         subclasses, or whatever `apply` raised."""
         slot = self._acquire(namespace, name)
         try:
-            return self._submit(slot, namespace, name, apply, deadline, dry_run=dry_run)
+            if dry_run:
+                return self._dry_run(slot, namespace, name, apply, deadline)
+            return self._submit(slot, namespace, name, apply, deadline)
         finally:
             self._release(slot)
 
-    def _submit(self, slot: _Slot, namespace: str, name: str, apply: Apply[R], deadline: float, *,
-                dry_run: bool) -> R:
+    def submit_async(self, namespace: str, name: str, apply: Apply[R], deadline: float, on_done: Done[R], *,
+                     dry_run: bool = False) -> None:
+        """Like `submit`, without waiting: `on_done(result, None)` or `on_done(None, error)` is
+        called exactly once, on the thread that committed the request's batch (this one, when
+        it finds nobody leading; it then leads until the queue is empty)."""
+        slot = self._acquire(namespace, name)
         if dry_run:
-            base = self._read(slot, namespace, name, fresh=False, timeout=self._remaining(deadline))
-            _, result = apply(json_copy(base))
-            return result
-        req: _Request[R] = _Request(apply, deadline)
-        lead = False
+            try:
+                result = self._dry_run(slot, namespace, name, apply, deadline)
+            except Exception as exc:
+                self._release(slot)
+                on_done(None, exc)
+                return
+            self._release(slot)
+            on_done(result, None)
+            return
+
+        def answered(req: _Request[R]) -> None:
+            self._release(slot)
+            on_done(req.result, req.error)
+
+        req: _Request[R] = _Request(apply, deadline, answered)
         with slot.lock:
             slot.pending.append(req)
-        while True:
+            lead = not slot.leading
+            slot.leading = True
+        if lead:
+            self._lead(slot, namespace, name, None)
+
+    def _dry_run(self, slot: _Slot, namespace: str, name: str, apply: Apply[R], deadline: float) -> R:
+        base = self._read(slot, namespace, name, fresh=False, timeout=self._remaining(deadline))
+        _, result = apply(json_copy(base))
+        return result
+
+    def _submit(self, slot: _Slot, namespace: str, name: str, apply: Apply[R], deadline: float) -> R:
+        req: _Request[R] = _Request(apply, deadline)
+        with slot.lock:
+            slot.pending.append(req)
+            lead = not slot.leading
+            slot.leading = True
+        while not lead:
             with slot.lock:
                 if req.done:
                     break
-                if not slot.leading:
-                    slot.leading = lead = True
+                if req.leads:
+                    lead = True
                     break
                 remaining = deadline - self.clock.monotonic()
                 if remaining <= 0 and not req.taken:
@@ -295,25 +367,50 @@ class Committer:
 
     # --------------------------------------------------------------- leading
 
-    def _lead(self, slot: _Slot, namespace: str, name: str, own: _Request[Any]) -> None:
-        try:
-            while not own.done:
-                self._linger(slot)
-                batch = self._take(slot, self.max_batch)
-                if not batch:
-                    break
-                try:
+    def _lead(self, slot: _Slot, namespace: str, name: str, own: _Request[Any] | None) -> None:
+        """Commit batch after batch; the caller holds leadership (`slot.leading`). Returns when
+        the queue is empty (leadership released) or, for a blocking leader (`own`), once its
+        own request is answered (leadership handed on, `_hand_over`)."""
+        while True:
+            if own is not None and own.done:
+                self._hand_over(slot, namespace, name)
+                return
+            self._linger(slot)
+            batch = self._take(slot, self.max_batch)
+            if not batch:
+                with slot.lock:
+                    if not slot.pending:  # checked under the lock a submitter takes to see `leading`
+                        slot.leading = False
+                        return
+                continue
+            try:
+                with self.answering():
                     self._commit(slot, namespace, name, batch)
-                except BaseException as exc:  # never leave a taken request unanswered
-                    for r in batch:
-                        if not r.done:
-                            self._fail(r, exc if isinstance(exc, Exception) else CommitError(str(exc)))
-                    raise
-        finally:
-            with slot.lock:
+            except Exception as exc:  # never leave a taken request unanswered; the next batch goes on
+                for r in batch:
+                    if not r.done:
+                        self._fail(r, exc)
+            except BaseException as exc:
+                for r in batch:
+                    if not r.done:
+                        self._fail(r, CommitError(f"interrupted: {type(exc).__name__}"))
+                self._hand_over(slot, namespace, name)
+                raise
+
+    def _hand_over(self, slot: _Slot, namespace: str, name: str) -> None:
+        """Pass leadership on: released when nothing waits; to the oldest blocked waiter; or,
+        when only asynchronous requests wait, to a new thread that leads them to the end."""
+        with slot.lock:
+            if not slot.pending:
                 slot.leading = False
-                if slot.pending:  # hand over: the oldest waiting request leads the next batch
-                    slot.pending[0].ring()
+                return
+            waiter = next((r for r in slot.pending if r.blocked), None)
+            if waiter is not None:
+                waiter.leads = True
+                waiter.ring()
+                return
+        threading.Thread(target=self._lead, args=(slot, namespace, name, None), daemon=True,
+                         name=f"committer-{namespace}/{name}").start()
 
     @staticmethod
     def _take(slot: _Slot, limit: int) -> list[_Request[Any]]:
@@ -458,12 +555,12 @@ class Committer:
     def _succeed(self, req: _Request[Any], result: Any) -> None:
         req.result = result
         req.done = True
-        req.ring()
         self.stats.add(committed=1)
+        req.answer()
 
     def _fail(self, req: _Request[Any], error: BaseException) -> None:
         req.error = error
         req.done = True
-        req.ring()
         if isinstance(error, CommitTimeout):
             self.stats.add(timeouts=1)
+        req.answer()
