@@ -43,7 +43,6 @@ a well-formed AdmissionReview response.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -64,6 +63,7 @@ from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock
+from py_engine.semantics.uids import UuidSource
 from py_engine.validation import build_review_input, validate_spread
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -168,7 +168,7 @@ class AdmissionService:
                  engine: PolicyEngine | None = None, validation_engine: PolicyEngine | None = None,
                  config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None,
                  node_classes: NodeClassCache | None = None,
-                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4()),
+                 new_uid: Callable[[], str] | None = None,
                  caches: AdmissionCaches | None = None) -> None:
         """`view` and `committer` are the two ports; `node_classes` and `decision_cache` are
         owned by the caller (one per webhook process or offline run); `new_uid` keys the
@@ -182,7 +182,7 @@ class AdmissionService:
         self.config = config or ServiceConfig()
         self.decision_cache = decision_cache
         self.node_classes = node_classes
-        self.new_uid = new_uid
+        self.new_uid = new_uid or UuidSource()
         self.caches = caches if caches is not None else AdmissionCaches()
         self.patch_guard: PatchCheck | None = (PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
                                                if self.config.check_subset_patches else None)

@@ -1,0 +1,53 @@
+"""`UuidSource`: version-4 UUIDs, unique, from entropy drawn in batches, never shared with a fork."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from unittest import mock
+
+import pytest
+
+from py_engine.semantics.uids import UuidSource
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def test_uuids_are_version_4_rfc_4122_and_unique() -> None:
+    source = UuidSource(batch=8)
+    made = [uuid.UUID(source()) for _ in range(5000)]
+    assert len(set(made)) == 5000
+    assert all(u.version == 4 and u.variant == uuid.RFC_4122 for u in made)
+
+
+def test_entropy_is_drawn_once_per_batch() -> None:
+    source = UuidSource(batch=64)
+    with mock.patch("py_engine.semantics.uids.os.urandom", wraps=os.urandom) as urandom:
+        for _ in range(200):
+            source()
+    assert urandom.call_count == 4  # ceil(200 / 64)
+    assert all(call.args == (16 * 64,) for call in urandom.call_args_list)
+
+
+def test_a_forked_child_never_repeats_its_parents_next_uuids() -> None:
+    source = UuidSource(batch=256)
+    source()  # the pool is filled
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.write(write, "".join(source() for _ in range(10)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    os.waitpid(pid, 0)
+    parent = "".join(source() for _ in range(10))
+    assert len(child) == len(parent) == 360 and child != parent
+    assert not {child[i:i + 36] for i in range(0, 360, 36)} & {parent[i:i + 36] for i in range(0, 360, 36)}
+
+
+def test_batch_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        UuidSource(batch=0)
