@@ -27,6 +27,7 @@ from typing import Any
 
 from py_engine.model.subset_status import subset_conditions
 from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.semantics.objects import JSON_OBJECT
 
 SUBSET_DECISION_RULE = "data.spreadgate.subset.decision"
 
@@ -53,7 +54,7 @@ class EligibilityDecision:
 
 
 def _requirement_ok(requirement: Any) -> bool:
-    if not isinstance(requirement, Mapping):
+    if not isinstance(requirement, JSON_OBJECT):
         return False
     values = requirement.get("values", [])
     return (
@@ -65,7 +66,7 @@ def _requirement_ok(requirement: Any) -> bool:
 
 
 def _term_ok(term: Any) -> bool:
-    if not isinstance(term, Mapping):
+    if not isinstance(term, JSON_OBJECT):
         return False
     parts = [term.get("matchExpressions", []), term.get("matchFields", [])]
     return all(isinstance(p, list) and all(_requirement_ok(r) for r in p) for p in parts)
@@ -73,16 +74,16 @@ def _term_ok(term: Any) -> bool:
 
 def _resources(resources: Any) -> dict[str, Any]:
     """`requests` and `limits` maps of a container, when they are maps."""
-    if not isinstance(resources, Mapping):
+    if not isinstance(resources, JSON_OBJECT):
         return {}
-    return {k: v for k, v in resources.items() if k in ("requests", "limits") and isinstance(v, Mapping)}
+    return {k: v for k, v in resources.items() if k in ("requests", "limits") and isinstance(v, JSON_OBJECT)}
 
 
 def _well_formed_affinity(affinity: Any) -> dict[str, Any] | None:
     """The pod's required node terms that have Kubernetes' shape, or None."""
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, Mapping) else None
-    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, JSON_OBJECT) else None
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, JSON_OBJECT) else None
+    terms = required.get("nodeSelectorTerms") if isinstance(required, JSON_OBJECT) else None
     if not isinstance(terms, list):
         return None
     kept = [t for t in terms if _term_ok(t)]
@@ -99,23 +100,23 @@ def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     API server rejects such a pod after admission) rather than fail the policy.
     """
     raw_spec = pod.get("spec")
-    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, JSON_OBJECT) else {}
     trimmed: dict[str, Any] = {
         "containers": [
             {"name": c.get("name"), "resources": _resources(c.get("resources"))}
             for c in spec.get("containers") or []
-            if isinstance(c, Mapping)
+            if isinstance(c, JSON_OBJECT)
         ]
     }
     selector = spec.get("nodeSelector")
-    if isinstance(selector, Mapping) and selector and all(isinstance(v, str) for v in selector.values()):
+    if isinstance(selector, JSON_OBJECT) and selector and all(isinstance(v, str) for v in selector.values()):
         trimmed["nodeSelector"] = selector
     affinity = _well_formed_affinity(spec.get("affinity"))
     if affinity is not None:
         trimmed["affinity"] = affinity
     tolerations = spec.get("tolerations")
     if isinstance(tolerations, list) and tolerations:
-        trimmed["tolerations"] = [t for t in tolerations if isinstance(t, Mapping)]
+        trimmed["tolerations"] = [t for t in tolerations if isinstance(t, JSON_OBJECT)]
     return {"spec": trimmed}
 
 
@@ -124,20 +125,20 @@ def trim_subset(subset: Mapping[str, Any], *, node_fit: bool = True) -> dict[str
     fit its tolerations and the container resources its patch sets."""
     trimmed: dict[str, Any] = {"name": subset.get("name")}
     term = subset.get("requiredNodeSelectorTerm")
-    if term or isinstance(term, Mapping):  # an empty term still matters: injected alone, it matches no node
+    if term or isinstance(term, JSON_OBJECT):  # an empty term still matters: injected alone, it matches no node
         trimmed["requiredNodeSelectorTerm"] = term
     if not node_fit:
         return trimmed
     if subset.get("tolerations"):
         trimmed["tolerations"] = subset["tolerations"]
     patch = subset.get("patch")
-    patch_spec = patch.get("spec") if isinstance(patch, Mapping) else None
-    containers = patch_spec.get("containers") if isinstance(patch_spec, Mapping) else None
+    patch_spec = patch.get("spec") if isinstance(patch, JSON_OBJECT) else None
+    containers = patch_spec.get("containers") if isinstance(patch_spec, JSON_OBJECT) else None
     if isinstance(containers, list):
         resources = [
             {"name": c.get("name"), "resources": c["resources"]}
             for c in containers
-            if isinstance(c, Mapping) and isinstance(c.get("resources"), Mapping)
+            if isinstance(c, JSON_OBJECT) and isinstance(c.get("resources"), Mapping)
         ]
         if resources:
             trimmed["patch"] = {"spec": {"containers": resources}}
@@ -157,7 +158,7 @@ def build_eligibility_input(
         "workloadSpread": {
             "spec": {
                 "subsets": [
-                    trim_subset(s, node_fit=nodes is not None) for s in spec.get("subsets") or [] if isinstance(s, Mapping)
+                    trim_subset(s, node_fit=nodes is not None) for s in spec.get("subsets") or [] if isinstance(s, JSON_OBJECT)
                 ]
             }
         },
@@ -173,13 +174,13 @@ def build_eligibility_input(
 def decide_eligibility(engine: PolicyEngine, policy_input: Mapping[str, Any]) -> EligibilityDecision:
     """Run the subset policy; raises PolicyError when it answers something unexpected."""
     result = engine.evaluate(SUBSET_DECISION_RULE, policy_input)
-    if not isinstance(result, Mapping) or not isinstance(result.get("eligible"), list):
+    if not isinstance(result, JSON_OBJECT) or not isinstance(result.get("eligible"), list):
         raise PolicyError(f"{SUBSET_DECISION_RULE} returned {result!r}, expected an object with 'eligible'")
     rejected: dict[str, list[str]] = {}
     skipped = result.get("skipped")
-    skipped = skipped if isinstance(skipped, Mapping) else {}
+    skipped = skipped if isinstance(skipped, JSON_OBJECT) else {}
     texts = result.get("reasons")
-    texts = texts if isinstance(texts, Mapping) else {}
+    texts = texts if isinstance(texts, JSON_OBJECT) else {}
     for reason in sorted(skipped, key=lambda r: (SKIP_ORDER.index(r) if r in SKIP_ORDER else len(SKIP_ORDER), r)):
         for name in skipped.get(reason) or []:
             rejected.setdefault(str(name), []).append(str(texts.get(reason) or reason))
@@ -298,7 +299,7 @@ class SubsetInputs:
                 self.hits += 1
                 return entry[1], entry[2]
         items = subsets if isinstance(subsets, list) else []
-        trimmed = [trim_subset(s, node_fit=node_fit) for s in items if isinstance(s, Mapping)]
+        trimmed = [trim_subset(s, node_fit=node_fit) for s in items if isinstance(s, JSON_OBJECT)]
         text = _canonical(trimmed)
         with self._lock:
             self.misses += 1
@@ -334,7 +335,7 @@ def decide_subsets(
         return decide_eligibility_cached(engine, build_eligibility_input(pod, spread, subset_statuses, nodes), cache,
                                          nodes_version=nodes_version)
     raw_spec = spread.get("spec")
-    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, JSON_OBJECT) else {}
     subsets, subsets_text = inputs.trimmed(spec.get("subsets"), node_fit=nodes is not None)
     pod_part = trim_pod(pod)
     statuses = [{"name": s.get("name"), "conditions": subset_conditions(s)} for s in subset_statuses]

@@ -21,6 +21,7 @@ from py_engine.model.constants import MATCHED_ANNOTATION
 from py_engine.model.pods import MatchedSpread
 from py_engine.semantics import jsondiff, objects
 from py_engine.semantics.jsoncopy import json_copy
+from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.semantics.strategic_merge import POD_SCHEMA, StrategicMergeError, strategic_merge
 
 JSON = dict[str, Any]
@@ -28,8 +29,8 @@ JSON = dict[str, Any]
 
 def _subset_of(spread: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     spec = spread.get("spec")
-    for subset in (spec.get("subsets") if isinstance(spec, Mapping) else None) or []:
-        if isinstance(subset, Mapping) and subset.get("name") == name:
+    for subset in (spec.get("subsets") if isinstance(spec, JSON_OBJECT) else None) or []:
+        if isinstance(subset, JSON_OBJECT) and subset.get("name") == name:
             return subset
     raise AdmissionError(f"subset {name!r} is not in the WorkloadSpread's spec")
 
@@ -50,7 +51,7 @@ def _inject_node_affinity(spec: JSON, subset: Mapping[str, Any]) -> None:
         existing = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
         node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [*existing, *copy.deepcopy(preferred)]
     term = subset.get("requiredNodeSelectorTerm")
-    if not isinstance(term, Mapping):
+    if not isinstance(term, JSON_OBJECT):
         return
     key = "requiredDuringSchedulingIgnoredDuringExecution"
     selector = node_affinity.get(key)
@@ -128,7 +129,7 @@ def inject(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | 
         spec["tolerations"] = [*(spec.get("tolerations") or []), *copy.deepcopy(tolerations)]
     _inject_node_affinity(spec, subset_spec)
     patch = subset_spec.get("patch")
-    if apply_patch and isinstance(patch, Mapping):
+    if apply_patch and isinstance(patch, JSON_OBJECT):
         mutated = apply_subset_patch(mutated, patch)
     metadata = _dict_at(mutated, "metadata")
     annotations = _dict_at(metadata, "annotations")

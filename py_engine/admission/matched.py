@@ -19,6 +19,7 @@ from typing import Any
 
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.semantics import objects
+from py_engine.semantics.objects import JSON_OBJECT
 
 MATCHED_KEYS: tuple[str, ...] = (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION)
 SPREADGATE_KEY: tuple[str, ...] = (MATCHED_ANNOTATION,)
@@ -31,7 +32,7 @@ def without_matched_annotations(pod: Mapping[str, Any], keys: tuple[str, ...] = 
     against `pod` and mutate neither)."""
     metadata = objects.meta(pod)
     annotations = metadata.get("annotations")
-    if not isinstance(annotations, Mapping) or not any(key in annotations for key in keys):
+    if not isinstance(annotations, JSON_OBJECT) or not any(key in annotations for key in keys):
         return None
     kept = {key: value for key, value in annotations.items() if key not in keys}
     return {**pod, "metadata": {**metadata, "annotations": kept}}

@@ -32,6 +32,7 @@ from py_engine.admission.inject import inject
 from py_engine.model.constants import API_VERSION, KIND
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics import objects
+from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.validation import PATCH_VIOLATION_RULE, build_review_input
 
 CACHE_ENTRIES = 1024
@@ -42,14 +43,14 @@ Refusals = Mapping[int, tuple[str, ...]]
 
 def _subsets(spread: Mapping[str, Any]) -> list[Any]:
     spec = spread.get("spec")
-    subsets = spec.get("subsets") if isinstance(spec, Mapping) else None
+    subsets = spec.get("subsets") if isinstance(spec, JSON_OBJECT) else None
     return subsets if isinstance(subsets, list) else []
 
 
 def subset_index(spread: Mapping[str, Any], subset: str) -> int | None:
     """Index of the first subset named `subset` (the one `inject` applies)."""
     for i, entry in enumerate(_subsets(spread)):
-        if isinstance(entry, Mapping) and entry.get("name") == subset:
+        if isinstance(entry, JSON_OBJECT) and entry.get("name") == subset:
             return i
     return None
 
@@ -57,7 +58,7 @@ def subset_index(spread: Mapping[str, Any], subset: str) -> int | None:
 def _patch_of(spread: Mapping[str, Any], subset: str) -> Mapping[str, Any] | None:
     index = subset_index(spread, subset)
     patch = _subsets(spread)[index].get("patch") if index is not None else None
-    return patch if isinstance(patch, Mapping) else None
+    return patch if isinstance(patch, JSON_OBJECT) else None
 
 
 def has_patch(spread: Mapping[str, Any], subset: str) -> bool:
@@ -69,7 +70,7 @@ def sets_labels(spread: Mapping[str, Any], subset: str) -> bool:
     matter, so only then is the workload looked up (a custom kind may not be cached)."""
     patch = _patch_of(spread, subset)
     metadata = patch.get("metadata") if patch is not None else None
-    return isinstance(metadata, Mapping) and "labels" in metadata
+    return isinstance(metadata, JSON_OBJECT) and "labels" in metadata
 
 
 def _names(containers: Any) -> tuple[str, ...]:
@@ -126,8 +127,8 @@ def parse_refusals(result: Any) -> dict[int, tuple[str, ...]]:
         raise PolicyError(f"{PATCH_VIOLATION_RULE} returned {type(result).__name__}, expected a set")
     grouped: dict[int, set[str]] = {}
     for item in result:
-        details = item.get("details") if isinstance(item, Mapping) else None
-        if not isinstance(details, Mapping):
+        details = item.get("details") if isinstance(item, JSON_OBJECT) else None
+        if not isinstance(details, JSON_OBJECT):
             continue
         index = details.get("subset")
         if isinstance(index, float) and index.is_integer():
@@ -188,8 +189,8 @@ class PatchGuard:
 def target_workload(spread: Mapping[str, Any], pod: Mapping[str, Any], ctx: AdmissionContext) -> dict[str, Any] | None:
     """The spread's target workload from the caches, or None (not found, or the lookup failed)."""
     spec = spread.get("spec")
-    ref = spec.get("targetRef") if isinstance(spec, Mapping) else None
-    if not isinstance(ref, Mapping):
+    ref = spec.get("targetRef") if isinstance(spec, JSON_OBJECT) else None
+    if not isinstance(ref, JSON_OBJECT):
         return None
     api_version, kind, name = (str(ref.get(k) or "") for k in ("apiVersion", "kind", "name"))
     try:

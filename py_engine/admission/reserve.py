@@ -35,6 +35,7 @@ from py_engine.admission.workloads import current_replicas, is_statefulset_targe
 from py_engine.model import ModelError, WorkloadSpread
 from py_engine.model.subset_status import pod_records
 from py_engine.semantics import objects
+from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.semantics.timeutil import format_time
 
 # Kubernetes truncates each admission warning; keep ours well below its limit.
@@ -82,8 +83,8 @@ def _reserve_statefulset(view: WorkloadSpread, pod: Mapping[str, Any], ctx: Admi
     """Ordinal placement; the aggregate status only supplies Schedulable conditions."""
     name = objects.name(pod)
     status = view.raw.get("status")
-    aggregate = status.get("subsetStatuses") if isinstance(status, Mapping) else None
-    entries = [e for e in aggregate if isinstance(e, Mapping)] if isinstance(aggregate, list) else []
+    aggregate = status.get("subsetStatuses") if isinstance(status, JSON_OBJECT) else None
+    entries = [e for e in aggregate if isinstance(e, JSON_OBJECT)] if isinstance(aggregate, list) else []
     eligible = eligibility(pod, view, entries, ctx)
     subset = choose_by_ordinal(view, name, eligible)
     if subset is None:

@@ -63,6 +63,7 @@ from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock
+from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.semantics.uids import UuidSource
 from py_engine.validation import build_review_input, validate_spread
 
@@ -220,7 +221,7 @@ class AdmissionService:
         if not namespace:
             return deny(400, "the pod has no namespace", "error", "BadRequest")
         annotations = objects.meta(pod).get("annotations")
-        if isinstance(annotations, Mapping) and MIRROR_ANNOTATION in annotations:
+        if isinstance(annotations, JSON_OBJECT) and MIRROR_ANNOTATION in annotations:
             return allow("skipped", "mirror pod")
         if controller_owner(pod) is None or not is_pod_active(pod):
             return allow("skipped", "no controller owner or inactive pod")
@@ -407,8 +408,8 @@ class AdmissionService:
 
     def _target_workload(self, obj: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
         spec = obj.get("spec")
-        ref = spec.get("targetRef") if isinstance(spec, Mapping) else None
-        if not isinstance(ref, Mapping):
+        ref = spec.get("targetRef") if isinstance(spec, JSON_OBJECT) else None
+        if not isinstance(ref, JSON_OBJECT):
             return None
         api_version, kind, name = (str(ref.get(k) or "") for k in ("apiVersion", "kind", "name"))
         if not (api_version and kind and name):
@@ -444,5 +445,5 @@ def _without_subset(pod: dict[str, Any], outcome: str, warnings: Sequence[str],
 
 
 def _dry_run_options(options: Any) -> bool:
-    return isinstance(options, Mapping) and bool(options.get("dryRun"))
+    return isinstance(options, JSON_OBJECT) and bool(options.get("dryRun"))
 

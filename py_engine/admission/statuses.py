@@ -18,6 +18,7 @@ from py_engine.model import WorkloadSpread
 from py_engine.model.constants import SCHEDULABLE_CONDITION
 from py_engine.model.pods import controller_owner, pod_version
 from py_engine.model.subset_status import subset_conditions
+from py_engine.semantics.objects import JSON_OBJECT
 
 SubsetStatus = dict[str, Any]
 
@@ -43,8 +44,8 @@ def version_of(pod: Mapping[str, Any], ctx: AdmissionContext) -> str:
 def stored_statuses(spread: Mapping[str, Any], version: str) -> list[SubsetStatus]:
     """`status.versionedSubsetStatuses[version]` as stored (possibly empty); not copied."""
     status = spread.get("status")
-    versioned = status.get("versionedSubsetStatuses") if isinstance(status, Mapping) else None
-    entries = versioned.get(version) if isinstance(versioned, Mapping) else None
+    versioned = status.get("versionedSubsetStatuses") if isinstance(status, JSON_OBJECT) else None
+    entries = versioned.get(version) if isinstance(versioned, JSON_OBJECT) else None
     if not isinstance(entries, list):
         return []
     # An entry without a string name cannot be matched to a subset: ignore it.
@@ -89,8 +90,8 @@ def occupied_slots(entry: Mapping[str, Any]) -> int:
     creating, deleting = entry.get("creatingPods"), entry.get("deletingPods")
     return (
         counted
-        + (len(creating) if isinstance(creating, Mapping) else 0)
-        - (len(deleting) if isinstance(deleting, Mapping) else 0)
+        + (len(creating) if isinstance(creating, JSON_OBJECT) else 0)
+        - (len(deleting) if isinstance(deleting, JSON_OBJECT) else 0)
     )
 
 
@@ -165,7 +166,7 @@ def recorded_subset(statuses: Sequence[Mapping[str, Any]], key: str) -> str | No
     for entry in statuses:
         for field in ("creatingPods", "deletingPods"):
             pods = entry.get(field)
-            if isinstance(pods, Mapping) and key in pods:
+            if isinstance(pods, JSON_OBJECT) and key in pods:
                 name = entry.get("name")
                 return name if isinstance(name, str) else None
     return None
@@ -195,13 +196,13 @@ def with_version_statuses(spread: Mapping[str, Any], version: str, statuses: lis
     """
     updated = dict(spread)
     metadata = spread.get("metadata")
-    if isinstance(metadata, Mapping):
+    if isinstance(metadata, JSON_OBJECT):
         updated["metadata"] = dict(metadata)
     status = spread.get("status")
     # One level deep, like `statuses_for`: only the versioned map of this version is replaced.
-    new_status: dict[str, Any] = dict(status) if isinstance(status, Mapping) else {}
+    new_status: dict[str, Any] = dict(status) if isinstance(status, JSON_OBJECT) else {}
     versioned = new_status.get("versionedSubsetStatuses")
-    new_versioned: dict[str, Any] = dict(versioned) if isinstance(versioned, Mapping) else {}
+    new_versioned: dict[str, Any] = dict(versioned) if isinstance(versioned, JSON_OBJECT) else {}
     new_versioned[version] = statuses
     new_status["versionedSubsetStatuses"] = new_versioned
     updated["status"] = new_status

@@ -22,7 +22,7 @@ from py_engine.model.pods import controller_owner
 from py_engine.model.workloads import GroupKind, group_kind_of
 from py_engine.semantics import objects
 from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
-from py_engine.semantics.objects import api_group
+from py_engine.semantics.objects import JSON_OBJECT, api_group
 
 # Real chains are two or three links long (Pod -> ReplicaSet -> Deployment);
 # the bound only protects against ownerReference cycles in a broken cache.
@@ -35,7 +35,7 @@ def target_filter_selects(spec: Mapping[str, Any], pod: Mapping[str, Any]) -> bo
     if spec.get("targetFilter") is None:
         return True
     target_filter = spec["targetFilter"]
-    if not isinstance(target_filter, Mapping):
+    if not isinstance(target_filter, JSON_OBJECT):
         return False
     try:
         return matches_label_selector(target_filter.get("selector"), labels_of(pod))
@@ -81,8 +81,8 @@ class _OwnerWalker:
 
 def _target_of(spread: Mapping[str, Any]) -> tuple[str, str, str] | None:
     spec = spread.get("spec")
-    ref = spec.get("targetRef") if isinstance(spec, Mapping) else None
-    if not isinstance(ref, Mapping):
+    ref = spec.get("targetRef") if isinstance(spec, JSON_OBJECT) else None
+    if not isinstance(ref, JSON_OBJECT):
         return None
     return (api_group(str(ref.get("apiVersion") or "")), str(ref.get("kind") or ""), str(ref.get("name") or ""))
 

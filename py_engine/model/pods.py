@@ -15,6 +15,7 @@ from typing import Any
 
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION, VERSION_IGNORED
 from py_engine.semantics import objects
+from py_engine.semantics.objects import JSON_OBJECT
 
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 CONTROLLER_REVISION_HASH_LABEL = "controller-revision-hash"
@@ -67,8 +68,8 @@ def pod_version(pod: Mapping[str, Any], *, versioned: bool) -> str:
     if not versioned:
         return VERSION_IGNORED
     metadata = pod.get("metadata")
-    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
-    labels = labels if isinstance(labels, Mapping) else {}
+    labels = metadata.get("labels") if isinstance(metadata, JSON_OBJECT) else None
+    labels = labels if isinstance(labels, JSON_OBJECT) else {}
     template_hash = labels.get(POD_TEMPLATE_HASH_LABEL)
     if isinstance(template_hash, str) and template_hash:
         return template_hash
@@ -81,18 +82,18 @@ def pod_version(pod: Mapping[str, Any], *, versioned: bool) -> str:
 def is_pod_active(pod: Mapping[str, Any]) -> bool:
     """Not being deleted and not finished (phase Succeeded or Failed)."""
     metadata = pod.get("metadata")
-    if isinstance(metadata, Mapping) and metadata.get("deletionTimestamp"):
+    if isinstance(metadata, JSON_OBJECT) and metadata.get("deletionTimestamp"):
         return False
     status = pod.get("status")
-    phase = status.get("phase") if isinstance(status, Mapping) else None
+    phase = status.get("phase") if isinstance(status, JSON_OBJECT) else None
     return phase not in ("Succeeded", "Failed")
 
 
 def controller_owner(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ownerReference with controller=true, if any."""
     metadata = obj.get("metadata")
-    refs = metadata.get("ownerReferences") if isinstance(metadata, Mapping) else None
+    refs = metadata.get("ownerReferences") if isinstance(metadata, JSON_OBJECT) else None
     for ref in refs if isinstance(refs, list) else []:
-        if isinstance(ref, Mapping) and ref.get("controller") is True:
+        if isinstance(ref, JSON_OBJECT) and ref.get("controller") is True:
             return ref
     return None

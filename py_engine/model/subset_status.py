@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from py_engine.semantics.objects import JSON_OBJECT
+
 
 def pod_records(entry: Mapping[str, Any] | None, field: str) -> dict[str, Any]:
     """A copy of `entry[field]` (`creatingPods` or `deletingPods`); {} when absent or not an object."""
     records = entry.get(field) if entry else None
-    return dict(records) if isinstance(records, Mapping) else {}
+    return dict(records) if isinstance(records, JSON_OBJECT) else {}
 
 
 def subset_conditions(entry: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
@@ -23,4 +25,4 @@ def subset_conditions(entry: Mapping[str, Any] | None) -> list[Mapping[str, Any]
     conditions = entry.get("conditions") if entry else None
     if not isinstance(conditions, list):
         return []
-    return [c for c in conditions if isinstance(c, Mapping)]
+    return [c for c in conditions if isinstance(c, JSON_OBJECT)]

@@ -29,7 +29,7 @@ from functools import cached_property
 from typing import Any
 
 from py_engine.model.workloadspread import WorkloadSpread
-from py_engine.semantics.objects import api_group
+from py_engine.semantics.objects import JSON_OBJECT, api_group
 
 GroupKind = tuple[str, str]
 
@@ -196,7 +196,7 @@ def _folded(entry: Mapping[Any, Any]) -> dict[str, Any]:
 
 
 def _custom_workload(raw: Any, where: str) -> CustomWorkload:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, JSON_OBJECT):
         raise WhitelistError(f"{where} must be an object, not {type(raw).__name__}")
     entry = _folded(raw)
     kind = entry.get("kind")
@@ -210,7 +210,7 @@ def _custom_workload(raw: Any, where: str) -> CustomWorkload:
         raise WhitelistError(f"{where}.subResources must be a list")
     sub_resources: list[GroupKind] = []
     for sub in subs:
-        if isinstance(sub, Mapping):  # an entry without a Kind names nothing: skipped, as before
+        if isinstance(sub, JSON_OBJECT):  # an entry without a Kind names nothing: skipped, as before
             folded = _folded(sub)
             if isinstance(folded.get("kind"), str) and folded["kind"]:
                 sub_resources.append((str(folded.get("group") or ""), folded["kind"]))
@@ -238,8 +238,8 @@ def parse_whitelist(raw: Any) -> Whitelist:
             raw = json.loads(raw)
         except ValueError as exc:
             raise WhitelistError(f"{WHITELIST_KEY}: not JSON: {exc}") from None
-    workloads = raw.get("workloads") if isinstance(raw, Mapping) else None
-    if not isinstance(raw, Mapping) or not isinstance(workloads or [], list):
+    workloads = raw.get("workloads") if isinstance(raw, JSON_OBJECT) else None
+    if not isinstance(raw, JSON_OBJECT) or not isinstance(workloads or [], list):
         raise WhitelistError(f"{WHITELIST_KEY}: expected an object with a 'workloads' list")
     try:
         return whitelist_from_entries(workloads)
@@ -253,11 +253,11 @@ def whitelist_in_objects(objects: Iterable[Mapping[str, Any]]) -> Whitelist:
     found = EMPTY_WHITELIST
     for obj in objects:
         meta = obj.get("metadata")
-        if obj.get("kind") != "ConfigMap" or not isinstance(meta, Mapping) or meta.get("name") != KRUISE_CONFIGMAP:
+        if obj.get("kind") != "ConfigMap" or not isinstance(meta, JSON_OBJECT) or meta.get("name") != KRUISE_CONFIGMAP:
             continue
         data = obj.get("data")
         try:
-            found = found + parse_whitelist(data.get(WHITELIST_KEY) if isinstance(data, Mapping) else None)
+            found = found + parse_whitelist(data.get(WHITELIST_KEY) if isinstance(data, JSON_OBJECT) else None)
         except WhitelistError as exc:
             raise WhitelistError(f"ConfigMap {KRUISE_CONFIGMAP}: {exc}") from None
     return found
@@ -291,7 +291,7 @@ def resolve_path(obj: Any, path: str) -> Any:
     list); None when it leads nowhere (a missing key, a null on the way, an index out of range)."""
     value = obj
     for segment in path.split("."):
-        if isinstance(value, Mapping):
+        if isinstance(value, JSON_OBJECT):
             value = value.get(segment)
         elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
             value = value[int(segment)]

@@ -21,7 +21,7 @@ from py_engine.model.constants import (
 )
 from py_engine.model.errors import ModelError
 from py_engine.model.maxreplicas import MaxReplicas, parse_max_replicas
-from py_engine.semantics.objects import api_group
+from py_engine.semantics.objects import JSON_OBJECT, api_group
 
 JSON = dict[str, Any]
 
@@ -29,7 +29,7 @@ JSON = dict[str, Any]
 def is_workloadspread(obj: Any) -> bool:
     """True for a WorkloadSpread of Spreadgate's group or of OpenKruise's."""
     return (
-        isinstance(obj, Mapping)
+        isinstance(obj, JSON_OBJECT)
         and obj.get("kind") == KIND
         and isinstance(obj.get("apiVersion"), str)
         and api_group(obj["apiVersion"]) in SPREAD_GROUPS
@@ -39,7 +39,7 @@ def is_workloadspread(obj: Any) -> bool:
 def _mapping(value: Any, path: str, *, required: bool = False) -> JSON:
     if value is None and not required:
         return {}
-    if not isinstance(value, Mapping):
+    if not isinstance(value, JSON_OBJECT):
         raise ModelError(path, "must be an object" if value is not None else "is required")
     return dict(value)
 
@@ -169,7 +169,7 @@ class WorkloadSpread:
         rewrite, so a malformed one is read as empty rather than refused: the next write
         replaces it, where refusing would leave the spread stuck on it."""
         status = self.raw.get("status")
-        return status if isinstance(status, Mapping) else {}
+        return status if isinstance(status, JSON_OBJECT) else {}
 
     @property
     def in_subset_spread(self) -> bool:
@@ -205,7 +205,7 @@ def _target_filter(raw: Any) -> TargetFilter | None:
         return None
     data = _mapping(raw, "spec.targetFilter")
     selector = data.get("selector")
-    if selector is not None and not isinstance(selector, Mapping):
+    if selector is not None and not isinstance(selector, JSON_OBJECT):
         raise ModelError("spec.targetFilter.selector", "must be a label selector object")
     paths = _list(data.get("replicasPathList"), "spec.targetFilter.replicasPathList")
     for i, path in enumerate(paths):

@@ -1,0 +1,34 @@
+"""`format_time` reuses the text of the last second it formatted; the text is always what
+`strftime` gives for that moment in UTC, whatever the moment's time zone."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from py_engine.semantics.timeutil import format_time, parse_time
+
+pytestmark = pytest.mark.timeout(60)
+
+ZONES = st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))])
+
+
+@given(st.lists(st.tuples(st.datetimes(min_value=datetime(1900, 1, 2), max_value=datetime(2200, 1, 1)), ZONES),
+                min_size=1, max_size=20))
+def test_every_moment_formats_as_strftime_in_utc(moments: list[tuple[datetime, timezone]]) -> None:
+    for naive, zone in moments:
+        moment = naive.replace(tzinfo=zone)
+        assert format_time(moment) == moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert format_time(moment) == format_time(moment)  # the reused text
+
+
+def test_the_same_second_in_another_zone_or_microsecond_gives_the_same_text() -> None:
+    moment = datetime(2024, 6, 1, 12, 0, 0, 999_999, tzinfo=UTC)
+    assert format_time(moment) == "2024-06-01T12:00:00Z"
+    assert format_time(moment.astimezone(timezone(timedelta(hours=2)))) == "2024-06-01T12:00:00Z"
+    assert format_time(moment + timedelta(microseconds=1)) == "2024-06-01T12:00:01Z"
+    assert format_time(datetime(1969, 12, 31, 23, 59, 59, 500_000, tzinfo=UTC)) == "1969-12-31T23:59:59Z"
+    assert parse_time(format_time(moment)) == moment.replace(microsecond=0)
