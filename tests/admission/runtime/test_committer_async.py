@@ -12,16 +12,17 @@ import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from memory_store import MemoryStore
 from webhook_testkit import wait_until
 
 from py_engine.admission.runtime.committer import Committer, CommitTimeout
-from py_engine.semantics.clock import RealClock, VirtualClock
+from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 
 pytestmark = pytest.mark.timeout(30)
+S = TypeVar("S", bound=MemoryStore)
 
 
 class GatedStore(MemoryStore):
@@ -67,16 +68,19 @@ class Answers:
         return [self.got.get(timeout=timeout) for _ in range(count)]
 
 
+def one_spread(store: S, clock: Clock | None = None, **options: Any) -> tuple[S, Clock, Committer, Answers]:
+    """`store` holding default/ws, a committer over it (`options`), and a fresh `Answers`."""
+    store.add("default", "ws")
+    clock = clock or RealClock()
+    return store, clock, Committer(store, clock, **options), Answers()
+
+
 def holders(store: MemoryStore) -> list[str]:
     return list(store.objects[("default", "ws")]["status"].get("holders") or [])
 
 
 def test_async_and_blocking_submits_are_answered_once_and_counted_exactly() -> None:
-    store = MemoryStore()
-    store.add("default", "ws")
-    clock = RealClock()
-    committer = Committer(store, clock, seed=1)
-    answers = Answers()
+    store, clock, committer, answers = one_spread(MemoryStore(), seed=1)
     blocking: dict[str, bool] = {}
 
     def one(i: int) -> None:
@@ -100,25 +104,18 @@ def test_async_and_blocking_submits_are_answered_once_and_counted_exactly() -> N
 
 
 def test_an_async_submit_that_finds_nobody_leading_answers_before_it_returns() -> None:
-    store = MemoryStore()
-    store.add("default", "ws")
-    committer = Committer(store, RealClock(), linger=0.0)
-    answers = Answers()
-    committer.submit_async("default", "ws", take_slot("a", 5), RealClock().monotonic() + 5, answers.for_key("a"))
+    store, clock, committer, answers = one_spread(MemoryStore(), linger=0.0)
+    committer.submit_async("default", "ws", take_slot("a", 5), clock.monotonic() + 5, answers.for_key("a"))
     assert answers.got.qsize() == 1 and answers.collect(1) == [("a", True, None)]
     assert holders(store) == ["a"]
-    committer.submit_async("default", "ws", take_slot("b", 5), RealClock().monotonic() + 5, answers.for_key("b"),
+    committer.submit_async("default", "ws", take_slot("b", 5), clock.monotonic() + 5, answers.for_key("b"),
                            dry_run=True)
     assert answers.collect(1) == [("b", True, None)]
     assert holders(store) == ["a"] and committer.stats.writes == 1
 
 
 def test_a_blocking_leader_returns_after_its_own_batch_while_async_requests_wait() -> None:
-    store = GatedStore()
-    store.add("default", "ws")
-    clock = RealClock()
-    committer = Committer(store, clock, linger=0.0)
-    answers = Answers()
+    store, clock, committer, answers = one_spread(GatedStore(), linger=0.0)
     store.gate.clear()
     returned = threading.Event()
 
@@ -147,11 +144,8 @@ def test_a_blocking_leader_returns_after_its_own_batch_while_async_requests_wait
 
 
 def test_an_async_request_whose_deadline_passed_behind_a_write_fails_cleanly() -> None:
-    store = GatedStore()
-    store.add("default", "ws")
     clock = VirtualClock(datetime(2024, 6, 1, tzinfo=UTC))
-    committer = Committer(store, clock, linger=0.0)  # a virtual clock never moves by itself
-    answers = Answers()
+    store, _, committer, answers = one_spread(GatedStore(), clock, linger=0.0)  # a virtual clock never moves
     store.gate.clear()
     first = threading.Thread(target=committer.submit_async, args=(
         "default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")))
@@ -169,11 +163,7 @@ def test_an_async_request_whose_deadline_passed_behind_a_write_fails_cleanly() -
 
 
 def test_a_failing_continuation_is_logged_once_and_spoils_nothing(caplog: pytest.LogCaptureFixture) -> None:
-    store = GatedStore()
-    store.add("default", "ws")
-    clock = RealClock()
-    committer = Committer(store, clock, linger=0.0)
-    answers = Answers()
+    store, clock, committer, answers = one_spread(GatedStore(), linger=0.0)
 
     def broken(result: Any, error: BaseException | None) -> None:
         raise RuntimeError("continuation bug")
