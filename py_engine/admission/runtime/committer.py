@@ -439,6 +439,10 @@ class Committer:
             self.clock.sleep(pause)
 
     def _commit(self, slot: _Slot, namespace: str, name: str, batch: list[_Request[Any]]) -> None:
+        """Write `batch` once (re-applied after each conflict). Requests taken on a retry are
+        appended to `batch` itself, so a caller that fails the unanswered ones after an
+        exception reaches every request this commit took."""
+        owned = batch
         fresh = False
         backoff = self.conflict_backoff
         while batch:
@@ -482,7 +486,9 @@ class Committer:
                 self._sleep_before_retry(backoff, batch)
                 backoff = min(backoff * 2, 0.1)
                 # The retry is a new write anyway: let what arrived meanwhile ride along.
-                batch = batch + self._take(slot, self.max_batch - len(batch))
+                joined = self._take(slot, self.max_batch - len(batch))
+                owned.extend(joined)
+                batch = batch + joined
                 continue
             except TooManyRequests:
                 fresh = True

@@ -19,6 +19,7 @@ from memory_store import MemoryStore
 from webhook_testkit import wait_until
 
 from py_engine.admission.runtime.committer import Committer, CommitTimeout
+from py_engine.apiclient import Conflict
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 
 pytestmark = pytest.mark.timeout(30)
@@ -183,3 +184,32 @@ def test_a_failing_continuation_is_logged_once_and_spoils_nothing(caplog: pytest
     assert holders(store) == ["first", "bad", "after"]
     failures = [r for r in caplog.records if "continuation failed" in r.getMessage()]
     assert len(failures) == 1
+
+
+class BrokenAfterConflict(GatedStore):
+    """The first write waits at the gate, then conflicts; the next one fails with a bug."""
+
+    def replace_status(self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float) -> dict[str, Any]:
+        self.writing.set()
+        assert self.gate.wait(10), "the test never opened the gate"
+        self.writes += 1
+        if self.writes == 1:
+            raise Conflict(409, "Conflict", "stale")
+        raise RuntimeError("store bug")
+
+
+def test_requests_that_join_a_retry_are_answered_when_the_write_then_fails() -> None:
+    store, clock, committer, answers = one_spread(BrokenAfterConflict(), linger=0.0, conflict_backoff=0.0)
+    store.gate.clear()
+    first = threading.Thread(target=committer.submit_async, args=(
+        "default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")))
+    first.start()
+    assert store.writing.wait(5)
+    for key in ("joined-1", "joined-2"):  # queued while the first write is on the wire; the retry takes them
+        committer.submit_async("default", "ws", take_slot(key, 10), clock.monotonic() + 5, answers.for_key(key))
+    store.gate.set()
+    got = {key: error for key, _, error in answers.collect(3)}
+    first.join(5)
+    assert sorted(got) == ["first", "joined-1", "joined-2"]
+    assert all(isinstance(error, RuntimeError) and "store bug" in str(error) for error in got.values())
+    assert answers.got.empty() and holders(store) == []
