@@ -21,7 +21,7 @@ from py_engine.unitedctl.loop import UnitedOptions
 from py_engine.unitedctl.nodefit import NODE_FIT_ANNOTATION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unitedctl"))
-from united_kit import UDS, pods_per_subset, pools, scale, term, united
+from united_kit import UDS, pending_per_subset, pods_per_subset, pools, scale, term, united
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 ADAPTIVE = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 600, "unschedulableDuration": 600}}
@@ -29,23 +29,32 @@ SUBSETS: list[dict[str, Any]] = [{"name": "on-prem", "maxReplicas": 3, "nodeSele
                                  {"name": "elastic", "nodeSelectorTerm": term("elastic")}]
 
 
+def until_pods(stack: Stack, want: dict[str, int], what: str, *, placed_only: bool = False) -> None:
+    """Poll until the pods per subset are `want`; a timeout says what the cluster held instead
+    (subsets, pending pods, the UnitedDeployment's status), so a failure can be read from CI."""
+    try:
+        poll(lambda: pods_per_subset(stack, "web", placed_only=placed_only) == want, 60, what)
+    except TimeoutError as exc:
+        status = stack.api.get(UDS, "default", "web").get("status")
+        raise AssertionError(f"{exc}: pods per subset {pods_per_subset(stack, 'web')}, pending "
+                             f"{pending_per_subset(stack, 'web')}, status {status}") from None
+
+
 def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
     with Stack(pools("on-prem", "elastic", taint="on-prem"), virtual=False, workdir=tmp_path,
                options=LoopOptions(resync_seconds=3600),
                united_options=UnitedOptions(resync_seconds=3600)) as stack:
         stack.create(UDS, united("web", 4, SUBSETS, schedule=ADAPTIVE))
-        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"elastic": 4}, 60,
-             "4 pods on the elastic pool (no on-prem node fits)")
+        until_pods(stack, {"elastic": 4}, "4 pods on the elastic pool (no on-prem node fits)", placed_only=True)
         scale(stack, "web", 6)  # what `kubectl scale sgud/web --replicas 6` does
-        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"elastic": 6}, 60, "6 elastic pods")
+        until_pods(stack, {"elastic": 6}, "6 elastic pods", placed_only=True)
         for node in stack.api.list("v1/nodes", None)["items"]:
             if node["metadata"]["labels"]["node.spreadgate.dev/pool"] == "on-prem":
                 stack.api.patch("v1/nodes", None, node["metadata"]["name"], {"spec": {"taints": []}}, "merge")
         scale(stack, "web", 9)  # capacity goes to the first subset now that a node fits
-        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 3, "elastic": 6}, 60,
-             "3 on-prem pods once the pool accepts pods")
+        until_pods(stack, {"on-prem": 3, "elastic": 6}, "3 on-prem pods once the pool accepts pods", placed_only=True)
         scale(stack, "web", 7)  # the last subset empties first
-        poll(lambda: pods_per_subset(stack, "web") == {"on-prem": 3, "elastic": 4}, 60, "scale-down from elastic")
+        until_pods(stack, {"on-prem": 3, "elastic": 4}, "scale-down from elastic")
         status = poll(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get(
             "readyReplicas") == 7 and s, 60, "status readyReplicas 7")
         assert status["labelSelector"] == "app=web"
