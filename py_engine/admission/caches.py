@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.admission.eligibility import SubsetInputs
+from py_engine.admission.lru import put_recent
 from py_engine.model import WorkloadSpread
 
 DEFAULT_SPREAD_VIEWS = 256
@@ -115,10 +116,7 @@ class SpreadViews:
         fresh = _Entry(view, spec, _spec_text(spec), fields, annotations, _spec_text(annotations))
         with self._lock:
             self.misses += 1
-            self._entries[key] = fresh
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
+            put_recent(self._entries, key, fresh, self.maxsize)
         return view
 
     @staticmethod

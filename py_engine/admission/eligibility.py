@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from py_engine.admission.lru import put_recent
 from py_engine.model.subset_status import subset_conditions
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics.objects import JSON_OBJECT
@@ -233,10 +234,7 @@ class EligibilityCache:
 
     def put(self, key: str, decision: EligibilityDecision) -> None:
         with self._lock:
-            self._entries[key] = decision
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
+            put_recent(self._entries, key, decision, self.maxsize)
 
     def clear(self) -> None:
         with self._lock:
@@ -303,10 +301,7 @@ class SubsetInputs:
         text = _canonical(trimmed)
         with self._lock:
             self.misses += 1
-            self._entries[key] = (subsets, trimmed, text)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
+            put_recent(self._entries, key, (subsets, trimmed, text), self.maxsize)
         return trimmed, text
 
 

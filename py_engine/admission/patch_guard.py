@@ -29,6 +29,7 @@ from typing import Any
 
 from py_engine.admission.context import AdmissionContext
 from py_engine.admission.inject import inject
+from py_engine.admission.lru import put_recent
 from py_engine.model.constants import API_VERSION, KIND
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics import objects
@@ -170,9 +171,7 @@ class PatchGuard:
             except PolicyError as exc:
                 return (f"the patch could not be checked against the allowlist: {exc}",)
             with self._lock:
-                self._cache[key] = verdict
-                while len(self._cache) > self.max_entries:
-                    self._cache.popitem(last=False)
+                put_recent(self._cache, key, verdict, self.max_entries)
         return verdict.get(index, ())
 
     def _evaluate(self, spread: Mapping[str, Any], checked: Mapping[str, Any]) -> Refusals:
