@@ -266,9 +266,12 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.state = "handshake"
-        """handshake -> head -> body -> busy -> idle -> head ... ; closed at the end."""
+        """handshake -> head -> body -> busy -> idle -> head ... ; closed at the end (draining
+        first when a refused client is still sending its body)."""
         self.head: RequestHead | None = None
         self.reserved = 0
+        self.unread = 0
+        """Body bytes still to drop after a refusal (state "draining")."""
         self.peer: tuple[str, int] = ("", 0)
         self.write_paused = False
         self._timer: asyncio.TimerHandle | None = None
@@ -315,6 +318,9 @@ class Connection(asyncio.Protocol):
         self._advance()
 
     def data_received(self, data: bytes) -> None:
+        if self.state == "draining":
+            self._drain(len(data))
+            return
         self.buffer += data
         if self.state == "idle":
             self.state = "head"
@@ -330,7 +336,7 @@ class Connection(asyncio.Protocol):
         return None  # close our side too (a pending answer has nowhere to go)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if exc is not None and self.state not in ("closed", "idle"):
+        if exc is not None and self.state not in ("closed", "idle", "draining"):
             self._log_cut(f"disconnected: {_reason(exc)}")
         elif exc is not None:
             log.debug("client %s disconnected: %s", self.peer[0], _reason(exc))
@@ -374,7 +380,8 @@ class Connection(asyncio.Protocol):
                                   f"{self.limits.max_body_bytes}-byte limit")
                 return
             if not self.front.take_bytes(head.content_length):
-                self._refuse(503, "too many request bytes in flight; retry", retry_after=1)
+                self._refuse(503, "too many request bytes in flight; retry", retry_after=1,
+                             unread=head.content_length - len(self.buffer))
                 return
             self.reserved = head.content_length
             self.head = head
@@ -441,15 +448,38 @@ class Connection(asyncio.Protocol):
 
     # -- endings ----------------------------------------------------------------------------
 
-    def _refuse(self, status: int, message: str, retry_after: int | None = None) -> None:
-        """Answer `status` and close: the rest of the connection's bytes are not read."""
+    def _refuse(self, status: int, message: str, retry_after: int | None = None, unread: int = 0) -> None:
+        """Answer `status` and close: the rest of the connection's bytes are not read.
+
+        `unread`: body bytes the client announced and is still sending. They are received and
+        dropped until they have all come, for at most `body_timeout`, before closing: a socket
+        closed with data still arriving is reset by the kernel, and a client still writing its
+        body would then see the reset instead of this answer."""
         self._release()
         self.front.stats.refused(status)
         log.info("refused a request from %s with %d: %s", self.peer[0], status, message)
         self.state = "closed"
         self._cancel_deadline()
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(problem_response(status, message, retry_after=retry_after))
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.transport.write(problem_response(status, message, retry_after=retry_after))
+        self.buffer.clear()
+        if unread <= 0:
+            self.transport.close()
+            return
+        self.state = "draining"
+        self.unread = unread
+        self._timer = self.front.loop.call_later(self.limits.body_timeout, self._drained)
+
+    def _drain(self, count: int) -> None:
+        self.unread -= count
+        if self.unread <= 0:
+            self._drained()
+
+    def _drained(self) -> None:
+        self._timer = None
+        self.state = "closed"
+        if self.transport is not None:
             self.transport.close()
 
     def abort(self, why: str, quiet: bool = False) -> None:
