@@ -218,6 +218,22 @@ class _Slot:
         self.caught_up = False
 
 
+def _working_copy(base: JSON) -> JSON:
+    """What a batch's applies start from: `status` deep-copied (JSON data: many times cheaper than
+    `copy.deepcopy`), so a stray in-place change there cannot reach the cached object; `spec` and
+    the maps inside `metadata` shared, as every reservation and release already shares them with
+    its input (py_engine/admission/statuses.py, `with_version_statuses`). Sharing keeps the spec
+    the very object the parsed-view cache saw (py_engine/admission/caches.py), so the batch's
+    reservations find their view by identity instead of re-encoding the spec each."""
+    obj = dict(base)
+    metadata = base.get("metadata")
+    if isinstance(metadata, dict):
+        obj["metadata"] = dict(metadata)
+    if "status" in base:
+        obj["status"] = json_copy(base["status"])
+    return obj
+
+
 def _rv(obj: JSON | None) -> str:
     return str(objects.meta(obj or {}).get("resourceVersion") or "")
 
@@ -460,7 +476,7 @@ class Committer:
                 for r in batch:
                     self._fail(r, exc)
                 return
-            obj = json_copy(base)  # JSON data: many times cheaper than copy.deepcopy
+            obj = _working_copy(base)
             changed = False
             results: dict[int, Any] = {}
             for r in batch:

@@ -213,3 +213,26 @@ def test_requests_that_join_a_retry_are_answered_when_the_write_then_fails() -> 
     assert sorted(got) == ["first", "joined-1", "joined-2"]
     assert all(isinstance(error, RuntimeError) and "store bug" in str(error) for error in got.values())
     assert answers.got.empty() and holders(store) == []
+
+
+def test_applies_share_the_spec_and_cannot_reach_the_stored_status() -> None:
+    """A batch's applies start from the stored object with `status` copied and `spec` shared:
+    an apply that changes the status it was given in place leaves the stored object as it was,
+    and every apply sees the stored spec itself (what keeps the parsed-view cache hitting)."""
+    store = MemoryStore()
+    store.add("ns", "ws")
+    stored = store.objects[("ns", "ws")]
+    stored["spec"] = {"subsets": [{"name": "a"}]}
+    stored["status"] = {"holders": ["x"]}
+    seen: list[dict[str, Any]] = []
+
+    def meddle(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+        seen.append(obj)
+        obj["status"]["holders"].append("stray")  # a bug an apply must not be able to spread
+        return None, True
+
+    committer = Committer(store, RealClock(), seed=1)
+    assert committer.submit("ns", "ws", meddle, RealClock().monotonic() + 5) is True
+    assert stored["status"] == {"holders": ["x"]}
+    assert seen and seen[0]["spec"] is stored["spec"]
+    assert seen[0]["metadata"] == stored["metadata"] and seen[0]["metadata"] is not stored["metadata"]
