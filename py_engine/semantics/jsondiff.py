@@ -1,8 +1,10 @@
 """A JSON Patch (RFC 6902) between two decoded JSON documents, for admission answers.
 
 The mutating webhook answers with the operations turning the pod it received
-into the pod it admits. Most of a pod is unchanged, so the diff compares
-members with `==` (in C) and descends only where they differ. Operations:
+into the pod it admits. Most of a pod is unchanged, and the admitted pod shares
+its unchanged members with the received one (`py_engine.admission.inject` copies
+only what it writes), so the diff skips a shared member on an identity check and
+descends only where the two differ. Operations:
 `remove` and `add` for object members, `add` at the end for items appended to
 an array (tolerations, node selector terms), and `replace` for any other
 change, arrays included (the result is the same document, with fewer
@@ -12,7 +14,6 @@ operations than an item-by-item array diff). Values compare as JSON does:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 
@@ -22,12 +23,19 @@ def escape(token: str) -> str:
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """Equal as JSON documents (`==` alone takes `1` for `true`)."""
-    if a != b:
-        return False
-    if type(a) is type(b) and not isinstance(a, (dict, list)):
+    """Equal as JSON documents: the same members, with numbers and booleans of the same type
+    (`==` alone takes `1` for `true`). Members shared by both sides are equal at once, so
+    comparing a shallow copy with its original costs one identity check per member."""
+    if a is b:
         return True
-    return json.dumps(a) == json.dumps(b)
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        return len(a) == len(b) and all(key in b and json_equal(value, b[key]) for key, value in a.items())
+    if kind is list:
+        return len(a) == len(b) and all(map(json_equal, a, b))
+    return bool(a == b)
 
 
 def diff(source: Any, target: Any, path: str = "") -> list[dict[str, Any]]:
@@ -38,20 +46,21 @@ def diff(source: Any, target: Any, path: str = "") -> list[dict[str, Any]]:
 
 
 def _diff(source: Any, target: Any, path: str, out: list[dict[str, Any]]) -> None:
-    if source is target or json_equal(source, target):  # a member shared by both sides is unchanged
+    if source is target:  # a member shared by both sides is unchanged
         return
-    if isinstance(source, dict) and isinstance(target, dict):
+    if type(source) is dict and type(target) is dict:
         for key in source:
             if key not in target:
                 out.append({"op": "remove", "path": f"{path}/{escape(str(key))}"})
         for key, value in target.items():
-            member = f"{path}/{escape(str(key))}"
-            if key in source:
-                _diff(source[key], value, member, out)
-            else:
-                out.append({"op": "add", "path": member, "value": value})
+            if key not in source:
+                out.append({"op": "add", "path": f"{path}/{escape(str(key))}", "value": value})
+            elif source[key] is not value:
+                _diff(source[key], value, f"{path}/{escape(str(key))}", out)
         return
-    if (isinstance(source, list) and isinstance(target, list) and len(target) > len(source)
+    if json_equal(source, target):
+        return
+    if (type(source) is list and type(target) is list and len(target) > len(source)
             and json_equal(source, target[:len(source)])):
         for index in range(len(source), len(target)):
             out.append({"op": "add", "path": f"{path}/{index}", "value": target[index]})

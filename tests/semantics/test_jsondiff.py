@@ -50,3 +50,17 @@ def test_diff_of_equal_documents_is_empty_and_appends_are_adds() -> None:
     mutated["spec"]["tolerations"].append({"key": "z"})
     assert diff(POD, mutated) == [{"op": "add", "path": "/spec/tolerations/1", "value": {"key": "z"}}]
     assert escape("a~b/c") == "a~0b~1c"
+
+
+def test_json_equal_tells_numbers_and_booleans_apart_and_ignores_member_order() -> None:
+    assert not json_equal(1, True) and not json_equal({"a": 1}, {"a": 1.0}) and not json_equal([0], [False])
+    assert json_equal({"a": [1, {"b": None}], "c": "x"}, {"c": "x", "a": [1, {"b": None}]})
+    assert not json_equal({"a": 1}, {"a": 1, "b": 2}) and not json_equal({"a": 1}, {"b": 1})
+    shared = {"deep": [1, 2, 3]}
+    assert json_equal({"s": shared, "n": 1}, {"s": shared, "n": 1})
+
+
+def test_diff_skips_shared_members_and_replaces_a_number_that_became_a_boolean() -> None:
+    mutated = dict(POD, spec=dict(POD["spec"], flag=True))  # shallow: every other member is shared
+    assert diff(POD, mutated) == [{"op": "replace", "path": "/spec/flag", "value": True}]
+    assert diff(POD, dict(POD, metadata=dict(POD["metadata"]))) == []
