@@ -26,7 +26,6 @@ metrics.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -39,6 +38,7 @@ from py_engine.admission.service import AdmissionService, Answer, Decision, Outc
 from py_engine.logsetup import fields
 from py_engine.policy import PolicyError
 from py_engine.semantics import objects
+from py_engine.semantics.jsontext import compact
 from py_engine.validation.uniteddeployment import UdReviewResult, review_uniteddeployment
 from webhook.limits import API_SERVER_REQUEST_LIMIT
 from webhook.metrics import WebhookMetrics
@@ -53,7 +53,7 @@ LaterHandler = Callable[[Mapping[str, Any], Answer], None]
 
 
 def _encode(payload: Any) -> bytes:
-    return json.dumps(payload, separators=(",", ":")).encode("utf-8")
+    return compact(payload).encode("utf-8")
 
 
 def _json(payload: Any, status: int = 200) -> Response:

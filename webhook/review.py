@@ -24,10 +24,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from py_engine.admission.service import Decision
+from py_engine.semantics.jsontext import compact
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
-"""Built once: `json.dumps` with any option builds a new encoder on every call."""
 MAX_DEPTH = 64
 MAX_WARNING_CHARS = 240
 
@@ -172,7 +171,7 @@ def review_response(api_version: str, uid: str, decision: Decision) -> dict[str,
     response: dict[str, Any] = {"uid": uid, "allowed": decision.allowed}
     if decision.patch:
         response["patchType"] = "JSONPatch"
-        response["patch"] = base64.b64encode(_COMPACT.encode(decision.patch).encode()).decode()
+        response["patch"] = base64.b64encode(compact(decision.patch).encode()).decode()
     if decision.warnings:
         response["warnings"] = [w[:MAX_WARNING_CHARS] for w in decision.warnings]
     if not decision.allowed:

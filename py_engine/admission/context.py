@@ -96,6 +96,25 @@ class AdmissionContext:
     caches: AdmissionCaches | None = None
 
 
+_CONTEXT_FIELDS = frozenset(AdmissionContext.__dataclass_fields__)
+
+
+def admission_context(**values: Any) -> AdmissionContext:
+    """`AdmissionContext(**values)`, built for the once-per-pod path when every field is given.
+
+    The frozen dataclass's `__init__` sets each of the eleven fields through
+    `object.__setattr__`, 5 us per admission; with every field at hand the instance dict is
+    filled at once instead (the instance is the same: no field has a `__post_init__`). With
+    any field missing or unknown it is the dataclass's own `__init__`, defaults and errors
+    included.
+    """
+    if values.keys() != _CONTEXT_FIELDS:
+        return AdmissionContext(**values)
+    context = object.__new__(AdmissionContext)
+    context.__dict__.update(values)
+    return context
+
+
 def no_lookup(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
     """A lookup over an empty cluster (every object is missing)."""
     return None

@@ -334,8 +334,11 @@ def decide_subsets(
     subsets, subsets_text = inputs.trimmed(spec.get("subsets"), node_fit=nodes is not None)
     pod_part = trim_pod(pod)
     statuses = [{"name": s.get("name"), "conditions": subset_conditions(s)} for s in subset_statuses]
-    parts = _canonical({"pod": pod_part, "subsetStatuses": statuses, "nodesVersion": nodes_version})
-    # The two texts joined by a newline, which `json.dumps` never writes (it escapes one in a string).
+    # `repr` of decoded JSON (dicts, lists, strings, numbers, booleans, None) is exact: equal texts
+    # are equal values of equal types (`1`, `1.0` and `True` differ), so an equal key is an equal
+    # input; a pod whose members come in another order only misses. It costs half of sorted JSON.
+    # The two texts are joined by a newline, which neither writes (both escape one in a string).
+    parts = repr((pod_part, statuses, nodes_version))
     key = "subsets:" + hashlib.blake2b(f"{parts}\n{subsets_text}".encode(), digest_size=16).hexdigest()
     decision = cache.get(key)
     if decision is None:

@@ -48,7 +48,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from py_engine.admission.caches import AdmissionCaches
-from py_engine.admission.context import AdmissionContext, AdmissionError, OwnerNotFound, PatchCheck
+from py_engine.admission.context import (
+    AdmissionContext,
+    AdmissionError,
+    OwnerNotFound,
+    PatchCheck,
+    admission_context,
+)
 from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.inject import make_patch
 from py_engine.admission.matched import MATCHED_KEYS, SPREADGATE_KEY, without_matched_annotations
@@ -143,11 +149,12 @@ thread (the committer's) and possibly before the entry point returns. An entry p
 has not answered."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Commit:
     """A decision that needs a reservation committed first: what to submit, and how the
     committed result (`committed`) or the committer's error (`failed`, which raises what it
-    does not handle) becomes the decision."""
+    does not handle) becomes the decision. Built once per pod and never changed; not frozen,
+    because a frozen dataclass sets each field through `object.__setattr__` (2.6 us here)."""
 
     namespace: str
     name: str
@@ -190,7 +197,7 @@ class AdmissionService:
 
     def context(self) -> AdmissionContext:
         """What a decision made now is a function of (reader, engines, caches, configuration)."""
-        return AdmissionContext(
+        return admission_context(
             now=self.clock.now(), lookup=self.view.lookup, engine=self.engine, nodes=self.view.node_inventory(),
             versioned_kinds=self.config.versioned_kinds, custom_workloads=self.config.custom_workloads,
             decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup, patch_guard=self.patch_guard,

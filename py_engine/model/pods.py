@@ -15,6 +15,7 @@ from typing import Any
 
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION, VERSION_IGNORED
 from py_engine.semantics import objects
+from py_engine.semantics.jsontext import compact
 from py_engine.semantics.objects import JSON_OBJECT
 
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
@@ -34,7 +35,7 @@ class MatchedSpread:
         value: dict[str, str] = {"name": self.name, "subset": self.subset}
         if self.uid:
             value["uid"] = self.uid
-        return json.dumps(value, separators=(",", ":"))
+        return compact(value)
 
 
 def matched_spread(pod: Mapping[str, Any]) -> MatchedSpread | None:
