@@ -11,7 +11,7 @@ from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # no
 from py_engine.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.admission.runtime.service_view import LiveAdmissionView
 from py_engine.admission.service import AdmissionService, ServiceConfig
-from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
+from py_engine.apiclient import DEPLOYMENTS, NAMESPACES, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
@@ -186,3 +186,23 @@ def test_validate_workloadspread_uses_the_caches(env: KubeEnv, service: Admissio
     ok = service.validate_workloadspread({"uid": "v", "operation": "CREATE", "namespace": "default",
                                           "object": spread("fine", [{"name": "x"}], target="free")})
     assert ok.allowed
+
+
+def test_spreads_in_lists_one_namespace_in_name_order_and_follows_changes(env: KubeEnv) -> None:
+    """The view answers `spreads_in` from a namespace index of its spread cache: only that
+    namespace's spreads, in name order (the API's list order), kept as spreads come and go."""
+    env.client.create(NAMESPACES, None,
+                      {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    for name, namespace in (("zeta", "default"), ("alpha", "default"), ("mid", "other"), ("beta", "default")):
+        env.client.create(SPREADS, namespace, spread(name, [{"name": "a"}], namespace=namespace))
+    view = LiveAdmissionView(env.client, RealClock(), node_simulation=False, watch_timeout_seconds=30).start()
+    try:
+        assert view.wait_ready(10)
+        names = lambda namespace: [s["metadata"]["name"] for s in view.spreads_in(namespace)]  # noqa: E731
+        assert names("default") == ["alpha", "beta", "zeta"] and names("other") == ["mid"] and names("none") == []
+        env.client.delete(SPREADS, "default", "beta")
+        env.client.create(SPREADS, "other", spread("aa", [{"name": "a"}], namespace="other"))
+        wait_until(lambda: names("default") == ["alpha", "zeta"] and names("other") == ["aa", "mid"], 5,
+                   "the index follows a delete and a create")
+    finally:
+        view.stop()
