@@ -37,6 +37,10 @@ _PATCH_CONTENT_TYPES: dict[str, str] = {
     "strategic": "application/strategic-merge-patch+json",
 }
 _JSON = "application/json"
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json"
+"""The Accept header of a write whose caller needs only the stored object's metadata back: the
+API server then answers a `PartialObjectMetadata` instead of encoding the whole object, and one
+that cannot answers the object (the second choice)."""
 
 
 def _query(**params: Any) -> list[tuple[str, str]]:
@@ -218,8 +222,8 @@ class KubeClient:
     # ------------------------------------------------------------- transport
 
     def _open(self, method: str, path: str, query: list[tuple[str, str]] | None = None,
-              body: Any = None, content_type: str = _JSON, timeout: Any = None) -> Any:
-        headers = {"Accept": _JSON}
+              body: Any = None, content_type: str = _JSON, timeout: Any = None, accept: str = _JSON) -> Any:
+        headers = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = content_type
         try:
@@ -238,9 +242,9 @@ class KubeClient:
         return response.response
 
     def request(self, method: str, path: str, query: list[tuple[str, str]] | None = None, body: Any = None,
-                content_type: str = _JSON, timeout: float | None = None) -> JSON:
+                content_type: str = _JSON, timeout: float | None = None, accept: str = _JSON) -> JSON:
         """One request, the body read in full and decoded; non-2xx raises `KubeError`."""
-        raw = self._open(method, path, query, body, content_type, timeout)
+        raw = self._open(method, path, query, body, content_type, timeout, accept)
         try:
             data = raw.data
         except (urllib3.exceptions.HTTPError, OSError) as exc:
@@ -294,15 +298,22 @@ class KubeClient:
                             _query(dryRun="All" if dry_run else None), body=dict(obj), timeout=timeout)
 
     def replace(self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], *,
-                subresource: str | None = None, dry_run: bool = False, timeout: float | None = None) -> JSON:
-        """PUT; the object's `metadata.resourceVersion` makes it conditional (409 when stale)."""
+                subresource: str | None = None, dry_run: bool = False, timeout: float | None = None,
+                metadata_only: bool = False) -> JSON:
+        """PUT; the object's `metadata.resourceVersion` makes it conditional (409 when stale).
+
+        `metadata_only` asks the server to answer with the stored object's metadata alone (a
+        `PartialObjectMetadata`); a server that cannot answers with the whole object, so the
+        caller checks the answer's `kind`."""
         return self.request("PUT", resource.object_path(namespace, name, subresource),
-                            _query(dryRun="All" if dry_run else None), body=dict(obj), timeout=timeout)
+                            _query(dryRun="All" if dry_run else None), body=dict(obj), timeout=timeout,
+                            accept=METADATA_ONLY if metadata_only else _JSON)
 
     def replace_status(self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], *,
-                       dry_run: bool = False, timeout: float | None = None) -> JSON:
+                       dry_run: bool = False, timeout: float | None = None, metadata_only: bool = False) -> JSON:
         """PUT to the status subresource (only `status` is taken; resourceVersion-checked)."""
-        return self.replace(resource, namespace, name, obj, subresource="status", dry_run=dry_run, timeout=timeout)
+        return self.replace(resource, namespace, name, obj, subresource="status", dry_run=dry_run, timeout=timeout,
+                            metadata_only=metadata_only)
 
     def patch(self, resource: Resource, namespace: str | None, name: str, patch: Any,
               patch_type: PatchType = "merge", *, subresource: str | None = None, dry_run: bool = False,

@@ -16,7 +16,9 @@ Not implemented: protobuf (JSON/YAML only), server-side apply
 (`application/apply-patch+yaml` is a 415), list pagination (`limit`/`continue`
 are ignored: every list is complete, which clients accept) and consistent-read
 semantics of `resourceVersion` on list (lists are always the latest state).
-`fieldValidation` and `fieldManager` are accepted and ignored.
+`fieldValidation` and `fieldManager` are accepted and ignored. Answers carrying one object come
+as its metadata alone when the Accept header prefers `as=PartialObjectMetadata`
+(py_engine/sim/negotiation.py), and as a Table for `as=Table` (py_engine/sim/tables.py).
 
 CPU accounting: each non-watch request adds the `time.thread_time()` its
 handler thread spent (parsing, admission calls, store, serialisation, TLS
@@ -43,7 +45,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from py_engine.sim import discovery, errors, openapi, tables
+from py_engine.sim import discovery, errors, negotiation, openapi, tables
 from py_engine.sim.apiserver import ApiServer, ApiWatch, RequestContext
 from py_engine.sim.interface import JSON, ApiError
 from py_engine.sim.resources import ResourceDef
@@ -333,6 +335,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _wants_table(self) -> bool:
         return tables.wants_table(self.headers.get("Accept"))
 
+    def _object_reply(self, code: int, obj: JSON) -> _Reply:
+        """One object's answer, as its metadata alone when the Accept header prefers that
+        (py_engine/sim/negotiation.py); a Status stays a Status."""
+        version = negotiation.partial_metadata_version(self.headers.get("Accept"))
+        if version is None or obj.get("kind") == "Status":
+            return _Reply(code, _dumps(obj))
+        return _Reply(code, _dumps(negotiation.partial_metadata(obj, version)), negotiation.content_type(version))
+
     def _table(self, rd: ResourceDef, objects: list[JSON], rv: str, q: Mapping[str, str]) -> _Reply:
         table = tables.to_table(rd, objects, self.server.api.clock.now(), rv, q.get("includeObject"),
                                 headers=q.get("noHeaders", "").lower() not in ("true", "1"))
@@ -372,15 +382,15 @@ class _Handler(BaseHTTPRequestHandler):
             obj = api.do_get(rd, ns, name, sub)
             if self._wants_table() and sub is None:
                 return self._table(rd, [obj], str(obj["metadata"].get("resourceVersion")), q)
-            return _Reply(200, _dumps(obj))
+            return self._object_reply(200, obj)
         if verb == "create":
             body = self._json_body()
             created, code = api.do_create(rd, ns, body, subresource=sub, name=name, dry_run=dry, ctx=ctx)
-            return _Reply(code, _dumps(created))
+            return self._object_reply(code, created)
         if verb == "update":
             assert name is not None
             body = self._json_body()
-            return _Reply(200, _dumps(api.do_update(rd, ns, name, body, subresource=sub, dry_run=dry, ctx=ctx)))
+            return self._object_reply(200, api.do_update(rd, ns, name, body, subresource=sub, dry_run=dry, ctx=ctx))
         if verb == "patch":
             assert name is not None
             ctype = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
@@ -389,8 +399,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._read_body()
                 raise errors.unsupported_media_type(ctype or "<none>", list(_PATCH_TYPES))
             body = self._json_body(patch=True)
-            return _Reply(200, _dumps(api.do_patch(rd, ns, name, body, ptype, subresource=sub, dry_run=dry,
-                                                   ctx=ctx)))
+            return self._object_reply(200, api.do_patch(rd, ns, name, body, ptype, subresource=sub, dry_run=dry,
+                                                         ctx=ctx))
         # delete / deletecollection
         opts: Any = {}
         if self.headers.get("Content-Length") not in (None, "0") or self.headers.get("Transfer-Encoding"):
@@ -421,7 +431,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise errors.method_not_allowed()
         deleted, code = api.do_delete(rd, ns, name, grace=grace, propagation=propagation,
                                       preconditions=opts.get("preconditions"), dry_run=dry, ctx=ctx)
-        return _Reply(code, _dumps(deleted))
+        return self._object_reply(code, deleted)
 
     # -------------------------------------------------------------------- watch
 

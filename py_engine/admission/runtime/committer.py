@@ -105,7 +105,8 @@ class StatusStore(Protocol):
         ...
 
     def replace_status(self, namespace: str, name: str, obj: JSON, *, timeout: float) -> JSON:
-        """PUT to /status with obj's resourceVersion; raises `Conflict` when stale."""
+        """PUT to /status with obj's resourceVersion and return the object as stored; raises
+        `Conflict` when stale."""
         ...
 
     def cached(self, namespace: str, name: str) -> JSON | None:
@@ -125,7 +126,17 @@ class KubeStatusStore:
         return self.client.get(self.resource, namespace, name, timeout=timeout)
 
     def replace_status(self, namespace: str, name: str, obj: JSON, *, timeout: float) -> JSON:
-        return self.client.replace_status(self.resource, namespace, name, obj, timeout=timeout)
+        """The write asks for the stored metadata alone: the whole spread, its status holding an entry
+        per pod admitted since the controller last counted, would otherwise come back (and be
+        decoded) on every write, as large as the request. The stored object is then `obj` with
+        that metadata: a status PUT takes the status as sent and nothing else, and the spec is the
+        one read (a spec changed since would have moved the resourceVersion: a 409). A schema that
+        prunes or defaults status fields shows in the watch cache's copy, which replaces this one
+        once it has caught up. A server that answers the whole object instead is taken at its word."""
+        answer = self.client.replace_status(self.resource, namespace, name, obj, timeout=timeout, metadata_only=True)
+        if answer.get("kind") != "PartialObjectMetadata" or not isinstance(answer.get("metadata"), dict):
+            return answer
+        return dict(obj, metadata=answer["metadata"])
 
     def cached(self, namespace: str, name: str) -> JSON | None:
         return self.cache.get(namespace, name) if self.cache is not None else None

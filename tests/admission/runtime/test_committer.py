@@ -187,3 +187,20 @@ def test_a_failing_apply_does_not_spoil_its_batch(env: KubeEnv, procs: list[Proc
         results = list(pool.map(one, range(12)))
     assert results.count("error") == 3 and results.count(True) == 9
     assert sorted(holders(env)) == sorted(f"p{i}" for i in range(12) if i % 4)
+
+
+def test_the_status_store_rebuilds_the_stored_spread_from_a_metadata_answer(env: KubeEnv) -> None:
+    """A status write asks for the stored metadata alone; what the store returns is the object
+    the API server stored (the same a GET reads), and a server answering the whole object is
+    taken as it answers."""
+    created = env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}]))
+    store = KubeStatusStore(env.client, SPREADS)
+    written = store.replace_status("default", "ws", dict(created, status={"holders": ["p"]}), timeout=5)
+    assert written == env.client.get(SPREADS, "default", "ws")
+
+    class WholeObjectClient:
+        def replace_status(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return {"kind": "WorkloadSpread", "metadata": {"resourceVersion": "9"}, "status": {"from": "server"}}
+
+    old_server = KubeStatusStore(WholeObjectClient(), SPREADS)  # type: ignore[arg-type]
+    assert old_server.replace_status("default", "ws", written, timeout=5)["status"] == {"from": "server"}
