@@ -174,10 +174,10 @@ class RecordingClient(KubeClient):
         self._lock = threading.Lock()
 
     def _open(self, method: str, path: str, query: list[tuple[str, str]] | None = None, body: Any = None,
-              content_type: str = "application/json", timeout: Any = None) -> Any:
+              content_type: str = "application/json", timeout: Any = None, accept: str = "application/json") -> Any:
         with self._lock:
             self.requests.append((method, path.split("?")[0], list(query or [])))
-        return super()._open(method, path, query, body, content_type, timeout)
+        return super()._open(method, path, query, body, content_type, timeout, accept)
 
     def classified(self) -> list[ApiRequest]:
         with self._lock:
