@@ -51,6 +51,7 @@ def test_threads_react_to_changes(threaded: Cluster) -> None:
 def test_thousand_pods_created_scheduled_and_running(threaded: Cluster) -> None:
     started = time.monotonic()
     threaded.api.create("apps/v1/deployments", "default", deployment("big", 1000))
+    # The deadline bounds the wait; how fast it goes is measured by benchmarks/, not asserted.
     wait_for(_running(threaded, "app=big", 1000), timeout=60, what="1000 running pods")
     elapsed = time.monotonic() - started
     pods = pods_of(threaded, "app=big")
@@ -60,8 +61,7 @@ def test_thousand_pods_created_scheduled_and_running(threaded: Cluster) -> None:
     # Spread over every node. In real time the scheduler's passes overlap the informer's
     # events, so the balance is near, not exact (the virtual-time tests assert exact
     # placement); 1,000 pods on 12 nodes is 83.3 per node.
-    assert len(per_node) == 12 and max(per_node.values()) - min(per_node.values()) <= 6
-    assert elapsed < 60
+    assert len(per_node) == 12 and max(per_node.values()) - min(per_node.values()) <= 6, per_node
     print(f"1000 pods created, scheduled and running in {elapsed:.2f}s")
 
 
