@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from unittest import mock
 
 import pytest
 
-from py_engine.semantics.uids import UuidSource
+from py_engine.semantics.uids import UuidSource, uuid_texts
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -51,3 +52,27 @@ def test_a_forked_child_never_repeats_its_parents_next_uuids() -> None:
 def test_batch_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         UuidSource(batch=0)
+
+
+def test_texts_are_those_the_uuid_module_writes_for_the_same_bytes() -> None:
+    entropy = os.urandom(16 * 512) + bytes(16) + b"\xff" * 16
+    chunks = [entropy[i:i + 16] for i in range(0, len(entropy), 16)]
+    assert uuid_texts(entropy) == [str(uuid.UUID(bytes=chunk, version=4)) for chunk in chunks]
+
+
+def test_concurrent_callers_never_share_a_uuid() -> None:
+    source = UuidSource(batch=16)  # small: the threads refill it often, also together
+    drawn: list[list[str]] = [[] for _ in range(8)]
+    start = threading.Barrier(8)
+
+    def draw(into: list[str]) -> None:
+        start.wait(timeout=10)
+        into.extend(source() for _ in range(2000))
+
+    threads = [threading.Thread(target=draw, args=(into,)) for into in drawn]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+    texts = [text for into in drawn for text in into]
+    assert len(texts) == 16000 and len(set(texts)) == 16000
