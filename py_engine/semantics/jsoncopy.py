@@ -24,7 +24,13 @@ def json_copy(value: T) -> T:
 def _copy(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        return {key: (item if type(item) not in _CONTAINERS else _copy(item)) for key, item in value.items()}
+        # Copied at C speed, then only the containers replaced: a map of scalars (a status's
+        # creatingPods, hundreds of entries) costs a fraction of rebuilding it item by item.
+        copied = value.copy()
+        for key, item in value.items():
+            if type(item) in _CONTAINERS:
+                copied[key] = _copy(item)
+        return copied
     if kind is list:
         return [item if type(item) not in _CONTAINERS else _copy(item) for item in value]
     if isinstance(value, dict):  # subclasses: rare, copied as plain containers
