@@ -29,7 +29,11 @@ from py_engine.admission.nodes import NodeInventory
 R = TypeVar("R")
 JSON = dict[str, Any]
 Apply = Callable[[JSON], tuple[JSON | None, R]]
-"""`apply(obj) -> (object to write or None, the caller's result)`: pure in the spread it is given."""
+"""`apply(obj) -> (object to write or None, the caller's result)`: a function of the spread it is
+given alone. `obj["status"]` is private to the attempt (every `SpreadCommitter` deep-copies it per
+batch, and later applies of the batch get the object the previous one returned), so `apply` may
+extend the maps inside it in place when it returns an object to write; when it returns None or
+raises, it must leave `obj` unchanged."""
 Done = Callable[[R | None, BaseException | None], None]
 """`on_done(result, error)`: how an asynchronous submit is answered, once; `error` is None on success."""
 

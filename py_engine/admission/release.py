@@ -71,7 +71,8 @@ def find_annotated_spread(pod: Mapping[str, Any], spreads: Sequence[dict[str, An
     return None
 
 
-def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext) -> DeleteRelease:
+def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext, *,
+                   status_owned: bool = False) -> DeleteRelease:
     """Record a pod DELETE / `pods/eviction` in `deletingPods` and return its slot.
 
     The pod has passed the service's guards (annotated, active, with a controller
@@ -89,6 +90,9 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     spec is ahead of the status (`spec_ahead_of_status`) the room is counted
     from the spec's cap instead: `max(0, cap - (replicas + creatingPods -
     deletingPods))`.
+
+    `status_owned`: as for `reserve_create` (py_engine/admission/reserve.py), the entry's
+    `deletingPods` map is extended in place.
     """
     matched = matched_spread(pod)
     if matched is None or matched.name != objects.name(spread):
@@ -117,7 +121,7 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     missing = missing_replicas(entry)
     if missing < 0 and not (from_spec and cap is not None):
         return DeleteRelease(None)
-    deleting = pod_records(entry, "deletingPods")
+    deleting = pod_records(entry, "deletingPods", in_place=status_owned)
     deleting[name] = format_time(ctx.now)
     entry["deletingPods"] = deleting
     held = occupied_slots(entry)

@@ -4,7 +4,8 @@
 pod, context, generated uid): the committer applies it to the freshest copy
 of the spread, writes `reservation.spread` with its resourceVersion, and after
 a 409 re-applies it to the re-read object. Everything it returns is a new
-object; the inputs are never mutated.
+object and the inputs are never mutated, except the `creatingPods` map of a
+status the caller hands over (`status_owned`: the committer's private copy).
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def _reserve_statefulset(view: WorkloadSpread, pod: Mapping[str, Any], ctx: Admi
 
 
 def reserve_create(
-    spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext, *, generated_uid: str
+    spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext, *, generated_uid: str,
+    status_owned: bool = False,
 ) -> CreateReservation:
     """Choose a subset for `pod` (already traced to `spread`) and record it in the status.
 
@@ -114,6 +116,13 @@ def reserve_create(
     finds its own entry when the first write did land). Raises AdmissionError
     (deny) when the spread cannot be read or its replica paths do not resolve.
     The pod has passed the service's guards (active, with a controller owner).
+
+    `status_owned`: `spread["status"]` is the caller's private copy (the committer's working
+    copy of a batch, `Apply` in py_engine/admission/ports.py), so the chosen entry's
+    `creatingPods` map is extended in place instead of copied. It holds every pod admitted
+    since the controller's last sync, and a copy per reservation made each admission cost
+    O(that backlog). Only the returned spread is to be used afterwards; nothing changes in
+    place when no write is needed or the function raises.
     """
     view = read_spread(spread, ctx.caches)
     name = objects.name(pod)
@@ -156,7 +165,7 @@ def reserve_create(
         return CreateReservation(subset, None, name)
     if not key:
         raise ValueError("reserve_create: generated_uid is required for a pod without a name")
-    creating = pod_records(entry, "creatingPods")
+    creating = pod_records(entry, "creatingPods", in_place=status_owned)
     creating[key] = format_time(ctx.now)
     entry["creatingPods"] = creating
     if missing > 0:

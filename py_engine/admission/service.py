@@ -252,7 +252,8 @@ class AdmissionService:
         name = objects.name(spread)
 
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[CreateReservation, dict[str, Any]]]:
-            reservation = reserve_create(obj, traced, ctx, generated_uid=generated_uid)
+            # The committer hands each apply a private copy of the status (ports.Apply).
+            reservation = reserve_create(obj, traced, ctx, generated_uid=generated_uid, status_owned=True)
             return reservation.spread, (reservation, obj)
 
         def committed(outcome: tuple[CreateReservation, dict[str, Any]]) -> Decision:
@@ -361,7 +362,7 @@ class AdmissionService:
             return allow("skipped", f"WorkloadSpread {name} does not govern the pod's workload; nothing to release")
 
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, DeleteRelease]:
-            release = release_delete(obj, pod, ctx)
+            release = release_delete(obj, pod, ctx, status_owned=True)
             return release.spread, release
 
         def committed(release: DeleteRelease) -> Decision:

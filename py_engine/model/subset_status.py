@@ -14,9 +14,15 @@ from typing import Any
 from py_engine.semantics.objects import JSON_OBJECT
 
 
-def pod_records(entry: Mapping[str, Any] | None, field: str) -> dict[str, Any]:
-    """A copy of `entry[field]` (`creatingPods` or `deletingPods`); {} when absent or not an object."""
+def pod_records(entry: Mapping[str, Any] | None, field: str, *, in_place: bool = False) -> dict[str, Any]:
+    """A copy of `entry[field]` (`creatingPods` or `deletingPods`); {} when absent or not an object.
+
+    `in_place`: the caller owns the entry's maps (a private copy of the status), so a plain
+    dict is returned itself, to be extended without copying every record it holds.
+    """
     records = entry.get(field) if entry else None
+    if in_place and type(records) is dict:
+        return records
     return dict(records) if isinstance(records, JSON_OBJECT) else {}
 
 

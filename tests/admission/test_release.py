@@ -45,6 +45,17 @@ def test_delete_records_the_pod_and_returns_the_slot() -> None:
     assert release_delete(release.spread, _annotated(), make_ctx()).spread is None, "second delete is idempotent"
 
 
+def test_a_handed_over_status_is_extended_in_place_with_the_same_outcome() -> None:
+    ws = _ws(0, deletingPods={"earlier": NOW_TEXT})
+    copied = release_delete(copy.deepcopy(ws), _annotated(), make_ctx())
+    owned = copy.deepcopy(ws)
+    held = owned["status"]["versionedSubsetStatuses"]["abc123"][0]["deletingPods"]
+    in_place = release_delete(owned, _annotated(), make_ctx(), status_owned=True)
+    assert in_place == copied and in_place.spread is not None
+    assert in_place.spread["status"]["versionedSubsetStatuses"]["abc123"][0]["deletingPods"] is held
+    assert held == {"earlier": NOW_TEXT, "web-abc123-x1": NOW_TEXT}
+
+
 def test_no_upper_clamp_in_the_webhook() -> None:
     release = release_delete(_ws(3), _annotated(), make_ctx())
     assert release.spread is not None

@@ -78,6 +78,24 @@ def test_readmission_of_a_recorded_pod_writes_nothing() -> None:
     assert reserve_create(deleting, pod(), make_ctx(deployment_chain()), generated_uid=UID).subset == "a"
 
 
+def test_a_handed_over_status_is_extended_in_place_with_the_same_outcome() -> None:
+    ws = _capped(("a", 0), ("b", 3))
+    ws["status"]["versionedSubsetStatuses"]["abc123"][1]["creatingPods"] = {"earlier": NOW_TEXT}
+    copied = reserve_create(copy.deepcopy(ws), pod(), make_ctx(deployment_chain()), generated_uid=UID)
+    owned = copy.deepcopy(ws)
+    held = owned["status"]["versionedSubsetStatuses"]["abc123"][1]["creatingPods"]
+    in_place = reserve_create(owned, pod(), make_ctx(deployment_chain()), generated_uid=UID, status_owned=True)
+    assert in_place == copied
+    # The map itself was extended, not copied: what a batch of hundreds of reservations saves.
+    assert _statuses(in_place.spread)[1]["creatingPods"] is held and held == {"earlier": NOW_TEXT, "web-abc123-x1": NOW_TEXT}
+    # Nothing to write: nothing changes, even when the status is handed over.
+    recorded = copy.deepcopy(in_place.spread)
+    assert recorded is not None
+    snapshot = copy.deepcopy(recorded)
+    again = reserve_create(recorded, pod(), make_ctx(deployment_chain()), generated_uid=UID, status_owned=True)
+    assert (again.subset, again.spread) == ("b", None) and recorded == snapshot
+
+
 def test_generate_name_pod_is_keyed_by_the_generated_uid() -> None:
     ws = _capped(("a", 2))
     nameless = pod(None)

@@ -9,8 +9,10 @@ batched into the next single write:
 
 * `submit(namespace, name, apply, deadline)` queues `apply` for the spread and
   blocks until it is committed (or cannot be). `apply(obj) -> (new_obj | None,
-  result)` is a pure function of the freshest object: it returns the object to
-  write (None: nothing to write) and the caller's result.
+  result)` is a function of the freshest object alone: it returns the object to
+  write (None: nothing to write) and the caller's result. `obj["status"]` is a
+  copy private to the batch attempt, which an apply that writes may extend in
+  place (`Apply`, py_engine/admission/ports.py).
 * `submit_async(..., on_done)` queues the same way without waiting: `on_done(result,
   error)` is called once, on the thread that committed the batch. The webhook
   answers pod CREATEs and DELETEs this way, so an admission waiting for its
@@ -31,7 +33,7 @@ batched into the next single write:
   notified per batch woke every waiting thread (about 60 at 64 concurrent
   admissions) only for most of them to find nothing changed and sleep again.
 * On 409 Conflict the batch is re-applied to an object re-read from the API
-  (apply functions are pure, so this is safe) until the write succeeds or the
+  (an apply depends on its input alone, so this is safe) until the write succeeds or the
   requests' deadlines pass. Several webhook processes stay exact because they
   contend through resourceVersion, exactly like the reference.
 * A request whose deadline passes before its batch is written fails with
@@ -231,7 +233,8 @@ class _Slot:
 
 def _working_copy(base: JSON) -> JSON:
     """What a batch's applies start from: `status` deep-copied (JSON data: many times cheaper than
-    `copy.deepcopy`), so a stray in-place change there cannot reach the cached object; `spec` and
+    `copy.deepcopy`), so the applies may extend its maps in place (`Apply`) and nothing they do
+    there reaches the cached object; `spec` and
     the maps inside `metadata` shared, as every reservation and release already shares them with
     its input (py_engine/admission/statuses.py, `with_version_statuses`). Sharing keeps the spec
     the very object the parsed-view cache saw (py_engine/admission/caches.py), so the batch's

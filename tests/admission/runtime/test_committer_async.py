@@ -236,3 +236,46 @@ def test_applies_share_the_spec_and_cannot_reach_the_stored_status() -> None:
     assert stored["status"] == {"holders": ["x"]}
     assert seen and seen[0]["spec"] is stored["spec"]
     assert seen[0]["metadata"] == stored["metadata"] and seen[0]["metadata"] is not stored["metadata"]
+
+
+class ConflictOnce(MemoryStore):
+    """The first write finds that another writer moved the spread on (409)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conflicted = False
+
+    def replace_status(self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float) -> dict[str, Any]:
+        if not self.conflicted:
+            self.conflicted = True
+            with self.lock:
+                self.rv += 1
+                current = self.objects[(namespace, name)]
+                pods = dict(current["status"].get("pods") or {}, other=0)
+                self.objects[(namespace, name)] = dict(current, status={"pods": pods},
+                                                       metadata=dict(current["metadata"], resourceVersion=str(self.rv)))
+        return super().replace_status(namespace, name, obj, timeout=timeout)
+
+
+def test_applies_that_extend_the_status_in_place_are_re_applied_to_a_fresh_copy_after_a_conflict() -> None:
+    """The contract reservations rely on (`Apply`): an apply that writes may extend the maps of
+    the status it was given. A batch that conflicts starts again from a fresh copy of the
+    re-read object, so each pod is written once and the objects read stay as they were."""
+    store = ConflictOnce()
+    store.add("ns", "ws")
+    store.objects[("ns", "ws")]["status"] = {"pods": {"x": 0}}
+    read_first = store.objects[("ns", "ws")]
+
+    def extend(key: str) -> Any:
+        def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+            obj["status"].setdefault("pods", {})[key] = len(obj["status"]["pods"])
+            return obj, True
+        return apply
+
+    committer = Committer(store, RealClock(), linger=0.0, conflict_backoff=0.0, seed=1)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda key: committer.submit("ns", "ws", extend(key), RealClock().monotonic() + 5),
+                                ["a", "b", "c", "d"]))
+    assert results == [True] * 4 and store.conflicted
+    assert sorted(store.objects[("ns", "ws")]["status"]["pods"]) == ["a", "b", "c", "d", "other", "x"]
+    assert read_first["status"] == {"pods": {"x": 0}}
