@@ -27,6 +27,7 @@ from typing import Any
 
 from py_engine.admission.service import Decision
 from py_engine.policy import PolicyEngine, create_engine
+from webhook.collector import YOUNG_THRESHOLD, tune_collector
 from webhook.runtime import Webhook, WebhookOptions
 
 
@@ -74,6 +75,7 @@ class CpuTimedEngine:
 
 def main() -> int:
     config = json.loads(sys.stdin.readline())
+    tune_collector(YOUNG_THRESHOLD)  # as `spreadgate webhook` does by default
     engine = CpuTimedEngine(create_engine())
     hook = Webhook(WebhookOptions(
         cert_file=config["cert"], key_file=config["key"], kubeconfig=config["kubeconfig"], host="127.0.0.1",

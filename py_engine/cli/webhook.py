@@ -38,6 +38,7 @@ from typing import Any
 
 from py_engine import logsetup
 from py_engine.cli.preflight import opa_url
+from webhook.collector import YOUNG_THRESHOLD, tune_collector
 
 log = logging.getLogger("spreadgate.webhook")
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -107,6 +108,9 @@ def register(subparsers: Any) -> None:
                         help="do not cache nodes and pods for Adaptive node-fit simulation")
     parser.add_argument("--no-group-commit", action="store_true",
                         help="write each reservation on its own (one status write per pod)")
+    parser.add_argument("--gc-young-threshold", type=int, default=YOUNG_THRESHOLD, metavar="N",
+                        help="container allocations between two collections of the garbage collector's youngest "
+                             f"generation (default {YOUNG_THRESHOLD}; Python's own is 700; 0 leaves it)")
     logsetup.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -135,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--threads must be at least 1")
     if not 0 < args.commit_timeout < 30:
         return _fail("--commit-timeout must be between 0 and 30 seconds")
+    if args.gc_young_threshold < 0:
+        return _fail("--gc-young-threshold must be 0 (Python's setting) or positive")
     from py_engine.cli.preflight import kube_error_line, kubeconfig_problem, one_line, tls_pair_problem
 
     problem = kubeconfig_problem(args.kubeconfig) if args.kubeconfig else None
@@ -183,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         versioned_kinds=versioned, custom_workloads=custom, allowed_patch_fields=patch_fields,
         node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit,
         limits=limits, self_signed=self_signed)
+    tune_collector(args.gc_young_threshold)
     try:
         hook = Webhook(options)
     except (KubeError, PolicyError, CertError) as exc:

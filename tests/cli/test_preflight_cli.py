@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,3 +135,11 @@ def test_simulate_ports_are_pinned(flag: str, busy_port: int, capsys: pytest.Cap
     err = capsys.readouterr().err
     assert err.startswith("spreadgate simulate: error: the simulation could not start: Address already in use")
     assert f"{flag} {busy_port}" in err and err.count("\n") == 1
+
+
+def test_a_negative_gc_threshold_is_one_line_and_leaves_the_collector_alone(
+        pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    before = gc.get_threshold()
+    assert main(["webhook", "--cert", pair[0], "--key", pair[1], "--gc-young-threshold", "-5"]) == 2
+    assert "--gc-young-threshold must be 0 (Python's setting) or positive" in one_error(capsys, "webhook")
+    assert gc.get_threshold() == before
