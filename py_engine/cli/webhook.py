@@ -211,7 +211,8 @@ def run(args: argparse.Namespace) -> int:
     # tests/webhook_testkit.py reads the URL from this line (`serving on (https://\S+)`): keep a space after it.
     log.info("serving on %s with %d worker threads", hook.url, args.threads,
              extra=logsetup.fields(policy_engine="opa" if args.opa_url else "embedded",
-                                   on_commit_failure=args.on_commit_failure, group_commit=not args.no_group_commit))
+                                   on_commit_failure=args.on_commit_failure, group_commit=not args.no_group_commit,
+                                   gc_young_threshold=args.gc_young_threshold))
     try:
         while not stop.wait(0.5):
             pass
