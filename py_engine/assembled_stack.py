@@ -131,7 +131,8 @@ class Stack:
                  with_controller: bool = True, kubelet: KubeletConfig | None = None,
                  workdir: str | Path | None = None, port: int = 0, host: str = "127.0.0.1",
                  kubeconfig_out: str | Path | None = None, faults: str | None = None,
-                 united: bool = True, united_options: UnitedOptions | None = None, webhook_port: int = 0) -> None:
+                 united: bool = True, united_options: UnitedOptions | None = None, webhook_port: int = 0,
+                 seed: int | None = None) -> None:
         self.virtual = virtual
         self.clock: Clock = VirtualClock(START) if virtual else RealClock()
         self.options = options or LoopOptions()
@@ -140,7 +141,7 @@ class Stack:
         self.workdir = Path(workdir) if workdir is not None else Path(str(self._tmp))
         self.port, self.host, self.kubeconfig_out = port, host, kubeconfig_out
         self.webhook_port = webhook_port  # 0: a free port
-        self.cluster = Cluster(clock=self.clock, nodes=nodes, kubelet=kubelet, faults=faults)
+        self.cluster = Cluster(clock=self.clock, nodes=nodes, kubelet=kubelet, faults=faults, seed=seed)
         self.api = self.cluster.api
         self.hook: Webhook | None = None
         self.client: KubeClient | None = None

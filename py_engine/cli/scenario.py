@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from py_engine.model.constants import GROUP, KRUISE_GROUP
-from py_engine.resources import SCENARIOS, read_text
+from py_engine.resources import SCENARIOS, read_text, resource
 from py_engine.sim.nodepool import NodePoolError, nodes_from_description
 from py_engine.validation.documents import DocumentError, parse_documents, read_bytes
 
@@ -183,6 +183,12 @@ def load_shipped_scenario(name: str) -> Scenario:
     except OSError as exc:
         raise ScenarioError(f"no shipped scenario {name!r}: {exc.strerror or exc}") from None
     return _parse_text(text, name)
+
+
+def shipped_scenario_names() -> list[str]:
+    """The names (without `.yaml`) of the scenarios shipped in the package, sorted."""
+    return sorted(entry.name.removesuffix(".yaml") for entry in resource(SCENARIOS).iterdir()
+                  if entry.is_file() and entry.name.endswith(".yaml"))
 
 
 def _parse_text(text: str, where: str) -> Scenario:

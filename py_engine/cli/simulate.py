@@ -11,8 +11,13 @@ docs/scenarios.md; examples in `manifests/examples/scenarios/`.
 Output: `-o table` (default), `-o json`, or `-o html` (a self-contained page
 with a chart of replicas per subset and their caps, written to `--out FILE`,
 which `-o html` requires). Reports list subsets in spec order and pods in a
-fixed order, so identical runs print identical reports; a subset holding more
-pods than its cap is flagged. Exit status: 0 on success, 2 for an unreadable or
+fixed order; the embedded cluster draws generated pod names from `--seed`
+(default 0) and creates pods one at a time, so identical runs with the same
+seed print byte-identical reports; a subset holding
+more pods than its cap is flagged.
+
+SCENARIO is a file, or the name of a scenario shipped with Spreadgate (with or
+without `.yaml`): `spreadgate simulate --list` prints those names. Exit status: 0 on success, 2 for an unreadable or
 invalid scenario or a simulation that did not settle (one line on stderr).
 """
 
@@ -32,7 +37,11 @@ EXIT_OK, EXIT_USAGE = 0, 2
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("simulate", help="run a scenario on the embedded cluster (virtual time)",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("scenario", metavar="SCENARIO.yaml")
+    parser.add_argument("scenario", metavar="SCENARIO", nargs="?",
+                        help="a scenario file, or the name of a shipped scenario (see --list)")
+    parser.add_argument("--list", action="store_true", help="print the names of the shipped scenarios and exit")
+    parser.add_argument("--seed", type=int, default=0, metavar="N",
+                        help="seed of the generated pod names (default: %(default)s)")
     parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table",
                         help="report format (default: %(default)s)")
     parser.add_argument("--out", metavar="FILE", help="where -o html writes the page (required with -o html)")
@@ -48,9 +57,26 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def _load(reference: str) -> Any:
+    """The scenario in the file `reference`, else the shipped scenario of that name."""
+    from py_engine.cli.scenario import (
+        ScenarioError,
+        load_scenario,
+        load_shipped_scenario,
+        shipped_scenario_names,
+    )
+
+    if Path(reference).exists():
+        return load_scenario(reference)
+    name = reference.removesuffix(".yaml")
+    if name in shipped_scenario_names():
+        return load_shipped_scenario(f"{name}.yaml")
+    raise ScenarioError(f"{reference}: no such file, nor a shipped scenario (spreadgate simulate --list)")
+
+
 def run(args: argparse.Namespace) -> int:
     from py_engine.assembled_stack import Stack, StackNotStable
-    from py_engine.cli.scenario import ScenarioError, load_scenario
+    from py_engine.cli.scenario import ScenarioError, shipped_scenario_names
     from py_engine.cli.scenario_report import render_html, render_json, render_table
     from py_engine.cli.scenario_run import ScenarioRun
     from py_engine.cli.scenario_united import UnitedScenarioRun
@@ -59,12 +85,17 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.ERROR)
     if args.output == "html" and not args.out:
         return _fail("-o html needs --out FILE (the page is not written to the current directory by default)")
+    if args.list:
+        sys.stdout.write("".join(f"{name}\n" for name in shipped_scenario_names()))
+        return EXIT_OK
+    if not args.scenario:
+        return _fail("name a scenario file or a shipped scenario (spreadgate simulate --list)")
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = _load(args.scenario)
     except ScenarioError as exc:
         return _fail(str(exc))
     try:
-        with Stack(scenario.nodes, port=args.port, webhook_port=args.webhook_port) as stack:
+        with Stack(scenario.nodes, port=args.port, webhook_port=args.webhook_port, seed=args.seed) as stack:
             runner = UnitedScenarioRun if scenario.united is not None else ScenarioRun
             reports = runner(scenario, stack).run()
     except (StackNotStable, TimeoutError) as exc:

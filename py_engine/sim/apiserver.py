@@ -36,6 +36,7 @@ import builtins
 import contextlib
 import copy
 import queue
+import random
 import secrets
 import threading
 import time
@@ -193,8 +194,12 @@ class ApiServer:
     def __init__(self, clock: Clock | None = None, *, history_size: int = 10_000,
                  service_resolver: ServiceResolver | None = None, faults: FaultInjector | None = None,
                  bookmark_interval: float = 30.0, audit_size: int = 1000,
-                 max_object_bytes: int = MAX_OBJECT_BYTES) -> None:
+                 max_object_bytes: int = MAX_OBJECT_BYTES, name_seed: int | None = None) -> None:
         self.clock: Clock = clock or RealClock()
+        # Suffixes of generated names: unpredictable as kube-apiserver's by default; drawn from a
+        # seeded generator when a run must be reproducible (`spreadgate simulate`).
+        self._name_chars: random.Random = (random.Random(name_seed) if name_seed is not None
+                                           else secrets.SystemRandom())
         self.store = Store(history_size)
         self.registry = Registry(builtin_defs())
         self.faults = faults or FaultInjector()
@@ -207,6 +212,10 @@ class ApiServer:
             self.create("v1/namespaces", None, {"metadata": {"name": ns}})
 
     # ------------------------------------------------------------ utilities
+
+    def _generated_name(self, prefix: str) -> str:
+        """`prefix` and five characters, as kube-apiserver completes a `generateName`."""
+        return prefix + "".join(self._name_chars.choice(_NAME_CHARS) for _ in range(5))
 
     def close(self) -> None:
         """End all watches and close pooled webhook connections."""
@@ -382,7 +391,7 @@ class ApiServer:
             kinds.apply_defaults(rd, obj)
             meta = obj["metadata"]
         if not meta.get("name"):
-            meta["name"] = str(meta["generateName"]) + "".join(secrets.choice(_NAME_CHARS) for _ in range(5))
+            meta["name"] = self._generated_name(str(meta["generateName"]))
         name_ = str(meta["name"])
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = self._now()
@@ -404,7 +413,7 @@ class ApiServer:
             except StoreExists:
                 if not generated or attempt == 7:
                     raise errors.already_exists(rd.group, rd.plural, name_) from None
-                name_ = str(meta["generateName"]) + "".join(secrets.choice(_NAME_CHARS) for _ in range(5))
+                name_ = self._generated_name(str(meta["generateName"]))
                 kinds.rename(rd, obj, name_)
         if rd.kind == "CustomResourceDefinition":
             stored = self._establish_crd(stored)

@@ -51,24 +51,32 @@ class ClusterNotStable(RuntimeError):
 
 
 class Cluster:
-    """An in-process Kubernetes cluster (see the module docstring)."""
+    """An in-process Kubernetes cluster (see the module docstring).
+
+    `seed` makes a run reproducible: generated names are drawn from it and the ReplicaSet and
+    Job controllers create one pod at a time, so the order of creates (and of the admission
+    decisions they meet) no longer depends on thread scheduling. `None` (the default) keeps
+    the live behaviour: unpredictable names, concurrent creates.
+    """
 
     def __init__(self, *, clock: Clock | None = None, nodes: Sequence[JSON] | None = None,
                  kubelet: KubeletConfig | None = None, faults: str | None = None,
                  faults_in_process: bool = False, gc_resources: Mapping[str, str] | None = None,
-                 api: ApiServer | None = None) -> None:
+                 api: ApiServer | None = None, seed: int | None = None) -> None:
         self.clock: Clock = clock or RealClock()
         injector = FaultInjector()
         if faults:
             injector.set_spec(faults)
         injector.in_process = faults_in_process
-        self.api = api or ApiServer(self.clock, faults=injector)
+        self.api = api or ApiServer(self.clock, faults=injector, name_seed=seed)
         self.informers = InformerSet(self.api)
         args = (self.api, self.informers, self.clock)
         self.deployments = DeploymentController(*args)
         self.replicasets = ReplicaSetController(*args)
         self.statefulsets = StatefulSetController(*args)
         self.jobs = JobController(*args)
+        if seed is not None:  # a reproducible run: pods created one at a time, in a fixed order
+            self.replicasets.concurrent_creates = self.jobs.concurrent_creates = 1
         self.garbage_collector = GarbageCollector(*args, resources=gc_resources)
         self.pod_gc = PodGC(*args)
         self.scheduler = Scheduler(*args)

@@ -382,12 +382,20 @@ def test_leases_events_and_nodes(vapi: ApiServer) -> None:
 
 
 def test_generated_name_collisions_are_retried(vapi: ApiServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    import py_engine.sim.apiserver as mod
-
     picks = iter("bbbbb" + "bbbbb" + "ccccc")
-    monkeypatch.setattr(mod.secrets, "choice", lambda chars: next(picks))
+    monkeypatch.setattr(vapi._name_chars, "choice", lambda chars: next(picks))
     first = vapi.create("v1/configmaps", "default", {"metadata": {"generateName": "x-"}})
     second = vapi.create("v1/configmaps", "default", {"metadata": {"generateName": "x-"}})
     assert (first["metadata"]["name"], second["metadata"]["name"]) == ("x-bbbbb", "x-ccccc")
     err = code_of(lambda: vapi.create("v1/configmaps", "default", {"metadata": {"name": "x-bbbbb"}}))
     assert err.reason == "AlreadyExists"
+
+
+def test_seeded_generated_names_repeat_and_unseeded_ones_do_not() -> None:
+    def names(server: ApiServer) -> list[str]:
+        return [server.create("v1/configmaps", "default", {"metadata": {"generateName": "x-"}})["metadata"]["name"]
+                for _ in range(3)]
+
+    assert names(ApiServer(name_seed=3)) == names(ApiServer(name_seed=3))
+    assert names(ApiServer(name_seed=3)) != names(ApiServer(name_seed=4))
+    assert names(ApiServer()) != names(ApiServer())

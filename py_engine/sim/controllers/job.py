@@ -24,7 +24,12 @@ from collections.abc import Sequence
 from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import Controller, controller_uid, object_key, owner_key
 from py_engine.sim.controllers.podutil import is_active, is_ready, set_condition
-from py_engine.sim.controllers.replicaset import concurrently, pod_from_template, slow_start
+from py_engine.sim.controllers.replicaset import (
+    MAX_CONCURRENT_CALLS,
+    concurrently,
+    pod_from_template,
+    slow_start,
+)
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["JobController", "wanted_active"]
@@ -54,6 +59,8 @@ class JobController(Controller):
     """Reconciles `batch/v1` Jobs into pods."""
 
     name = "job"
+    # See `ReplicaSetController.concurrent_creates`.
+    concurrent_creates = MAX_CONCURRENT_CALLS
 
     def setup(self) -> None:
         self.job_informer = self.informers.get(JOBS)
@@ -120,7 +127,7 @@ class JobController(Controller):
             self.pod_informer.apply_local(created)
             return None
 
-        created, errors = slow_start(count, create_one)
+        created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
         if errors:
             self._record(f"{object_key(job)}: create pods: {errors[0]}")
             self.queue.add_after(object_key(job), 1.0)

@@ -122,6 +122,9 @@ class ReplicaSetController(Controller):
     """Reconciles `apps/v1` ReplicaSets against their pods."""
 
     name = "replicaset"
+    # How many pod creates run at once; 1 makes the order of creates (and so of generated
+    # names and admission decisions) reproducible, for a seeded cluster.
+    concurrent_creates = MAX_CONCURRENT_CALLS
 
     def setup(self) -> None:
         self.rs_informer = self.informers.get(REPLICASETS)
@@ -224,7 +227,7 @@ class ReplicaSetController(Controller):
             self.pod_informer.apply_local(created)
             return None
 
-        created, errors = slow_start(count, create_one)
+        created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
         if errors:
             self._record(f"{object_key(rs)}: create pods: {errors[0]}")
             self.queue.add_after(object_key(rs), 1.0)
