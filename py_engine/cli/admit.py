@@ -1,6 +1,6 @@
 """`spreadgate admit --state STATE.yaml --pod POD.yaml`: the webhook's decision, offline.
 
-Reads a snapshot (`kubectl get ws,deploy,rs,pods,nodes -o yaml`; several
+Reads a snapshot (`kubectl get sgws,deploy,rs,pods,nodes -o yaml`; several
 --state files may be given) and one pod, and prints what the admission
 webhook would do: the subset chosen, the status change it would write and
 the JSON patch. Nothing is written anywhere. For policy reviews and CI.

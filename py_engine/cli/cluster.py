@@ -24,6 +24,10 @@ compact description; without it three nodes in zones zone-a/b/c are created:
     nodes:
       - {name: big-0, capacity: {cpu: "64", memory: 512Gi}}
 
+`--nodes` is read like every other input file (YAML or JSON, one line naming
+the problem on bad input). `--log-level` and `--log-format` are the daemons'
+flags (docs/operations.md "Logs"); the playground's default level is warning.
+
 `--faults SPEC` injects API failures for external requests (syntax in
 `py_engine.sim.faults`, e.g. `pods:create:latency=10ms;*:*:error500=0.01`).
 Exit status: 0 after a clean stop, 1 when the webhook or the controller could
@@ -40,6 +44,8 @@ import threading
 from types import FrameType
 from typing import Any
 
+from py_engine import logsetup
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXAMPLE = "manifests/examples/zones-20-20-60.yaml"
 
@@ -52,6 +58,8 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--port", type=int, default=0, help="HTTPS port of the API server (default: a free port)")
+    parser.add_argument("--webhook-port", type=int, default=0,
+                        help="HTTPS port of the admission webhook (default: a free port)")
     parser.add_argument("--bare", action="store_true",
                         help="the emulator only: no CRD, no webhook, no controller")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -67,6 +75,7 @@ def register(subparsers: Any) -> None:
                         help="kubelet: how long Job pods run before succeeding (default 5)")
     parser.add_argument("--honor-grace-period", action="store_true",
                         help="kubelet: confirm pod deletion only after the grace period (default: at once)")
+    logsetup.add_arguments(parser, level="warning")
     parser.set_defaults(handler=run)
 
 
@@ -86,21 +95,36 @@ def _next_steps(kubeconfig: str) -> str:
     ])
 
 
+def _read_node_pool(path: str) -> list[Any]:
+    """The nodes `--nodes` describes, read with the reader every input file goes through.
+
+    A `ValueError` (a `DocumentError` for unreadable text, a `NodePoolError` for a bad
+    description) carries the one line to print.
+    """
+    from py_engine.sim.nodepool import nodes_from_description
+    from py_engine.validation.documents import DocumentError, parse_documents, read_bytes
+
+    documents = parse_documents(path, read_bytes(path))
+    if len(documents) != 1:
+        raise DocumentError(path, f"expected one node pool document, found {len(documents)}")
+    return nodes_from_description(documents[0].obj, source=path)
+
+
 def run(args: argparse.Namespace) -> int:
     from py_engine.sim.faults import FaultInjector, FaultSpecError
     from py_engine.sim.kubelet import KubeletConfig
-    from py_engine.sim.nodepool import NodePoolError, load_node_pool
-
     if not 0 <= args.port <= 65535:
         return _error(f"--port {args.port} is out of range 0-65535")
+    if not 0 <= args.webhook_port <= 65535:
+        return _error(f"--webhook-port {args.webhook_port} is out of range 0-65535")
     for flag in ("start_delay", "ready_delay", "job_run_seconds"):
         if getattr(args, flag) < 0:
             return _error(f"--{flag.replace('_', '-')} must not be negative")
     if args.kubeconfig_out and not os.path.isdir(os.path.dirname(os.path.abspath(args.kubeconfig_out))):
         return _error(f"--kubeconfig-out {args.kubeconfig_out}: its folder does not exist")
     try:
-        nodes = load_node_pool(args.nodes) if args.nodes else None
-    except NodePoolError as exc:
+        nodes = _read_node_pool(args.nodes) if args.nodes else None
+    except ValueError as exc:
         return _error(str(exc))
     if args.faults:
         try:
@@ -115,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    logsetup.configure_from(args)
     try:
         serve = _serve_bare if args.bare else _serve_playground
         return serve(args, nodes, kubelet, stop)
@@ -151,18 +176,17 @@ def _serve_bare(args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any,
 
 def _serve_playground(args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any,
                       stop: threading.Event) -> int:
-    import logging
-
     from py_engine.assembled_stack import Stack
     from py_engine.sim.nodepool import default_pool
 
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stack = Stack(default_pool() if nodes is None else nodes, virtual=False, kubelet=kubelet, port=args.port,
-                  host=args.host, kubeconfig_out=args.kubeconfig_out, faults=args.faults)
+                  host=args.host, kubeconfig_out=args.kubeconfig_out, faults=args.faults,
+                  webhook_port=args.webhook_port)
     try:
         stack.start()
     except OSError as exc:
-        return _error(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}")
+        ports = f"{args.port}" + (f" or webhook port {args.webhook_port}" if args.webhook_port else "")
+        return _error(f"cannot serve on {args.host}:{ports}: {exc.strerror or exc}")
     except (RuntimeError, TimeoutError) as exc:
         print(f"spreadgate cluster: error: could not start Spreadgate: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -8,7 +8,7 @@ controller's pure reconcile core and prints the new status, every listed pod's
 subset and deletion cost, and the pods that would be deleted:
 
   spreadgate reconcile --state manifests/examples/reconcile/state.yaml --now 2024-06-01T12:00:00Z
-  kubectl get ws,deploy,rs,pods,nodes -o yaml | spreadgate reconcile --state - -o json
+  kubectl get sgws,deploy,rs,pods,nodes -o yaml | spreadgate reconcile --state - -o json
 
 -o json prints one object: `status` (the full new status), `podSubset` (pod ->
 subset, null for no subset), `podDeletionCost` (pod -> cost annotation after the

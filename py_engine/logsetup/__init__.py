@@ -83,9 +83,9 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str, separators=(",", ":"))
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `--log-level` and `--log-format` flags every daemon takes."""
-    parser.add_argument("--log-level", choices=LEVELS, default=DEFAULT_LEVEL,
+def add_arguments(parser: argparse.ArgumentParser, *, level: str = DEFAULT_LEVEL) -> None:
+    """The `--log-level` and `--log-format` flags every daemon takes (`level`: the default level)."""
+    parser.add_argument("--log-level", choices=LEVELS, default=level,
                         help="least severe level written (default: %(default)s)")
     parser.add_argument("--log-format", choices=FORMATS, default=DEFAULT_FORMAT,
                         help="text for people, json (one object per line) for a log pipeline "

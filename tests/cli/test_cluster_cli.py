@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from py_engine.cli import main
 
@@ -129,7 +130,8 @@ def test_kubectl_drives_the_standalone_cluster(running_cluster: tuple[Path, subp
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--nodes", "/nonexistent/pool.yaml"], "cannot read node pool file"),
+    (["--nodes", "/nonexistent/pool.yaml"], "/nonexistent/pool.yaml: no such file"),
+    (["--webhook-port", "70000"], "--webhook-port 70000 is out of range"),
     (["--faults", "pods:create:nonsense=1"], "--faults"),
     (["--port", "70000"], "out of range"),
     (["--ready-delay", "-1"], "--ready-delay must not be negative"),
@@ -142,11 +144,19 @@ def test_bad_arguments_exit_2(args: list[str], message: str, capsys: pytest.Capt
     assert "Traceback" not in err
 
 
-def test_bad_node_pool_content_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("content", "message"), [
+    (b"pools: [{name: a, count: lots}]\n", "count"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00binary", "binary data"),
+    (b"pools: [\n", "not valid YAML or JSON at line 2"),
+    (b"pools: []\n---\npools: []\n", "expected one node pool document, found 2"),
+])
+def test_bad_node_pool_content_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    content: bytes, message: str) -> None:
     pool = tmp_path / "pool.yaml"
-    pool.write_text("pools: [{name: a, count: lots}]\n")
+    pool.write_bytes(content)
     assert main(["cluster", "--nodes", str(pool)]) == 2
-    assert "count" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
 @pytest.mark.parametrize("mode", [[], ["--bare"]], ids=["playground", "bare"])
@@ -172,9 +182,10 @@ def free_port() -> int:
 @pytest.mark.e2e
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 def test_playground_on_a_pinned_port_stops_on_sigterm(tmp_path: Path) -> None:
-    port = free_port()
+    port, webhook_port = free_port(), free_port()
     kubeconfig = tmp_path / "kubeconfig"
     proc = subprocess.Popen([sys.executable, "-m", "py_engine.cli", "cluster", "--port", str(port),
+                             "--webhook-port", str(webhook_port), "--log-level", "info", "--log-format", "json",
                              "--kubeconfig-out", str(kubeconfig)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -186,15 +197,27 @@ def test_playground_on_a_pinned_port_stops_on_sigterm(tmp_path: Path) -> None:
             if line.startswith("kubeconfig: ") or time.monotonic() > deadline:
                 break
         assert f"spreadgate cluster: serving https://127.0.0.1:{port} with 3 node(s)\n" in seen, seen
-        assert any("webhook at https://127.0.0.1:" in line for line in seen)
+        assert any(f"webhook at https://127.0.0.1:{webhook_port}" in line for line in seen), seen
         assert "workloadspreads.spreadgate.dev" in kubectl(kubeconfig, "get", "crd", "-o", "name")
         hooks = kubectl(kubeconfig, "get", "mutatingwebhookconfigurations,validatingwebhookconfigurations",
                         "-o", "name").split()
         assert hooks == ["mutatingwebhookconfiguration.admissionregistration.k8s.io/spreadgate",
                          "validatingwebhookconfiguration.admissionregistration.k8s.io/spreadgate"]
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(yaml.safe_dump({
+            "apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "metadata": {"name": "bad"},
+            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "subsets": [{"name": "a"}, {"name": "a"}]}}))
+        refused = subprocess.run([str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(bad)],
+                                 capture_output=True, text=True, timeout=60, check=False)
+        assert refused.returncode != 0 and "duplicate subset name" in refused.stderr
         proc.send_signal(signal.SIGTERM)
         rest, _ = proc.communicate(timeout=30)
         assert proc.returncode == 0 and "spreadgate cluster: stopping" in rest
+        # --log-format json: the denial is one JSON object carrying its cause as a field.
+        logged = [json.loads(line) for line in rest.splitlines() if line.startswith("{")]
+        denials = [entry for entry in logged if entry["msg"] == "admission denied"]
+        assert denials and "duplicate subset name" in denials[0]["cause"], rest
     finally:
         if proc.poll() is None:
             proc.kill()
