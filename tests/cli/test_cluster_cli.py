@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import queue
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,10 +19,9 @@ from typing import Any
 
 import pytest
 import yaml
+from kubectl_kit import KUBECTL
 
 from py_engine.cli import main
-
-KUBECTL = shutil.which("kubectl")
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -97,7 +95,7 @@ def pods(kubeconfig: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.kubectl
 def test_kubectl_drives_the_standalone_cluster(running_cluster: tuple[Path, subprocess.Popen[str]],
                                                tmp_path: Path) -> None:
     kubeconfig, _ = running_cluster
@@ -180,7 +178,7 @@ def free_port() -> int:
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.kubectl
 def test_playground_on_a_pinned_port_stops_on_sigterm(tmp_path: Path) -> None:
     port, webhook_port = free_port(), free_port()
     kubeconfig = tmp_path / "kubeconfig"

@@ -17,7 +17,6 @@ import os
 import queue
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubectl_kit import KUBECTL
 
-KUBECTL = shutil.which("kubectl")
 REPO = Path(__file__).resolve().parents[2]
 MATCHED = "spreadgate.dev/matched-workloadspread"
 COST = "controller.kubernetes.io/pod-deletion-cost"
@@ -167,8 +166,7 @@ def by_subset(pods: list[dict[str, Any]]) -> dict[str | None, int]:
     return counts
 
 
-@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (Debian package kubernetes-client; "
-                                            "CI installs it)")
+@pytest.mark.kubectl
 def test_the_readme_session(playground: Playground) -> None:
     pg = playground
     assert any(line.startswith("kubeconfig: ") for line in pg.output)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from py_engine.unitedctl.loop import UnitedOptions
 from py_engine.unitedctl.nodefit import NODE_FIT_ANNOTATION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unitedctl"))
+from kubectl_kit import KUBECTL
 from united_kit import UDS, pending_per_subset, pods_per_subset, pools, scale, term, united
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
@@ -67,10 +67,7 @@ def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
         assert "spreadgate_united_writes_total" in stack.united_runtime.metrics.render()
 
 
-KUBECTL = shutil.which("kubectl")
-
-
-@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.kubectl
 def test_kubectl_scale_sgud(tmp_path: Path) -> None:
     """`kubectl apply` a UnitedDeployment, `kubectl scale sgud/web --replicas N` (the /scale path an
     HPA takes), and `kubectl get sgud` reading the status the controller wrote."""

@@ -13,7 +13,6 @@ request it sends, so a test can check each one against the rendered RBAC.
 from __future__ import annotations
 
 import functools
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterable
@@ -22,8 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import pytest
 import yaml
+from kubectl_kit import require_kubectl
 
 from py_engine.apiclient import KubeClient
 
@@ -38,11 +37,8 @@ Obj = dict[str, Any]
 
 
 def kubectl() -> str:
-    path = shutil.which("kubectl")
-    if path is None:
-        pytest.fail("kubectl is not on PATH: the manifests are rendered with `kubectl kustomize`. "
-                    "Install Debian's kubernetes-client (apt-get install kubernetes-client), as .ci/run does.")
-    return path
+    """kubectl's path: the manifests are rendered with `kubectl kustomize` (tests/kubectl_kit.py)."""
+    return require_kubectl()
 
 
 @functools.cache

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from kubectl_kit import KUBECTL
 
 from py_engine.sim.apiserver import ApiServer
-
-KUBECTL = shutil.which("kubectl")
 
 POD_YAML = """\
 apiVersion: v1
@@ -27,7 +25,7 @@ spec:
 """
 
 
-@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (Debian package kubernetes-client)")
+@pytest.mark.kubectl
 def test_kubectl_get_create_delete(kubeconfig: str, apiserver: ApiServer, tmp_path: Path) -> None:
     assert KUBECTL is not None
     env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}  # kubectl caches under $HOME/.kube
@@ -55,7 +53,7 @@ def test_kubectl_get_create_delete(kubeconfig: str, apiserver: ApiServer, tmp_pa
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (Debian package kubernetes-client)")
+@pytest.mark.kubectl
 def test_kubectl_prints_crd_columns_and_explains_the_crd(kubeconfig: str, apiserver: ApiServer,
                                                          tmp_path: Path) -> None:
     from py_engine.assembled_stack import load_crd
