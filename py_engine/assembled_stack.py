@@ -32,11 +32,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from py_engine.apiclient import KubeClient
 from py_engine.controller.runtime.daemon import ControllerRuntime
 from py_engine.controller.runtime.loop import LoopOptions, SpreadController
 from py_engine.controller.runtime.sources import ListedSource
-from py_engine.resources import UNITEDDEPLOYMENT_CRD, WORKLOADSPREAD_CRD, read_yaml
+from py_engine.resources import (
+    UNITEDDEPLOYMENT_CRD,
+    WEBHOOK_CONFIGURATIONS,
+    WORKLOADSPREAD_CRD,
+    read_text,
+    read_yaml,
+)
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
@@ -83,29 +91,24 @@ def load_united_crd() -> dict[str, Any]:
     return read_yaml(UNITEDDEPLOYMENT_CRD)
 
 
-def webhook_configurations(url: str, ca_pem: str, timeout: int = 10) -> list[tuple[str, dict[str, Any]]]:
-    """(resource, object) of the mutating and validating configurations for a webhook at `url`."""
+def webhook_configurations(url: str, ca_pem: str) -> list[tuple[str, dict[str, Any]]]:
+    """(resource, object) of the shipped webhook configurations, pointed at the webhook at `url`.
+
+    The objects are `manifests/base/webhook-configurations.yaml` as a real install applies them
+    (rules, failure policies, side effects, timeouts, namespace selectors); only each hook's
+    `clientConfig` changes: the Service reference becomes `url` + the Service's path, and the
+    `caBundle` that cert-manager or the webhook itself fills in on a cluster is `ca_pem`.
+    tests/e2e/test_stack_installs_the_manifests.py fails when the two differ in anything else.
+    """
     bundle = base64.b64encode(ca_pem.encode()).decode()
-
-    def hook(name: str, path: str, rules: list[dict[str, Any]], side_effects: str) -> dict[str, Any]:
-        return {"name": name, "clientConfig": {"url": url + path, "caBundle": bundle}, "rules": rules,
-                "sideEffects": side_effects, "admissionReviewVersions": ["v1"], "failurePolicy": "Fail",
-                "timeoutSeconds": timeout}
-
-    pods_create = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]
-    pods_delete = [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]},
-                   {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
-                    "resources": ["pods/eviction"]}]
-    spreads = [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["spreadgate.dev"], "apiVersions": ["v1alpha1"],
-                "resources": ["workloadspreads"]}]
-    mutating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-                "metadata": {"name": "spreadgate"},
-                "webhooks": [hook("mpod.spreadgate.dev", "/mutate/pods", pods_create, "NoneOnDryRun")]}
-    validating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-                  "metadata": {"name": "spreadgate"},
-                  "webhooks": [hook("vpod.spreadgate.dev", "/validate/pods", pods_delete, "NoneOnDryRun"),
-                               hook("vws.spreadgate.dev", "/validate/workloadspreads", spreads, "None")]}
-    return [(MUTATING, mutating), (VALIDATING, validating)]
+    resources = {"MutatingWebhookConfiguration": MUTATING, "ValidatingWebhookConfiguration": VALIDATING}
+    installed = []
+    for config in yaml.safe_load_all(read_text(WEBHOOK_CONFIGURATIONS)):
+        for hook in config["webhooks"]:
+            path = hook["clientConfig"]["service"].get("path", "")
+            hook["clientConfig"] = {"url": url + path, "caBundle": bundle}
+        installed.append((resources[config["kind"]], config))
+    return installed
 
 
 def poll(condition: Callable[[], Any], timeout: float, what: str) -> Any:

@@ -3,7 +3,8 @@
 The Rego policies, the CRDs and the example scenarios have one source of truth:
 the repository's top-level `policies/` and `manifests/` folders, which reviewers,
 `opa test`, conftest and kustomize read. This package reaches them through two
-symbolic links (`policies`, `scenarios`, and one per CRD in `crds/`), so an
+symbolic links (`policies`, `scenarios`, one per CRD in `crds/`, and the webhook
+configurations in `webhooks/`), so an
 editable install reads the very
 files in the checkout, and the wheel build copies the linked files listed in
 `pyproject.toml` (`[tool.setuptools.package-data]`) into the installed package.
@@ -26,6 +27,7 @@ import yaml
 POLICIES = "policies"
 WORKLOADSPREAD_CRD = "crds/workloadspread.yaml"
 UNITEDDEPLOYMENT_CRD = "crds/uniteddeployment.yaml"
+WEBHOOK_CONFIGURATIONS = "webhooks/configurations.yaml"
 SCENARIOS = "scenarios"
 
 

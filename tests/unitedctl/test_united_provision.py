@@ -106,10 +106,21 @@ def warnings(stack: Stack) -> list[tuple[str, str]]:
             if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"]
 
 
+def opt_out_of_validation(stack: Stack) -> None:
+    """Label `default` as an operator opting a namespace out of Spreadgate's webhooks does.
+
+    The stack registers the shipped validating webhook, which refuses the invalid objects these
+    tests store; stored anyway (webhook off, namespace opted out), the controller must cope.
+    """
+    stack.api.patch("v1/namespaces", None, "default",
+                    {"metadata": {"labels": {"spreadgate.dev/admission": "disabled"}}}, "merge")
+
+
 def test_a_refused_allocation_touches_nothing_and_says_why() -> None:
     fixed = [{"name": "a", "replicas": 4, "nodeSelectorTerm": term("a")},
              {"name": "b", "replicas": 3, "nodeSelectorTerm": term("b")}]
     with Stack(pools("a", "b")) as stack:
+        opt_out_of_validation(stack)
         stack.create(UDS, united("web", 5, fixed))  # 4 + 3 > 5: Kruise's allocator refuses
         stack.settle()
         assert workloads(stack) == {} and not stack.api.list(REVISIONS, "default")["items"]
@@ -126,6 +137,7 @@ def test_a_refused_allocation_touches_nothing_and_says_why() -> None:
 
 def test_an_unreadable_spec_is_reported_once_and_not_retried() -> None:
     with Stack(pools("a")) as stack:
+        opt_out_of_validation(stack)
         bad = united("web", 2, [{"name": "Not_A_Label", "nodeSelectorTerm": term("a")}])
         stack.create(UDS, bad)
         stack.settle(max_advance=600)
