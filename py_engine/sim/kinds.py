@@ -81,8 +81,18 @@ def apply_defaults(rd: ResourceDef, obj: JSON) -> None:
         if kind in ("Deployment", "ReplicaSet", "StatefulSet"):
             spec.setdefault("replicas", 1)
         if kind == "Deployment":
-            spec.setdefault("strategy", {"type": "RollingUpdate",
-                                         "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+            # Field by field, as SetDefaults_Deployment does: `kubectl create deployment` sends an
+            # empty `strategy: {}`, which must still read RollingUpdate 25%/25%.
+            strategy = spec.get("strategy")
+            if not isinstance(strategy, dict):
+                strategy = spec["strategy"] = {}
+            strategy.setdefault("type", "RollingUpdate")
+            if strategy["type"] == "RollingUpdate":
+                rolling = strategy.get("rollingUpdate")
+                if not isinstance(rolling, dict):
+                    rolling = strategy["rollingUpdate"] = {}
+                rolling.setdefault("maxUnavailable", "25%")
+                rolling.setdefault("maxSurge", "25%")
             spec.setdefault("revisionHistoryLimit", 10)
             spec.setdefault("progressDeadlineSeconds", 600)
         elif kind == "StatefulSet":

@@ -123,6 +123,10 @@ def builtin_defs() -> list[ResourceDef]:
         ResourceDef("", "v1", "services", "Service", True, "service", frozenset({"status"}), ("svc",),
                     ("all",), reset_status_on_create=False),
         ResourceDef("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
+        # Served and stored so manifests that carry one apply as on a cluster; nothing acts on it
+        # (no metrics pipeline): README "The embedded cluster" says so.
+        ResourceDef("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
+                    "horizontalpodautoscaler", frozenset({"status"}), ("hpa",), has_generation=True),
         ResourceDef("apps", "v1", "deployments", "Deployment", True, "deployment",
                     frozenset({"status", "scale"}), ("deploy",), ("all",), has_generation=True,
                     scale=apps_scale, merge_schema=smp.WORKLOAD_SCHEMA),

@@ -132,6 +132,7 @@ class Scheduler(Controller):
     """Binds pending pods to nodes; one snapshot per batch of pending pods."""
 
     name = "scheduler"
+    component = "default-scheduler"
 
     def setup(self) -> None:
         self.pod_informer = self.informers.get(PODS)
@@ -210,6 +211,8 @@ class Scheduler(Controller):
                 return 0
             raise
         chosen.add(pod)
+        self.events.normal(pod, "Scheduled", f"Successfully assigned {meta.get('namespace')}/{meta['name']} "
+                                             f"to {chosen.name}")
         if meta.get("uid"):
             self._assumed[str(meta["uid"])] = chosen.name
         bound = dict(pod)
@@ -237,4 +240,5 @@ class Scheduler(Controller):
                 return 0
             raise
         self.pod_informer.apply_local(result)
+        self.events.warning(pod, "FailedScheduling", message)
         return 1

@@ -13,24 +13,13 @@ is a poll with a deadline.
 from __future__ import annotations
 
 import json
-import os
-import queue
-import re
-import shlex
-import signal
-import subprocess
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_kit import KUBECTL
+from playground_kit import REPO, Playground, poll, running_playground, table
 
-REPO = Path(__file__).resolve().parents[2]
 MATCHED = "spreadgate.dev/matched-workloadspread"
 COST = "controller.kubernetes.io/pod-deletion-cost"
 
@@ -49,91 +38,10 @@ COMMANDS = [APPLY, CREATE, SCALE_UP, PODS, SPREADS, DRAIN, RANK, SCALE_DOWN, STA
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 
-@dataclass
-class Playground:
-    kubeconfig: Path
-    env: dict[str, str]
-    output: list[str]
-
-    def run(self, command: str, stdin: str | None = None) -> str:
-        """One command line of the README (a `|` pipes kubectl into spreadgate)."""
-        head, _, tail = command.partition(" | ")
-        out = self._one(head, stdin)
-        return self._one(tail, out) if tail else out
-
-    def _one(self, command: str, stdin: str | None) -> str:
-        argv = shlex.split(command)
-        if argv[0] == "kubectl":
-            assert KUBECTL is not None
-            argv[0] = KUBECTL
-        elif argv[0] == "spreadgate":
-            argv[:1] = [sys.executable, "-m", "py_engine.cli"]
-        done = subprocess.run(argv, cwd=REPO, env=self.env, input=stdin, capture_output=True, text=True,
-                              timeout=90, check=False)
-        assert done.returncode == 0, f"{command} failed ({done.returncode}):\n{done.stderr}"
-        return done.stdout
-
-    def pods(self) -> list[dict[str, Any]]:
-        return list(json.loads(self.run("kubectl get pods -l app=api -o json"))["items"])
-
-
-def poll(check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(0.1)
-
-
 @pytest.fixture
 def playground(tmp_path: Path) -> Iterator[Playground]:
-    kubeconfig = tmp_path / "sg.kubeconfig"
-    proc = subprocess.Popen([sys.executable, "-m", "py_engine.cli", "cluster", "--kubeconfig-out", str(kubeconfig)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert proc.stdout is not None
-    stdout = proc.stdout
-    lines: queue.Queue[str] = queue.Queue()
-    def pump() -> None:
-        for line in stdout:
-            lines.put(line)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    seen: list[str] = []
-    try:
-        deadline = time.monotonic() + 60
-        while not any(line.startswith("  kubectl get sgws") for line in seen):
-            assert time.monotonic() < deadline, f"the playground did not come up within 60 s: {seen}"
-            try:
-                seen.append(lines.get(timeout=0.2))
-            except queue.Empty:
-                assert proc.poll() is None, f"spreadgate cluster exited early: {seen}"
-        # kubectl caches discovery under $HOME/.kube: keep it inside the test's folder.
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
-        yield Playground(kubeconfig, env, seen)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        stdout.close()
-        reader.join(timeout=5)
-
-
-def table(text: str) -> list[dict[str, str]]:
-    """kubectl's human output as rows keyed by header (columns split on 2+ spaces)."""
-    header, *rows = [line for line in text.splitlines() if line.strip()]
-    found = list(re.finditer(r"\S+(?: \S+)*", header))
-    names, starts = [m.group() for m in found], [m.start() for m in found]
-    out = []
-    for row in rows:
-        cells = [row[s:e].strip() for s, e in zip(starts, [*starts[1:], len(row) + 1], strict=True)]
-        out.append(dict(zip(names, cells, strict=True)))
-    return out
+    with running_playground(tmp_path) as started:
+        yield started
 
 
 def subset(pod: dict[str, Any]) -> str | None:
@@ -149,7 +57,7 @@ def settled(pg: Playground, running: int, pending: int) -> list[dict[str, Any]] 
     """The pods, once `running` run and `pending` wait, none terminates, and the controller has
     nothing left to write: every cost an offline sync (`spreadgate reconcile`) computes is the one
     the pod carries."""
-    pods = pg.pods()
+    pods = pg.pods("app=api")
     phases = [p["status"].get("phase") for p in pods]
     if len(live(pods)) != len(pods) or phases.count("Running") != running or phases.count("Pending") != pending:
         return None

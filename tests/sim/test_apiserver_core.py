@@ -399,3 +399,33 @@ def test_seeded_generated_names_repeat_and_unseeded_ones_do_not() -> None:
     assert names(ApiServer(name_seed=3)) == names(ApiServer(name_seed=3))
     assert names(ApiServer(name_seed=3)) != names(ApiServer(name_seed=4))
     assert names(ApiServer()) != names(ApiServer())
+
+
+@pytest.mark.parametrize(("strategy", "expected"), [
+    (None, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+    ({}, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+    ({"rollingUpdate": {"maxSurge": 2}}, {"type": "RollingUpdate",
+                                          "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": 2}}),
+    ({"type": "Recreate"}, {"type": "Recreate"}),
+])
+def test_deployment_strategy_is_defaulted_field_by_field(vapi: ApiServer, strategy: dict[str, Any] | None,
+                                                         expected: dict[str, Any]) -> None:
+    # `kubectl create deployment` sends `strategy: {}`; `kubectl describe` then read a blank StrategyType.
+    spec: dict[str, Any] = {"selector": {"matchLabels": {"app": "x"}},
+                            "template": {"metadata": {"labels": {"app": "x"}},
+                                         "spec": {"containers": [{"name": "c", "image": "i"}]}}}
+    if strategy is not None:
+        spec["strategy"] = strategy
+    created = vapi.create("apps/v1/deployments", "default", {"metadata": {"name": "d"}, "spec": spec})
+    assert created["spec"]["strategy"] == expected
+
+
+def test_horizontal_pod_autoscalers_are_served_and_stored(vapi: ApiServer) -> None:
+    # ud-ecs-then-serverless.yaml ships one: `kubectl apply -f` of the example must not fail here.
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+           "spec": {"scaleTargetRef": {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
+                                       "name": "web"}, "minReplicas": 2, "maxReplicas": 30}}
+    created = vapi.create("autoscaling/v2/horizontalpodautoscalers", "default", hpa)
+    assert created["metadata"]["generation"] == 1
+    stored = vapi.get("autoscaling/v2/horizontalpodautoscalers", "default", "web")
+    assert stored["spec"]["maxReplicas"] == 30

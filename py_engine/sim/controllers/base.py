@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from py_engine.semantics.clock import Clock
+from py_engine.sim.events import EventRecorder
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, Watch
 
 __all__ = ["Controller", "DelayingKeyQueue", "Informer", "InformerSet", "object_key", "split_key"]
@@ -475,6 +476,8 @@ class Controller(abc.ABC):
     """
 
     name = "controller"
+    # `source.component` of the Events it records (Kubernetes' names: deployment-controller, ...).
+    component = "controller"
     RESYNC_SECONDS = 5.0
 
     def __init__(self, api: ClusterAPI, informers: InformerSet, clock: Clock) -> None:
@@ -485,6 +488,7 @@ class Controller(abc.ABC):
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.errors: list[str] = []
+        self.events = EventRecorder(api, clock, self.component)
         self.setup()
 
     def setup(self) -> None:  # noqa: B027 - an optional hook: nothing to set up by default

@@ -246,6 +246,7 @@ class DeploymentController(Controller):
     """Reconciles `apps/v1` Deployments into ReplicaSets."""
 
     name = "deployment"
+    component = "deployment-controller"
 
     def setup(self) -> None:
         self.d_informer = self.informers.get(DEPLOYMENTS)
@@ -436,6 +437,9 @@ class DeploymentController(Controller):
             self.queue.add(object_key(deployment))
             return None, 1
         self.rs_informer.apply_local(created)
+        if size > 0:
+            self.events.normal(deployment, "ScalingReplicaSet",
+                               f"Scaled up replica set {created['metadata']['name']} from 0 to {size}")
         self._set_deployment_revision(deployment, revision)
         return created, 1
 
@@ -466,8 +470,13 @@ class DeploymentController(Controller):
         patch: dict[str, Any] = {"spec": {"replicas": size},
                                  "metadata": {"annotations": {k: annotations[k]
                                                               for k in (DESIRED_REPLICAS, MAX_REPLICAS)}}}
+        before = int(rs.get("spec", {}).get("replicas") or 0)
         updated = self.api.patch(REPLICASETS, meta.get("namespace"), meta["name"], patch, "merge")
         self.rs_informer.apply_local(updated)
+        if size != before:
+            direction = "up" if size > before else "down"
+            self.events.normal(deployment, "ScalingReplicaSet",
+                               f"Scaled {direction} replica set {meta['name']} from {before} to {size}")
         return 1
 
     def _annotate_all(self, deployment: JSON, rss: list[JSON]) -> int:

@@ -59,6 +59,7 @@ class JobController(Controller):
     """Reconciles `batch/v1` Jobs into pods."""
 
     name = "job"
+    component = "job-controller"
     # See `ReplicaSetController.concurrent_creates`.
     concurrent_creates = MAX_CONCURRENT_CALLS
 
@@ -123,8 +124,10 @@ class JobController(Controller):
             try:
                 created = self.api.create(PODS, job["metadata"].get("namespace"), pod)
             except ApiError as exc:
+                self.events.warning(job, "FailedCreate", f"Error creating: {exc}")
                 return exc
             self.pod_informer.apply_local(created)
+            self.events.normal(job, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
             return None
 
         created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
@@ -158,6 +161,7 @@ class JobController(Controller):
             "startTime": current.get("startTime") or format_time(now),
         }
         conditions = list(current.get("conditions") or [])
+        finishing = None if _finished(job) else ("Completed" if done else "BackoffLimitExceeded" if failing else None)
         if not _finished(job):
             if done:
                 conditions = set_condition(conditions, "Complete", "True", "", "", now)
@@ -178,4 +182,8 @@ class JobController(Controller):
                 return 0
             raise
         self.job_informer.apply_local(result)
+        if finishing == "Completed":
+            self.events.normal(job, "Completed", "Job completed")
+        elif finishing is not None:
+            self.events.warning(job, finishing, "Job has reached the specified backoff limit")
         return 1

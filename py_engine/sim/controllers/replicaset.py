@@ -122,6 +122,7 @@ class ReplicaSetController(Controller):
     """Reconciles `apps/v1` ReplicaSets against their pods."""
 
     name = "replicaset"
+    component = "replicaset-controller"
     # How many pod creates run at once; 1 makes the order of creates (and so of generated
     # names and admission decisions) reproducible, for a seeded cluster.
     concurrent_creates = MAX_CONCURRENT_CALLS
@@ -223,8 +224,10 @@ class ReplicaSetController(Controller):
             try:
                 created = self.api.create(PODS, namespace, pod)
             except ApiError as exc:
+                self.events.warning(rs, "FailedCreate", f"Error creating: {exc}")
                 return exc
             self.pod_informer.apply_local(created)
+            self.events.normal(rs, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
             return None
 
         created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
@@ -269,6 +272,7 @@ class ReplicaSetController(Controller):
                     return None
                 return exc
             self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
+            self.events.normal(rs, "SuccessfulDelete", f"Deleted pod: {meta['name']}")
             return None
 
         errors = concurrently(victims, delete_one)

@@ -84,6 +84,7 @@ class StatefulSetController(Controller):
     """Reconciles `apps/v1` StatefulSets into ordinal pods."""
 
     name = "statefulset"
+    component = "statefulset-controller"
 
     def setup(self) -> None:
         self.sts_informer = self.informers.get(STATEFULSETS)
@@ -121,7 +122,7 @@ class StatefulSetController(Controller):
         for ordinal in wanted:
             pod = pods.get(ordinal)
             if pod is not None and is_terminal(pod) and not pod["metadata"].get("deletionTimestamp"):
-                writes += self._delete(pod)
+                writes += self._delete(sts, pod)
                 if not parallel:
                     return writes
         # Create missing ordinals in order.
@@ -148,7 +149,7 @@ class StatefulSetController(Controller):
                 continue
             if not parallel and any(not _healthy(p) for o, p in pods.items() if o != ordinal):
                 return writes
-            writes += self._delete(pod)
+            writes += self._delete(sts, pod)
             if not parallel:
                 return writes
         if condemned:
@@ -167,7 +168,7 @@ class StatefulSetController(Controller):
                 break
             pod = pods.get(ordinal)
             if pod is not None and (pod["metadata"].get("labels") or {}).get(REVISION_LABEL) != revision:
-                return self._delete(pod)
+                return self._delete(sts, pod)
         return 0
 
     def _create(self, sts: JSON, ordinal: int, revision: str) -> JSON | None:
@@ -180,9 +181,11 @@ class StatefulSetController(Controller):
                 return None
             raise
         self.pod_informer.apply_local(created)
+        self.events.normal(sts, "SuccessfulCreate",
+                           f"create Pod {created['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful")
         return created
 
-    def _delete(self, pod: JSON) -> int:
+    def _delete(self, sts: JSON, pod: JSON) -> int:
         meta = pod["metadata"]
         try:
             result = self.api.delete(PODS, meta.get("namespace"), meta["name"])
@@ -191,6 +194,8 @@ class StatefulSetController(Controller):
                 return 0
             raise
         self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
+        self.events.normal(sts, "SuccessfulDelete",
+                           f"delete Pod {meta['name']} in StatefulSet {sts['metadata']['name']} successful")
         return 1
 
     def _update_status(self, sts: JSON, revision: str) -> int:
