@@ -14,6 +14,10 @@ records on a deleted owner:
 * **Orphan**: the owner keeps the `orphan` finalizer; the GC strips the owner's
   reference from every dependent, then removes the finalizer.
 
+Like kube-controller-manager's, it collects dependents of every kind: besides the built-in
+resources above, the storage version of every CustomResourceDefinition is watched as soon as
+the CRD appears, so a UnitedDeployment's CloneSets go with it.
+
 `PodGC` plays the role of the pod garbage collector: a pod bound to a node that
 no longer exists is marked Failed (condition `DisruptionTarget`, reason
 `DeletionByPodGC`) and force-deleted; a terminating pod that was never
@@ -31,6 +35,7 @@ from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["DEFAULT_GC_RESOURCES", "GarbageCollector", "PodGC"]
 
+CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
@@ -66,8 +71,19 @@ class GarbageCollector(Controller):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def setup(self) -> None:
-        for resource in self.resources:
+        for resource in list(self.resources):
             self._watch_resource(resource)
+        self.informers.get(CRDS).add_handler(self._on_crd)
+
+    def _on_crd(self, event: str, crd: JSON) -> None:
+        """Collect the custom resource a CRD defines, at its storage version."""
+        if event == "DELETED":
+            return
+        spec = crd.get("spec") or {}
+        versions = [v for v in spec.get("versions") or [] if v.get("storage")] or spec.get("versions") or []
+        names = spec.get("names") or {}
+        if versions and names.get("plural") and names.get("kind"):
+            self.add_resource(f"{spec.get('group')}/{versions[0]['name']}/{names['plural']}", str(names["kind"]))
 
     def add_resource(self, resource: str, kind: str) -> None:
         """Also collect a custom resource (e.g. a CRD whose objects own pods)."""
@@ -97,7 +113,7 @@ class GarbageCollector(Controller):
 
     def _resource_for(self, api_version: str, kind: str) -> str | None:
         group = objects.api_group(api_version)
-        for resource, known_kind in self.resources.items():
+        for resource, known_kind in list(self.resources.items()):
             if known_kind == kind and objects.api_group(resource.rpartition("/")[0]) == group:
                 return resource
         return None
@@ -111,13 +127,13 @@ class GarbageCollector(Controller):
 
     def _dependents(self, uid: str) -> list[tuple[str, JSON]]:
         out: list[tuple[str, JSON]] = []
-        for resource in self.resources:
+        for resource in list(self.resources):
             out.extend((resource, obj) for obj in self.informers.get(resource).by_index("owner", uid))
         return out
 
     def all_keys(self) -> Sequence[str]:
         keys: list[str] = []
-        for resource in self.resources:
+        for resource in list(self.resources):
             for obj in self.informers.get(resource).items():
                 meta = objects.meta(obj)
                 finalizers = meta.get("finalizers") or []
