@@ -86,8 +86,9 @@ def cloneset_spec_from_object(cloneset: Mapping[str, Any]) -> CloneSetSpec:
     """Read a CloneSet object (`kubectl get cloneset NAME -o json`).
 
     Uses `status.updateRevision`, `spec.minReadySeconds`,
-    `spec.scaleStrategy.podsToDelete`, `spec.updateStrategy.partition` (a
-    percentage is scaled by `spec.replicas`, rounding up) and the template's
+    `spec.scaleStrategy.podsToDelete`, the partition (`spec.updateStrategy.rollingUpdate.partition`
+    at v1beta1, `spec.updateStrategy.partition` at v1alpha1; a percentage is scaled by
+    `spec.replicas`, rounding up) and the template's
     topology spread constraints.
     """
     if not isinstance(cloneset, Mapping):
@@ -112,13 +113,10 @@ def cloneset_spec_from_object(cloneset: Mapping[str, Any]) -> CloneSetSpec:
     replicas = spec.get("replicas", 1)
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise ScaledownInputError("spec.replicas must be an integer")
-    update_strategy = spec.get("updateStrategy") or {}
-    raw_partition = update_strategy.get("partition") if isinstance(update_strategy, Mapping) else None
+    raw_partition, where = _partition_field(cloneset)
     partition = 0
     if raw_partition is not None:
-        partition = max(
-            min(_int_or_percent(raw_partition, replicas, "spec.updateStrategy.partition"), replicas), 0
-        )
+        partition = max(min(_int_or_percent(raw_partition, replicas, where), replicas), 0)
     return CloneSetSpec(
         update_revision=revision or None,
         min_ready_seconds=min_ready,
@@ -126,6 +124,23 @@ def cloneset_spec_from_object(cloneset: Mapping[str, Any]) -> CloneSetSpec:
         constraints=constraints_from_workload(cloneset),
         partition=partition,
     )
+
+
+def _partition_field(cloneset: Mapping[str, Any]) -> tuple[object, str]:
+    """The partition and its path in the CloneSet's API version's layout.
+
+    v1beta1 keeps it in `spec.updateStrategy.rollingUpdate`, v1alpha1 directly in
+    `spec.updateStrategy`; an object without `apiVersion` is read in whichever layout it uses.
+    """
+    strategy = (cloneset.get("spec") or {}).get("updateStrategy") or {}
+    if not isinstance(strategy, Mapping):
+        return None, "spec.updateStrategy"
+    rolling = strategy.get("rollingUpdate")
+    version = str(cloneset.get("apiVersion") or "")
+    if version.endswith("/v1alpha1") or (not version and not isinstance(rolling, Mapping)):
+        return strategy.get("partition"), "spec.updateStrategy.partition"
+    return (rolling.get("partition") if isinstance(rolling, Mapping) else None,
+            "spec.updateStrategy.rollingUpdate.partition")
 
 
 def _short_hash(revision: str) -> str:

@@ -32,6 +32,7 @@ from typing import Any
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.controllers.base import Controller, InformerSet
+from py_engine.sim.controllers.cloneset import CloneSetController
 from py_engine.sim.controllers.deployment import DeploymentController
 from py_engine.sim.controllers.garbage_collector import GarbageCollector, PodGC
 from py_engine.sim.controllers.job import JobController
@@ -77,12 +78,13 @@ class Cluster:
         self.jobs = JobController(*args)
         if seed is not None:  # a reproducible run: pods created one at a time, in a fixed order
             self.replicasets.concurrent_creates = self.jobs.concurrent_creates = 1
+        self.clonesets = CloneSetController(*args)  # idle until Kruise's CloneSet CRD is installed
         self.garbage_collector = GarbageCollector(*args, resources=gc_resources)
         self.pod_gc = PodGC(*args)
         self.scheduler = Scheduler(*args)
         self.kubelet = Kubelet(*args, config=kubelet)
         self.controllers: list[Controller] = [
-            self.deployments, self.replicasets, self.statefulsets, self.jobs,
+            self.deployments, self.replicasets, self.statefulsets, self.jobs, self.clonesets,
             self.garbage_collector, self.pod_gc, self.scheduler, self.kubelet,
         ]
         self._running = False

@@ -67,7 +67,7 @@ def test_every_example_says_how_to_run_it_on_the_playground() -> None:
             assert _nodes(line), f"{example.name}: {named.group(1)} holds no node"
 
 
-RUNNABLE = ["elastic-pool.yaml", "spot-fallback-adaptive.yaml", "ud-ecs-then-serverless.yaml",
+RUNNABLE = ["elastic-pool.yaml", "spot-fallback-adaptive.yaml", "ud-cpu-platforms.yaml", "ud-ecs-then-serverless.yaml",
             "zones-20-20-60.yaml"]
 
 
