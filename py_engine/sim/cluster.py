@@ -37,7 +37,7 @@ from py_engine.sim.controllers.deployment import DeploymentController
 from py_engine.sim.controllers.garbage_collector import GarbageCollector, PodGC
 from py_engine.sim.controllers.job import JobController
 from py_engine.sim.controllers.replicaset import ReplicaSetController
-from py_engine.sim.controllers.statefulset import StatefulSetController
+from py_engine.sim.controllers.statefulset import AdvancedStatefulSetController, StatefulSetController
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.interface import JSON, ApiError
 from py_engine.sim.kubelet import Kubelet, KubeletConfig
@@ -79,12 +79,14 @@ class Cluster:
         if seed is not None:  # a reproducible run: pods created one at a time, in a fixed order
             self.replicasets.concurrent_creates = self.jobs.concurrent_creates = 1
         self.clonesets = CloneSetController(*args)  # idle until Kruise's CloneSet CRD is installed
+        self.advanced_statefulsets = AdvancedStatefulSetController(*args)  # the same for Kruise's StatefulSet
         self.garbage_collector = GarbageCollector(*args, resources=gc_resources)
         self.pod_gc = PodGC(*args)
         self.scheduler = Scheduler(*args)
         self.kubelet = Kubelet(*args, config=kubelet)
         self.controllers: list[Controller] = [
             self.deployments, self.replicasets, self.statefulsets, self.jobs, self.clonesets,
+            self.advanced_statefulsets,
             self.garbage_collector, self.pod_gc, self.scheduler, self.kubelet,
         ]
         self._running = False

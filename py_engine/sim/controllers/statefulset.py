@@ -15,6 +15,12 @@ Follows `pkg/controller/statefulset` (`defaultStatefulSetControl`):
 
 The revision is `<name>-<hash of the template>`; no ControllerRevision objects
 are written and volumeClaimTemplates are ignored (no PVCs in the emulator).
+
+`AdvancedStatefulSetController` runs OpenKruise's Advanced StatefulSet
+(`apps.kruise.io` `statefulsets`, `partition` under `updateStrategy.rollingUpdate` at both
+v1alpha1 and v1beta1) with the same rules, at the version its CRD stores, once the CRD is
+installed; Kruise's additions (in-place update, `reserveOrdinals`, `maxUnavailable` for
+parallel updates, scale strategies) are not modelled.
 """
 
 from __future__ import annotations
@@ -28,7 +34,11 @@ from py_engine.sim.controllers.base import Controller, controller_uid, new_owner
 from py_engine.sim.controllers.podutil import is_available, is_ready, is_terminal, template_hash
 from py_engine.sim.interface import JSON, ApiError
 
-__all__ = ["REVISION_LABEL", "StatefulSetController", "ordinal_of", "revision_of", "statefulset_pod"]
+__all__ = ["REVISION_LABEL", "AdvancedStatefulSetController", "StatefulSetController", "ordinal_of", "revision_of",
+           "statefulset_pod"]
+
+ADVANCED_CRD = "statefulsets.apps.kruise.io"
+CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 
 STATEFULSETS = "apps/v1/statefulsets"
 PODS = "v1/pods"
@@ -48,7 +58,7 @@ def ordinal_of(sts_name: str, pod_name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def statefulset_pod(sts: JSON, ordinal: int, revision: str) -> JSON:
+def statefulset_pod(sts: JSON, ordinal: int, revision: str, api_version: str = "apps/v1") -> JSON:
     """`newVersionedStatefulSetPod`: the pod for one ordinal."""
     meta = sts["metadata"]
     spec = sts.get("spec", {})
@@ -60,7 +70,7 @@ def statefulset_pod(sts: JSON, ordinal: int, revision: str) -> JSON:
         "name": name,
         "namespace": meta.get("namespace", "default"),
         "labels": labels,
-        "ownerReferences": [new_owner_ref(sts, "apps/v1", "StatefulSet")],
+        "ownerReferences": [new_owner_ref(sts, api_version, "StatefulSet")],
     }
     annotations = (template.get("metadata") or {}).get("annotations")
     if annotations:
@@ -85,18 +95,27 @@ class StatefulSetController(Controller):
 
     name = "statefulset"
     component = "statefulset-controller"
+    resource: str | None = STATEFULSETS
+    api_version = "apps/v1"
 
     def setup(self) -> None:
-        self.sts_informer = self.informers.get(STATEFULSETS)
         self.pod_informer = self.informers.get(PODS)
         self.pod_informer.add_index("controller", controller_uid)
-        self.sts_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
         self.pod_informer.add_handler(lambda _e, obj: self.enqueue(owner_key(obj, "StatefulSet")))
+        if self.resource is not None:
+            self._watch(self.resource)
+
+    def _watch(self, resource: str) -> None:
+        self.resource = resource
+        self.sts_informer = self.informers.get(resource)
+        self.sts_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
 
     def all_keys(self) -> Sequence[str]:
-        return sorted(self.sts_informer.keys())
+        return sorted(self.sts_informer.keys()) if self.resource is not None else []
 
     def sync(self, key: str) -> int:
+        if self.resource is None:
+            return 0
         sts = self.sts_informer.get_key(key)
         if sts is None:
             return 0
@@ -172,7 +191,7 @@ class StatefulSetController(Controller):
         return 0
 
     def _create(self, sts: JSON, ordinal: int, revision: str) -> JSON | None:
-        pod = statefulset_pod(sts, ordinal, revision)
+        pod = statefulset_pod(sts, ordinal, revision, self.api_version)
         try:
             created = self.api.create(PODS, pod["metadata"]["namespace"], pod)
         except ApiError as exc:
@@ -225,7 +244,7 @@ class StatefulSetController(Controller):
             return 0
         meta = sts["metadata"]
         try:
-            result = self.api.patch(STATEFULSETS, meta.get("namespace"), meta["name"], {"status": status},
+            result = self.api.patch(str(self.resource), meta.get("namespace"), meta["name"], {"status": status},
                                     "merge", subresource="status")
         except ApiError as exc:
             if exc.code == 404:
@@ -233,3 +252,24 @@ class StatefulSetController(Controller):
             raise
         self.sts_informer.apply_local(result)
         return 1
+
+
+class AdvancedStatefulSetController(StatefulSetController):
+    """OpenKruise's Advanced StatefulSet, idle until its CRD is installed (module docstring)."""
+
+    name = "advanced-statefulset"
+    component = "statefulset-controller"
+    resource = None
+
+    def setup(self) -> None:
+        super().setup()
+        self.informers.get(CRDS).add_handler(self._on_crd)
+
+    def _on_crd(self, event: str, crd: JSON) -> None:
+        if event == "DELETED" or (crd.get("metadata") or {}).get("name") != ADVANCED_CRD or self.resource:
+            return
+        spec = crd.get("spec") or {}
+        versions = [v for v in spec.get("versions") or [] if v.get("storage")] or spec.get("versions") or []
+        if versions:
+            self.api_version = f"apps.kruise.io/{versions[0]['name']}"
+            self._watch(f"{self.api_version}/statefulsets")
