@@ -9,7 +9,8 @@ subset policy which subsets have no node for a new pod (Adaptive, see
 `nodefit`), runs the pure `plan`, applies it (`UnitedWriter`) and requeues the
 key after the plan's `requeue_after` (plus a small slack: the planner's
 deadlines are strict). A refused allocation records a Warning Event and
-touches nothing; a spec the model cannot read records one and is not retried
+writes only what Kruise writes before allocating (duplicates deleted,
+releases, reserved pod labels); a spec the model cannot read records one and is not retried
 until the object changes (both are settled outcomes); API failures requeue with
 back-off. Each failed write is logged once, here, with its cause (the writer
 collects them and finishes the sync).
@@ -148,20 +149,27 @@ class UnitedController(Reconciler[UnitedReport]):
             reason = FAILED_REVISION_PROVISION if message.startswith("spec.template") else FAILED_SPECIFY_SUBSET_REPLICAS
             self.recorder.record(obj, Event(WARNING, reason, message))
             log.warning("allocation refused", extra=logsetup.fields(uniteddeployment=key, reason=message))
-            return UnitedReport(key, "refused", plan=result, error=message)
+            # What Kruise does before allocating still happens (duplicates, releases, pod labels).
+            writes = self.writer.apply(obj, result, now)
+            self._log_failures(key, writes)
+            return UnitedReport(key, "refused", writes, plan=result, error=message)
         writes = self.writer.apply(obj, result, now)
-        for failed in writes.failed:
-            log.warning("%s write failed", failed.write, extra=logsetup.fields(
-                uniteddeployment=key, write=failed.write, object=f"{failed.kind}/{failed.name}", cause=failed.cause))
+        self._log_failures(key, writes)
         if writes.total:
             log.info("synced", extra=logsetup.fields(
                 uniteddeployment=key, created=writes.created, updated=writes.updated, deleted=writes.deleted,
-                pod_labels=writes.pod_labels, status=writes.status, errors=len(writes.errors) or None,
+                pod_labels=writes.pod_labels, released=writes.released or None, status=writes.status, errors=len(writes.errors) or None,
                 no_node_fit=",".join(sorted(state.no_node_fit)) or None,
                 replicas=",".join(f"{n}={s.replicas}" for n, s in result.subsets.items())))
         outcome = "error" if writes.errors else "synced"
         return UnitedReport(key, outcome, writes, result, error="; ".join(writes.errors),
                             requeue_after=result.requeue_after, no_node_fit=state.no_node_fit)
+
+    @staticmethod
+    def _log_failures(key: str, writes: UnitedWrites) -> None:
+        for failed in writes.failed:
+            log.warning("%s write failed", failed.write, extra=logsetup.fields(
+                uniteddeployment=key, write=failed.write, object=f"{failed.kind}/{failed.name}", cause=failed.cause))
 
     def failed_report(self, key: str, outcome: str, error: str) -> UnitedReport:
         return UnitedReport(key, outcome, error=error)
