@@ -261,7 +261,7 @@ def _subset_writes(ud: UnitedDeployment, discovery: Discovery, verdicts: Mapping
 
 def _relabels(discovery: Discovery, verdicts: Mapping[str, SubsetVerdict]) -> list[JSON]:
     """Pods whose reserved label changes, with the new label."""
-    out = []
+    out: list[JSON] = []
     for name, verdict in verdicts.items():
         pods = {objects.name(p): p for p in discovery.subsets[name].pods}
         out.extend(_labelled(pods[pod], value) for pod, value in sorted(verdict.pod_labels.items()))
