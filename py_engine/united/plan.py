@@ -44,7 +44,7 @@ from py_engine.united.schedulable import (
     reserving_verdict,
 )
 from py_engine.united.state import UnitedState
-from py_engine.united.status import UPDATED, SubsetOutcome, compute_status, updated_condition
+from py_engine.united.status import FAILURE, UPDATED, SubsetOutcome, compute_status, updated_condition
 
 JSON = dict[str, Any]
 Obj = Mapping[str, Any]
@@ -68,6 +68,9 @@ class Plan:
     status: JSON
     errors: tuple[str, ...]
     refused: bool = False
+    refusal: str = ""
+    """Why: `allocation` (the allocator refused), `revision` (the template cannot be versioned) or
+    `patch` (a subset patch is off the allowlist)."""
     release: tuple[JSON, ...] = ()
     """Owned workloads the selector no longer matches, without the owner reference (written as they are)."""
     requeue_after: float | None = None
@@ -90,13 +93,24 @@ class Plan:
         }
 
 
-def _refusal(ud: UnitedDeployment, reason: str, *, discovery: Discovery | None = None,
+def _refusal(ud: UnitedDeployment, reason: str, refusal: str, *, discovery: Discovery | None = None,
              relabel: tuple[JSON, ...] = ()) -> Plan:
     """Nothing is created or updated and the status stays; what Kruise does before allocating
     still happens: duplicates deleted, released workloads, reserved pods relabelled."""
     return Plan(subsets={}, create=(), update=relabel, delete=discovery.duplicates if discovery else (),
                 status=dict(ud.status), errors=(reason,), refused=True, served_version=ud.served_version,
-                release=discovery.release if discovery else ())
+                release=discovery.release if discovery else (), refusal=refusal)
+
+
+def _forbidden_patch(ud: UnitedDeployment, forbidden: tuple[str, ...], now: datetime) -> Plan:
+    """A subset patch off the allowlist: no workload is written from this UnitedDeployment;
+    the status says why (`SubsetFailure`, reason `ForbiddenPatch`)."""
+    message = "subset patch off the allowlist, no workload is written: " + "; ".join(forbidden)
+    raw = ud.status.get("conditions")
+    stored = [dict(c) for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
+    status = {**ud.status, "conditions": set_condition(stored, make(FAILURE, True, "ForbiddenPatch", message, now))}
+    return Plan(subsets={}, create=(), update=(), delete=(), status=status, errors=(message,), refused=True,
+                refusal="patch", status_changed=status != ud.status, served_version=ud.served_version)
 
 
 def _stored_subset_conditions(ud: UnitedDeployment, now: datetime) -> dict[str, JSON | None]:
@@ -275,11 +289,13 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         # Being deleted: garbage collection removes the workloads through their owner references.
         return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(),
                     served_version=ud.served_version)
+    if state.forbidden_patches:
+        return _forbidden_patch(ud, state.forbidden_patches, now)
     discovery = discover(ud, state.workloads, state.pods)
     try:
         revisions: RevisionPlan = plan_revisions(ud, state.revisions)
     except (EncodingError, RecursionError) as exc:
-        return _refusal(ud, f"spec.template cannot be versioned: {exc}")
+        return _refusal(ud, f"spec.template cannot be versioned: {exc}", "revision")
     raw_conditions = ud.status.get("conditions")
     stored_conditions = [dict(c) for c in raw_conditions if isinstance(c, Mapping)] if isinstance(
         raw_conditions, list) else []
@@ -293,7 +309,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         no_fit = state.no_node_fit if ud.schedule.is_adaptive and not ud.schedule.reserves else frozenset()
         allocation = allocate(ud, _observations(discovery, verdicts, stored), no_fit)
     except AllocationError as exc:
-        return _refusal(ud, f"Specified subset replicas is ineffective: {exc}", discovery=discovery,
+        return _refusal(ud, f"Specified subset replicas is ineffective: {exc}", "allocation", discovery=discovery,
                         relabel=tuple(_relabels(discovery, verdicts)))
     partitions = next_partitions(ud, allocation.replicas)
     writes = _subset_writes(ud, discovery, verdicts, stored, allocation.replicas, partitions,

@@ -34,6 +34,9 @@ class UnitedState:
     pods: tuple[Obj, ...] = ()
     revisions: tuple[Obj, ...] = ()
     no_node_fit: frozenset[str] = frozenset()
+    forbidden_patches: tuple[str, ...] = ()
+    """Subset patch fields off the allowlist (`py_engine.unitedctl.patchcheck`): nothing is written
+    from such a UnitedDeployment but its status (docs/uniteddeployment.md, "Subset patch allowlist")."""
 
 
 def state_from_objects(objects: Iterable[Any], name: str | None = None) -> UnitedState:

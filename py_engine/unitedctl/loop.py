@@ -40,6 +40,7 @@ from py_engine.united.state import UnitedState
 from py_engine.unitedctl.events import (
     FAILED_REVISION_PROVISION,
     FAILED_SPECIFY_SUBSET_REPLICAS,
+    FORBIDDEN_SUBSET_PATCH,
     INVALID_SPEC,
     WARNING,
     Event,
@@ -47,6 +48,7 @@ from py_engine.unitedctl.events import (
 )
 from py_engine.unitedctl.metrics import UnitedMetrics
 from py_engine.unitedctl.nodefit import NodeFit, node_fit_enabled
+from py_engine.unitedctl.patchcheck import PatchCheck
 from py_engine.unitedctl.source import UnitedSource
 from py_engine.unitedctl.writer import UnitedWriter, UnitedWrites
 
@@ -59,6 +61,10 @@ class UnitedOptions:
     rate_limit: RateLimit = field(default_factory=RateLimit)
     node_fit: bool = True
     """Ask the subset policy before allocating (Adaptive); off: Kruise's behaviour everywhere."""
+    patch_check: bool = True
+    """Refuse to write from a stored UnitedDeployment whose subset patch is off the allowlist."""
+    allowed_patch_fields: tuple[str, ...] = ()
+    """Pod fields a subset patch may set beyond the default allowlist (`--allow-patch-field`)."""
 
 
 @dataclass
@@ -88,7 +94,7 @@ class UnitedController(Reconciler[UnitedReport]):
 
     def __init__(self, client: KubeClient, source: UnitedSource, clock: Clock, options: UnitedOptions | None = None,
                  metrics: UnitedMetrics | None = None, recorder: UnitedEventRecorder | None = None,
-                 node_fit: NodeFit | None = None) -> None:
+                 node_fit: NodeFit | None = None, patch_check: PatchCheck | None = None) -> None:
         self.client, self.source = client, source
         self.options = options or UnitedOptions()
         self.metrics = metrics or UnitedMetrics()
@@ -97,6 +103,8 @@ class UnitedController(Reconciler[UnitedReport]):
         self.recorder = recorder or UnitedEventRecorder(client, clock)
         self.writer = UnitedWriter(client, source, self.metrics, self.recorder)
         self.node_fit = node_fit if node_fit is not None else NodeFit()
+        self.patch_check = patch_check if patch_check is not None else PatchCheck(
+            allowed_patch_fields=self.options.allowed_patch_fields)
         self._inventory_version = 0
 
     # ----------------------------------------------------------------- keys
@@ -114,8 +122,10 @@ class UnitedController(Reconciler[UnitedReport]):
 
     # ----------------------------------------------------------------- sync
 
-    def state(self, ud: UnitedDeployment) -> UnitedState:
-        """The snapshot one sync plans over, with the node-fit verdict when it applies."""
+    def state(self, ud: UnitedDeployment, obj: Mapping[str, Any] | None = None) -> UnitedState:
+        """The snapshot one sync plans over, with the node-fit verdict when it applies and the
+        subset patch fields off the allowlist (`patchcheck`)."""
+        forbidden = self.patch_check.forbidden(obj, ud) if obj is not None and self.options.patch_check else ()
         no_fit: frozenset[str] = frozenset()
         if self.options.node_fit and node_fit_enabled(ud):
             with self._lock:
@@ -128,6 +138,7 @@ class UnitedController(Reconciler[UnitedReport]):
             pods=tuple(self.source.pods(ud.namespace, ud.selector)),
             revisions=tuple(self.source.revisions(ud.namespace, ud.uid, ud.selector)),
             no_node_fit=no_fit,
+            forbidden_patches=forbidden,
         )
 
     def sync(self, key: str) -> UnitedReport:
@@ -141,14 +152,16 @@ class UnitedController(Reconciler[UnitedReport]):
         except ModelError as exc:
             self.recorder.record(obj, Event(WARNING, INVALID_SPEC, str(exc)))
             return UnitedReport(key, "invalid", error=str(exc))
-        state = self.state(ud)
+        state = self.state(ud, obj)
         now = self.clock.now()
         result = plan(state, now)
         if result.refused:
             message = "; ".join(result.errors)
-            reason = FAILED_REVISION_PROVISION if message.startswith("spec.template") else FAILED_SPECIFY_SUBSET_REPLICAS
+            reason = {"revision": FAILED_REVISION_PROVISION, "patch": FORBIDDEN_SUBSET_PATCH}.get(
+                result.refusal, FAILED_SPECIFY_SUBSET_REPLICAS)
             self.recorder.record(obj, Event(WARNING, reason, message))
-            log.warning("allocation refused", extra=logsetup.fields(uniteddeployment=key, reason=message))
+            log.warning("sync refused", extra=logsetup.fields(uniteddeployment=key, refusal=result.refusal,
+                                                              reason=message))
             # What Kruise does before allocating still happens (duplicates, releases, pod labels).
             writes = self.writer.apply(obj, result, now)
             self._log_failures(key, writes)
@@ -186,3 +199,4 @@ class UnitedController(Reconciler[UnitedReport]):
     def stop(self, timeout: float = 10.0) -> None:
         super().stop(timeout)
         self.node_fit.close()
+        self.patch_check.close()
