@@ -198,7 +198,6 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--metrics-port {args.metrics_port} is not a TCP port")
     from py_engine.cli.preflight import kube_error_line, kubeconfig_problem
     from py_engine.model.workloads import WhitelistError, whitelist_from_flags
-
     from py_engine.validation.patch_fields import parse_patch_fields
 
     try:
