@@ -44,7 +44,14 @@ from py_engine.united.schedulable import (
     reserving_verdict,
 )
 from py_engine.united.state import UnitedState
-from py_engine.united.status import FAILURE, UPDATED, SubsetOutcome, compute_status, updated_condition
+from py_engine.united.status import (
+    FAILURE,
+    UPDATED,
+    SubsetOutcome,
+    compute_status,
+    placement_condition,
+    updated_condition,
+)
 
 JSON = dict[str, Any]
 Obj = Mapping[str, Any]
@@ -74,6 +81,11 @@ class Plan:
     release: tuple[JSON, ...] = ()
     """Owned workloads the selector no longer matches, without the owner reference (written as they are)."""
     requeue_after: float | None = None
+    unplaced: int = 0
+    """Replicas node fit left without a subset (`no_node_fit` had no node); `placement_changed`: the
+    `ReplicasAllocated` condition changed this sync."""
+    no_node_fit: tuple[str, ...] = ()
+    placement_changed: bool = False
     status_changed: bool = field(default=False)
     served_version: str = "v1beta1"
 
@@ -311,6 +323,9 @@ def plan(state: UnitedState, now: datetime) -> Plan:
     except AllocationError as exc:
         return _refusal(ud, f"Specified subset replicas is ineffective: {exc}", "allocation", discovery=discovery,
                         relabel=tuple(_relabels(discovery, verdicts)))
+    unplaced = max(0, (ud.replicas or 0) - allocation.total) if no_fit else 0
+    conditions, placement_changed = placement_condition(
+        conditions, unplaced=unplaced, desired=ud.replicas or 0, no_fit=sorted(no_fit), now=now)
     partitions = next_partitions(ud, allocation.replicas)
     writes = _subset_writes(ud, discovery, verdicts, stored, allocation.replicas, partitions,
                             revisions.updated, now)
@@ -329,6 +344,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         update=(*revisions.update, *writes.update),
         delete=(*discovery.delete, *revisions.delete, *writes.delete),
         status=status, errors=(*discovery.errors, *writes.errors), requeue_after=min(positive) if positive else None,
-        release=discovery.release,
+        release=discovery.release, unplaced=unplaced, no_node_fit=tuple(sorted(no_fit)),
+        placement_changed=placement_changed,
         status_changed=status != ud.status, served_version=ud.served_version,
     )

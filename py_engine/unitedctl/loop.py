@@ -37,6 +37,7 @@ from py_engine.semantics.clock import Clock
 from py_engine.semantics.objects import meta
 from py_engine.united.plan import Plan, plan
 from py_engine.united.state import UnitedState
+from py_engine.united.status import NO_FITTING_NODE
 from py_engine.unitedctl.events import (
     FAILED_REVISION_PROVISION,
     FAILED_SPECIFY_SUBSET_REPLICAS,
@@ -168,6 +169,8 @@ class UnitedController(Reconciler[UnitedReport]):
             return UnitedReport(key, "refused", writes, plan=result, error=message)
         writes = self.writer.apply(obj, result, now)
         self._log_failures(key, writes)
+        if result.placement_changed and result.unplaced:
+            self._report_unplaced(key, obj, result)
         if writes.total:
             log.info("synced", extra=logsetup.fields(
                 uniteddeployment=key, created=writes.created, updated=writes.updated, deleted=writes.deleted,
@@ -177,6 +180,17 @@ class UnitedController(Reconciler[UnitedReport]):
         outcome = "error" if writes.errors else "synced"
         return UnitedReport(key, outcome, writes, result, error="; ".join(writes.errors),
                             requeue_after=result.requeue_after, no_node_fit=state.no_node_fit)
+
+    def _report_unplaced(self, key: str, obj: Mapping[str, Any], result: Plan) -> None:
+        """Node fit left replicas without a subset (the `ReplicasAllocated` condition turned False
+        or its count changed): a Warning Event and a log line, once per change."""
+        desired = (obj.get("spec") or {}).get("replicas")
+        message = (f"{result.unplaced} of {desired} replicas cannot be placed: no node fits a pod of "
+                   f"subset(s) {', '.join(result.no_node_fit)}")
+        self.recorder.record(obj, Event(WARNING, NO_FITTING_NODE, message))
+        log.warning("replicas cannot all be placed", extra=logsetup.fields(
+            uniteddeployment=key, unplaced=result.unplaced, replicas=desired,
+            no_node_fit=",".join(result.no_node_fit)))
 
     @staticmethod
     def _log_failures(key: str, writes: UnitedWrites) -> None:
