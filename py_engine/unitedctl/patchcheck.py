@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from py_engine.model.uniteddeployment import UnitedDeployment
-from py_engine.policy import PolicyEngine, PolicyError, create_engine
+from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.unitedctl.lazyengine import LazyEngine
 from py_engine.validation.uniteddeployment import build_ud_review_input, validate_uniteddeployment
 
 CACHE_ENTRIES = 512
@@ -39,18 +40,11 @@ class PatchCheck:
 
     def __init__(self, engine_factory: Callable[[], PolicyEngine] | None = None,
                  allowed_patch_fields: tuple[str, ...] = ()) -> None:
-        self._factory = engine_factory
+        self._engine = LazyEngine(engine_factory)
         self.allowed_patch_fields = allowed_patch_fields
-        self._engine: PolicyEngine | None = None
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, int], tuple[str, ...]] = OrderedDict()
         self.evaluations = 0
-
-    def _get_engine(self) -> PolicyEngine:
-        with self._lock:
-            if self._engine is None:
-                self._engine = self._factory() if self._factory is not None else create_engine()
-            return self._engine
 
     def forbidden(self, obj: Mapping[str, Any], ud: UnitedDeployment) -> tuple[str, ...]:
         """`"<field>: <message>"` per violation; empty when no subset has a patch or all pass."""
@@ -64,7 +58,7 @@ class PatchCheck:
                 return cached
         try:
             policy_input = build_ud_review_input(obj, allowed_patch_fields=self.allowed_patch_fields)
-            violations = validate_uniteddeployment(self._get_engine(), policy_input)
+            violations = validate_uniteddeployment(self._engine.get(), policy_input)
         except (PolicyError, RecursionError) as exc:
             return (f"spec.topology.subsets: the subset patch allowlist could not be evaluated ({exc})",)
         found = tuple(v.message for v in violations if _PATCH_FIELD.match(v.field))
@@ -76,7 +70,4 @@ class PatchCheck:
         return found
 
     def close(self) -> None:
-        with self._lock:
-            engine, self._engine = self._engine, None
-        if engine is not None:
-            engine.close()
+        self._engine.close()

@@ -287,11 +287,16 @@ class UnitedWriter:
         self.client.patch(PODS, ns, _name(pod), patch, "merge")
         return True
 
-    def _replace(self, ns: str, desired: Mapping[str, Any]) -> JSON:
+    def _replace(self, ns: str, desired: Mapping[str, Any]) -> JSON | None:
         resource = self.resource_for(desired)
-        name = _name(desired)
         desired = {**to_version(desired, resource.api_version), "kind": resource.kind}
-        body: JSON = dict(desired)
+        return self._replace_retrying(ns, resource, desired, lambda fresh: reapply(fresh, desired, None))
+
+    def _replace_retrying(self, ns: str, resource: Resource, body: JSON,
+                          again: Callable[[JSON], JSON | None]) -> JSON | None:
+        """Replace with `body`; on 409 read the object again and replace with `again(fresh)`
+        (None: nothing left to write), up to ATTEMPTS writes in all."""
+        name = _name(body)
         for attempt in range(ATTEMPTS):
             try:
                 written = self.client.replace(resource, ns, name, body)
@@ -299,8 +304,10 @@ class UnitedWriter:
                 self.metrics.conflicts.inc()
                 if attempt == ATTEMPTS - 1:
                     raise
-                fresh = self.client.get(resource, ns, name)
-                body = reapply(fresh, desired, None)
+                retry = again(self.client.get(resource, ns, name))
+                if retry is None:
+                    return None
+                body = retry
                 continue
             self.source.remember(typed(written, resource))
             return written
@@ -326,26 +333,19 @@ class UnitedWriter:
         """Write `released` (the workload without the UnitedDeployment's controller reference)
         at its resourceVersion; on 409 drop the reference from a fresh read, if it is still there."""
         resource = self.resource_for(released)
-        name = _name(released)
-        body: JSON = {**to_version(released, resource.api_version), "kind": resource.kind}
-        for attempt in range(ATTEMPTS):
-            try:
-                written = self.client.replace(resource, ns, name, body)
-            except Conflict:
-                self.metrics.conflicts.inc()
-                if attempt == ATTEMPTS - 1:
-                    raise
-                fresh = self.client.get(resource, ns, name)
-                refs = meta(fresh).get("ownerReferences") or []
-                kept = [r for r in refs if not (isinstance(r, Mapping) and r.get("controller") is True
-                                                and ud_uid and r.get("uid") == ud_uid)]
-                if len(kept) == len(refs):
-                    return
-                body = copy.deepcopy(fresh)
-                body.setdefault("metadata", {})["ownerReferences"] = kept
-                continue
-            self.source.remember(typed(written, resource))
-            return
+
+        def again(fresh: JSON) -> JSON | None:
+            refs = meta(fresh).get("ownerReferences") or []
+            kept = [r for r in refs if not (isinstance(r, Mapping) and r.get("controller") is True
+                                            and ud_uid and r.get("uid") == ud_uid)]
+            if len(kept) == len(refs):
+                return None
+            body = copy.deepcopy(fresh)
+            body.setdefault("metadata", {})["ownerReferences"] = kept
+            return body
+
+        self._replace_retrying(ns, resource, {**to_version(released, resource.api_version), "kind": resource.kind},
+                               again)
 
     # --------------------------------------------------------------- status
 

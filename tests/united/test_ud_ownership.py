@@ -16,6 +16,7 @@ from test_ud_plan import pod, run, workload
 from ud_testkit import ud_object
 
 from py_engine.model.ud_constants import CREATED_BY_ANNOTATION
+from py_engine.model.ud_constants import RESERVED_POD_LABEL as RESERVED
 
 
 def names(objects: tuple[dict[str, Any], ...], kind: str | None = None) -> list[str]:
@@ -98,3 +99,17 @@ def test_pods_belong_to_the_workload_that_controls_them() -> None:
     assert "team-b-z" not in relabelled
     assert relabelled == ["loose", "web-a-1-5c7d9-x", "web-a-1-y"]
 
+
+
+def test_a_refused_allocation_still_relabels_reserved_pods() -> None:
+    """Kruise judges reserved pods before allocating: a refusal (min > max) still writes their label."""
+    schedule = {"type": "Adaptive", "adaptive": {"reserveUnschedulablePods": True}}
+    obj = ud_object(3, [{"name": "a", "minReplicas": 3, "maxReplicas": 2}, {"name": "b"}], schedule=schedule)
+    revision = run([ud_object(3, [{"name": "a"}], schedule=schedule)]).status["updatedRevision"]  # template only
+    deploy = workload("web-a-1", "a", 2, ready=1, revision=revision)
+    stuck = _owned_by(pod("web-a-1-p", "a", revision=revision, pending_for=120), "Deployment", "web-a-1")
+    result = run([obj, deploy, stuck])
+    assert result.refused and result.refusal == "allocation"
+    assert [(o["metadata"]["name"], o["metadata"]["labels"][RESERVED]) for o in result.update] == [
+        ("web-a-1-p", "true")]
+    assert result.create == () and not result.status_changed
