@@ -10,7 +10,8 @@ delete, and the new status:
   kubectl get sgud,deploy,sts,pods,nodes -o yaml | spreadgate united plan --state - -o json
 
 -o json prints one object with the keys `subsets` (name -> {replicas, partition}),
-`create`, `update`, `delete`, `status` and `errors`.
+`create`, `update`, `delete`, `release` (owned workloads the selector no longer
+matches, without the owner reference), `status`, `errors` and `nodeFit`.
 
 The two checks the controller makes before planning are made here too: node fit
 (Adaptive, default mode, unless the UnitedDeployment's `spreadgate.dev/node-fit`
@@ -145,7 +146,13 @@ def _describe(obj: Any) -> str:
 def print_table(result: Any, out: TextIO) -> None:
     """Human-readable plan: subsets, writes, status summary, requeue."""
     if result.refused:
-        out.write("refused: nothing is created, updated or deleted; the status is not written\n")
+        if result.refusal == "patch":
+            out.write("refused: no workload is written; the status gets SubsetFailure (ForbiddenPatch)\n")
+        else:
+            out.write("refused: no workload is created or updated; the status is not written\n")
+        for verb, objects in (("delete", result.delete), ("update", result.update), ("release", result.release)):
+            for obj in objects:
+                out.write(f"{verb}: {_describe(obj)} (done before allocating, as Kruise)\n")
         return
     status = result.status
     entries = {e["name"]: e for e in status.get("subsetStatuses") or []}
@@ -157,7 +164,8 @@ def print_table(result: Any, out: TextIO) -> None:
                      str(schedulable)])
     _columns(rows, out)
     out.write("\n")
-    for verb, objects in (("create", result.create), ("update", result.update), ("delete", result.delete)):
+    for verb, objects in (("create", result.create), ("update", result.update), ("delete", result.delete),
+                          ("release", result.release)):
         for obj in objects:
             out.write(f"{verb}: {_describe(obj)}\n")
     out.write(f"\nreplicas {status.get('replicas')}, ready {status.get('readyReplicas')}, "

@@ -100,6 +100,7 @@ class Plan:
             "create": list(self.create),
             "update": list(self.update),
             "delete": list(self.delete),
+            "release": list(self.release),
             "status": self.served_status(),
             "errors": list(self.errors),
         }

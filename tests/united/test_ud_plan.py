@@ -76,7 +76,7 @@ def test_fresh_ud_creates_revision_and_workloads_in_name_order() -> None:
     assert [e["name"] for e in status["subsetStatuses"]] == ["zb", "za"]
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
         "UnitedDeploymentUpdated": "True", "SubsetProvisioned": "True", "SubsetUpdated": "True"}
-    assert set(result.to_json()) == {"subsets", "create", "update", "delete", "status", "errors"}
+    assert set(result.to_json()) == {"subsets", "create", "update", "delete", "release", "status", "errors"}
 
 
 def test_refused_allocation_touches_nothing() -> None:
