@@ -98,3 +98,16 @@ def test_pvc_reuse_flag_inverts_between_versions() -> None:
         "scaleStrategy": {"enablePVCReuse": False}}
     assert convert_spec({"scaleStrategy": {"enablePVCReuse": True}}, "v1alpha1") == {
         "scaleStrategy": {"disablePVCReuse": False}}
+
+
+def test_an_advanced_statefulset_keeps_rolling_update_at_both_versions() -> None:
+    obj = united("db", 4, AB, kind="advancedStatefulSetTemplate", partitions={"a": 1})
+    ud = UnitedDeployment.from_object(obj)
+    for version in ("apps.kruise.io/v1alpha1", "apps.kruise.io/v1beta1"):
+        existing = {"apiVersion": version, "kind": "StatefulSet", "metadata": {"name": "db-a-x", "namespace": "default"},
+                    "spec": {"replicas": 2, "updateStrategy": {"rollingUpdate": {"partition": 1}}}}
+        assert SubsetWorkload("a", existing).partition() == 1
+        built = build_workload(ud, ud.subsets[0], "db-r", SubsetTarget(2, 2), existing)
+        assert built["apiVersion"] == version
+        assert built["spec"]["updateStrategy"]["rollingUpdate"] == {"partition": 2}
+        assert to_version(built, "apps.kruise.io/v1alpha1")["spec"] == built["spec"]
