@@ -37,7 +37,7 @@ from py_engine.semantics.clock import Clock
 from py_engine.semantics.objects import meta
 from py_engine.united.plan import Plan, plan
 from py_engine.united.state import UnitedState
-from py_engine.united.status import NO_FITTING_NODE
+from py_engine.united.status import ALLOCATED, NO_FITTING_NODE
 from py_engine.unitedctl.events import (
     FAILED_REVISION_PROVISION,
     FAILED_SPECIFY_SUBSET_REPLICAS,
@@ -185,8 +185,8 @@ class UnitedController(Reconciler[UnitedReport]):
         """Node fit left replicas without a subset (the `ReplicasAllocated` condition turned False
         or its count changed): a Warning Event and a log line, once per change."""
         desired = (obj.get("spec") or {}).get("replicas")
-        message = (f"{result.unplaced} of {desired} replicas cannot be placed: no node fits a pod of "
-                   f"subset(s) {', '.join(result.no_node_fit)}")
+        message = next((str(c.get("message") or "") for c in result.status.get("conditions") or []
+                        if c.get("type") == ALLOCATED), "")
         self.recorder.record(obj, Event(WARNING, NO_FITTING_NODE, message))
         log.warning("replicas cannot all be placed", extra=logsetup.fields(
             uniteddeployment=key, unplaced=result.unplaced, replicas=desired,

@@ -38,7 +38,7 @@ def test_replicas_that_fit_nowhere_are_reported(caplog: pytest.LogCaptureFixture
         allocated = conditions["ReplicasAllocated"]
         assert (allocated["status"], allocated["reason"]) == ("False", "NoFittingNode")
         assert allocated["message"] == "6 of 6 replicas cannot be placed: no node fits a pod of subsets a, b"
-        assert [r for r, _ in _warnings(stack)].count("NoFittingNode") == 1
+        assert [m for r, m in _warnings(stack) if r == "NoFittingNode"] == [allocated["message"]]
         lines = [r for r in caplog.records if r.getMessage() == "replicas cannot all be placed"]
         assert len(lines) == 1
         assert dict(record_fields(lines[0])) == {"uniteddeployment": "default/web", "unplaced": 6, "replicas": 6,
