@@ -72,6 +72,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--metrics-host", default="0.0.0.0", help="address for /metrics (default 0.0.0.0)")
     parser.add_argument("--united-deployments", action=argparse.BooleanOptionalAction, default=True,
                         help="also run the UnitedDeployment controller, under the same Lease (default: on)")
+    parser.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
+                        help="pod field a UnitedDeployment subset patch may set beyond the default allowlist "
+                             "(repeatable; give the webhook the same list); see docs/uniteddeployment.md")
     logsetup.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -150,11 +153,12 @@ def _united_served(client: Any) -> bool:
     return crd_exists(client, UNITED_DEPLOYMENTS)
 
 
-def _once_united(client: Any, namespace: str | None, *, json_log: bool = False) -> int:
+def _once_united(client: Any, namespace: str | None, *, json_log: bool = False,
+                 patch_fields: tuple[str, ...] = ()) -> int:
     """One sync of every UnitedDeployment from fresh lists; the number that failed."""
     from py_engine.apiclient import KubeError
     from py_engine.semantics.clock import RealClock
-    from py_engine.unitedctl.loop import UnitedController
+    from py_engine.unitedctl.loop import UnitedController, UnitedOptions
     from py_engine.unitedctl.source import ListedUnitedSource
 
     if not _united_served(client):
@@ -167,7 +171,7 @@ def _once_united(client: Any, namespace: str | None, *, json_log: bool = False) 
         _say(json_log, f"spreadgate controller: cannot list UnitedDeployments: {exc}", logging.ERROR,
              cause=str(exc))
         return 1
-    controller = UnitedController(client, source, RealClock())
+    controller = UnitedController(client, source, RealClock(), UnitedOptions(allowed_patch_fields=patch_fields))
     try:
         reports = controller.step()
     finally:
@@ -194,10 +198,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--metrics-port {args.metrics_port} is not a TCP port")
     from py_engine.cli.preflight import kube_error_line, kubeconfig_problem
     from py_engine.model.workloads import WhitelistError, whitelist_from_flags
+    from py_engine.validation.patch_fields import parse_patch_fields
 
     try:
         whitelist = whitelist_from_flags(args.custom_workload)
-    except WhitelistError as exc:
+        patch_fields = parse_patch_fields(args.allow_patch_field)
+    except (WhitelistError, ValueError) as exc:
         return _fail(str(exc))
     problem = kubeconfig_problem(args.kubeconfig) if args.kubeconfig else None
     if problem is not None:
@@ -226,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
             status = _once(client, options, args.namespace, json_log=json_log, whitelist=whitelist)
             if status == EXIT_USAGE or not args.united_deployments:
                 return status
-            united_failed = _once_united(client, args.namespace, json_log=json_log)
+            united_failed = _once_united(client, args.namespace, json_log=json_log, patch_fields=patch_fields)
             return EXIT_FAILED if status == EXIT_FAILED or united_failed else EXIT_OK
         finally:
             client.close()
@@ -262,7 +268,8 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             united = UnitedRuntime(client, options=UnitedOptions(workers=args.workers,
-                                                                 resync_seconds=args.resync_period),
+                                                                 resync_seconds=args.resync_period,
+                                                                 allowed_patch_fields=patch_fields),
                                    namespace=args.namespace)
         except KubeError as exc:
             runtime.stop()

@@ -10,10 +10,20 @@ delete, and the new status:
   kubectl get sgud,deploy,sts,pods,nodes -o yaml | spreadgate united plan --state - -o json
 
 -o json prints one object with the keys `subsets` (name -> {replicas, partition}),
-`create`, `update`, `delete`, `status` and `errors`.
+`create`, `update`, `delete`, `release` (owned workloads the selector no longer
+matches, without the owner reference), `status`, `errors` and `nodeFit`.
+
+The two checks the controller makes before planning are made here too: node fit
+(Adaptive, default mode, unless the UnitedDeployment's `spreadgate.dev/node-fit`
+annotation is "false"), when the snapshot holds nodes: subsets no node fits
+get no new replicas, and replicas that fit nowhere are reported (the
+`ReplicasAllocated` condition); when it holds none, the plan says node fit was
+not checked. And the subset patch allowlist (--allow-patch-field widens it):
+a patch off it refuses the plan. -o json adds `nodeFit`: {checked, noNodeFit,
+unplaced, note}.
 
 --now defaults to the current time. Exit status: 0 planned; 1 planned with errors,
-or the allocator refused the UnitedDeployment (the reason is printed); 2 the
+or the UnitedDeployment was refused (the reason is printed); 2 the
 input cannot be read or holds no valid UnitedDeployment (one line on stderr).
 docs/uniteddeployment.md describes the rules.
 """
@@ -46,6 +56,8 @@ def register(subparsers: Any) -> None:
     plan.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     plan.add_argument("--name", help="the UnitedDeployment to plan when the state holds several")
     plan.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    plan.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
+                      help="pod field a subset patch may set beyond the default allowlist (repeatable)")
     plan.set_defaults(handler=run)
 
 
@@ -59,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from py_engine.model.errors import ModelError
     from py_engine.united.plan import plan
     from py_engine.united.state import StateError, state_from_objects
+    from py_engine.validation.patch_fields import parse_patch_fields
 
     try:
         objects = read_objects(args.state)
@@ -67,17 +80,55 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     try:
         state = state_from_objects(objects, args.name)
-    except (StateError, ModelError) as exc:
+        patch_fields = parse_patch_fields(args.allow_patch_field)
+    except (StateError, ModelError, ValueError) as exc:
         return _fail(str(exc))
+    state, fit = controller_checks(state, patch_fields)
     result = plan(state, now)
+    fit["unplaced"] = result.unplaced
     if args.output == "json":
-        json.dump(result.to_json(), sys.stdout, indent=2)
+        json.dump({**result.to_json(), "nodeFit": fit}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print_table(result, sys.stdout)
+        sys.stdout.write(f"node fit: {fit['note']}\n")
     for error in result.errors:
         print(f"{PROG}: {'refused' if result.refused else 'error'}: {error}", file=sys.stderr)
     return EXIT_REFUSED if result.errors else EXIT_OK
+
+
+def controller_checks(state: Any, patch_fields: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
+    """The state with what the controller asks before planning (node fit over the snapshot's
+    nodes, the subset patch allowlist), and the node-fit summary for the output."""
+    from dataclasses import replace
+
+    from py_engine.unitedctl.nodefit import NodeFit, node_fit_enabled
+    from py_engine.unitedctl.patchcheck import PatchCheck
+
+    ud = state.ud
+    fit: dict[str, Any] = {"checked": False, "noNodeFit": []}
+    if not node_fit_enabled(ud):
+        fit["note"] = "not asked (only Adaptive UnitedDeployments without reservation, node-fit not \"false\")"
+    elif not state.nodes:
+        fit["note"] = "not checked: the snapshot holds no nodes (add nodes, e.g. kubectl get ...,nodes -o yaml)"
+    else:
+        checker = NodeFit()
+        try:
+            unfit = checker.unfit(ud, checker.inventory(0, lambda: list(state.nodes), lambda: list(state.pods)))
+        finally:
+            checker.close()
+        state = replace(state, no_node_fit=unfit)
+        fit.update(checked=True, noNodeFit=sorted(unfit))
+        fit["note"] = (f"checked against {len(state.nodes)} nodes; no node fits a pod of "
+                       f"{', '.join(sorted(unfit))}" if unfit else f"checked against {len(state.nodes)} nodes; "
+                                                                     "every subset has a node")
+    if any(subset.patch is not None for subset in ud.subsets):
+        check = PatchCheck(allowed_patch_fields=patch_fields)
+        try:
+            state = replace(state, forbidden_patches=check.forbidden(ud.raw, ud))
+        finally:
+            check.close()
+    return state, fit
 
 
 def _columns(rows: list[list[str]], out: TextIO) -> None:
@@ -95,7 +146,13 @@ def _describe(obj: Any) -> str:
 def print_table(result: Any, out: TextIO) -> None:
     """Human-readable plan: subsets, writes, status summary, requeue."""
     if result.refused:
-        out.write("refused: nothing is created, updated or deleted; the status is not written\n")
+        if result.refusal == "patch":
+            out.write("refused: no workload is written; the status gets SubsetFailure (ForbiddenPatch)\n")
+        else:
+            out.write("refused: no workload is created or updated; the status is not written\n")
+        for verb, objects in (("delete", result.delete), ("update", result.update), ("release", result.release)):
+            for obj in objects:
+                out.write(f"{verb}: {_describe(obj)} (done before allocating, as Kruise)\n")
         return
     status = result.status
     entries = {e["name"]: e for e in status.get("subsetStatuses") or []}
@@ -107,7 +164,8 @@ def print_table(result: Any, out: TextIO) -> None:
                      str(schedulable)])
     _columns(rows, out)
     out.write("\n")
-    for verb, objects in (("create", result.create), ("update", result.update), ("delete", result.delete)):
+    for verb, objects in (("create", result.create), ("update", result.update), ("delete", result.delete),
+                          ("release", result.release)):
         for obj in objects:
             out.write(f"{verb}: {_describe(obj)}\n")
     out.write(f"\nreplicas {status.get('replicas')}, ready {status.get('readyReplicas')}, "

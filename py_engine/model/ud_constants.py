@@ -35,6 +35,9 @@ KRUISE_RESERVED_POD_LABEL: Final = f"{KRUISE_GROUP}/united-deployment-reserved-p
 # Annotation on subset workloads: the template label/annotation keys applied last time,
 # so keys removed from the template are removed from the workload (a Kruise quirk fixed).
 TEMPLATE_KEYS_ANNOTATION: Final = f"{GROUP}/template-metadata-keys"
+# Annotation on subset workloads: the name of the UnitedDeployment that created them, so an
+# orphan (its owner deleted with --cascade=orphan) is adopted only by a UnitedDeployment it names.
+CREATED_BY_ANNOTATION: Final = f"{GROUP}/united-deployment"
 # ControllerRevision label holding the hash part of the revision name.
 REVISION_HASH_LABEL: Final = "controller.kubernetes.io/hash"
 

@@ -58,6 +58,7 @@ from py_engine.sim import errors, kinds
 from py_engine.sim.admission import MUTATING, VALIDATING, Admission, AdmissionAttributes, ServiceResolver
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, PatchType, WatchEvent
+from py_engine.sim.pruning import prune_custom_status
 from py_engine.sim.resources import (
     Registry,
     ResourceDef,
@@ -550,6 +551,8 @@ class ApiServer:
                 new.pop("status", None)
             else:
                 new["status"] = desired["status"]
+            if rd.crd:  # a status write is pruned like any other
+                prune_custom_status(new, rd.schema)
             return new
         new = desired
         meta = new["metadata"]

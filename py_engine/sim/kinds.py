@@ -5,7 +5,8 @@ clients visibly depend on: pod and workload defaults that controllers read
 (`replicas`, `terminationGracePeriodSeconds`, strategies), Job selector
 generation, namespace labels, and the 422s that catch real bugs (missing
 containers, selectors that do not match the template, immutable selectors and
-pod specs). OpenAPI schema validation of CRDs is not performed.
+pod specs). OpenAPI schema validation of CRDs is not performed; their unknown
+fields are pruned, as kube-apiserver prunes them (`py_engine.sim.pruning`).
 
 Causes are `(field, reason, message)` triples, rendered by `errors.invalid`.
 """
@@ -24,6 +25,7 @@ from py_engine.semantics.labels import (
 )
 from py_engine.sim.crd_columns import printer_column_causes
 from py_engine.sim.interface import JSON
+from py_engine.sim.pruning import prune_custom_object
 from py_engine.sim.resources import ResourceDef
 
 Cause = tuple[str, str, str]
@@ -57,9 +59,12 @@ def _default_pod_spec(spec: JSON) -> None:
 
 
 def apply_defaults(rd: ResourceDef, obj: JSON) -> None:
-    """Fill defaults in place (on a fresh, caller-owned object)."""
+    """Fill defaults in place (on a fresh, caller-owned object); a custom object is
+    pruned against its version's schema (`py_engine.sim.pruning`)."""
     kind = rd.kind
     meta = obj.setdefault("metadata", {})
+    if rd.crd:
+        prune_custom_object(obj, rd.schema)
     if kind == "Pod":
         spec = obj.setdefault("spec", {})
         if isinstance(spec, dict):

@@ -2,7 +2,9 @@
 
 Setting a condition whose status and reason are unchanged changes nothing (the
 message is not refreshed); when only the reason changes the transition time is
-kept; a replaced condition moves to the end of the list.
+kept; a replaced condition moves to the end of the list. A subset's condition
+(`set_subset_condition`) follows Kruise's subset-status setter instead: any
+change of status or reason is a transition (new time), and it stays in place.
 """
 
 from __future__ import annotations
@@ -38,6 +40,17 @@ def set_condition(conditions: Sequence[Mapping[str, Any]], new: Mapping[str, Any
     if current is not None and current.get("status") == new["status"] and current.get("lastTransitionTime"):
         placed["lastTransitionTime"] = current["lastTransitionTime"]
     return [dict(c) for c in conditions if c.get("type") != new["type"]] + [placed]
+
+
+def set_subset_condition(conditions: Sequence[Mapping[str, Any]], new: Mapping[str, Any]) -> list[JSON]:
+    """Kruise's `UnitedDeploymentSubsetStatus.SetCondition`: nothing changes while status
+    and reason stay; otherwise the condition is replaced where it is, with `new`'s time."""
+    current = find(conditions, str(new["type"]))
+    if current is not None and current.get("status") == new["status"] and current.get("reason") == new["reason"]:
+        return [dict(c) for c in conditions]
+    if current is None:
+        return [*(dict(c) for c in conditions), dict(new)]
+    return [dict(new) if c.get("type") == new["type"] else dict(c) for c in conditions]
 
 
 def remove(conditions: Sequence[Mapping[str, Any]], kind: str) -> list[JSON]:

@@ -4,7 +4,7 @@ For subset `n` at revision `rev` with `r` replicas and partition `p`, starting
 from the existing workload (or a new object named `<ud>-<subset>-<random>`):
 labels = existing + template labels + selector matchLabels + subset and revision
 labels; annotations = existing + template annotations + the subset-patch
-annotation; a controller owner reference to the UnitedDeployment; the spec is a
+annotation and the creating UnitedDeployment's name; a controller owner reference to the UnitedDeployment; the spec is a
 copy of the template's spec with the selector (+ subset label), `replicas = r`,
 the kind's partition field, the pod template labels, node affinity, tolerations
 and finally the subset patch (strategic merge on the pod template). Differences
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.model.ud_constants import (
+    CREATED_BY_ANNOTATION,
     KRUISE_REVISION_LABEL,
     KRUISE_SUBSET_NAME_LABEL,
     REVISION_LABEL,
@@ -33,6 +34,7 @@ from py_engine.model.ud_constants import (
 )
 from py_engine.model.uniteddeployment import UdSubset, UnitedDeployment
 from py_engine.semantics.strategic_merge import POD_TEMPLATE_SCHEMA, StrategicMergeError, strategic_merge
+from py_engine.united import kruise_layout
 from py_engine.united.jsonview import as_list, as_map
 from py_engine.united.placement import attach_node_affinity, attach_tolerations
 
@@ -127,6 +129,7 @@ def _metadata(obj: JSON, ud: UnitedDeployment, subset: UdSubset, revision: str, 
     labels |= _subset_labels(subset.name, revision, kruise_too)
     annotations |= template_annotations
     annotations[SUBSET_PATCH_ANNOTATION] = subset.patch_text
+    annotations[CREATED_BY_ANNOTATION] = ud.name  # names it, should it ever be orphaned (ownership.names_ud)
     annotations[TEMPLATE_KEYS_ANNOTATION] = json.dumps(
         {"labels": sorted(template_labels), "annotations": sorted(template_annotations)}, separators=(",", ":"))
     metadata["labels"] = labels
@@ -152,10 +155,11 @@ def _apply_partition(kind: str, api_version: str, spec: JSON, target: SubsetTarg
             if api_version == "apps/v1":
                 strategy["type"] = "RollingUpdate"
             _dict(strategy, "rollingUpdate")["partition"] = target.partition
-    elif kind == "CloneSet":
-        strategy["partition"] = target.partition
+    elif kind == "CloneSet":  # v1beta1 layout (kruise_layout converts it for a v1alpha1 object)
+        rolling = _dict(strategy, "rollingUpdate")
+        rolling["partition"] = target.partition
         if target.max_unavailable is not None:
-            strategy["maxUnavailable"] = target.max_unavailable
+            rolling["maxUnavailable"] = target.max_unavailable
     elif target.max_unavailable is not None and (strategy.get("type") or "RollingUpdate") == "RollingUpdate":
         _dict(strategy, "rollingUpdate")["maxUnavailable"] = target.max_unavailable
     if not strategy:
@@ -198,9 +202,11 @@ def build_workload(
     kruise_too = uses_kruise_keys(existing)
     _metadata(obj, ud, subset, revision, kruise_too)
     spec = copy.deepcopy(template.spec)
+    if template.kind == "CloneSet":
+        spec = kruise_layout.convert_spec(spec, kruise_layout.BETA)
     spec["selector"] = _selector(ud, subset, existing)
     spec["replicas"] = target.replicas
     _apply_partition(template.kind, template.api_version, spec, target)
     _pod_template(spec, subset, _subset_labels(subset.name, revision, kruise_too))
     obj["spec"] = spec
-    return obj
+    return kruise_layout.to_version(obj, str(obj.get("apiVersion"))) if kruise_layout.is_cloneset(obj) else obj

@@ -2,12 +2,16 @@
 
 Candidates are workloads in its namespace that its selector matches. Owned ones
 of the template's kind are its subsets, named by their subset label; owned ones
-of another kind are deleted (the template switched kind); orphans of the
-template's kind that carry a subset label are adopted. Kruise also adopts, then
-deletes, orphans of other kinds and fails the whole listing on an owned workload
-without a subset label; here the first are left alone and the second is reported
-(docs/uniteddeployment.md, "Subset workloads"). When several workloads carry one
-subset name, the first in snapshot order is kept and the others are deleted.
+of another kind are deleted (the template switched kind); of several owned
+workloads with one subset name the first in snapshot order is kept and the
+others deleted (before allocating, as Kruise). An orphan is adopted only when it
+names this UnitedDeployment (`ownership.names_ud`), is of the template's kind
+and fills a spec subset that has no workload; an orphan is never deleted. Owned
+workloads the selector no longer matches are released (owner reference removed).
+Each workload's pods are the ones it controls (`ownership.owns_pod`). Kruise
+adopts every matching orphan (and deletes those of another kind) and fails the
+whole listing on an owned workload without a subset label; here the latter is
+reported (docs/uniteddeployment.md, "Subset workloads" and "Adoption").
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from py_engine.model.ud_constants import (
 )
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.semantics import objects
-from py_engine.united.ownership import ownership, reference, selected
+from py_engine.united import kruise_layout
+from py_engine.united.ownership import names_ud, ownership, owns_pod, reference, released, selected
 from py_engine.united.podfacts import revision_of, subset_of
 
 JSON = dict[str, Any]
@@ -91,7 +96,7 @@ class SubsetWorkload:
                 return None
             return _int(_section(strategy, "rollingUpdate").get("partition"))
         if kind == "CloneSet":
-            value = strategy.get("partition")
+            value = kruise_layout.rolling_update(self.obj).get("partition")
             if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
                 return math.ceil(int(value[:-1]) * self.spec_replicas / 100)
             return _int(value)
@@ -100,41 +105,70 @@ class SubsetWorkload:
 
 @dataclass(frozen=True)
 class Discovery:
+    """What discovery found. `delete` holds every workload to delete; `duplicates` the
+    part of it Kruise deletes before allocating (extra workloads of one subset), which a
+    refused allocation still deletes; `release` the owned workloads the selector no
+    longer matches, without the UnitedDeployment's owner reference."""
+
     subsets: Mapping[str, SubsetWorkload]
     delete: tuple[JSON, ...] = ()
     errors: tuple[str, ...] = field(default_factory=tuple)
+    duplicates: tuple[JSON, ...] = ()
+    release: tuple[JSON, ...] = ()
 
 
-def pods_of(ud: UnitedDeployment, pods: Sequence[Obj], subset: str) -> tuple[Obj, ...]:
-    return tuple(p for p in pods if selected(p, ud) and subset_of(p) == subset)
+def pods_of(workload: Obj, pods: Sequence[Obj]) -> tuple[Obj, ...]:
+    """The pods `workload` controls (`ownership.owns_pod`): a duplicate's pods are its own."""
+    return tuple(p for p in pods if owns_pod(workload, p))
 
 
-def discover(ud: UnitedDeployment, workloads: Sequence[Obj], pods: Sequence[Obj]) -> Discovery:
-    active = (ud.template.api_version.split("/")[0], ud.template.kind)
-    found: dict[str, SubsetWorkload] = {}
-    delete: list[JSON] = []
-    errors: list[str] = []
+def _candidates(ud: UnitedDeployment, workloads: Sequence[Obj]) -> tuple[list[Obj], list[Obj], list[JSON]]:
+    """The owned and adoptable workloads the selector matches, owned first; and the owned
+    ones it no longer matches, released."""
+    owned: list[Obj] = []
+    orphans: list[Obj] = []
+    release: list[JSON] = []
     for obj in workloads:
-        if kind_key(obj) not in WORKLOAD_KINDS or not selected(obj, ud):
+        if kind_key(obj) not in WORKLOAD_KINDS or objects.namespace(obj, default="") != ud.namespace:
             continue
         verdict = ownership(obj, ud)
         if verdict == "foreign":
             continue
-        if kind_key(obj) != active:
+        if not selected(obj, ud):
             if verdict == "owned":
-                delete.append(reference(obj))
+                release.append(released(obj, ud))
+            continue
+        if verdict == "owned":
+            owned.append(obj)
+        elif names_ud(obj, ud):
+            orphans.append(obj)
+    return owned, orphans, release
+
+
+def discover(ud: UnitedDeployment, workloads: Sequence[Obj], pods: Sequence[Obj]) -> Discovery:
+    active = (ud.template.api_version.split("/")[0], ud.template.kind)
+    owned, orphans, release = _candidates(ud, workloads)
+    found: dict[str, SubsetWorkload] = {}
+    delete: list[JSON] = []
+    duplicates: list[JSON] = []
+    errors: list[str] = []
+    for obj in owned:
+        if kind_key(obj) != active:
+            delete.append(reference(obj))  # the template switched kind
             continue
         subset = subset_of(obj)
         if subset is None:
-            if verdict == "owned":
-                errors.append(f"{obj.get('kind')} {objects.name(obj)} is owned but has no subset-name label; left alone")
-            continue
-        if subset in found:
-            delete.append(reference(obj))
-            continue
-        found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_of(ud, pods, subset),
-                                       adopt=verdict == "orphan")
+            errors.append(f"{obj.get('kind')} {objects.name(obj)} is owned but has no subset-name label; left alone")
+        elif subset in found:
+            duplicates.append(reference(obj))
+        else:
+            found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_of(obj, pods))
+    for obj in orphans:  # never deleted: adopted only into a spec subset that has no workload
+        subset = subset_of(obj)
+        if kind_key(obj) == active and subset is not None and subset not in found and ud.subset(subset) is not None:
+            found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_of(obj, pods), adopt=True)
     for name, workload in list(found.items()):
         if ud.subset(name) is None:
             delete.append(reference(workload.obj))
-    return Discovery(subsets=found, delete=tuple(delete), errors=tuple(errors))
+    return Discovery(subsets=found, delete=(*duplicates, *delete), errors=tuple(errors),
+                     duplicates=tuple(duplicates), release=tuple(release))

@@ -2,34 +2,83 @@
 
 An object is the UnitedDeployment's when its controller owner reference names it
 (by uid; by kind and name when either uid is missing, as in hand-written
-snapshots). An object without a controller owner is an orphan the controller may
-adopt; one controlled by anything else is never touched.
+snapshots). An object without a controller owner is an orphan; one controlled by
+anything else is never touched. An orphan workload is adopted only when it names
+this UnitedDeployment (`names_ud`): the annotation recorded when a Spreadgate
+UnitedDeployment created it, or the revision label Spreadgate and Kruise write
+(`<ud-name>-<hash>`), so a workload of another team that merely matches the
+selector is never taken over (docs/uniteddeployment.md, "Adoption").
+
+Pods are attributed to the workload that controls them (`owns_pod`): directly,
+or for a Deployment through a ReplicaSet named `<deployment>-<pod-template-hash>`;
+a pod without a controller belongs to the workload whose selector matches it, as
+the workload's own controller would adopt it.
 """
 
 from __future__ import annotations
 
+import copy
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from py_engine.model.ud_constants import UD_KIND
+from py_engine.model.ud_constants import CREATED_BY_ANNOTATION, KRUISE_REVISION_LABEL, REVISION_LABEL, UD_KIND
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.semantics import objects
 from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
 
 Obj = Mapping[str, Any]
 Ownership = Literal["owned", "orphan", "foreign"]
+# The alphabet of Kubernetes' history hashes (the part of a revision name after `<ud-name>-`).
+_REVISION_HASH = re.compile(r"^[bcdfghjklmnpqrstvwxz2456789]+$")
+_POD_TEMPLATE_HASH = "pod-template-hash"
+
+
+def controller_ref(obj: Obj) -> Mapping[str, Any] | None:
+    refs = objects.meta(obj).get("ownerReferences")
+    for ref in refs if isinstance(refs, list) else []:
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return ref
+    return None
+
+
+def _names(ref: Mapping[str, Any], owner: Obj, kind: str) -> bool:
+    """Does the reference `ref` name `owner` (of `kind`)? By uid when both have one, else by name."""
+    if ref.get("kind") != kind:
+        return False
+    uid, owner_uid = ref.get("uid"), objects.uid(owner)
+    if isinstance(uid, str) and uid and owner_uid:
+        return uid == owner_uid
+    return ref.get("name") == objects.meta(owner).get("name")
+
+
+def is_ours(ref: Mapping[str, Any], ud: UnitedDeployment) -> bool:
+    uid = ref.get("uid")
+    if ud.uid and isinstance(uid, str) and uid:
+        return uid == ud.uid
+    return ref.get("kind") == UD_KIND and ref.get("name") == ud.name
 
 
 def ownership(obj: Obj, ud: UnitedDeployment) -> Ownership:
-    refs = objects.meta(obj).get("ownerReferences")
-    for ref in refs if isinstance(refs, list) else []:
-        if not isinstance(ref, Mapping) or ref.get("controller") is not True:
-            continue
-        uid = ref.get("uid")
-        if ud.uid and isinstance(uid, str) and uid:
-            return "owned" if uid == ud.uid else "foreign"
-        return "owned" if ref.get("kind") == UD_KIND and ref.get("name") == ud.name else "foreign"
-    return "orphan"
+    ref = controller_ref(obj)
+    if ref is None:
+        return "orphan"
+    return "owned" if is_ours(ref, ud) else "foreign"
+
+
+def names_ud(obj: Obj, ud: UnitedDeployment) -> bool:
+    """An orphan that names `ud`: Spreadgate's creation annotation, or a revision label
+    (Spreadgate's or Kruise's) of the form `<ud-name>-<hash>`."""
+    annotations = objects.meta(obj).get("annotations")
+    if isinstance(annotations, Mapping) and annotations.get(CREATED_BY_ANNOTATION) == ud.name:
+        return True
+    labels = objects.labels(obj)
+    prefix = f"{ud.name}-"
+    for key in (REVISION_LABEL, KRUISE_REVISION_LABEL):
+        value = labels.get(key)
+        if isinstance(value, str) and value.startswith(prefix) and _REVISION_HASH.match(value[len(prefix):]):
+            return True
+    return False
 
 
 def selected(obj: Obj, ud: UnitedDeployment) -> bool:
@@ -40,6 +89,51 @@ def selected(obj: Obj, ud: UnitedDeployment) -> bool:
         return matches_label_selector(ud.selector, labels_of(obj))
     except SelectorError:
         return False
+
+
+def _selects(workload: Obj, pod: Obj) -> bool:
+    spec = workload.get("spec")
+    selector = spec.get("selector") if isinstance(spec, Mapping) else None
+    if not isinstance(selector, Mapping) or not selector:
+        return False
+    try:
+        return matches_label_selector(selector, labels_of(pod))
+    except SelectorError:
+        return False
+
+
+def owns_pod(workload: Obj, pod: Obj) -> bool:
+    """Is `pod` the workload's (see the module docstring)? Same namespace required."""
+    if objects.namespace(pod, default="") != objects.namespace(workload, default=""):
+        return False
+    ref = controller_ref(pod)
+    if ref is None:
+        return _selects(workload, pod)
+    if workload.get("kind") == "Deployment" and ref.get("kind") == "ReplicaSet":
+        return _through_replicaset(ref, workload, pod)
+    if objects.api_group(ref.get("apiVersion")) != objects.group_of(workload):
+        return False
+    return _names(ref, workload, str(workload.get("kind") or ""))
+
+
+def _through_replicaset(ref: Mapping[str, Any], deployment: Obj, pod: Obj) -> bool:
+    if ref.get("kind") != "ReplicaSet" or objects.api_group(ref.get("apiVersion")) != "apps":
+        return False
+    name, owner = str(ref.get("name") or ""), str(objects.meta(deployment).get("name") or "")
+    pod_hash = objects.labels(pod).get(_POD_TEMPLATE_HASH)
+    if isinstance(pod_hash, str) and pod_hash:
+        return name == f"{owner}-{pod_hash}"
+    return name.rpartition("-")[0] == owner
+
+
+def released(obj: Obj, ud: UnitedDeployment) -> dict[str, Any]:
+    """`obj` without the UnitedDeployment's controller reference (the release Kruise's ref manager writes)."""
+    out = copy.deepcopy(dict(obj))
+    metadata = out.setdefault("metadata", {})
+    refs = metadata.get("ownerReferences")
+    metadata["ownerReferences"] = [r for r in refs if not (isinstance(r, Mapping) and r.get("controller") is True
+                                                           and is_ours(r, ud))] if isinstance(refs, list) else []
+    return out
 
 
 def reference(obj: Obj) -> dict[str, Any]:

@@ -4,8 +4,11 @@ One sync, in Kruise's order: find the subset workloads, resolve the revision,
 judge adaptive subsets, allocate replicas, compute partitions, build the
 workloads to create and update, list what to delete, and compute the status.
 Nothing is written: the controller runtime applies the plan, and `spreadgate
-united plan` prints it. When the allocator refuses the spec nothing is touched
-and the stored status stays, as in Kruise. docs/uniteddeployment.md, "The plan".
+united plan` prints it. When the allocator refuses the spec no workload is
+created or updated and the stored status stays; what Kruise does before
+allocating still happens (duplicate workloads deleted, workloads the selector no
+longer matches released, reserved pods relabelled). docs/uniteddeployment.md,
+"The plan".
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from py_engine.model.ud_constants import RESERVED_POD_LABEL
+from py_engine.model.ud_constants import CREATED_BY_ANNOTATION, RESERVED_POD_LABEL
 from py_engine.model.ud_conversion import status_to_v1alpha1
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.semantics import objects
@@ -41,7 +44,14 @@ from py_engine.united.schedulable import (
     reserving_verdict,
 )
 from py_engine.united.state import UnitedState
-from py_engine.united.status import UPDATED, SubsetOutcome, compute_status, updated_condition
+from py_engine.united.status import (
+    FAILURE,
+    UPDATED,
+    SubsetOutcome,
+    compute_status,
+    placement_condition,
+    updated_condition,
+)
 
 JSON = dict[str, Any]
 Obj = Mapping[str, Any]
@@ -65,7 +75,17 @@ class Plan:
     status: JSON
     errors: tuple[str, ...]
     refused: bool = False
+    refusal: str = ""
+    """Why: `allocation` (the allocator refused), `revision` (the template cannot be versioned) or
+    `patch` (a subset patch is off the allowlist)."""
+    release: tuple[JSON, ...] = ()
+    """Owned workloads the selector no longer matches, without the owner reference (written as they are)."""
     requeue_after: float | None = None
+    unplaced: int = 0
+    """Replicas node fit left without a subset (`no_node_fit` had no node); `placement_changed`: the
+    `ReplicasAllocated` condition changed this sync."""
+    no_node_fit: tuple[str, ...] = ()
+    placement_changed: bool = False
     status_changed: bool = field(default=False)
     served_version: str = "v1beta1"
 
@@ -80,14 +100,30 @@ class Plan:
             "create": list(self.create),
             "update": list(self.update),
             "delete": list(self.delete),
+            "release": list(self.release),
             "status": self.served_status(),
             "errors": list(self.errors),
         }
 
 
-def _refusal(ud: UnitedDeployment, reason: str) -> Plan:
-    return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(reason,), refused=True,
-                served_version=ud.served_version)
+def _refusal(ud: UnitedDeployment, reason: str, refusal: str, *, discovery: Discovery | None = None,
+             relabel: tuple[JSON, ...] = ()) -> Plan:
+    """Nothing is created or updated and the status stays; what Kruise does before allocating
+    still happens: duplicates deleted, released workloads, reserved pods relabelled."""
+    return Plan(subsets={}, create=(), update=relabel, delete=discovery.duplicates if discovery else (),
+                status=dict(ud.status), errors=(reason,), refused=True, served_version=ud.served_version,
+                release=discovery.release if discovery else (), refusal=refusal)
+
+
+def _forbidden_patch(ud: UnitedDeployment, forbidden: tuple[str, ...], now: datetime) -> Plan:
+    """A subset patch off the allowlist: no workload is written from this UnitedDeployment;
+    the status says why (`SubsetFailure`, reason `ForbiddenPatch`)."""
+    message = "subset patch off the allowlist, no workload is written: " + "; ".join(forbidden)
+    raw = ud.status.get("conditions")
+    stored = [dict(c) for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
+    status = {**ud.status, "conditions": set_condition(stored, make(FAILURE, True, "ForbiddenPatch", message, now))}
+    return Plan(subsets={}, create=(), update=(), delete=(), status=status, errors=(message,), refused=True,
+                refusal="patch", status_changed=status != ud.status, served_version=ud.served_version)
 
 
 def _stored_subset_conditions(ud: UnitedDeployment, now: datetime) -> dict[str, JSON | None]:
@@ -111,8 +147,9 @@ def _verdicts(ud: UnitedDeployment, discovery: Discovery, stored: Mapping[str, J
               updated_revision: str, conditions: list[JSON], now: datetime) -> dict[str, SubsetVerdict]:
     if not ud.schedule.is_adaptive:
         return {}
+    # Old-revision pods time out from the condition's transition, whatever its status (Kruise).
     updated = find(conditions, UPDATED)
-    since = timestamp(updated.get("lastTransitionTime")) if updated and updated.get("status") == "False" else None
+    since = timestamp(updated.get("lastTransitionTime")) if updated else None
     verdicts: dict[str, SubsetVerdict] = {}
     for subset in ud.subsets:
         workload = discovery.subsets.get(subset.name)
@@ -157,19 +194,22 @@ def _needs_update(workload: SubsetWorkload, desired: Obj, target: SubsetTarget) 
         return True
     current_meta = as_map(workload.obj.get("metadata"))
     desired_meta = as_map(desired.get("metadata"))
-    if any((current_meta.get(key) or None) != (desired_meta.get(key) or None)
+    if any(_compared(current_meta, key) != _compared(desired_meta, key)
            for key in ("labels", "annotations", "ownerReferences")):
         return True
     observed = workload.partition()
-    if observed is not None and observed != target.partition:
-        return True
-    if target.max_unavailable is not None:
-        spec = as_map(desired.get("spec"))
-        strategy = spec.get("updateStrategy") or spec.get("strategy") or {}
-        current_spec = as_map(workload.obj.get("spec"))
-        current = current_spec.get("updateStrategy") or current_spec.get("strategy") or {}
-        return bool(strategy != current)
-    return False
+    # maxUnavailable (reservation mode) is not a trigger: it rides along an update made anyway (Kruise).
+    return observed is not None and observed != target.partition
+
+
+def _compared(metadata: Mapping[str, Any], key: str) -> Any:
+    """A metadata field as the update triggers compare it: the creation annotation is written
+    along with an update, never the reason for one (workloads created before it existed name
+    their UnitedDeployment by their revision label)."""
+    value = metadata.get(key) or None
+    if key == "annotations" and isinstance(value, Mapping):
+        value = {k: v for k, v in value.items() if k != CREATED_BY_ANNOTATION} or None
+    return value
 
 
 def _stuck_pods(workload: SubsetWorkload, revision: str, partition: int) -> list[JSON]:
@@ -242,10 +282,17 @@ def _subset_writes(ud: UnitedDeployment, discovery: Discovery, verdicts: Mapping
         if _needs_update(workload, desired, target):
             writes.update.append(desired)
         writes.delete.extend(_stuck_pods(workload, revision, target.partition))
+    writes.update.extend(_relabels(discovery, verdicts))
+    return writes
+
+
+def _relabels(discovery: Discovery, verdicts: Mapping[str, SubsetVerdict]) -> list[JSON]:
+    """Pods whose reserved label changes, with the new label."""
+    out: list[JSON] = []
     for name, verdict in verdicts.items():
         pods = {objects.name(p): p for p in discovery.subsets[name].pods}
-        writes.update.extend(_labelled(pods[pod], value) for pod, value in sorted(verdict.pod_labels.items()))
-    return writes
+        out.extend(_labelled(pods[pod], value) for pod, value in sorted(verdict.pod_labels.items()))
+    return out
 
 
 def plan(state: UnitedState, now: datetime) -> Plan:
@@ -255,11 +302,13 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         # Being deleted: garbage collection removes the workloads through their owner references.
         return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(),
                     served_version=ud.served_version)
+    if state.forbidden_patches:
+        return _forbidden_patch(ud, state.forbidden_patches, now)
     discovery = discover(ud, state.workloads, state.pods)
     try:
         revisions: RevisionPlan = plan_revisions(ud, state.revisions)
     except (EncodingError, RecursionError) as exc:
-        return _refusal(ud, f"spec.template cannot be versioned: {exc}")
+        return _refusal(ud, f"spec.template cannot be versioned: {exc}", "revision")
     raw_conditions = ud.status.get("conditions")
     stored_conditions = [dict(c) for c in raw_conditions if isinstance(c, Mapping)] if isinstance(
         raw_conditions, list) else []
@@ -273,7 +322,11 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         no_fit = state.no_node_fit if ud.schedule.is_adaptive and not ud.schedule.reserves else frozenset()
         allocation = allocate(ud, _observations(discovery, verdicts, stored), no_fit)
     except AllocationError as exc:
-        return _refusal(ud, f"Specified subset replicas is ineffective: {exc}")
+        return _refusal(ud, f"Specified subset replicas is ineffective: {exc}", "allocation", discovery=discovery,
+                        relabel=tuple(_relabels(discovery, verdicts)))
+    unplaced = max(0, (ud.replicas or 0) - allocation.total) if no_fit else 0
+    conditions, placement_changed = placement_condition(
+        conditions, unplaced=unplaced, desired=ud.replicas or 0, no_fit=sorted(no_fit), now=now)
     partitions = next_partitions(ud, allocation.replicas)
     writes = _subset_writes(ud, discovery, verdicts, stored, allocation.replicas, partitions,
                             revisions.updated, now)
@@ -292,5 +345,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         update=(*revisions.update, *writes.update),
         delete=(*discovery.delete, *revisions.delete, *writes.delete),
         status=status, errors=(*discovery.errors, *writes.errors), requeue_after=min(positive) if positive else None,
+        release=discovery.release, unplaced=unplaced, no_node_fit=tuple(sorted(no_fit)),
+        placement_changed=placement_changed,
         status_changed=status != ud.status, served_version=ud.served_version,
     )

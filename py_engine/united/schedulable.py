@@ -19,10 +19,9 @@ from typing import Any
 from py_engine.model.ud_constants import RESERVED_POD_LABEL
 from py_engine.model.uniteddeployment import AdaptiveOptions
 from py_engine.semantics import objects
-from py_engine.united.conditions import make, set_condition
+from py_engine.united.conditions import make, set_subset_condition
 from py_engine.united.podfacts import (
     condition,
-    is_active,
     phase,
     reserved_label,
     revision_of,
@@ -102,7 +101,7 @@ def default_verdict(
         if timed_out:
             unschedulable = True
             new = make(SCHEDULABLE, False, "reschedule", "timeout pending pods found", now)
-            current = set_condition([current] if current else [], new)[-1]
+            current = set_subset_condition([current] if current else [], new)[-1]
             requeue.append(float(options.unschedulable_duration_seconds))
     return SubsetVerdict(unschedulable=unschedulable, condition=current, timed_out_pods=timed_out,
                          requeue=tuple(requeue))
@@ -153,7 +152,7 @@ def classify_pod(
             return PodReservation(False, None)
         left = pending_timeout - _seconds(now, start)
         return PodReservation(True, ready_for) if left <= 0 else PodReservation(False, left)
-    if updated_since is None:
+    if updated_since is None or objects.meta(pod).get("deletionTimestamp"):
         return PodReservation(False, None)
     left = pending_timeout - _seconds(now, updated_since)
     return PodReservation(True, ready_for, update_timeout=True) if left <= 0 else PodReservation(False, left)
@@ -168,7 +167,9 @@ def reserving_verdict(
     options: AdaptiveOptions,
     now: datetime,
 ) -> SubsetVerdict:
-    """Reservation mode: classify every active pod; unschedulable while any is reserved.
+    """Reservation mode: classify every pod of the subset (finished and terminating ones
+    too: a reserved-labelled pod stays reserved until it is gone, as in Kruise);
+    unschedulable while any is reserved.
 
     A pod is relabelled when Spreadgate's label differs from its verdict, including
     pods that carry only Kruise's label, so the status label selector (which names
@@ -178,9 +179,7 @@ def reserving_verdict(
     reserved = update_timeouts = 0
     requeue: list[float] = []
     pod_labels: dict[str, str] = {}
-    for pod in pods:
-        if not is_active(pod):
-            continue
+    for pod in pods:  # every pod, finished and terminating ones too, as Kruise
         verdict = classify_pod(
             pod, marked=marked, updated_revision=updated_revision, updated_since=updated_since,
             pending_timeout=options.reschedule_critical_seconds,
@@ -197,7 +196,7 @@ def reserving_verdict(
         new = make(SCHEDULABLE, False, "reschedule", "reserved pods found", now)
     else:
         new = make(SCHEDULABLE, True, "reschedule", "no reserved pods", now)
-    placed = set_condition([stored] if stored is not None else [], new)[-1]
+    placed = set_subset_condition([stored] if stored is not None else [], new)[-1]
     return SubsetVerdict(unschedulable=reserved > 0, condition=placed, reserved_pods=reserved,
                          update_timeout_pods=update_timeouts, requeue=tuple(requeue), pod_labels=pod_labels)
 
@@ -220,4 +219,4 @@ def after_allocation(
     if unschedulable or not marked or next_replicas <= current_replicas:
         return current
     new = make(SCHEDULABLE, False, "reschedule", "subset just recovered scaled up", now)
-    return set_condition([current] if current else [], new)[-1]
+    return set_subset_condition([current] if current else [], new)[-1]

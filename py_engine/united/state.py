@@ -2,8 +2,10 @@
 
 Built from any list of Kubernetes objects (`kubectl get sgud,deploy,sts,pods,nodes
 -o yaml`, optionally with CloneSets, Advanced StatefulSets and ControllerRevisions):
-the UnitedDeployment, the workloads of the four subset kinds, the pods and the
-ControllerRevisions. Nodes and anything else are ignored.
+the UnitedDeployment, the workloads of the four subset kinds, the pods, the
+ControllerRevisions and the nodes (which the planner does not read: `spreadgate
+united plan` asks the node-fit check with them, as the controller does). Anything
+else is ignored.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ class UnitedState:
     pods: tuple[Obj, ...] = ()
     revisions: tuple[Obj, ...] = ()
     no_node_fit: frozenset[str] = frozenset()
+    nodes: tuple[Obj, ...] = ()
+    forbidden_patches: tuple[str, ...] = ()
+    """Subset patch fields off the allowlist (`py_engine.unitedctl.patchcheck`): nothing is written
+    from such a UnitedDeployment but its status (docs/uniteddeployment.md, "Subset patch allowlist")."""
 
 
 def state_from_objects(objects: Iterable[Any], name: str | None = None) -> UnitedState:
@@ -50,4 +56,5 @@ def state_from_objects(objects: Iterable[Any], name: str | None = None) -> Unite
         workloads=tuple(o for o in items if kind_key(o) in WORKLOAD_KINDS),
         pods=tuple(o for o in items if o.get("kind") == "Pod"),
         revisions=tuple(o for o in items if o.get("kind") == "ControllerRevision"),
+        nodes=tuple(o for o in items if o.get("kind") == "Node"),
     )

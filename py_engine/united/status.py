@@ -27,6 +27,8 @@ UPDATED = "UnitedDeploymentUpdated"
 PROVISIONED = "SubsetProvisioned"
 SUBSET_UPDATED = "SubsetUpdated"
 FAILURE = "SubsetFailure"
+ALLOCATED = "ReplicasAllocated"
+NO_FITTING_NODE = "NoFittingNode"
 
 
 def updated_condition(current: str, expected: str, now: datetime) -> JSON:
@@ -117,3 +119,27 @@ def _subset_status(ud: UnitedDeployment, name: str, outcome: SubsetOutcome, work
     if outcome.condition is not None:
         entry["conditions"] = [outcome.condition]
     return entry
+
+
+def placement_condition(conditions: Sequence[Mapping[str, Any]], *, unplaced: int, desired: int,
+                        no_fit: Sequence[str], now: datetime) -> tuple[list[JSON], bool]:
+    """`ReplicasAllocated`: False (reason `NoFittingNode`) while node fit leaves replicas without
+    a subset, with the count and the subsets no node fits; True again once all are allocated
+    (added only after it was False once). Also whether it changed (the loop then records a
+    Warning Event and a log line). docs/uniteddeployment.md, "Node fit before allocating"."""
+    current = next((c for c in conditions if c.get("type") == ALLOCATED), None)
+    if unplaced > 0:
+        message = (f"{unplaced} of {desired} replicas cannot be placed: no node fits a pod of subset"
+                   f"{'s' if len(no_fit) > 1 else ''} {', '.join(no_fit)}")
+        new = make(ALLOCATED, False, NO_FITTING_NODE, message, now)
+    elif current is not None:
+        new = make(ALLOCATED, True, "Allocated", f"all {desired} replicas are allocated", now)
+    else:
+        return [dict(c) for c in conditions], False
+    changed = current is None or any(current.get(k) != new[k] for k in ("status", "reason", "message"))
+    if not changed:
+        return [dict(c) for c in conditions], False
+    kept = [dict(c) for c in conditions if c.get("type") != ALLOCATED]
+    if current is not None and current.get("status") == new["status"]:
+        new["lastTransitionTime"] = current.get("lastTransitionTime", new["lastTransitionTime"])
+    return [*kept, new], True

@@ -22,6 +22,7 @@ FAILED_REVISION_PROVISION = "FailedRevisionProvision"
 FAILED_SPECIFY_SUBSET_REPLICAS = "FailedSpecifySubsetReplicas"
 FAILED_FIND_SUBSETS = "FailedFindSubsets"
 INVALID_SPEC = "InvalidSpec"
+FORBIDDEN_SUBSET_PATCH = "ForbiddenSubsetPatch"
 
 __all__ = ["NORMAL", "WARNING", "Event", "UnitedEventRecorder"]
 

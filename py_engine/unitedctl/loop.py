@@ -9,7 +9,8 @@ subset policy which subsets have no node for a new pod (Adaptive, see
 `nodefit`), runs the pure `plan`, applies it (`UnitedWriter`) and requeues the
 key after the plan's `requeue_after` (plus a small slack: the planner's
 deadlines are strict). A refused allocation records a Warning Event and
-touches nothing; a spec the model cannot read records one and is not retried
+writes only what Kruise writes before allocating (duplicates deleted,
+releases, reserved pod labels); a spec the model cannot read records one and is not retried
 until the object changes (both are settled outcomes); API failures requeue with
 back-off. Each failed write is logged once, here, with its cause (the writer
 collects them and finishes the sync).
@@ -36,9 +37,11 @@ from py_engine.semantics.clock import Clock
 from py_engine.semantics.objects import meta
 from py_engine.united.plan import Plan, plan
 from py_engine.united.state import UnitedState
+from py_engine.united.status import ALLOCATED, NO_FITTING_NODE
 from py_engine.unitedctl.events import (
     FAILED_REVISION_PROVISION,
     FAILED_SPECIFY_SUBSET_REPLICAS,
+    FORBIDDEN_SUBSET_PATCH,
     INVALID_SPEC,
     WARNING,
     Event,
@@ -46,6 +49,7 @@ from py_engine.unitedctl.events import (
 )
 from py_engine.unitedctl.metrics import UnitedMetrics
 from py_engine.unitedctl.nodefit import NodeFit, node_fit_enabled
+from py_engine.unitedctl.patchcheck import PatchCheck
 from py_engine.unitedctl.source import UnitedSource
 from py_engine.unitedctl.writer import UnitedWriter, UnitedWrites
 
@@ -58,6 +62,10 @@ class UnitedOptions:
     rate_limit: RateLimit = field(default_factory=RateLimit)
     node_fit: bool = True
     """Ask the subset policy before allocating (Adaptive); off: Kruise's behaviour everywhere."""
+    patch_check: bool = True
+    """Refuse to write from a stored UnitedDeployment whose subset patch is off the allowlist."""
+    allowed_patch_fields: tuple[str, ...] = ()
+    """Pod fields a subset patch may set beyond the default allowlist (`--allow-patch-field`)."""
 
 
 @dataclass
@@ -87,7 +95,7 @@ class UnitedController(Reconciler[UnitedReport]):
 
     def __init__(self, client: KubeClient, source: UnitedSource, clock: Clock, options: UnitedOptions | None = None,
                  metrics: UnitedMetrics | None = None, recorder: UnitedEventRecorder | None = None,
-                 node_fit: NodeFit | None = None) -> None:
+                 node_fit: NodeFit | None = None, patch_check: PatchCheck | None = None) -> None:
         self.client, self.source = client, source
         self.options = options or UnitedOptions()
         self.metrics = metrics or UnitedMetrics()
@@ -96,6 +104,8 @@ class UnitedController(Reconciler[UnitedReport]):
         self.recorder = recorder or UnitedEventRecorder(client, clock)
         self.writer = UnitedWriter(client, source, self.metrics, self.recorder)
         self.node_fit = node_fit if node_fit is not None else NodeFit()
+        self.patch_check = patch_check if patch_check is not None else PatchCheck(
+            allowed_patch_fields=self.options.allowed_patch_fields)
         self._inventory_version = 0
 
     # ----------------------------------------------------------------- keys
@@ -113,8 +123,10 @@ class UnitedController(Reconciler[UnitedReport]):
 
     # ----------------------------------------------------------------- sync
 
-    def state(self, ud: UnitedDeployment) -> UnitedState:
-        """The snapshot one sync plans over, with the node-fit verdict when it applies."""
+    def state(self, ud: UnitedDeployment, obj: Mapping[str, Any] | None = None) -> UnitedState:
+        """The snapshot one sync plans over, with the node-fit verdict when it applies and the
+        subset patch fields off the allowlist (`patchcheck`)."""
+        forbidden = self.patch_check.forbidden(obj, ud) if obj is not None and self.options.patch_check else ()
         no_fit: frozenset[str] = frozenset()
         if self.options.node_fit and node_fit_enabled(ud):
             with self._lock:
@@ -127,6 +139,7 @@ class UnitedController(Reconciler[UnitedReport]):
             pods=tuple(self.source.pods(ud.namespace, ud.selector)),
             revisions=tuple(self.source.revisions(ud.namespace, ud.uid, ud.selector)),
             no_node_fit=no_fit,
+            forbidden_patches=forbidden,
         )
 
     def sync(self, key: str) -> UnitedReport:
@@ -140,28 +153,50 @@ class UnitedController(Reconciler[UnitedReport]):
         except ModelError as exc:
             self.recorder.record(obj, Event(WARNING, INVALID_SPEC, str(exc)))
             return UnitedReport(key, "invalid", error=str(exc))
-        state = self.state(ud)
+        state = self.state(ud, obj)
         now = self.clock.now()
         result = plan(state, now)
         if result.refused:
             message = "; ".join(result.errors)
-            reason = FAILED_REVISION_PROVISION if message.startswith("spec.template") else FAILED_SPECIFY_SUBSET_REPLICAS
+            reason = {"revision": FAILED_REVISION_PROVISION, "patch": FORBIDDEN_SUBSET_PATCH}.get(
+                result.refusal, FAILED_SPECIFY_SUBSET_REPLICAS)
             self.recorder.record(obj, Event(WARNING, reason, message))
-            log.warning("allocation refused", extra=logsetup.fields(uniteddeployment=key, reason=message))
-            return UnitedReport(key, "refused", plan=result, error=message)
+            log.warning("sync refused", extra=logsetup.fields(uniteddeployment=key, refusal=result.refusal,
+                                                              reason=message))
+            # What Kruise does before allocating still happens (duplicates, releases, pod labels).
+            writes = self.writer.apply(obj, result, now)
+            self._log_failures(key, writes)
+            return UnitedReport(key, "refused", writes, plan=result, error=message)
         writes = self.writer.apply(obj, result, now)
-        for failed in writes.failed:
-            log.warning("%s write failed", failed.write, extra=logsetup.fields(
-                uniteddeployment=key, write=failed.write, object=f"{failed.kind}/{failed.name}", cause=failed.cause))
+        self._log_failures(key, writes)
+        if result.placement_changed and result.unplaced:
+            self._report_unplaced(key, obj, result)
         if writes.total:
             log.info("synced", extra=logsetup.fields(
                 uniteddeployment=key, created=writes.created, updated=writes.updated, deleted=writes.deleted,
-                pod_labels=writes.pod_labels, status=writes.status, errors=len(writes.errors) or None,
+                pod_labels=writes.pod_labels, released=writes.released or None, status=writes.status, errors=len(writes.errors) or None,
                 no_node_fit=",".join(sorted(state.no_node_fit)) or None,
                 replicas=",".join(f"{n}={s.replicas}" for n, s in result.subsets.items())))
         outcome = "error" if writes.errors else "synced"
         return UnitedReport(key, outcome, writes, result, error="; ".join(writes.errors),
                             requeue_after=result.requeue_after, no_node_fit=state.no_node_fit)
+
+    def _report_unplaced(self, key: str, obj: Mapping[str, Any], result: Plan) -> None:
+        """Node fit left replicas without a subset (the `ReplicasAllocated` condition turned False
+        or its count changed): a Warning Event and a log line, once per change."""
+        desired = (obj.get("spec") or {}).get("replicas")
+        message = next((str(c.get("message") or "") for c in result.status.get("conditions") or []
+                        if c.get("type") == ALLOCATED), "")
+        self.recorder.record(obj, Event(WARNING, NO_FITTING_NODE, message))
+        log.warning("replicas cannot all be placed", extra=logsetup.fields(
+            uniteddeployment=key, unplaced=result.unplaced, replicas=desired,
+            no_node_fit=",".join(result.no_node_fit)))
+
+    @staticmethod
+    def _log_failures(key: str, writes: UnitedWrites) -> None:
+        for failed in writes.failed:
+            log.warning("%s write failed", failed.write, extra=logsetup.fields(
+                uniteddeployment=key, write=failed.write, object=f"{failed.kind}/{failed.name}", cause=failed.cause))
 
     def failed_report(self, key: str, outcome: str, error: str) -> UnitedReport:
         return UnitedReport(key, outcome, error=error)
@@ -178,3 +213,4 @@ class UnitedController(Reconciler[UnitedReport]):
     def stop(self, timeout: float = 10.0) -> None:
         super().stop(timeout)
         self.node_fit.close()
+        self.patch_check.close()

@@ -19,7 +19,7 @@ class UnitedMetrics:
         self.syncs = Counter("spreadgate_united_syncs_total",
                              "UnitedDeployment syncs by result (success, error, conflict, invalid).")
         self.writes = Counter("spreadgate_united_writes_total",
-                              "API writes by kind (create, update, delete, pod_label, status, event).")
+                              "API writes by kind (create, update, delete, release, pod_label, status, event).")
         self.conflicts = Counter("spreadgate_united_update_conflicts_total",
                                  "Writes refused with 409 Conflict (retried with a fresh object).")
         self.gauges: list[Gauge] = []

@@ -35,7 +35,8 @@ from py_engine.admission.nodes import (
 )
 from py_engine.model.constants import GROUP
 from py_engine.model.uniteddeployment import UnitedDeployment
-from py_engine.policy import PolicyEngine, PolicyError, create_engine
+from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.unitedctl.lazyengine import LazyEngine
 
 log = logging.getLogger(__name__)
 
@@ -92,19 +93,12 @@ class NodeFit:
     the node inventory rebuilt only when the source's nodes or pods change."""
 
     def __init__(self, engine_factory: Callable[[], PolicyEngine] | None = None) -> None:
-        self._factory = engine_factory
-        self._engine: PolicyEngine | None = None
+        self._engine = LazyEngine(engine_factory)
         self._cache = EligibilityCache(maxsize=512)
         self._node_classes = NodeClassCache()
         self._lock = threading.Lock()
         self._inventory: tuple[object, NodeInventory] | None = None
         self.evaluations = 0
-
-    def _get_engine(self) -> PolicyEngine:
-        with self._lock:
-            if self._engine is None:
-                self._engine = self._factory() if self._factory is not None else create_engine()
-            return self._engine
 
     def inventory(self, version: object, nodes: Callable[[], Sequence[Mapping[str, Any]]],
                   pods: Callable[[], Sequence[Mapping[str, Any]]]) -> NodeInventory:
@@ -123,7 +117,7 @@ class NodeFit:
         if not node_fit_enabled(ud) or not ud.subsets:
             return frozenset()
         try:
-            found = unfit_subsets(self._get_engine(), ud, inventory, self._cache, self._node_classes)
+            found = unfit_subsets(self._engine.get(), ud, inventory, self._cache, self._node_classes)
         except PolicyError as exc:
             log.warning("node fit of %s/%s skipped: %s", ud.namespace, ud.name, exc)
             return frozenset()
@@ -131,7 +125,4 @@ class NodeFit:
         return found
 
     def close(self) -> None:
-        with self._lock:
-            engine, self._engine = self._engine, None
-        if engine is not None:
-            engine.close()
+        self._engine.close()

@@ -4,7 +4,7 @@ Subset workloads are addressed by (group, kind): Deployments and StatefulSets
 are built in; Kruise's CloneSet and Advanced StatefulSet are used only where
 their CRDs are installed, at a version the CRD serves (the plan names
 `apps.kruise.io/v1beta1`; a cluster serving only `v1alpha1` CloneSets gets them
-at that version, the fields being the same).
+at that version, in that version's layout: `py_engine.united.kruise_layout`).
 """
 
 from __future__ import annotations
@@ -61,8 +61,10 @@ def typed(obj: Mapping[str, Any], resource: Resource) -> dict[str, Any]:
     return {**obj, "apiVersion": resource.api_version, "kind": resource.kind}
 
 
-def _minimal_crd(kind: str, versions: list[tuple[str, bool]]) -> dict[str, Any]:
+def _minimal_crd(kind: str, versions: list[tuple[str, bool]],
+                 schemas: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     plural = _KRUISE_PLURALS[kind]
+    schemaless = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     return {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{plural}.{KRUISE_GROUP}"},
@@ -71,7 +73,7 @@ def _minimal_crd(kind: str, versions: list[tuple[str, bool]]) -> dict[str, Any]:
             "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
             "versions": [{
                 "name": name, "served": True, "storage": storage,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                "schema": {"openAPIV3Schema": (schemas or {}).get(name, schemaless)},
                 "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
                                                          "statusReplicasPath": ".status.replicas",
                                                          "labelSelectorPath": ".status.labelSelector"}},
@@ -80,9 +82,76 @@ def _minimal_crd(kind: str, versions: list[tuple[str, bool]]) -> dict[str, Any]:
     }
 
 
+def _object(properties: dict[str, Any] | None = None, *, preserve: bool = False) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object"}
+    if properties is not None:
+        schema["properties"] = properties
+    if preserve:
+        schema["x-kubernetes-preserve-unknown-fields"] = True
+    return schema
+
+
+def _typed(kind: str) -> dict[str, Any]:
+    return {"type": kind}
+
+
+_INT_OR_STRING: dict[str, Any] = {"x-kubernetes-int-or-string": True,
+                                  "anyOf": [{"type": "integer"}, {"type": "string"}]}
+
+
+def _cloneset_schema(version: str) -> dict[str, Any]:
+    """Kruise's CloneSet schema at `version`, reduced to the structure of the fields a
+    UnitedDeployment controller or a user of the embedded cluster touches (the pod
+    template stays schemaless, as in Kruise's CRD). At v1beta1 the update knobs live in
+    `updateStrategy.rollingUpdate`, at v1alpha1 directly in `updateStrategy`, so a field
+    written in the other version's place is pruned (py_engine/united/kruise_layout.py)."""
+    knobs: dict[str, Any] = {
+        "partition": _INT_OR_STRING, "maxUnavailable": _INT_OR_STRING, "maxSurge": _INT_OR_STRING,
+        "paused": _typed("boolean"), "priorityStrategy": _object(preserve=True),
+        "scatterStrategy": {"type": "array", "items": _object(preserve=True)},
+        "inPlaceUpdateStrategy": _object(preserve=True),
+    }
+    if version == "v1beta1":
+        strategy = _object({"type": _typed("string"),
+                            "rollingUpdate": _object({**knobs, "podUpdatePolicy": _typed("string")})})
+        pvc = {"enablePVCReuse": _typed("boolean"), "excludePreparingDelete": _typed("boolean")}
+    else:
+        strategy = _object({"type": _typed("string"), **knobs})
+        pvc = {"disablePVCReuse": _typed("boolean")}
+    selector = _object({
+        "matchLabels": {"type": "object", "additionalProperties": _typed("string")},
+        "matchExpressions": {"type": "array", "items": _object({
+            "key": _typed("string"), "operator": _typed("string"),
+            "values": {"type": "array", "items": _typed("string")}})},
+    })
+    spec = _object({
+        "replicas": _typed("integer"), "selector": selector, "template": _object(preserve=True),
+        "volumeClaimTemplates": {"type": "array", "items": _object(preserve=True)},
+        "scaleStrategy": _object({"podsToDelete": {"type": "array", "items": _typed("string")},
+                                  "maxUnavailable": _INT_OR_STRING, **pvc}),
+        "updateStrategy": strategy, "revisionHistoryLimit": _typed("integer"),
+        "minReadySeconds": _typed("integer"), "progressDeadlineSeconds": _typed("integer"),
+        "lifecycle": _object(preserve=True),
+    })
+    counts = ("observedGeneration", "replicas", "readyReplicas", "availableReplicas", "updatedReplicas",
+              "updatedReadyReplicas", "updatedAvailableReplicas", "expectedUpdatedReplicas", "collisionCount")
+    status = _object({
+        **{name: _typed("integer") for name in counts},
+        **{name: _typed("string") for name in ("updateRevision", "currentRevision", "labelSelector")},
+        "conditions": {"type": "array", "items": _object({
+            name: _typed("string") for name in ("type", "status", "lastTransitionTime", "reason", "message")})},
+    })
+    return _object({"apiVersion": _typed("string"), "kind": _typed("string"), "metadata": _typed("object"),
+                    "spec": spec, "status": status})
+
+
 def kruise_workload_crds() -> list[dict[str, Any]]:
-    """Minimal CRDs (schemaless) for Kruise's CloneSet (served at v1alpha1, as Kruise serves it)
-    and Advanced StatefulSet (v1beta1 storage, v1alpha1 too), so a cluster without Kruise can
-    store the subset workloads of cloneSetTemplate and advancedStatefulSetTemplate."""
-    return [_minimal_crd("CloneSet", [("v1alpha1", True)]),
+    """Minimal CRDs for Kruise's CloneSet (v1beta1 storage and v1alpha1, each with its
+    structural schema, so the embedded cluster prunes a field written in the wrong
+    version's place as a real API server does) and Advanced StatefulSet (v1beta1
+    storage, v1alpha1 too, schemaless: its layout is the same at both), so a cluster
+    without Kruise can store the subset workloads of cloneSetTemplate and
+    advancedStatefulSetTemplate."""
+    return [_minimal_crd("CloneSet", [("v1beta1", True), ("v1alpha1", False)],
+                         {v: _cloneset_schema(v) for v in ("v1beta1", "v1alpha1")}),
             _minimal_crd("StatefulSet", [("v1beta1", True), ("v1alpha1", False)])]

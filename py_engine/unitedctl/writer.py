@@ -6,13 +6,17 @@ Order and rules (docs/uniteddeployment.md, "The controller"):
   workloads, sorted by subset name) in slow-start batches of 1, 2, 4, ...,
   stopping after a batch with an error. A ControllerRevision that already exists
   with identical data counts as created (a snapshot or a stale cache listed it
-  as missing). Workloads are written at a version the cluster serves.
+  as missing). Workloads are written at a version the cluster serves, a
+  CloneSet in that version's layout (`py_engine.united.kruise_layout`).
 * **Deletes** with background propagation; an object already gone is skipped.
 * **Updates**: ControllerRevisions (renumbered on rollback) and workloads are
   replaced; on 409 the object is read again, the plan's labels, annotations,
   owner references and spec are re-applied onto it, and the write retried, up to
   5 attempts. Pods in the plan's updates are merge-patched with the reserved
   label only.
+* **Releases**: an owned workload the selector no longer matches is written
+  without the controller reference (on 409 the reference is dropped from a
+  fresh read), as Kruise's ref manager releases it.
 * **Status** through the status subresource, only when it differs from the
   stored one. Failed creates or deletes set `SubsetProvisioned=False`, failed
   updates `SubsetUpdated=False` (reason `Error`), so a failure is visible in
@@ -44,6 +48,7 @@ from py_engine.model.ud_constants import RESERVED_POD_LABEL
 from py_engine.semantics import objects
 from py_engine.semantics.objects import meta
 from py_engine.united.conditions import make, set_condition
+from py_engine.united.kruise_layout import to_version
 from py_engine.united.plan import Plan
 from py_engine.united.status import PROVISIONED, SUBSET_UPDATED
 from py_engine.unitedctl.events import (
@@ -88,6 +93,7 @@ class UnitedWrites:
     updated: int = 0
     deleted: int = 0
     pod_labels: int = 0
+    released: int = 0
     status: int = 0
     events: int = 0
     errors: list[str] = field(default_factory=list)
@@ -95,7 +101,7 @@ class UnitedWrites:
 
     @property
     def total(self) -> int:
-        return self.created + self.updated + self.deleted + self.pod_labels + self.status
+        return self.created + self.updated + self.deleted + self.pod_labels + self.released + self.status
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -164,6 +170,7 @@ class UnitedWriter:
         provision_errors = self._creates(ns, plan, writes, events)
         provision_errors += self._deletes(ns, plan, writes, events)
         update_errors = self._updates(ns, plan, writes, events)
+        update_errors += self._releases(ns, plan, writes, str(meta(ud_obj).get("uid") or ""))
         status = plan.served_status()
         if provision_errors or update_errors:
             conditions = list(status.get("conditions") or [])
@@ -174,7 +181,7 @@ class UnitedWriter:
                 conditions = set_condition(conditions, make(SUBSET_UPDATED, False, "Error",
                                                             "; ".join(update_errors), now))
             status = {**status, "conditions": conditions}
-        if not plan.refused and status != (ud_obj.get("status") or {}):
+        if (not plan.refused or plan.status_changed) and status != (ud_obj.get("status") or {}):
             self._write_status(ud_obj, status)
             writes.status += 1
             self.metrics.writes.inc(kind="status")
@@ -189,7 +196,7 @@ class UnitedWriter:
 
     def _create_one(self, ns: str, obj: Mapping[str, Any]) -> JSON:
         resource = self.resource_for(obj)
-        body = {**obj, "apiVersion": resource.api_version, "kind": resource.kind}
+        body = {**to_version(obj, resource.api_version), "kind": resource.kind}
         try:
             created = self.client.create(resource, ns, body)
         except AlreadyExists:
@@ -280,10 +287,16 @@ class UnitedWriter:
         self.client.patch(PODS, ns, _name(pod), patch, "merge")
         return True
 
-    def _replace(self, ns: str, desired: Mapping[str, Any]) -> JSON:
+    def _replace(self, ns: str, desired: Mapping[str, Any]) -> JSON | None:
         resource = self.resource_for(desired)
-        name = _name(desired)
-        body: JSON = {**desired, "apiVersion": resource.api_version, "kind": resource.kind}
+        desired = {**to_version(desired, resource.api_version), "kind": resource.kind}
+        return self._replace_retrying(ns, resource, desired, lambda fresh: reapply(fresh, desired, None))
+
+    def _replace_retrying(self, ns: str, resource: Resource, body: JSON,
+                          again: Callable[[JSON], JSON | None]) -> JSON | None:
+        """Replace with `body`; on 409 read the object again and replace with `again(fresh)`
+        (None: nothing left to write), up to ATTEMPTS writes in all."""
+        name = _name(body)
         for attempt in range(ATTEMPTS):
             try:
                 written = self.client.replace(resource, ns, name, body)
@@ -291,12 +304,48 @@ class UnitedWriter:
                 self.metrics.conflicts.inc()
                 if attempt == ATTEMPTS - 1:
                     raise
-                fresh = self.client.get(resource, ns, name)
-                body = reapply(fresh, desired, None)
+                retry = again(self.client.get(resource, ns, name))
+                if retry is None:
+                    return None
+                body = retry
                 continue
             self.source.remember(typed(written, resource))
             return written
         raise AssertionError("unreachable")  # pragma: no cover
+
+    # -------------------------------------------------------------- releases
+
+    def _releases(self, ns: str, plan: Plan, writes: UnitedWrites, ud_uid: str) -> list[str]:
+        errors: list[str] = []
+        for obj in plan.release:
+            try:
+                self._release(ns, obj, ud_uid)
+            except NotFound:
+                continue
+            except KubeError as exc:
+                errors.append(_failed(writes, "release", obj, exc))
+                continue
+            writes.released += 1
+            self.metrics.writes.inc(kind="release")
+        return errors
+
+    def _release(self, ns: str, released: Mapping[str, Any], ud_uid: str) -> None:
+        """Write `released` (the workload without the UnitedDeployment's controller reference)
+        at its resourceVersion; on 409 drop the reference from a fresh read, if it is still there."""
+        resource = self.resource_for(released)
+
+        def again(fresh: JSON) -> JSON | None:
+            refs = meta(fresh).get("ownerReferences") or []
+            kept = [r for r in refs if not (isinstance(r, Mapping) and r.get("controller") is True
+                                            and ud_uid and r.get("uid") == ud_uid)]
+            if len(kept) == len(refs):
+                return None
+            body = copy.deepcopy(fresh)
+            body.setdefault("metadata", {})["ownerReferences"] = kept
+            return body
+
+        self._replace_retrying(ns, resource, {**to_version(released, resource.api_version), "kind": resource.kind},
+                               again)
 
     # --------------------------------------------------------------- status
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.timeout(60)
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "manifests" / "examples" / "united"
 NOW = "2026-06-01T12:00:00Z"
-KEYS = {"subsets", "create", "update", "delete", "status", "errors"}
+KEYS = {"subsets", "create", "update", "delete", "release", "status", "errors", "nodeFit"}
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

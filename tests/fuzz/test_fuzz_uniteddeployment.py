@@ -43,7 +43,7 @@ from webhook.review import MAX_DEPTH, ReviewError, parse_review
 
 MAX_BODY = 1024 * 1024
 """The body cap of `fuzz_support.webhook_app` (a larger body is answered 413)."""
-PLAN_KEYS = {"subsets", "create", "update", "delete", "status", "errors"}
+PLAN_KEYS = {"subsets", "create", "update", "delete", "release", "status", "errors", "nodeFit"}
 WEBHOOK_WEIGHT, PLAN_WEIGHT, VALIDATE_WEIGHT = 1.5, 1.0, 0.5
 
 

@@ -34,17 +34,18 @@ def test_the_first_form_the_server_can_produce_wins(accept: str | None, version:
 
 def test_writes_and_reads_answer_the_stored_metadata_alone(env: KubeEnv) -> None:
     created = env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}]))
-    obj = dict(created, status={"marker": "x" * 1000})
+    marker = {"conditions": [{"type": "Marker", "status": "True", "message": "x" * 1000}]}  # declared: not pruned
+    obj = dict(created, status=marker)
     answer = env.client.replace_status(SPREADS, "default", "ws", obj, metadata_only=True)
     stored = env.client.get(SPREADS, "default", "ws")
     assert answer == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": stored["metadata"]}
-    assert stored["status"] == {"marker": "x" * 1000}
+    assert stored["status"] == marker
     assert answer["metadata"]["resourceVersion"] != created["metadata"]["resourceVersion"]
     assert env.client.request("GET", SPREADS.object_path("default", "ws"), accept=METADATA_ONLY)["kind"] == \
         "PartialObjectMetadata"
     # The precondition still holds: a stale write is a 409, not a metadata answer.
     with pytest.raises(Conflict):
         env.client.replace_status(SPREADS, "default", "ws", obj, metadata_only=True)
-    assert env.client.replace_status(SPREADS, "default", "ws", stored)["status"] == {"marker": "x" * 1000}
+    assert env.client.replace_status(SPREADS, "default", "ws", stored)["status"] == marker
     gone = env.client.request("DELETE", SPREADS.object_path("default", "ws"), accept=METADATA_ONLY)
     assert gone["kind"] == "PartialObjectMetadata" and gone["metadata"]["name"] == "ws"

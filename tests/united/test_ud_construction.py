@@ -58,7 +58,11 @@ def test_new_deployment_has_name_prefix_labels_owner_and_selector() -> None:
         ("statefulSetTemplate", {}, {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}),
         ("statefulSetTemplate", {"type": "OnDelete"}, {"type": "OnDelete"}),
         ("advancedStatefulSetTemplate", {}, {"rollingUpdate": {"partition": 1}}),
-        ("cloneSetTemplate", {"partition": 3}, {"partition": 1}),
+        # v1beta1 CloneSet layout; a template in v1alpha1's layout is moved there
+        ("cloneSetTemplate", {"rollingUpdate": {"partition": 3, "maxSurge": 1}},
+         {"rollingUpdate": {"partition": 1, "maxSurge": 1}}),
+        ("cloneSetTemplate", {"partition": 3, "type": "InPlaceIfPossible"},
+         {"type": "RollingUpdate", "rollingUpdate": {"partition": 1, "podUpdatePolicy": "InPlaceIfPossible"}}),
     ],
 )
 def test_partition_per_kind(key: str, strategy: dict[str, Any], expected: dict[str, Any]) -> None:
@@ -154,4 +158,4 @@ def test_reservation_max_unavailable_for_deployment_and_cloneset() -> None:
     assert deployment["spec"]["strategy"] == {"rollingUpdate": {"maxUnavailable": 2}}
     cloneset = ud_with("cloneSetTemplate")
     spec = build_workload(cloneset, cloneset.subsets[0], "r", SubsetTarget(3, 0, max_unavailable=2))["spec"]
-    assert spec["updateStrategy"] == {"partition": 0, "maxUnavailable": 2}
+    assert spec["updateStrategy"] == {"rollingUpdate": {"partition": 0, "maxUnavailable": 2}}

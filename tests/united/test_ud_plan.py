@@ -76,7 +76,7 @@ def test_fresh_ud_creates_revision_and_workloads_in_name_order() -> None:
     assert [e["name"] for e in status["subsetStatuses"]] == ["zb", "za"]
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
         "UnitedDeploymentUpdated": "True", "SubsetProvisioned": "True", "SubsetUpdated": "True"}
-    assert set(result.to_json()) == {"subsets", "create", "update", "delete", "status", "errors"}
+    assert set(result.to_json()) == {"subsets", "create", "update", "delete", "release", "status", "errors"}
 
 
 def test_refused_allocation_touches_nothing() -> None:
@@ -138,8 +138,9 @@ def test_deletes_removed_duplicate_and_other_kind_workloads_and_leaves_others() 
     assert "gone" not in result.subsets
 
 
-def test_orphan_of_the_template_kind_with_a_subset_label_is_adopted() -> None:
-    result = run([ud_object(2, [{"name": "a"}]), workload("web-a-1", "a", 2, owned=False)])
+def test_orphan_of_the_template_kind_naming_the_ud_is_adopted() -> None:
+    orphan = workload("web-a-1", "a", 2, owned=False, revision="web-5d6f7c8b9")  # a revision of `web`
+    result = run([ud_object(2, [{"name": "a"}]), orphan])
     assert [o["metadata"]["name"] for o in result.update] == ["web-a-1"]
     assert result.update[0]["metadata"]["ownerReferences"][-1]["uid"] == "ud-uid-1"
 

@@ -92,4 +92,4 @@ def test_plan_never_raises(replicas: int | None, subsets: list[dict[str, Any]], 
     result = plan(state_from_objects([obj, *others]), NOW)
     if not result.refused:
         assert set(result.subsets) == {s["name"] for s in subsets}
-        assert set(result.to_json()) == {"subsets", "create", "update", "delete", "status", "errors"}
+        assert set(result.to_json()) == {"subsets", "create", "update", "delete", "release", "status", "errors"}

@@ -77,7 +77,7 @@ def test_statefulset_template_runs_end_to_end() -> None:
 
 
 @pytest.mark.parametrize(("kind", "resource", "version"), [
-    ("cloneSetTemplate", "apps.kruise.io/v1alpha1/clonesets", "apps.kruise.io/v1alpha1"),
+    ("cloneSetTemplate", "apps.kruise.io/v1beta1/clonesets", "apps.kruise.io/v1beta1"),
     ("advancedStatefulSetTemplate", "apps.kruise.io/v1beta1/statefulsets", "apps.kruise.io/v1beta1"),
 ])
 def test_kruise_kinds_are_generated_and_managed(kind: str, resource: str, version: str) -> None:
@@ -88,9 +88,7 @@ def test_kruise_kinds_are_generated_and_managed(kind: str, resource: str, versio
         assert {n: w["spec"]["replicas"] for n, w in found.items()} == {"a": 3, "b": 2}
         assert {w["apiVersion"] for w in found.values()} == {version}
         a = found["a"]
-        partition = (a["spec"]["updateStrategy"]["partition"] if kind == "cloneSetTemplate"
-                     else a["spec"]["updateStrategy"]["rollingUpdate"]["partition"])
-        assert partition == 1
+        assert a["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 1
         terms = a["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
             "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
         assert terms == [term("a")]

@@ -1,7 +1,9 @@
 """Group commit against the embedded API server over HTTPS, with injected 409s and latency.
 
 The reservation functions here are toys (a capped counter plus the list of holders),
-so the committer is tested independently of the admission core.
+so the committer is tested independently of the admission core. The holders are kept in a
+field the WorkloadSpread CRD declares (one `status.conditions` entry each, the holder as its
+reason): the embedded API server prunes undeclared fields, as kube-apiserver does.
 """
 
 from __future__ import annotations
@@ -33,16 +35,26 @@ def env(request: pytest.FixtureRequest) -> KubeEnv:
     return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
 
 
+def held(status: Any) -> list[str]:
+    """The toy's holders, in the order they took a slot."""
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    return [str(c.get("reason")) for c in conditions or [] if c.get("type") == "Holder"]
+
+
+def holding(holders: list[str]) -> dict[str, Any]:
+    return {"conditions": [{"type": "Holder", "status": "True", "reason": h} for h in holders]}
+
+
 def take_slot(holder: str, cap: int) -> Any:
     """A pure reservation: append `holder` unless `cap` holders exist; idempotent per holder."""
 
     def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-        holders = list((obj.get("status") or {}).get("holders") or [])
+        holders = held(obj.get("status"))
         if holder in holders:
             return None, True
         if len(holders) >= cap:
             return None, False
-        new = dict(obj, status=dict(obj.get("status") or {}, holders=[*holders, holder]))
+        new = dict(obj, status=dict(obj.get("status") or {}, **holding([*holders, holder])))
         return new, True
 
     return apply
@@ -72,7 +84,7 @@ def procs(env: KubeEnv) -> Iterator[list[Process]]:
 
 
 def holders(env: KubeEnv) -> list[str]:
-    return list((env.client.get(SPREADS, "default", "ws").get("status") or {}).get("holders") or [])
+    return held(env.client.get(SPREADS, "default", "ws").get("status"))
 
 
 def burst(procs: list[Process], n: int, cap: int, timeout: float = 8.0, workers: int = 64) -> list[Any]:
@@ -195,7 +207,7 @@ def test_the_status_store_rebuilds_the_stored_spread_from_a_metadata_answer(env:
     taken as it answers."""
     created = env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}]))
     store = KubeStatusStore(env.client, SPREADS)
-    written = store.replace_status("default", "ws", dict(created, status={"holders": ["p"]}), timeout=5)
+    written = store.replace_status("default", "ws", dict(created, status=holding(["p"])), timeout=5)
     assert written == env.client.get(SPREADS, "default", "ws")
 
     class WholeObjectClient:
