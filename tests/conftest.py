@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,19 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 from kubectl_kit import require_kubectl  # noqa: E402 - importable once TESTS_DIR is on sys.path
+from logging_kit import root_logger_restored  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_put_back() -> Iterator[None]:
+    """Every test leaves the root logger as it found it.
+
+    A command run in-process (`main(["controller", ...])`) configures the root logger on the
+    test's captured stderr, which pytest closes afterwards; later tests' log lines then failed
+    to write ("--- Logging error ---").
+    """
+    with root_logger_restored():
+        yield
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -20,19 +20,10 @@ from typing import Any
 import pytest
 import yaml
 from kubectl_kit import KUBECTL
-from logging_kit import root_logger_restored
 
 from py_engine.cli import main
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(autouse=True)
-def _root_logger_put_back() -> Iterator[None]:
-    """`main(["cluster", ...])` in-process configures the root logger on pytest's captured stderr,
-    which is closed after the test: later tests' log lines would fail to write."""
-    with root_logger_restored():
-        yield
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 import pytest
-from united_kit import DEPLOYMENTS, UDS, pools, term, ud, united, workloads
+from united_kit import DEPLOYMENTS, UDS, opt_out_of_validation, pools, term, ud, united, workloads
 
 from py_engine.assembled_stack import Stack
 from py_engine.model.ud_constants import SUBSET_NAME_LABEL
@@ -65,6 +65,7 @@ def test_a_refused_allocation_still_deletes_a_duplicate() -> None:
         duplicate.pop("status", None)
         stack.api.create(DEPLOYMENTS, "default", duplicate)
         status_before = ud(stack, "web")["status"]
+        opt_out_of_validation(stack)  # the invalid change is stored, as with the webhook off
         stack.api.patch(UDS, "default", "web", {"spec": {"replicas": 1}}, "merge")  # 2 fixed > 1: refused
         stack.settle()
         subset_a = [d["metadata"]["name"] for d in stack.api.list(DEPLOYMENTS, "default")["items"]

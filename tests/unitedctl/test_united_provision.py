@@ -11,6 +11,7 @@ from united_kit import (
     REVISIONS,
     STATEFULSETS,
     UDS,
+    opt_out_of_validation,
     pods_per_subset,
     pools,
     replicas_of,
@@ -102,16 +103,6 @@ def test_kruise_kinds_are_generated_and_managed(kind: str, resource: str, versio
 def warnings(stack: Stack) -> list[tuple[str, str]]:
     return [(e["reason"], e["message"]) for e in stack.api.list("v1/events", "default")["items"]
             if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"]
-
-
-def opt_out_of_validation(stack: Stack) -> None:
-    """Label `default` as an operator opting a namespace out of Spreadgate's webhooks does.
-
-    The stack registers the shipped validating webhook, which refuses the invalid objects these
-    tests store; stored anyway (webhook off, namespace opted out), the controller must cope.
-    """
-    stack.api.patch("v1/namespaces", None, "default",
-                    {"metadata": {"labels": {"spreadgate.dev/admission": "disabled"}}}, "merge")
 
 
 def test_a_refused_allocation_touches_nothing_and_says_why() -> None:

@@ -105,3 +105,13 @@ def ud(stack: Stack, name: str) -> dict[str, Any]:
 def scale(stack: Stack, name: str, replicas: int) -> None:
     """What `kubectl scale sgud/NAME --replicas N` (and an HPA) does: a merge patch of /scale."""
     stack.api.patch(UDS, "default", name, {"spec": {"replicas": replicas}}, "merge", subresource="scale")
+
+
+def opt_out_of_validation(stack: Stack) -> None:
+    """Label `default` as an operator opting a namespace out of Spreadgate's webhooks does.
+
+    The stack registers the shipped validating webhook, which refuses the invalid objects these
+    tests store; stored anyway (webhook off, namespace opted out), the controller must cope.
+    """
+    stack.api.patch("v1/namespaces", None, "default",
+                    {"metadata": {"labels": {"spreadgate.dev/admission": "disabled"}}}, "merge")
