@@ -24,6 +24,7 @@ from py_engine.semantics.labels import (
 )
 from py_engine.sim.crd_columns import printer_column_causes
 from py_engine.sim.interface import JSON
+from py_engine.sim.rbac_validation import rbac_causes
 from py_engine.sim.resources import ResourceDef
 
 Cause = tuple[str, str, str]
@@ -159,6 +160,11 @@ def validate_name(rd: ResourceDef, name: str) -> list[Cause]:
                      "alphanumeric characters or '-', and must start and end with an alphanumeric character")]
         return []
     if rd.kind == "CustomResourceDefinition":
+        return []
+    if rd.group == "rbac.authorization.k8s.io":  # RBAC names are path segments (`system:discovery`)
+        if name in (".", "..") or "/" in name or "%" in name:
+            return [("metadata.name", "FieldValueInvalid",
+                     f"Invalid value: \"{name}\": may not be '.' or '..' and may not contain '/' or '%'")]
         return []
     if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
         return [("metadata.name", "FieldValueInvalid",
@@ -305,6 +311,8 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
             causes.append(("data", "FieldValueInvalid", "Invalid value: field is immutable"))
     elif kind == "CustomResourceDefinition":
         causes += _validate_crd(obj)
+    else:
+        causes += rbac_causes(kind, obj, old)
     return causes
 
 
