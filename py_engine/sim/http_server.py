@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import select
 import ssl
@@ -49,6 +50,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
+from py_engine.logsetup import fields
 from py_engine.sim import discovery, errors, impersonation, negotiation, openapi, tables
 from py_engine.sim.apiserver import ApiServer, ApiWatch, RequestContext
 from py_engine.sim.authn import ADMIN, TokenAuthenticator
@@ -60,6 +62,7 @@ from py_engine.sim.tls import CertificateAuthority
 from py_engine.sim.tls_http import TLSThreadingHTTPServer
 
 ADMIN_USER: JSON = ADMIN.to_json()
+log = logging.getLogger(__name__)
 
 _PATCH_TYPES = {
     "application/merge-patch+json": "merge",
@@ -144,15 +147,26 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.account(time.thread_time() - t0)
 
     def _authorize(self, method: str) -> UserInfo:
-        """Who is asking (token, then impersonation) and whether they may: 401/403 otherwise."""
+        """Who is asking (token, then impersonation) and whether they may: 401/403 otherwise,
+        each refusal logged once and kept in `RunningServer.refusals`."""
         authorizer = self.server.api.authorizer
-        user = self.server.authenticator.authenticate(self.headers.get("Authorization"))
-        headers = list(self.headers.items())
-        if impersonation.requested(headers):
-            user = impersonation.impersonate(user, headers, authorizer.authorize)
-        parts = urlsplit(self.path)
-        q = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        authorizer.check(user, request_attributes(method, parts.path, q))
+        user: UserInfo | None = None
+        try:
+            user = self.server.authenticator.authenticate(self.headers.get("Authorization"))
+            headers = list(self.headers.items())
+            if impersonation.requested(headers):
+                user = impersonation.impersonate(user, headers, authorizer.authorize)
+            parts = urlsplit(self.path)
+            q = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+            authorizer.check(user, request_attributes(method, parts.path, q))
+        except ApiError as exc:
+            if exc.code in (401, 403):
+                who = user.username if user is not None else ""
+                message = str(exc.status.get("message", ""))
+                self.server.refusals.append(f"{exc.code} {method} {urlsplit(self.path).path} {who}: {message}")
+                log.info("request refused", extra=fields(code=exc.code, method=method, path=urlsplit(self.path).path,
+                                                         user=who or None, message=message))
+            raise
         return user
 
     def _status_reply(self, st: JSON) -> _Reply:
@@ -517,6 +531,7 @@ class _HttpServer(TLSThreadingHTTPServer):
         self.api = api
         self.authenticator = authenticator
         self.errors: deque[str] = deque(maxlen=100)
+        self.refusals: deque[str] = deque(maxlen=1000)
         self.cpu_seconds = 0.0
         self.requests = 0
         self._stat_lock = threading.Lock()
@@ -572,6 +587,11 @@ class RunningServer:
     @property
     def requests(self) -> int:
         return self._server.requests
+
+    @property
+    def refusals(self) -> list[str]:
+        """The latest 401/403 answers (bounded): `code METHOD path user: message`."""
+        return list(self._server.refusals)
 
     @property
     def errors(self) -> list[str]:
