@@ -68,8 +68,8 @@ def review(rd: ResourceDef, namespace: str | None, body: Any, requester: UserInf
         raise errors.bad_request(f"the body of the request must be a JSON object ({rd.kind})")
     out: JSON = copy.deepcopy(dict(body))
     out["apiVersion"], out["kind"] = rd.api_version, rd.kind
-    meta = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
-    out["metadata"] = {**meta, "creationTimestamp": None}
+    meta = out.get("metadata")
+    out["metadata"] = {**(meta if isinstance(meta, dict) else {}), "creationTimestamp": None}
     spec = _mapping(out.get("spec")) or {}
     if rd.kind == "SelfSubjectReview":
         out["status"] = {"userInfo": requester.to_json()}
