@@ -21,7 +21,7 @@ import builtins
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +132,7 @@ class Store:
         self._history: deque[StoredEvent] = deque(maxlen=history_size)
         self._compacted = 0  # rv of the newest event dropped from history
         self._watchers: dict[str, set[Watcher]] = {}
+        self._changed_at: dict[str, int] = {}  # resource -> revision of its latest write
         self.on_removed: builtins.list[Callable[[str, JSON], None]] = []
 
     # ----------------------------------------------------------------- reads
@@ -153,6 +154,12 @@ class Store:
             else:
                 items = [o for (ns, _), o in bucket.items() if ns == namespace]
             return items, self._rv
+
+    def changed_at(self, resources: Iterable[str]) -> int:
+        """The revision of the latest write to any of `resources` (0: never written), so a
+        reader can cache what it derives from them until they, not the whole store, change."""
+        with self._lock:
+            return max((self._changed_at.get(r, 0) for r in resources), default=0)
 
     def count(self, resource: str, namespace: str | None = None) -> int:
         with self._lock:
@@ -179,6 +186,7 @@ class Store:
         if len(self._history) == self._history.maxlen:
             self._compacted = self._history[0].rv
         ev = StoredEvent(self._rv, resource, typ, obj, old)
+        self._changed_at[resource] = self._rv
         self._history.append(ev)
         for w in self._watchers.get(resource, ()):
             w.offer(ev)
