@@ -16,7 +16,7 @@ a real cluster would:
   that are not for a resource are only granted through ClusterRoleBindings;
 - subjects: `User` by name, `Group` by any of the user's groups, `ServiceAccount` by the
   user name `system:serviceaccount:<ns>:<name>` (the binding's namespace when the subject
-  names none);
+  names none); the allow reason names the binding's first subject that applies;
 - a ClusterRole with an `aggregationRule` has the rules of every other ClusterRole whose
   labels match one of its selectors, transitively (what the aggregation controller would
   have written into it), not the rules stored in it;
@@ -89,20 +89,37 @@ def non_resource_url_matches(rule_urls: Sequence[str], path: str) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class CompiledRule:
+    """A PolicyRule read once (malformed fields read as empty), matched many times."""
+
+    verbs: frozenset[str]
+    groups: frozenset[str]
+    resources: tuple[str, ...]
+    names: frozenset[str]
+    urls: tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, rule: Mapping[str, Any]) -> CompiledRule:
+        return cls(frozenset(_strings(rule.get("verbs"))), frozenset(_strings(rule.get("apiGroups"))),
+                   _strings(rule.get("resources")), frozenset(_strings(rule.get("resourceNames"))),
+                   _strings(rule.get("nonResourceURLs")))
+
+    def allows(self, attrs: RequestAttributes) -> bool:
+        if "*" not in self.verbs and attrs.verb not in self.verbs:
+            return False
+        if not attrs.resource_request:
+            return non_resource_url_matches(self.urls, attrs.path)
+        if "*" not in self.groups and attrs.api_group not in self.groups:
+            return False
+        if not resource_matches(self.resources, attrs.resource, attrs.subresource):
+            return False
+        return not self.names or attrs.name in self.names
+
+
 def rule_allows(rule: Mapping[str, Any], attrs: RequestAttributes) -> bool:
     """Whether one PolicyRule grants the request."""
-    verbs = _strings(rule.get("verbs"))
-    if "*" not in verbs and attrs.verb not in verbs:
-        return False
-    if not attrs.resource_request:
-        return non_resource_url_matches(_strings(rule.get("nonResourceURLs")), attrs.path)
-    groups = _strings(rule.get("apiGroups"))
-    if "*" not in groups and attrs.api_group not in groups:
-        return False
-    if not resource_matches(_strings(rule.get("resources")), attrs.resource, attrs.subresource):
-        return False
-    names = _strings(rule.get("resourceNames"))
-    return not names or attrs.name in names
+    return CompiledRule.from_json(rule).allows(attrs)
 
 
 # ------------------------------------------------------------- aggregation
@@ -155,44 +172,97 @@ def aggregated_rules(cluster_roles: Iterable[Mapping[str, Any]]) -> dict[str, li
 
 # ------------------------------------------------------------------ policy
 
-def subject_applies(subject: Any, user: UserInfo, binding_namespace: str) -> bool:
-    if not isinstance(subject, Mapping):
-        return False
-    kind, name = subject.get("kind"), str(subject.get("name") or "")
-    if kind == "User":
-        return name == user.username
-    if kind == "Group":
-        return name in user.groups
-    if kind == "ServiceAccount":
-        namespace = str(subject.get("namespace") or binding_namespace)
-        return bool(namespace and name) and user.username == service_account_username(namespace, name)
-    return False
+@dataclass(frozen=True)
+class _Binding:
+    """One binding, read once when the snapshot is built."""
+
+    order: int
+    kind: str  # ClusterRoleBinding or RoleBinding
+    name: str
+    namespace: str  # "" for a ClusterRoleBinding
+    role_ref: Any
 
 
 @dataclass(frozen=True)
 class _Grant:
-    source: str
+    binding: _Binding
+    subject: Mapping[str, Any]
     rules: list[JSON]
+    compiled: tuple[CompiledRule, ...]
+
+    @property
+    def source(self) -> str:
+        """How kube-apiserver names what allowed a request (formatted only when one is)."""
+        b, ref = self.binding, self.binding.role_ref
+        label = b.name + (f"/{b.namespace}" if b.namespace else "")
+        return f'{b.kind} "{label}" of {ref.get("kind")} "{ref.get("name")}" to {_describe(self.subject, b.namespace)}'
+
+
+def _subject_key(subject: Any, binding_namespace: str) -> tuple[str, str] | None:
+    """The index key a subject is found under: ("user", user name) or ("group", group)."""
+    if not isinstance(subject, Mapping):
+        return None
+    kind, name = subject.get("kind"), str(subject.get("name") or "")
+    if kind == "User":
+        return "user", name
+    if kind == "Group":
+        return "group", name
+    if kind == "ServiceAccount":
+        namespace = str(subject.get("namespace") or binding_namespace)
+        return ("user", service_account_username(namespace, name)) if namespace and name else None
+    return None
+
+
+_Index = dict[tuple[str, str], list[tuple[_Binding, int, Mapping[str, Any]]]]
+
+
+def _index(bindings: Iterable[Mapping[str, Any]], kind: str, start: int) -> _Index:
+    index: _Index = {}
+    for order, binding in enumerate(sorted(bindings, key=_name), start):
+        entry = _Binding(order, kind, _name(binding), _namespace(binding) if kind == "RoleBinding" else "",
+                         binding.get("roleRef"))
+        subjects = binding.get("subjects")
+        seen: set[tuple[str, str]] = set()
+        for position, subject in enumerate(subjects if isinstance(subjects, list) else ()):
+            key = _subject_key(subject, entry.namespace)
+            if key is not None and key not in seen:
+                seen.add(key)
+                index.setdefault(key, []).append((entry, position, subject))
+    return index
 
 
 @dataclass
 class Policy:
-    """A snapshot of the stored RBAC objects, evaluated without further reads."""
+    """A snapshot of the stored RBAC objects, evaluated without further reads. Bindings are
+    indexed by the user and group names their subjects name, so a decision looks only at the
+    bindings of the asking user and groups, not at every binding of the cluster."""
 
-    roles: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    roles: Mapping[tuple[str, str], list[JSON]] = field(default_factory=dict)
     cluster_rules: Mapping[str, list[JSON]] = field(default_factory=dict)
-    role_bindings: Mapping[str, list[Mapping[str, Any]]] = field(default_factory=dict)
-    cluster_role_bindings: list[Mapping[str, Any]] = field(default_factory=list)
+    role_bindings: Mapping[str, _Index] = field(default_factory=dict)
+    cluster_role_bindings: _Index = field(default_factory=dict)
+    compiled: Mapping[tuple[str, str, str], tuple[CompiledRule, ...]] = field(default_factory=dict, repr=False)
+    """(kind, namespace, name) of every role -> its rules, compiled when the snapshot is built."""
 
     @classmethod
     def from_objects(cls, roles: Iterable[Mapping[str, Any]], cluster_roles: Iterable[Mapping[str, Any]],
                      role_bindings: Iterable[Mapping[str, Any]],
                      cluster_role_bindings: Iterable[Mapping[str, Any]]) -> Policy:
+        cluster_list = list(cluster_role_bindings)
         by_ns: dict[str, list[Mapping[str, Any]]] = {}
-        for rb in sorted(role_bindings, key=_name):
+        for rb in role_bindings:
             by_ns.setdefault(_namespace(rb), []).append(rb)
-        return cls({(_namespace(r), _name(r)): r for r in roles}, aggregated_rules(cluster_roles), by_ns,
-                   sorted(cluster_role_bindings, key=_name))
+        role_rules = {(_namespace(r), _name(r)): [dict(x) for x in r.get("rules") or [] if isinstance(x, Mapping)]
+                      if isinstance(r.get("rules"), list) else [] for r in roles}
+        cluster_rules = aggregated_rules(cluster_roles)
+        compiled = {("Role", ns, name): tuple(CompiledRule.from_json(x) for x in rules)
+                    for (ns, name), rules in role_rules.items()}
+        compiled.update({("ClusterRole", "", name): tuple(CompiledRule.from_json(x) for x in rules)
+                         for name, rules in cluster_rules.items()})
+        # RoleBindings come after every ClusterRoleBinding, as kube-apiserver visits them.
+        return cls(role_rules, cluster_rules,
+                   {ns: _index(rbs, "RoleBinding", len(cluster_list)) for ns, rbs in by_ns.items()},
+                   _index(cluster_list, "ClusterRoleBinding", 0), compiled)
 
     def _role_rules(self, ref: Any, namespace: str) -> tuple[list[JSON] | None, str]:
         """(rules, error): the rules a binding's roleRef points at."""
@@ -203,35 +273,33 @@ class Policy:
             rules = self.cluster_rules.get(name)
             return (rules, "") if rules is not None else (None, f'clusterrole.{RBAC_GROUP} "{name}" not found')
         if kind == "Role" and namespace:
-            role = self.roles.get((namespace, name))
-            if role is None:
-                return None, f'role.{RBAC_GROUP} "{name}" not found'
-            return [dict(r) for r in role.get("rules") or [] if isinstance(r, Mapping)], ""
+            rules = self.roles.get((namespace, name))
+            return (rules, "") if rules is not None else (None, f'role.{RBAC_GROUP} "{name}" not found')
         return None, f"unsupported roleRef kind {kind!r}"
 
     def _grants(self, user: UserInfo, namespace: str) -> tuple[list[_Grant], list[str]]:
         """Every (source, rules) that applies to `user` in `namespace` ("" = cluster scope),
-        ClusterRoleBindings first, and the errors met on the way."""
+        ClusterRoleBindings first (each group by name), and the errors met on the way."""
+        keys = [("user", user.username), *(("group", g) for g in user.groups)]
+        found: dict[int, tuple[_Binding, int, Mapping[str, Any]]] = {}
+        indexes = [self.cluster_role_bindings] + ([self.role_bindings.get(namespace, {})] if namespace else [])
+        for index in indexes:
+            for key in keys:
+                for entry in index.get(key, ()):
+                    known = found.get(entry[0].order)
+                    if known is None or entry[1] < known[1]:  # the binding's first subject that applies
+                        found[entry[0].order] = entry
         grants: list[_Grant] = []
         errs: list[str] = []
-        bindings: list[tuple[str, Mapping[str, Any]]] = [("ClusterRoleBinding", b) for b in self.cluster_role_bindings]
-        if namespace:
-            bindings += [("RoleBinding", b) for b in self.role_bindings.get(namespace, [])]
-        for kind, binding in bindings:
-            binding_ns = _namespace(binding) if kind == "RoleBinding" else ""
-            subjects = binding.get("subjects")
-            subject = next((s for s in subjects if subject_applies(s, user, binding_ns)), None) \
-                if isinstance(subjects, list) else None
-            if subject is None:
-                continue
-            rules, err = self._role_rules(binding.get("roleRef"), binding_ns)
+        for order in sorted(found):
+            binding, _, subject = found[order]
+            rules, err = self._role_rules(binding.role_ref, binding.namespace)
             if rules is None:
                 errs.append(err)
                 continue
-            label = _name(binding) + (f"/{binding_ns}" if binding_ns else "")
-            ref = binding.get("roleRef") or {}
-            grants.append(_Grant(f'{kind} "{label}" of {ref.get("kind")} "{ref.get("name")}" to '
-                                 f'{_describe(subject, binding_ns)}', rules))
+            ref = binding.role_ref
+            role = (str(ref.get("kind")), binding.namespace if ref.get("kind") == "Role" else "", str(ref.get("name")))
+            grants.append(_Grant(binding, subject, rules, self.compiled.get(role, ())))
         return grants, errs
 
     def authorize(self, user: UserInfo, attrs: RequestAttributes) -> Decision:
@@ -240,7 +308,7 @@ class Policy:
         namespace = attrs.namespace if attrs.resource_request else ""
         grants, errs = self._grants(user, namespace)
         for grant in grants:
-            if any(rule_allows(rule, attrs) for rule in grant.rules):
+            if any(rule.allows(attrs) for rule in grant.compiled):
                 return Decision(True, f"RBAC: allowed by {grant.source}")
         return Decision(False, f"RBAC: {_aggregate(errs)}" if errs else "")
 

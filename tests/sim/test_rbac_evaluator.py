@@ -249,3 +249,12 @@ def test_malformed_stored_objects_grant_nothing_and_do_not_raise() -> None:
         [{"metadata": {"name": "x"}, "roleRef": {"kind": "ClusterRole", "name": "c"},
           "subjects": [{"kind": "User", "name": "alice"}]}])
     assert not policy.authorize(ALICE, attrs("get", "pods", namespace="d")).allowed
+
+
+def test_the_reason_names_the_first_subject_that_applies_and_bindings_in_name_order() -> None:
+    subjects = [{"kind": "Group", "name": "devs"}, {"kind": "User", "name": "alice"}]
+    policy = Policy.from_objects([], [_role("ClusterRole", "reader", READ_PODS)], [
+        _binding("RoleBinding", "b-later", "ClusterRole", "reader", [{"kind": "User", "name": "alice"}], "d"),
+        _binding("RoleBinding", "a-first", "ClusterRole", "reader", subjects, "d")], [])
+    decision = policy.authorize(ALICE, attrs("get", "pods", namespace="d"))
+    assert decision.reason == 'RBAC: allowed by RoleBinding "a-first/d" of ClusterRole "reader" to Group "devs"'
