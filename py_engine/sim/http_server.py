@@ -56,7 +56,7 @@ from py_engine.sim.apiserver import ApiServer, ApiWatch, RequestContext
 from py_engine.sim.authn import ADMIN, TokenAuthenticator
 from py_engine.sim.identity import UserInfo
 from py_engine.sim.interface import JSON, ApiError
-from py_engine.sim.request_info import request_attributes
+from py_engine.sim.request_info import request_attributes, split_path
 from py_engine.sim.resources import ResourceDef
 from py_engine.sim.tls import CertificateAuthority
 from py_engine.sim.tls_http import TLSThreadingHTTPServer
@@ -269,7 +269,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, method: str, ctx: RequestContext) -> _Reply | None:
         parts = urlsplit(self.path)
         q = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        segs = [s for s in parts.path.split("/") if s]
+        segs = split_path(parts.path)
         api = self.server.api
         if not segs or segs[0] in ("version", "healthz", "livez", "readyz", "openapi", "api", "apis"):
             info = self._route_info(method, segs)

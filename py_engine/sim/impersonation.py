@@ -64,7 +64,7 @@ def impersonate(requester: UserInfo, headers: Iterable[tuple[str, str]], authori
     for key, value in headers:
         k = key.lower()
         if k == USER:
-            user = value
+            user = value or None  # an empty header asks for nothing, as in kube-apiserver
         elif k == GROUP:
             groups.append(value)
         elif k == UID:

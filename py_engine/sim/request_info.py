@@ -66,11 +66,18 @@ def _exact_name(field_selector: str) -> str:
     return ""
 
 
+def split_path(path: str) -> list[str]:
+    """The non-empty segments of a URL path, decoded first (`%3A` is `:`, `%2F` a separator),
+    as Go's `URL.Path` is before kube-apiserver splits it. The router uses the same split, so
+    authorization and routing always agree on which object a request names."""
+    return [p for p in unquote(path.split("?", 1)[0]).split("/") if p]
+
+
 def request_attributes(method: str, path: str, query: Mapping[str, str] | None = None) -> RequestAttributes:
     """The attributes of `method path?query` (query: the first value of each parameter)."""
     q = query or {}
     method = method.upper()
-    parts = [unquote(p) for p in path.split("?", 1)[0].split("/") if p]
+    parts = split_path(path)
     non_resource = RequestAttributes(verb=method.lower(), path="/" + "/".join(parts) if parts else "/")
     if len(parts) < 3 or parts[0] not in ("api", "apis"):
         return non_resource

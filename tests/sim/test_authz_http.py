@@ -279,6 +279,9 @@ def test_rbac_objects_are_served_validated_and_discovered(https_server: RunningS
     rbac = RbacAuthorizationV1Api(admin)
     names = {r.metadata.name for r in rbac.list_cluster_role().items}
     assert {"cluster-admin", "admin", "edit", "view", "system:discovery", "system:basic-user"} <= names
+    # The client percent-encodes the colon; the server decodes it before routing and authorizing.
+    discovery = rbac.read_cluster_role("system:discovery")
+    assert "/apis/*" in discovery.rules[0].non_resource_urls
     rbac.create_namespaced_role("default", {"metadata": {"name": "r"}, "rules": [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]})
     with pytest.raises(ApiException) as bad_role:

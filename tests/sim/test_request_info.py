@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from py_engine.sim.request_info import RequestAttributes, request_attributes
 
@@ -80,4 +82,21 @@ def test_non_resource_requests(method: str, path: str, verb: str, normalised: st
 def test_subresource_naming_and_percent_decoding() -> None:
     attrs = request_attributes("GET", "/api/v1/namespaces/d/pods/a%3Ab/log")
     assert attrs.name == "a:b" and attrs.resource_with_subresource == "pods/log"
+    # An encoded slash separates segments, as in Go's decoded URL.Path: no name can hide one.
+    assert request_attributes("GET", "/api/v1/namespaces/d/secrets/a%2Fstatus").subresource == "status"
     assert request_attributes("GET", "/api/v1/namespaces/d/pods").resource_with_subresource == "pods"
+
+
+@settings(max_examples=300, deadline=None)
+@given(method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "BREW"]),
+       segments=st.lists(st.one_of(st.sampled_from(["api", "apis", "v1", "apps", "namespaces", "watch", "pods",
+                                                    "status", "finalize", "%2F", "..", ""]),
+                                   st.text(max_size=8)), max_size=8),
+       query=st.dictionaries(st.sampled_from(["watch", "fieldSelector", "labelSelector"]), st.text(max_size=20)))
+def test_any_request_line_gets_attributes_without_raising(method: str, segments: list[str],
+                                                          query: dict[str, str]) -> None:
+    attrs = request_attributes(method, "/" + "/".join(segments), query)
+    assert attrs.verb or (attrs.resource_request and method in ("OPTIONS", "BREW"))  # upstream: "" too
+    assert attrs.resource_request == bool(attrs.resource) or attrs.resource_request
+    if attrs.resource_request:
+        assert attrs.resource and "/" not in attrs.resource and "/" not in attrs.name
