@@ -409,6 +409,8 @@ class ApiServer:
         causes = kinds.validate_name(rd, name_) + kinds.validate(rd, obj, None)
         if causes:
             raise self._invalid(rd, name_, causes)
+        if rd.group == "rbac.authorization.k8s.io":
+            self.authorizer.confirm_no_escalation(user_from_json(ctx.user), rd.kind, obj, ns)
         a.object = obj
         self.admission.validate(a, ctx.warnings)
         if dry_run:
@@ -602,6 +604,8 @@ class ApiServer:
         causes = kinds.validate(rd, new, cur)
         if causes:
             raise self._invalid(rd, name, causes)
+        if rd.group == "rbac.authorization.k8s.io":
+            self.authorizer.confirm_no_escalation(user_from_json(ctx.user), rd.kind, new, ns)
         a.object = new
         self.admission.validate(a, ctx.warnings)
         if dry_run:

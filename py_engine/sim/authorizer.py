@@ -15,11 +15,12 @@ resource, with reason `Forbidden` and details naming the group, resource and obj
 from __future__ import annotations
 
 import threading
+from typing import Any
 
-from py_engine.sim import errors
+from py_engine.sim import errors, rbac_escalation
 from py_engine.sim.identity import MASTERS, UserInfo
 from py_engine.sim.interface import JSON, ApiError
-from py_engine.sim.rbac import Decision, Policy
+from py_engine.sim.rbac import RBAC_GROUP, Decision, Policy
 from py_engine.sim.request_info import RequestAttributes
 from py_engine.sim.store import Store
 
@@ -61,6 +62,48 @@ class Authorizer:
         decision = self.authorize(user, attrs)
         if not decision.allowed:
             raise forbidden(user, attrs, decision.reason)
+
+
+    def confirm_no_escalation(self, user: UserInfo, kind: str, obj: JSON, namespace: str) -> None:
+        """Refuse (403) to store a Role, ClusterRole or binding that grants what `user` does not
+        hold, unless they may `escalate` the role / `bind` the role it names
+        (py_engine/sim/rbac_escalation.py); 404 for a binding to a role that does not exist."""
+        if kind not in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding") or self.mode == "AlwaysAllow":
+            return
+        if rbac_escalation.is_superuser(user):
+            return
+        meta = obj.get("metadata")
+        name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+        resource = kind.lower() + "s"
+        policy = self.policy()
+        granted: list[Any]
+        if kind in ("Role", "ClusterRole"):
+            escalate = RequestAttributes(verb="escalate", resource_request=True, api_group=RBAC_GROUP,
+                                         resource=resource, name=name, namespace=namespace)
+            if policy.authorize(user, escalate).allowed:
+                return
+            if kind == "ClusterRole" and obj.get("aggregationRule"):
+                raise errors.forbidden(RBAC_GROUP, resource, name,
+                                       "must have cluster-admin privileges to use the aggregationRule")
+            rules_field = obj.get("rules")
+            granted = rules_field if isinstance(rules_field, list) else []
+        else:
+            ref_field = obj.get("roleRef")
+            ref: dict[str, Any] = ref_field if isinstance(ref_field, dict) else {}
+            ref_kind, ref_name = str(ref.get("kind") or ""), str(ref.get("name") or "")
+            bind = RequestAttributes(verb="bind", resource_request=True, api_group=RBAC_GROUP,
+                                     resource=ref_kind.lower() + "s", name=ref_name,
+                                     namespace=namespace)  # where the binding is: delegation per namespace
+            if policy.authorize(user, bind).allowed:
+                return
+            rules, _ = policy.role_rules(ref, namespace)
+            if rules is None:
+                raise errors.not_found(RBAC_GROUP, ref_kind.lower() + "s", ref_name)
+            granted = rules
+        held, errs = policy.held_rules(user, namespace)
+        missing = rbac_escalation.not_held(held, granted)
+        if missing:
+            raise rbac_escalation.escalation_refused(user, resource, name, missing, errs)
 
 
 def forbidden_message(username: str, attrs: RequestAttributes) -> str:

@@ -312,6 +312,16 @@ class Policy:
                 return Decision(True, f"RBAC: allowed by {grant.source}")
         return Decision(False, f"RBAC: {_aggregate(errs)}" if errs else "")
 
+    def held_rules(self, user: UserInfo, namespace: str) -> tuple[list[CompiledRule], list[str]]:
+        """Every rule `user` holds in `namespace` ("" = cluster-wide), compiled, and the errors
+        met resolving them (what escalation prevention compares a new grant with)."""
+        grants, errs = self._grants(user, namespace)
+        return [rule for grant in grants for rule in grant.compiled], errs
+
+    def role_rules(self, ref: Any, namespace: str) -> tuple[list[JSON] | None, str]:
+        """The (effective) rules a `roleRef` names, or None and why."""
+        return self._role_rules(ref, namespace)
+
     def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[JSON], list[JSON], list[str]]:
         """(resourceRules, nonResourceRules, errors) as a SelfSubjectRulesReview lists them."""
         grants, errs = self._grants(user, namespace)

@@ -8,8 +8,7 @@ ClusterRoleBinding only a ClusterRole) in `rbac.authorization.k8s.io` and cannot
 once written; subjects are `User`, `Group` or `ServiceAccount`, and a ServiceAccount in a
 ClusterRoleBinding needs its namespace.
 
-Escalation prevention (a user may only grant what they hold, unless allowed `escalate`
-or `bind`) is not enforced by the embedded cluster.
+Escalation prevention (a user may only grant what they hold) is py_engine/sim/rbac_escalation.py.
 """
 
 from __future__ import annotations
