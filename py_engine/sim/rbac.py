@@ -18,8 +18,8 @@ a real cluster would:
   user name `system:serviceaccount:<ns>:<name>` (the binding's namespace when the subject
   names none); the allow reason names the binding's first subject that applies;
 - a ClusterRole with an `aggregationRule` has the rules of every other ClusterRole whose
-  labels match one of its selectors, transitively (what the aggregation controller would
-  have written into it), not the rules stored in it;
+  labels match one of its selectors, transitively (what the aggregation controller converges
+  to), not the rules stored in it;
 - the group `system:masters` is allowed everything before RBAC is consulted;
 - a binding whose role does not exist grants nothing, and the denial reason names it
   (`RBAC: clusterrole.rbac.authorization.k8s.io "x" not found`), as kube-apiserver does.
@@ -29,6 +29,7 @@ Nothing is ever denied explicitly: RBAC only adds permissions.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,50 +125,68 @@ def rule_allows(rule: Mapping[str, Any], attrs: RequestAttributes) -> bool:
 
 # ------------------------------------------------------------- aggregation
 
-def _selected_by(role: Mapping[str, Any], selectors: Iterable[Any]) -> bool:
-    labels = _meta(role).get("labels")
-    labels = labels if isinstance(labels, Mapping) else {}
-    for sel in selectors:
+def _selectors(agg: Mapping[str, Any]) -> list[Any]:
+    """The aggregation rule's label selectors, compiled; malformed or empty ones select nothing."""
+    out = []
+    raw = agg.get("clusterRoleSelectors")
+    for sel in raw if isinstance(raw, list) else ():
         if not isinstance(sel, Mapping):
             continue
         try:
             compiled = selector_from_label_selector(dict(sel))
         except SelectorError:
             continue
-        if not compiled.empty() and compiled.matches(labels):
-            return True
-    return False
+        if not compiled.empty():
+            out.append(compiled)
+    return out
+
+
+def _rule_key(rule: Mapping[str, Any]) -> str:
+    return json.dumps(rule, sort_keys=True, default=str)
 
 
 def aggregated_rules(cluster_roles: Iterable[Mapping[str, Any]]) -> dict[str, list[JSON]]:
-    """Each ClusterRole's effective rules by name; aggregated roles get the union of the
-    rules of the roles their selectors pick (sorted by name, duplicates dropped), followed
-    transitively and never through a cycle."""
+    """Each ClusterRole's effective rules by name. An aggregated role has the union of the
+    rules of the other roles its selectors pick (in name order, duplicates dropped), computed
+    as the aggregation controller converges: passes until nothing changes, at most one per
+    aggregated role plus one, so chains (view -> edit -> admin) and cycles both settle in
+    bounded time. The rules stored in an aggregated role are not used (the controller would
+    overwrite them)."""
     by_name = {_name(r): r for r in cluster_roles if _name(r)}
-    done: dict[str, list[JSON]] = {}
-
-    def resolve(name: str, visiting: frozenset[str]) -> list[JSON]:
-        if name in done:
-            return done[name]
+    effective: dict[str, list[JSON]] = {}
+    picks: dict[str, list[str]] = {}
+    for name in sorted(by_name):
         role = by_name[name]
         agg = role.get("aggregationRule")
-        if not isinstance(agg, Mapping):
-            rules = [dict(r) for r in role.get("rules") or [] if isinstance(r, Mapping)]
+        if isinstance(agg, Mapping):
+            selectors = _selectors(agg)
+            picks[name] = [other for other in sorted(by_name) if other != name and any(
+                sel.matches(_labels(by_name[other])) for sel in selectors)]
+            effective[name] = []
         else:
-            selectors = agg.get("clusterRoleSelectors")
-            selectors = selectors if isinstance(selectors, list) else []
-            rules = []
-            for other in sorted(by_name):
-                if other == name or other in visiting or not _selected_by(by_name[other], selectors):
-                    continue
-                for rule in resolve(other, visiting | {name}):
-                    if rule not in rules:
-                        rules.append(rule)
-        if not visiting:
-            done[name] = rules
-        return rules
+            rules = role.get("rules")
+            effective[name] = [dict(r) for r in rules if isinstance(r, Mapping)] if isinstance(rules, list) else []
+    for _ in range(len(picks) + 1):
+        changed = False
+        for name, others in picks.items():
+            union: list[JSON] = []
+            seen: set[str] = set()
+            for other in others:
+                for rule in effective[other]:
+                    key = _rule_key(rule)
+                    if key not in seen:
+                        seen.add(key)
+                        union.append(rule)
+            if union != effective[name]:
+                effective[name], changed = union, True
+        if not changed:
+            break
+    return effective
 
-    return {name: resolve(name, frozenset()) for name in sorted(by_name)}
+
+def _labels(role: Mapping[str, Any]) -> Mapping[str, str]:
+    labels = _meta(role).get("labels")
+    return labels if isinstance(labels, Mapping) else {}
 
 
 # ------------------------------------------------------------------ policy

@@ -258,3 +258,15 @@ def test_the_reason_names_the_first_subject_that_applies_and_bindings_in_name_or
         _binding("RoleBinding", "a-first", "ClusterRole", "reader", subjects, "d")], [])
     decision = policy.authorize(ALICE, attrs("get", "pods", namespace="d"))
     assert decision.reason == 'RBAC: allowed by RoleBinding "a-first/d" of ClusterRole "reader" to Group "devs"'
+
+
+@pytest.mark.timeout(20)
+def test_aggregation_of_roles_that_all_select_each_other_settles() -> None:
+    """A clique of aggregated roles (each picks every other) must not be walked path by path."""
+    clique = [_role("ClusterRole", f"agg-{i:02}", [], labels={"team": "x"}, aggregate={"team": "x"})
+              for i in range(40)]
+    sources = [_role("ClusterRole", f"src-{i}", [rule(verbs=["get"], apiGroups=[""], resources=[f"r{i}"])],
+                     labels={"team": "x"}) for i in range(5)]
+    effective = aggregated_rules(clique + sources)
+    expected = [rule(verbs=["get"], apiGroups=[""], resources=[f"r{i}"]) for i in range(5)]
+    assert all(effective[f"agg-{i:02}"] == expected for i in range(40))
