@@ -64,6 +64,7 @@ from py_engine.sim.authorizer import Authorizer
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.identity import user_from_json
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, PatchType, WatchEvent
+from py_engine.sim.rbac_aggregation import ClusterRoleAggregator
 from py_engine.sim.resources import (
     Registry,
     ResourceDef,
@@ -212,6 +213,7 @@ class ApiServer:
         self._tls = threading.local()
         self.store.on_removed.append(self._on_removed)
         self.authorizer = Authorizer(self.store, authorization_mode)
+        self.aggregator = ClusterRoleAggregator(self.store)
         for ns in SYSTEM_NAMESPACES:
             self.create("v1/namespaces", None, {"metadata": {"name": ns}})
         for role in rbac_bootstrap.cluster_roles():

@@ -134,6 +134,9 @@ class Store:
         self._watchers: dict[str, set[Watcher]] = {}
         self._changed_at: dict[str, int] = {}  # resource -> revision of its latest write
         self.on_removed: builtins.list[Callable[[str, JSON], None]] = []
+        self.on_written: builtins.list[Callable[[str, JSON], None]] = []
+        """Called after every create, update and removal (outside the lock) with the resource
+        and the stored object, for derived state kept in other objects (ClusterRole aggregation)."""
 
     # ----------------------------------------------------------------- reads
 
@@ -200,7 +203,8 @@ class Store:
             stored = self._stamp(obj)
             bucket[(namespace, name)] = stored
             self._emit(resource, "ADDED", stored, None)
-            return stored
+        self._written(resource, stored)
+        return stored
 
     def update(self, resource: str, namespace: str, name: str, obj: JSON, expected_rv: str) -> JSON:
         """Replace an object if its resourceVersion is still `expected_rv`."""
@@ -214,7 +218,8 @@ class Store:
             stored = self._stamp(obj)
             bucket[(namespace, name)] = stored
             self._emit(resource, "MODIFIED", stored, old)
-            return stored
+        self._written(resource, stored)
+        return stored
 
     def remove(self, resource: str, namespace: str, name: str, expected_rv: str | None) -> JSON:
         """Delete an object (optionally only at `expected_rv`); returns it with the deletion rv."""
@@ -230,7 +235,12 @@ class Store:
             self._emit(resource, "DELETED", stored, old)
         for hook in list(self.on_removed):
             hook(resource, stored)
+        self._written(resource, stored)
         return stored
+
+    def _written(self, resource: str, stored: JSON) -> None:
+        for hook in list(self.on_written):
+            hook(resource, stored)
 
     # ----------------------------------------------------------------- watch
 

@@ -294,3 +294,20 @@ def test_rbac_objects_are_served_validated_and_discovered(https_server: RunningS
     with pytest.raises(ApiException) as changed:
         rbac.patch_namespaced_role_binding("b", "default", {"roleRef": {"name": "other"}})
     assert changed.value.status == 422 and "cannot change roleRef" in changed.value.body
+
+
+def test_aggregated_rules_are_written_back_like_the_aggregation_controller(
+        apiserver: ApiServer, https_server: RunningServer, client_for: ClientFactory) -> None:
+    rbac = RbacAuthorizationV1Api(client_for(https_server.token))
+    spreads = {"apiGroups": ["spreadgate.dev"], "resources": ["workloadspreads"], "verbs": ["get", "list", "watch"]}
+    rbac.create_cluster_role({"metadata": {"name": "spreads-view", "labels": {
+        "rbac.authorization.k8s.io/aggregate-to-view": "true"}}, "rules": [spreads]})
+
+    def has_spreads(role: str) -> bool:
+        rules = rbac.read_cluster_role(role).rules or []
+        return any(r.api_groups == ["spreadgate.dev"] for r in rules)
+
+    assert has_spreads("view") and has_spreads("edit") and has_spreads("admin")  # view -> edit -> admin
+    assert not has_spreads("cluster-admin")
+    rbac.delete_cluster_role("spreads-view")
+    assert not has_spreads("view") and not has_spreads("admin")
