@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -106,3 +107,24 @@ def test_kubectl_as_is_authorized_and_denials_read_like_a_real_cluster(
     assert refused.returncode != 0
     assert ('users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the '
             'cluster scope') in refused.stderr
+
+
+def test_the_readme_rbac_commands_do_what_their_comments_say(kubeconfig: str, tmp_path: Path) -> None:
+    """The `kubectl` block under "RBAC is enforced in the playground too" in README.md, line by line."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("RBAC is enforced in the playground too", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    kubectl = _runner(kubeconfig, tmp_path)
+    lines = [line for line in block.splitlines() if line.strip()]
+    assert len(lines) >= 5
+    for line in lines:
+        command, _, comment = line.partition("#")
+        args = shlex.split(command)
+        assert args[0] == "kubectl", line
+        done = kubectl(*args[1:])
+        expected = comment.strip()
+        if expected in ("yes", "no"):
+            assert done.stdout.strip() == expected, (line, done.stdout, done.stderr)
+        elif expected.startswith("Error from server (Forbidden)"):
+            assert done.returncode != 0 and expected.rstrip(". ") in done.stderr, (line, done.stderr)
+        else:
+            assert done.returncode == 0, (line, done.stderr)
