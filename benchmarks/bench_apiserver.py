@@ -53,7 +53,7 @@ def _start_webhook() -> tuple[subprocess.Popen[str], str, str]:
     return proc, info["url"], info["ca_bundle"]
 
 
-def _http_creates(port: int, ca_pem: str, n: int) -> tuple[float, list[float], int]:
+def _http_creates(port: int, ca_pem: str, token: str, n: int) -> tuple[float, list[float], int]:
     latencies: list[float] = []
     failures = 0
     lock = threading.Lock()
@@ -73,7 +73,7 @@ def _http_creates(port: int, ca_pem: str, n: int) -> tuple[float, list[float], i
                     break
                 t0 = time.perf_counter()
                 resp = pool.request("POST", "/api/v1/namespaces/bench/pods", body=_pod(i, "http"),
-                                    headers={"Content-Type": "application/json"})
+                                    headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
                 mine.append(time.perf_counter() - t0)
                 if resp.status != 201:
                     bad += 1
@@ -116,11 +116,11 @@ def main(quick: bool = False) -> dict[str, Any]:
         api.create("admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", None,
                    webhook_configuration("noop", url, ca_bundle))
         # warm up connections and code paths (not measured)
-        _http_creates(server.port, server.ca_pem, 0)
+        _http_creates(server.port, server.ca_pem, server.token, 0)
         api.create("v1/pods", "bench", json.loads(_pod(0, "warm")))
         server.reset_stats()
         calls_before = api.admission.calls_total
-        wall, latencies, failures = _http_creates(server.port, server.ca_pem, n)
+        wall, latencies, failures = _http_creates(server.port, server.ca_pem, server.token, n)
         requests, cpu = server.requests, server.cpu_seconds
         webhook_calls = api.admission.calls_total - calls_before
         inproc = _in_process_creates(api, n)

@@ -5,7 +5,12 @@ the WorkloadSpread CRD from `manifests/base/crd.yaml` (and, unless `united=False
 the UnitedDeployment CRD, minimal Kruise CloneSet/StatefulSet CRDs and the
 UnitedDeployment controller beside the WorkloadSpread one), starts the real webhook
 on 127.0.0.1 with a certificate from a throwaway CA and registers it, and runs
-the real controller loop. Two modes:
+the real controller loop. The webhook and the controller authenticate as their
+ServiceAccounts (`spreadgate-system/spreadgate-webhook`, `.../spreadgate-controller`)
+under the shipped RBAC (`manifests/base/rbac-*.yaml`, applied at start), which the
+embedded cluster enforces, so a grant the code needs and the manifests lack fails here
+as it would in a real cluster (`component_identities=False`: both run as the
+administrator). The kubeconfig written for people is the administrator's. Two modes:
 
 * **virtual** (`spreadgate simulate`, deterministic tests): the cluster is
   stepped on a `VirtualClock`; the controller reads fresh lists each pass
@@ -39,11 +44,13 @@ from py_engine.controller.runtime.daemon import ControllerRuntime
 from py_engine.controller.runtime.loop import LoopOptions, SpreadController
 from py_engine.controller.runtime.sources import ListedSource
 from py_engine.resources import (
+    RBAC_MANIFESTS,
     UNITEDDEPLOYMENT_CRD,
     WEBHOOK_CONFIGURATIONS,
     WORKLOADSPREAD_CRD,
     read_text,
     read_yaml,
+    read_yaml_documents,
 )
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.sim.cluster import Cluster
@@ -63,6 +70,14 @@ MUTATING = "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 VALIDATING = "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 SPREADS = "spreadgate.dev/v1alpha1/workloadspreads"
 DEPLOYMENTS = "apps/v1/deployments"
+PRODUCT_NAMESPACE = "spreadgate-system"
+WEBHOOK_ACCOUNT = "spreadgate-webhook"
+CONTROLLER_ACCOUNT = "spreadgate-controller"
+_RBAC_RESOURCES = {"ServiceAccount": ("v1/serviceaccounts", True),
+                   "Role": ("rbac.authorization.k8s.io/v1/roles", True),
+                   "RoleBinding": ("rbac.authorization.k8s.io/v1/rolebindings", True),
+                   "ClusterRole": ("rbac.authorization.k8s.io/v1/clusterroles", False),
+                   "ClusterRoleBinding": ("rbac.authorization.k8s.io/v1/clusterrolebindings", False)}
 
 class HybridClock:
     """Virtual `now()` (what records are stamped with), real `monotonic()`/`sleep()` (how long to wait)."""
@@ -111,6 +126,17 @@ def webhook_configurations(url: str, ca_pem: str) -> list[tuple[str, dict[str, A
     return installed
 
 
+def install_product_rbac(api: Any, namespace: str = PRODUCT_NAMESPACE) -> None:
+    """Apply the shipped ServiceAccounts, (Cluster)Roles and bindings (`manifests/base/`) as
+    `kubectl apply -k` would: namespaced objects into `namespace`, created when missing."""
+    with contextlib.suppress(Exception):
+        api.create("v1/namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    for relative in RBAC_MANIFESTS:
+        for doc in read_yaml_documents(relative):
+            resource, namespaced = _RBAC_RESOURCES[doc["kind"]]
+            api.create(resource, namespace if namespaced else None, doc)
+
+
 def poll(condition: Callable[[], Any], timeout: float, what: str) -> Any:
     """Poll (real time) until `condition()` is truthy; TimeoutError at the deadline."""
     deadline = time.monotonic() + timeout
@@ -135,7 +161,7 @@ class Stack:
                  workdir: str | Path | None = None, port: int = 0, host: str = "127.0.0.1",
                  kubeconfig_out: str | Path | None = None, faults: str | None = None,
                  united: bool = True, united_options: UnitedOptions | None = None, webhook_port: int = 0,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, component_identities: bool = True) -> None:
         self.virtual = virtual
         self.clock: Clock = VirtualClock(START) if virtual else RealClock()
         self.options = options or LoopOptions()
@@ -144,6 +170,11 @@ class Stack:
         self.workdir = Path(workdir) if workdir is not None else Path(str(self._tmp))
         self.port, self.host, self.kubeconfig_out = port, host, kubeconfig_out
         self.webhook_port = webhook_port  # 0: a free port
+        # The webhook and the controller authenticate as their ServiceAccounts under the shipped
+        # RBAC (a missing grant is a 403, as on a real cluster); False: both as the administrator.
+        self.component_identities = component_identities
+        self.webhook_kubeconfig: str | None = None
+        self.controller_kubeconfig: str | None = None
         self.cluster = Cluster(clock=self.clock, nodes=nodes, kubelet=kubelet, faults=faults, seed=seed)
         self.api = self.cluster.api
         self.hook: Webhook | None = None
@@ -174,13 +205,20 @@ class Stack:
         self.api.create(CRDS, None, load_crd())
         if self.united:
             self._install_united()
+        self.webhook_kubeconfig = self.controller_kubeconfig = kubeconfig
+        if self.component_identities:
+            install_product_rbac(self.api)
+            self.webhook_kubeconfig = str(self.cluster.service_account_kubeconfig(
+                self.workdir / "webhook.kubeconfig", PRODUCT_NAMESPACE, WEBHOOK_ACCOUNT))
+            self.controller_kubeconfig = str(self.cluster.service_account_kubeconfig(
+                self.workdir / "controller.kubeconfig", PRODUCT_NAMESPACE, CONTROLLER_ACCOUNT))
         ca = CertificateAuthority("spreadgate-stack-ca")
         pair = ca.issue(dns_names=["localhost"], ip_addresses=["127.0.0.1"])
         cert, key = self.workdir / "tls.crt", self.workdir / "tls.key"
         cert.write_text(pair.cert_pem, encoding="ascii")
         key.write_text(pair.key_pem, encoding="ascii")
         key.chmod(0o600)
-        self.hook = Webhook(WebhookOptions(cert_file=str(cert), key_file=str(key), kubeconfig=kubeconfig,
+        self.hook = Webhook(WebhookOptions(cert_file=str(cert), key_file=str(key), kubeconfig=self.webhook_kubeconfig,
                                            host="127.0.0.1", port=self.webhook_port, threads=16,
                                            watch_timeout_seconds=60),
                             clock=HybridClock(self.clock) if self.virtual else self.clock)
@@ -208,7 +246,7 @@ class Stack:
 
     def start_controller(self) -> None:
         """Start (or restart, after `stop_controller`) the controller loop."""
-        kubeconfig = str(self.cluster.kubeconfig_path)
+        kubeconfig = self.controller_kubeconfig or str(self.cluster.kubeconfig_path)
         self.client = KubeClient.load(kubeconfig, timeout=10)
         if self.virtual:
             self.source = ListedSource(self.client)

@@ -5,7 +5,10 @@ Starts the API server with its HTTPS front end, the workload controllers
 scheduler and a simulated kubelet for every node of the pool, in real time;
 then, unless `--bare`, installs the WorkloadSpread CRD, runs the real admission
 webhook on 127.0.0.1 (its own CA, registered with `caBundle`) and the real
-controller: the assembled stack of `py_engine.assembled_stack.Stack`. Prints the
+controller, each as its ServiceAccount under the shipped RBAC (the cluster authorizes
+every request like kube-apiserver; the kubeconfig's user is a cluster administrator,
+`kubectl --as` and `kubectl auth can-i` work): the assembled stack of
+`py_engine.assembled_stack.Stack`. Prints the
 URL, the kubeconfig path and the commands to try, then serves until SIGINT or
 SIGTERM, when it stops everything and exits 0. Use it with
 `kubectl --kubeconfig FILE ...` or any Kubernetes client.
@@ -197,6 +200,9 @@ def _serve_playground(args: argparse.Namespace, nodes: list[Any] | None, kubelet
         print("spreadgate cluster: CRD workloadspreads.spreadgate.dev installed (short name sgws)", flush=True)
         print(f"spreadgate cluster: webhook at {stack.hook.url if stack.hook else '?'} (registered with its CA), "
               "controller running", flush=True)
+        print("spreadgate cluster: RBAC enforced; the kubeconfig's user is a cluster administrator, the webhook "
+              "and the controller run as the ServiceAccounts spreadgate-system/spreadgate-webhook and "
+              "spreadgate-system/spreadgate-controller", flush=True)
         print(f"kubeconfig: {kubeconfig}", flush=True)
         print(_next_steps(kubeconfig), flush=True)
         _wait(stop)

@@ -3,8 +3,8 @@
 The Rego policies, the CRDs and the example scenarios have one source of truth:
 the repository's top-level `policies/` and `manifests/` folders, which reviewers,
 `opa test`, conftest and kustomize read. This package reaches them through two
-symbolic links (`policies`, `scenarios`, one per CRD in `crds/`, and the webhook
-configurations in `webhooks/`), so an
+symbolic links (`policies`, `scenarios`, one per CRD in `crds/`, one per RBAC file in
+`rbac/`, and the webhook configurations in `webhooks/`), so an
 editable install reads the very
 files in the checkout, and the wheel build copies the linked files listed in
 `pyproject.toml` (`[tool.setuptools.package-data]`) into the installed package.
@@ -29,6 +29,9 @@ WORKLOADSPREAD_CRD = "crds/workloadspread.yaml"
 UNITEDDEPLOYMENT_CRD = "crds/uniteddeployment.yaml"
 WEBHOOK_CONFIGURATIONS = "webhooks/configurations.yaml"
 SCENARIOS = "scenarios"
+RBAC_MANIFESTS = ("rbac/serviceaccounts.yaml", "rbac/webhook.yaml", "rbac/controller.yaml")
+"""The base's ServiceAccounts and RBAC (`manifests/base/`), which the embedded stack applies so the
+webhook and the controller run there under the identities and grants a real install gives them."""
 
 
 def resource(relative: str) -> Traversable:
@@ -50,6 +53,14 @@ def read_yaml(relative: str) -> dict[str, Any]:
     if not isinstance(loaded, dict):
         raise ValueError(f"{relative}: expected one YAML object")
     return loaded
+
+
+def read_yaml_documents(relative: str) -> list[dict[str, Any]]:
+    """Every object of a shipped multi-document YAML file (empty documents skipped)."""
+    docs = [d for d in yaml.safe_load_all(read_text(relative)) if d is not None]
+    if not all(isinstance(d, dict) for d in docs):
+        raise ValueError(f"{relative}: expected YAML objects")
+    return docs
 
 
 def walk(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:

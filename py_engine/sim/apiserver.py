@@ -22,7 +22,12 @@ Spreadgate depends on:
 - subresources: pods/status, pods/eviction, pods/binding, `scale` for
   deployments/replicasets/statefulsets and CRDs declaring it;
 - admission webhooks for CREATE/UPDATE/DELETE and pods/eviction,
-  pods/binding CREATE; warnings are returned per request.
+  pods/binding CREATE; warnings are returned per request;
+- RBAC objects (`rbac.authorization.k8s.io/v1`, with kube-apiserver's default
+  ClusterRoles and bindings created at start, py_engine/sim/rbac_bootstrap.py) and the
+  access reviews answered from them (py_engine/sim/access_reviews.py). Requests over
+  HTTPS are authenticated and authorized by the front end (py_engine/sim/http_server.py);
+  in-process calls are trusted, whoever `as_user` says they come from.
 
 Namespace deletion is simplified: the namespace turns Terminating, the server
 itself deletes its contents (no namespace controller) and removes the
@@ -54,11 +59,14 @@ from py_engine.semantics.clock import Clock, RealClock
 from py_engine.semantics.labels import SelectorError, format_label_selector, parse_selector
 from py_engine.semantics.strategic_merge import StrategicMergeError, json_merge_patch, strategic_merge
 from py_engine.semantics.timeutil import format_time
-from py_engine.sim import errors, kinds
+from py_engine.sim import access_reviews, errors, kinds, rbac_bootstrap
 from py_engine.sim.admission import MUTATING, VALIDATING, Admission, AdmissionAttributes, ServiceResolver
+from py_engine.sim.authorizer import Authorizer
 from py_engine.sim.faults import FaultInjector
+from py_engine.sim.identity import user_from_json
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, PatchType, WatchEvent
 from py_engine.sim.pruning import prune_custom_status
+from py_engine.sim.rbac_aggregation import ClusterRoleAggregator
 from py_engine.sim.resources import (
     Registry,
     ResourceDef,
@@ -190,12 +198,14 @@ class ApiServer:
     loopback URLs (see `py_engine.sim.admission`). `faults` is consulted for
     every HTTP request and, if `faults.in_process`, for in-process calls.
     `history_size` bounds the watch event history (older resume -> 410).
+    `authorization_mode` is `RBAC` (default) or `AlwaysAllow` (py_engine/sim/authorizer.py).
     """
 
     def __init__(self, clock: Clock | None = None, *, history_size: int = 10_000,
                  service_resolver: ServiceResolver | None = None, faults: FaultInjector | None = None,
                  bookmark_interval: float = 30.0, audit_size: int = 1000,
-                 max_object_bytes: int = MAX_OBJECT_BYTES, name_seed: int | None = None) -> None:
+                 max_object_bytes: int = MAX_OBJECT_BYTES, name_seed: int | None = None,
+                 authorization_mode: str = "RBAC") -> None:
         self.clock: Clock = clock or RealClock()
         # Suffixes of generated names: unpredictable as kube-apiserver's by default; drawn from a
         # seeded generator when a run must be reproducible (`spreadgate simulate`).
@@ -209,8 +219,14 @@ class ApiServer:
         self.admission = Admission(self._webhook_configs, self._namespace_labels, service_resolver, audit_size)
         self._tls = threading.local()
         self.store.on_removed.append(self._on_removed)
+        self.authorizer = Authorizer(self.store, authorization_mode)
+        self.aggregator = ClusterRoleAggregator(self.store)
         for ns in SYSTEM_NAMESPACES:
             self.create("v1/namespaces", None, {"metadata": {"name": ns}})
+        for role in rbac_bootstrap.cluster_roles():
+            self.create("rbac.authorization.k8s.io/v1/clusterroles", None, role)
+        for binding in rbac_bootstrap.cluster_role_bindings():
+            self.create("rbac.authorization.k8s.io/v1/clusterrolebindings", None, binding)
 
     # ------------------------------------------------------------ utilities
 
@@ -352,6 +368,10 @@ class ApiServer:
     def do_create(self, rd: ResourceDef, namespace: str | None, obj: Any, *, subresource: str | None,
                   name: str | None, dry_run: bool, ctx: RequestContext) -> tuple[JSON, int]:
         """Create; `obj` is owned (mutated). Returns (stored object or Status, HTTP code)."""
+        if rd.group in access_reviews.REVIEW_GROUPS:
+            if rd.namespaced and not namespace:
+                raise errors.bad_request(f"a namespace is required for {rd.group_resource}")
+            return access_reviews.review(rd, namespace, obj, user_from_json(ctx.user), self.authorizer), 201
         if rd.kind == "Pod" and subresource == "eviction":
             return self._evict(rd, namespace, name or "", obj, dry_run, ctx)
         if (rd.kind == "Pod" and subresource == "binding") or rd.kind == "Binding":
@@ -402,6 +422,8 @@ class ApiServer:
         causes = kinds.validate_name(rd, name_) + kinds.validate(rd, obj, None)
         if causes:
             raise self._invalid(rd, name_, causes)
+        if rd.group == "rbac.authorization.k8s.io":
+            self.authorizer.confirm_no_escalation(user_from_json(ctx.user), rd.kind, obj, ns)
         a.object = obj
         self.admission.validate(a, ctx.warnings)
         if dry_run:
@@ -597,6 +619,8 @@ class ApiServer:
         causes = kinds.validate(rd, new, cur)
         if causes:
             raise self._invalid(rd, name, causes)
+        if rd.group == "rbac.authorization.k8s.io":
+            self.authorizer.confirm_no_escalation(user_from_json(ctx.user), rd.kind, new, ns)
         a.object = new
         self.admission.validate(a, ctx.warnings)
         if dry_run:

@@ -14,8 +14,10 @@
   latency plus one sync, i.e. milliseconds.
 
 `serve_https()` adds the HTTPS front end (the API server engineer's
-`http_server`) and writes a kubeconfig, so `kubectl` and the Kubernetes
-Python client can talk to the cluster. The cluster is a context manager:
+`http_server`) and writes a kubeconfig (a cluster administrator's), so `kubectl`
+and the Kubernetes Python client can talk to the cluster;
+`service_account_kubeconfig()` writes one for a ServiceAccount, whose requests RBAC
+then authorizes. The cluster is a context manager:
 leaving it stops threads, the HTTPS server and every watch.
 """
 
@@ -213,3 +215,15 @@ class Cluster:
         self.kubeconfig_path = Path(server.write_kubeconfig(str(kubeconfig_out)))
         self.url = server.url
         return server.url
+
+    def service_account_kubeconfig(self, path: str | Path, namespace: str, name: str) -> Path:
+        """Write a kubeconfig that authenticates as the ServiceAccount `namespace/name` (RBAC
+        then applies to it, as to a pod running under that account); needs `serve_https()`."""
+        if self._https is None:
+            raise RuntimeError("serve_https() first: tokens are issued by the HTTPS front end")
+        return Path(self._https.service_account_kubeconfig(str(path), namespace, name))
+
+    @property
+    def refusals(self) -> list[str]:
+        """The HTTPS front end's latest 401/403 answers (see `RunningServer.refusals`)."""
+        return [] if self._https is None else list(self._https.refusals)

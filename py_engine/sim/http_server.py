@@ -7,10 +7,14 @@ answered with a Kubernetes `Status` body (400/404/405/409/410/413/415/422/
 429/500/504), never a traceback or a hung connection; unexpected exceptions
 become a 500 Status and are kept in `RunningServer.errors` for tests.
 
-There is no authentication or authorization: any (or no) bearer token is
-accepted and requests act as `kubernetes-admin` in `system:masters`, unless an
-`Impersonate-User` / `Impersonate-Group` header names someone else (which then
-shows up in admission `userInfo`).
+Every request is authenticated, impersonated and authorized before it is routed,
+in kube-apiserver's order: the bearer token names the user (py_engine/sim/authn.py:
+the written kubeconfig's token is `kubernetes-admin` in `system:masters`; tokens can be
+issued for ServiceAccounts and other users; no token is `system:anonymous`, an unknown
+one a 401); `Impersonate-*` headers switch to another identity when the caller may
+`impersonate` it (py_engine/sim/impersonation.py); the request's attributes
+(py_engine/sim/request_info.py) are checked against RBAC (py_engine/sim/rbac.py), and a
+refusal is kube-apiserver's 403 Status. The identity reaches admission as `userInfo`.
 
 Not implemented: protobuf (JSON/YAML only), server-side apply
 (`application/apply-patch+yaml` is a 415), list pagination (`limit`/`continue`
@@ -30,7 +34,8 @@ from __future__ import annotations
 
 import base64
 import json
-import secrets
+import logging
+import os
 import select
 import ssl
 import threading
@@ -45,14 +50,19 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from py_engine.sim import discovery, errors, negotiation, openapi, tables
+from py_engine.logsetup import fields
+from py_engine.sim import discovery, errors, impersonation, negotiation, openapi, tables
 from py_engine.sim.apiserver import ApiServer, ApiWatch, RequestContext
+from py_engine.sim.authn import ADMIN, TokenAuthenticator
+from py_engine.sim.identity import UserInfo
 from py_engine.sim.interface import JSON, ApiError
+from py_engine.sim.request_info import request_attributes, split_path
 from py_engine.sim.resources import ResourceDef
 from py_engine.sim.tls import CertificateAuthority
 from py_engine.sim.tls_http import TLSThreadingHTTPServer
 
-ADMIN_USER: JSON = {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]}
+ADMIN_USER: JSON = ADMIN.to_json()
+log = logging.getLogger(__name__)
 
 _PATCH_TYPES = {
     "application/merge-patch+json": "merge",
@@ -60,7 +70,7 @@ _PATCH_TYPES = {
     "application/strategic-merge-patch+json": "strategic",
 }
 _DRAIN_LIMIT = 64 * 1024 * 1024
-_REASONS = {200: "OK", 201: "Created", 202: "Accepted", 400: "Bad Request", 403: "Forbidden",
+_REASONS = {200: "OK", 201: "Created", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
             404: "Not Found", 405: "Method Not Allowed", 409: "Conflict", 410: "Gone",
             413: "Request Entity Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Entity",
             429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
@@ -118,8 +128,9 @@ class _Handler(BaseHTTPRequestHandler):
         t0 = getattr(self, "_t0", None) or time.thread_time()
         self._streamed = False
         self._body_read = False
-        ctx = RequestContext(user=self._user(), external=True)
+        ctx = RequestContext(user={}, external=True)
         try:
+            ctx.user = self._authorize(method).to_json()
             reply = self._route(method, ctx)
         except ApiError as exc:
             reply = self._status_reply(exc.status)
@@ -135,12 +146,28 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._streamed:
             self.server.account(time.thread_time() - t0)
 
-    def _user(self) -> JSON:
-        who = self.headers.get("Impersonate-User")
-        if not who:
-            return dict(ADMIN_USER)
-        groups = self.headers.get_all("Impersonate-Group") or ["system:authenticated"]
-        return {"username": who, "groups": list(groups)}
+    def _authorize(self, method: str) -> UserInfo:
+        """Who is asking (token, then impersonation) and whether they may: 401/403 otherwise,
+        each refusal logged once and kept in `RunningServer.refusals`."""
+        authorizer = self.server.api.authorizer
+        user: UserInfo | None = None
+        try:
+            user = self.server.authenticator.authenticate(self.headers.get("Authorization"))
+            headers = list(self.headers.items())
+            if impersonation.requested(headers):
+                user = impersonation.impersonate(user, headers, authorizer.authorize)
+            parts = urlsplit(self.path)
+            q = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+            authorizer.check(user, request_attributes(method, parts.path, q))
+        except ApiError as exc:
+            if exc.code in (401, 403):
+                who = user.username if user is not None else ""
+                message = str(exc.status.get("message", ""))
+                self.server.refusals.append(f"{exc.code} {method} {urlsplit(self.path).path} {who}: {message}")
+                log.info("request refused", extra=fields(code=exc.code, method=method, path=urlsplit(self.path).path,
+                                                         user=who or None, message=message))
+            raise
+        return user
 
     def _status_reply(self, st: JSON) -> _Reply:
         code = int(st.get("code", 500))
@@ -242,7 +269,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, method: str, ctx: RequestContext) -> _Reply | None:
         parts = urlsplit(self.path)
         q = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        segs = [s for s in parts.path.split("/") if s]
+        segs = split_path(parts.path)
         api = self.server.api
         if not segs or segs[0] in ("version", "healthz", "livez", "readyz", "openapi", "api", "apis"):
             info = self._route_info(method, segs)
@@ -499,9 +526,12 @@ class _HttpServer(TLSThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, addr: tuple[str, int], api: ApiServer, ssl_ctx: ssl.SSLContext) -> None:
+    def __init__(self, addr: tuple[str, int], api: ApiServer, ssl_ctx: ssl.SSLContext,
+                 authenticator: TokenAuthenticator) -> None:
         self.api = api
+        self.authenticator = authenticator
         self.errors: deque[str] = deque(maxlen=100)
+        self.refusals: deque[str] = deque(maxlen=1000)
         self.cpu_seconds = 0.0
         self.requests = 0
         self._stat_lock = threading.Lock()
@@ -533,7 +563,9 @@ class _HttpServer(TLSThreadingHTTPServer):
 @dataclass
 class RunningServer:
     """A started HTTPS front end. `url` (https://127.0.0.1:PORT), `ca_pem` (the CA
-    clients must trust), `write_kubeconfig(path)`, `stop()`; usable as a context manager."""
+    clients must trust), `write_kubeconfig(path)` (the cluster administrator's),
+    `issue_token(user)` / `service_account_kubeconfig(path, ns, name)` for other
+    identities, `stop()`; usable as a context manager."""
 
     api: ApiServer
     url: str
@@ -542,6 +574,8 @@ class RunningServer:
     ca_pem: str
     ca: CertificateAuthority
     token: str
+    """The administrator's bearer token (`kubernetes-admin` in `system:masters`)."""
+    authenticator: TokenAuthenticator
     _server: _HttpServer
     _thread: threading.Thread
 
@@ -555,6 +589,11 @@ class RunningServer:
         return self._server.requests
 
     @property
+    def refusals(self) -> list[str]:
+        """The latest 401/403 answers (bounded): `code METHOD path user: message`."""
+        return list(self._server.refusals)
+
+    @property
     def errors(self) -> list[str]:
         """Tracebacks of unexpected exceptions (each was answered with a 500 Status)."""
         return list(self._server.errors)
@@ -564,22 +603,36 @@ class RunningServer:
             self._server.cpu_seconds = 0.0
             self._server.requests = 0
 
-    def kubeconfig(self, namespace: str = "default", context: str = "spreadgate") -> JSON:
+    def kubeconfig(self, namespace: str = "default", context: str = "spreadgate", *, token: str | None = None,
+                   user_name: str = "admin") -> JSON:
+        """A kubeconfig for this server: the administrator's, or the holder of `token`'s."""
         return {
             "apiVersion": "v1", "kind": "Config", "current-context": context, "preferences": {},
             "clusters": [{"name": context, "cluster": {
                 "server": self.url,
                 "certificate-authority-data": base64.b64encode(self.ca_pem.encode()).decode()}}],
-            "users": [{"name": f"{context}-admin", "user": {"token": self.token}}],
-            "contexts": [{"name": context, "context": {"cluster": context, "user": f"{context}-admin",
+            "users": [{"name": f"{context}-{user_name}", "user": {"token": token or self.token}}],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": f"{context}-{user_name}",
                                                        "namespace": namespace}}],
         }
 
-    def write_kubeconfig(self, path: str, namespace: str = "default", context: str = "spreadgate") -> str:
+    def write_kubeconfig(self, path: str, namespace: str = "default", context: str = "spreadgate", *,
+                         token: str | None = None, user_name: str = "admin") -> str:
         """Write a kubeconfig with the CA data embedded; returns the path."""
-        with open(path, "w", encoding="utf-8") as f:
-            yaml.safe_dump(self.kubeconfig(namespace, context), f, sort_keys=False)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            yaml.safe_dump(self.kubeconfig(namespace, context, token=token, user_name=user_name), f, sort_keys=False)
         return path
+
+    def issue_token(self, user: UserInfo) -> str:
+        """A bearer token that authenticates as `user` (plus `system:authenticated`)."""
+        return self.authenticator.issue(user)
+
+    def service_account_kubeconfig(self, path: str, namespace: str, name: str) -> str:
+        """Write a kubeconfig that authenticates as the ServiceAccount `namespace/name`, as a
+        pod running under it would (the ServiceAccount object itself is not required)."""
+        token = self.authenticator.issue_service_account_token(namespace, name)
+        return self.write_kubeconfig(path, namespace, token=token, user_name=name)
 
     def stop(self) -> None:
         """Stop accepting, end HTTP watches, close connections, join handler threads."""
@@ -598,10 +651,12 @@ def serve_https(api: ApiServer, host: str = "127.0.0.1", port: int = 0, *,
     """Serve `api` over HTTPS on `host:port` (port 0 picks a free one)."""
     ca = ca or CertificateAuthority()
     cert = ca.issue(dns_names=["localhost", "kubernetes", "kubernetes.default.svc"], ip_addresses=[host])
-    server = _HttpServer((host, port), api, cert.server_context())
+    authenticator = TokenAuthenticator()
+    admin_token = authenticator.issue(ADMIN)
+    server = _HttpServer((host, port), api, cert.server_context(), authenticator)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
                               name="apiserver-accept", daemon=True)
     thread.start()
     bound_port = int(server.server_address[1])
     return RunningServer(api, f"https://{host}:{bound_port}", host, bound_port, ca.cert_pem, ca,
-                         "spreadgate-" + secrets.token_hex(8), server, thread)
+                         admin_token, authenticator, server, thread)

@@ -26,6 +26,7 @@ from py_engine.semantics.labels import (
 from py_engine.sim.crd_columns import printer_column_causes
 from py_engine.sim.interface import JSON
 from py_engine.sim.pruning import prune_custom_object
+from py_engine.sim.rbac_validation import rbac_causes
 from py_engine.sim.resources import ResourceDef
 
 Cause = tuple[str, str, str]
@@ -175,6 +176,11 @@ def validate_name(rd: ResourceDef, name: str) -> list[Cause]:
         return []
     if rd.kind == "CustomResourceDefinition":
         return []
+    if rd.group == "rbac.authorization.k8s.io":  # RBAC names are path segments (`system:discovery`)
+        if name in (".", "..") or "/" in name or "%" in name:
+            return [("metadata.name", "FieldValueInvalid",
+                     f"Invalid value: \"{name}\": may not be '.' or '..' and may not contain '/' or '%'")]
+        return []
     if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
         return [("metadata.name", "FieldValueInvalid",
                  f"Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case "
@@ -320,6 +326,8 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
             causes.append(("data", "FieldValueInvalid", "Invalid value: field is immutable"))
     elif kind == "CustomResourceDefinition":
         causes += _validate_crd(obj)
+    else:
+        causes += rbac_causes(kind, obj, old)
     return causes
 
 

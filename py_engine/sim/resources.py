@@ -150,6 +150,36 @@ def builtin_defs() -> list[ResourceDef]:
         ResourceDef("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                     "CustomResourceDefinition", False, "customresourcedefinition",
                     frozenset({"status"}), ("crd", "crds"), has_generation=True),
+        *rbac_defs(),
+        *review_defs(),
+    ]
+
+
+def rbac_defs() -> list[ResourceDef]:
+    """`rbac.authorization.k8s.io/v1`, stored like any object and read by the authorizer."""
+    group = "rbac.authorization.k8s.io"
+    return [
+        ResourceDef(group, "v1", "roles", "Role", True, "role"),
+        ResourceDef(group, "v1", "rolebindings", "RoleBinding", True, "rolebinding"),
+        ResourceDef(group, "v1", "clusterroles", "ClusterRole", False, "clusterrole"),
+        ResourceDef(group, "v1", "clusterrolebindings", "ClusterRoleBinding", False, "clusterrolebinding"),
+    ]
+
+
+def review_defs() -> list[ResourceDef]:
+    """The access-review kinds (py_engine/sim/access_reviews.py): create only, never stored."""
+    authz, authn, create = "authorization.k8s.io", "authentication.k8s.io", ("create",)
+    return [
+        ResourceDef(authz, "v1", "subjectaccessreviews", "SubjectAccessReview", False, "subjectaccessreview",
+                    verbs=create),
+        ResourceDef(authz, "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False,
+                    "selfsubjectaccessreview", verbs=create),
+        ResourceDef(authz, "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", True,
+                    "localsubjectaccessreview", verbs=create),
+        ResourceDef(authz, "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False,
+                    "selfsubjectrulesreview", verbs=create),
+        ResourceDef(authn, "v1", "selfsubjectreviews", "SelfSubjectReview", False, "selfsubjectreview",
+                    verbs=create),
     ]
 
 

@@ -21,7 +21,7 @@ import builtins
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +132,11 @@ class Store:
         self._history: deque[StoredEvent] = deque(maxlen=history_size)
         self._compacted = 0  # rv of the newest event dropped from history
         self._watchers: dict[str, set[Watcher]] = {}
+        self._changed_at: dict[str, int] = {}  # resource -> revision of its latest write
         self.on_removed: builtins.list[Callable[[str, JSON], None]] = []
+        self.on_written: builtins.list[Callable[[str, JSON], None]] = []
+        """Called after every create, update and removal (outside the lock) with the resource
+        and the stored object, for derived state kept in other objects (ClusterRole aggregation)."""
 
     # ----------------------------------------------------------------- reads
 
@@ -153,6 +157,12 @@ class Store:
             else:
                 items = [o for (ns, _), o in bucket.items() if ns == namespace]
             return items, self._rv
+
+    def changed_at(self, resources: Iterable[str]) -> int:
+        """The revision of the latest write to any of `resources` (0: never written), so a
+        reader can cache what it derives from them until they, not the whole store, change."""
+        with self._lock:
+            return max((self._changed_at.get(r, 0) for r in resources), default=0)
 
     def count(self, resource: str, namespace: str | None = None) -> int:
         with self._lock:
@@ -179,6 +189,7 @@ class Store:
         if len(self._history) == self._history.maxlen:
             self._compacted = self._history[0].rv
         ev = StoredEvent(self._rv, resource, typ, obj, old)
+        self._changed_at[resource] = self._rv
         self._history.append(ev)
         for w in self._watchers.get(resource, ()):
             w.offer(ev)
@@ -192,7 +203,8 @@ class Store:
             stored = self._stamp(obj)
             bucket[(namespace, name)] = stored
             self._emit(resource, "ADDED", stored, None)
-            return stored
+        self._written(resource, stored)
+        return stored
 
     def update(self, resource: str, namespace: str, name: str, obj: JSON, expected_rv: str) -> JSON:
         """Replace an object if its resourceVersion is still `expected_rv`."""
@@ -206,7 +218,8 @@ class Store:
             stored = self._stamp(obj)
             bucket[(namespace, name)] = stored
             self._emit(resource, "MODIFIED", stored, old)
-            return stored
+        self._written(resource, stored)
+        return stored
 
     def remove(self, resource: str, namespace: str, name: str, expected_rv: str | None) -> JSON:
         """Delete an object (optionally only at `expected_rv`); returns it with the deletion rv."""
@@ -222,7 +235,12 @@ class Store:
             self._emit(resource, "DELETED", stored, old)
         for hook in list(self.on_removed):
             hook(resource, stored)
+        self._written(resource, stored)
         return stored
+
+    def _written(self, resource: str, stored: JSON) -> None:
+        for hook in list(self.on_written):
+            hook(resource, stored)
 
     # ----------------------------------------------------------------- watch
 

@@ -53,6 +53,11 @@ RESOURCES = {"MutatingWebhookConfiguration": "admissionregistration.k8s.io/v1/mu
              "ValidatingWebhookConfiguration": "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"}
 SPREADS = "spreadgate.dev/v1alpha1/workloadspreads"
 UDS = "spreadgate.dev/v1beta1/uniteddeployments"
+RBAC_KINDS = {"ServiceAccount": "v1/serviceaccounts",
+              "Role": "rbac.authorization.k8s.io/v1/roles",
+              "RoleBinding": "rbac.authorization.k8s.io/v1/rolebindings",
+              "ClusterRole": "rbac.authorization.k8s.io/v1/clusterroles",
+              "ClusterRoleBinding": "rbac.authorization.k8s.io/v1/clusterrolebindings"}
 
 
 def _args(docs: list[dict[str, Any]], deployment: str) -> argparse.Namespace:
@@ -110,10 +115,17 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
     hook_url: dict[str, str] = {}
     try:
         cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
-        kubeconfig = str(cluster.kubeconfig_path)
         api.create(CRDS, None, find(docs, "CustomResourceDefinition", "workloadspreads.spreadgate.dev"))
         api.create(CRDS, None, find(docs, "CustomResourceDefinition", "uniteddeployments.spreadgate.dev"))
         api.create("v1/namespaces", None, find(docs, "Namespace"))
+        # The rendered ServiceAccounts and RBAC, enforced by the embedded cluster: each component
+        # below authenticates as its own ServiceAccount, so a missing grant is a 403 here.
+        for doc in docs:
+            if doc["kind"] in RBAC_KINDS:
+                namespace = doc["metadata"].get("namespace")
+                api.create(RBAC_KINDS[doc["kind"]], namespace, doc)
+        hook_kubeconfig = str(cluster.service_account_kubeconfig(tmp_path / "webhook", *WEBHOOK_SA.split("/")))
+        ctl_kubeconfig = str(cluster.service_account_kubeconfig(tmp_path / "controller", *CONTROLLER_SA.split("/")))
         if self_signed:
             api.create("v1/secrets", NAMESPACE, find(docs, "Secret", hook_args.secret_name))
             cert, key = str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")
@@ -130,8 +142,8 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
         ca_options = SelfSignedOptions(namespace=NAMESPACE, secret_name=hook_args.secret_name,
                                        service_name=hook_args.service_name,
                                        webhook_configs=tuple(hook_args.webhook_configs.split(",")))
-        webhook_client = RecordingClient.load(kubeconfig, timeout=10, pool_size=32)
-        hook = Webhook(WebhookOptions(cert_file=cert, key_file=key, kubeconfig=kubeconfig, host="127.0.0.1", port=0,
+        webhook_client = RecordingClient.load(hook_kubeconfig, timeout=10, pool_size=32)
+        hook = Webhook(WebhookOptions(cert_file=cert, key_file=key, kubeconfig=hook_kubeconfig, host="127.0.0.1", port=0,
                                       threads=8, commit_timeout=hook_args.commit_timeout,
                                       on_commit_failure=hook_args.on_commit_failure, watch_timeout_seconds=30,
                                       self_signed=ca_options if hook_args.self_signed_ca else None),
@@ -139,7 +151,7 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
         hook.start()
         hook_url["url"] = hook.url
         assert hook.view.wait_ready(15)
-        controller_client = RecordingClient.load(kubeconfig, timeout=10)
+        controller_client = RecordingClient.load(ctl_kubeconfig, timeout=10)
         runtime = ControllerRuntime(controller_client, leader=LeaderConfig(
             name=ctl_args.lease_name, namespace=ctl_args.lease_namespace, identity="e2e"),
             watch_timeout_seconds=30, owns_client=True).start()
@@ -179,12 +191,15 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
         api.create("apps/v1/deployments", "opted-out", _deployment("opted-out", 2))
         wait_until(lambda: sum(_subsets_of(api, "opted-out").values()) == 2, 30, "2 opted-out pods")
         assert _subsets_of(api, "opted-out") == Counter({"-": 2})
+        refused = cluster.refusals
     finally:
         if runtime is not None:
             runtime.stop()
         if hook is not None:
             hook.stop()
         cluster.close()
+
+    assert refused == [], "the embedded cluster's RBAC refused requests of the product's ServiceAccounts"
 
     grants = rendered_grants(docs)
     for account, client in ((WEBHOOK_SA, webhook_client), (CONTROLLER_SA, controller_client)):

@@ -85,7 +85,7 @@ def test_the_wheel_carries_every_run_time_file_of_the_checkout(installed: Instal
         names = set(archive.namelist())
     policies = [p for p, _ in walk(resource(POLICIES)) if p.endswith(".rego") and not p.endswith("_test.rego")]
     expected = {f"py_engine/resources/policies/{p}" for p in policies}
-    for folder in ("crds", "scenarios", "webhooks"):
+    for folder in ("crds", "rbac", "scenarios", "webhooks"):
         expected |= {f"py_engine/resources/{folder}/{p}" for p, _ in walk(resource(folder))}
     expected |= {"py_engine/py.typed", "webhook/py.typed"}
     assert policies, "no policies found in the checkout"

@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import urllib3
 from webhook_testkit import wait_until as wait_for  # noqa: F401 - re-exported for the cluster tests
 
 from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.cluster import Cluster
+from py_engine.sim.http_server import RunningServer
 from py_engine.sim.kubelet import KubeletConfig
 from py_engine.sim.nodepool import nodes_from_description
 
@@ -55,3 +57,18 @@ def make_cluster() -> Iterator[Callable[..., Cluster]]:
     yield factory
     for cluster in made:
         cluster.close()
+
+
+class AdminPool(urllib3.HTTPSConnectionPool):
+    """A connection pool to the emulator that sends the administrator's bearer token with
+    every request (urllib3 replaces, not merges, a pool's default headers per request)."""
+
+    def __init__(self, server: RunningServer, maxsize: int = 1) -> None:
+        super().__init__("127.0.0.1", server.port, cert_reqs="CERT_REQUIRED", ca_cert_data=server.ca_pem,
+                         maxsize=maxsize, retries=False, timeout=urllib3.Timeout(total=10))
+        self.token = server.token
+
+    def urlopen(self, method: str, url: str, body: Any = None, headers: Any = None, *args: Any,
+                **kwargs: Any) -> Any:
+        merged = {**dict(headers or {}), "Authorization": f"Bearer {self.token}"}
+        return super().urlopen(method, url, body, merged, *args, **kwargs)

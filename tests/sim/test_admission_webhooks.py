@@ -248,9 +248,16 @@ def test_webhook_configuration_validation(apiserver: ApiServer) -> None:
 def test_impersonated_user_reaches_the_webhook(k8s_client: kubernetes.client.ApiClient, apiserver: ApiServer,
                                                webhook_stub: WebhookStub) -> None:
     apiserver.create(MWC, None, webhook_configuration("who", webhook_stub.url, webhook_stub.ca_bundle))
+    # The impersonated ServiceAccount needs its own grant (RBAC is enforced over HTTPS).
+    apiserver.create("rbac.authorization.k8s.io/v1/rolebindings", "default", {
+        "metadata": {"name": "rs-edit"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+        "subjects": [{"kind": "ServiceAccount", "name": "replicaset-controller", "namespace": "kube-system"}]})
     k8s_client.set_default_header("Impersonate-User", "system:serviceaccount:kube-system:replicaset-controller")
     kubernetes.client.CoreV1Api(k8s_client).create_namespaced_pod("default", pod("p"))
     apiserver.as_user("alice", ["devs"]).create("v1/pods", "default", pod("q"))
     users = [c["userInfo"]["username"] for c in webhook_stub.calls]
     assert users == ["system:serviceaccount:kube-system:replicaset-controller", "alice"]
+    assert webhook_stub.calls[0]["userInfo"]["groups"] == [
+        "system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"]
     assert webhook_stub.calls[1]["userInfo"]["groups"] == ["devs"]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import urllib3
+from cluster_fixtures import AdminPool
 
 from py_engine.sim.http_server import RunningServer
 
@@ -17,9 +18,7 @@ POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
 
 @pytest.fixture
 def http(https_server: RunningServer) -> Iterator[urllib3.HTTPSConnectionPool]:
-    pool = urllib3.HTTPSConnectionPool("127.0.0.1", https_server.port, cert_reqs="CERT_REQUIRED",
-                                       ca_cert_data=https_server.ca_pem, maxsize=1, retries=False,
-                                       timeout=urllib3.Timeout(total=10))
+    pool = AdminPool(https_server, maxsize=1)
     yield pool
     pool.close()
 

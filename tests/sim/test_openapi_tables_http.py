@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import urllib3
+from cluster_fixtures import AdminPool
 
 from py_engine.assembled_stack import load_crd
 from py_engine.sim.apiserver import ApiServer
@@ -25,9 +26,7 @@ SCHEMA = "dev.spreadgate.v1alpha1.WorkloadSpread"
 
 @pytest.fixture
 def http(https_server: RunningServer) -> Iterator[urllib3.HTTPSConnectionPool]:
-    pool = urllib3.HTTPSConnectionPool("127.0.0.1", https_server.port, cert_reqs="CERT_REQUIRED",
-                                       ca_cert_data=https_server.ca_pem, maxsize=2, retries=False,
-                                       timeout=urllib3.Timeout(total=10))
+    pool = AdminPool(https_server, maxsize=2)
     yield pool
     pool.close()
 
