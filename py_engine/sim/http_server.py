@@ -81,6 +81,21 @@ def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
+_CONTAINER_SUBRESOURCES = frozenset({"exec", "attach", "portforward", "log", "proxy", "ephemeralcontainers",
+                                     "resize"})
+
+
+def _unsupported_subresource(rd: ResourceDef, sub: str) -> ApiError:
+    """A subresource the emulator does not serve, said as such instead of a misleading error."""
+    if rd.kind == "Pod" and sub in _CONTAINER_SUBRESOURCES:
+        return errors.method_not_allowed(
+            f"pods/{sub} is not supported by the embedded cluster: it runs no containers "
+            "(no exec, attach, port-forward, logs or proxy)")
+    served = ", ".join(sorted(rd.subresources)) or "none"
+    return errors.method_not_allowed(
+        f"{rd.group_resource}/{sub} is not supported by the embedded cluster (subresources served: {served})")
+
+
 def _not_found_path() -> ApiError:
     return ApiError(errors.status(404, "NotFound", "the server could not find the requested resource",
                                   {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]}))
@@ -309,6 +324,10 @@ class _Handler(BaseHTTPRequestHandler):
         sub = rest[2] if len(rest) > 2 else None
         if (rd.namespaced and name is not None and ns is None) or (not rd.namespaced and ns is not None):
             raise _not_found_path()
+        if sub is not None and sub not in rd.subresources:
+            # /api/v1/namespaces/NS/<not a namespaced resource> is a path kube-apiserver does not
+            # know (404); anything else names a subresource this emulator does not serve.
+            raise _not_found_path() if rd.kind == "Namespace" else _unsupported_subresource(rd, sub)
         return self._resource(method, ctx, rd, ns, name, sub, q, watch_prefix)
 
     def _route_info(self, method: str, segs: list[str]) -> _Reply | None:

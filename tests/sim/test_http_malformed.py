@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import kubernetes
 import pytest
 import urllib3
 from cluster_fixtures import AdminPool
@@ -65,7 +66,10 @@ def test_malformed_requests(http: urllib3.HTTPSConnectionPool) -> None:
                   400, "BadRequest")
     assert_status(call(http, "POST", base + "/p", json.dumps(POD).encode()), 405, "MethodNotAllowed")
     assert_status(call(http, "DELETE", base + "/p?gracePeriodSeconds=soon"), 400, "BadRequest")
-    assert_status(call(http, "GET", base + "/p/exec"), 404, "NotFound")
+    exec_refused = assert_status(call(http, "GET", base + "/p/exec"), 405, "MethodNotAllowed")
+    assert "it runs no containers" in exec_refused["message"]
+    other = assert_status(call(http, "GET", base + "/p/nonsense"), 405, "MethodNotAllowed")
+    assert "subresources served: binding, eviction, status" in other["message"]
     assert_status(call(http, "GET", base + "?watch=true&resourceVersion=abc"), 400, "BadRequest")
     # the keep-alive connection survived every error above
     status, body = call(http, "GET", base + "/p")
@@ -126,3 +130,14 @@ def test_stop_is_idempotent_and_closes_keep_alive(https_server: RunningServer,
     https_server.stop()
     with pytest.raises(urllib3.exceptions.HTTPError):
         http.request("GET", "/version")
+
+
+def test_unsupported_subresources_say_so(core_v1: kubernetes.client.CoreV1Api) -> None:
+    # `kubectl exec` answered "the request body is empty"; a pod's logs and an unknown subresource
+    # are named as unsupported instead.
+    core_v1.create_namespaced_pod("default", {"metadata": {"name": "p"},
+                                              "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    with pytest.raises(kubernetes.client.ApiException) as logs:
+        core_v1.read_namespaced_pod_log("p", "default")
+    assert logs.value.status == 405
+    assert "pods/log is not supported by the embedded cluster: it runs no containers" in str(logs.value.body)
