@@ -128,12 +128,16 @@ def webhook_configurations(url: str, ca_pem: str) -> list[tuple[str, dict[str, A
 
 def install_product_rbac(api: Any, namespace: str = PRODUCT_NAMESPACE) -> None:
     """Apply the shipped ServiceAccounts, (Cluster)Roles and bindings (`manifests/base/`) as
-    `kubectl apply -k` would: namespaced objects into `namespace`, created when missing."""
+    `kubectl apply -k` would: namespaced objects and ServiceAccount subjects into `namespace`
+    (created when missing)."""
     with contextlib.suppress(Exception):
         api.create("v1/namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     for relative in RBAC_MANIFESTS:
         for doc in read_yaml_documents(relative):
             resource, namespaced = _RBAC_RESOURCES[doc["kind"]]
+            for subject in doc.get("subjects") or []:  # kustomize's namespace transformer does the same
+                if subject.get("kind") == "ServiceAccount":
+                    subject["namespace"] = namespace
             api.create(resource, namespace if namespaced else None, doc)
 
 

@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 
 from py_engine.apiclient import KubeError
-from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
+from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack, install_product_rbac
+from py_engine.sim.apiserver import ApiServer
+from py_engine.sim.identity import service_account_user
 from py_engine.sim.nodepool import nodes_from_description
+from py_engine.sim.request_info import request_attributes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 CLUSTER_ROLES = "rbac.authorization.k8s.io/v1/clusterroles"
@@ -73,3 +76,20 @@ def test_a_grant_missing_from_the_manifests_is_a_403_the_stack_shows(stack: Stac
     refused = [r for r in stack.cluster.refusals if "spreadgate-controller" in r]
     assert refused, "the controller patches pods (deletion cost); without the grant it must be refused"
     assert any('cannot patch resource "pods" in API group "" in the namespace "default"' in r for r in refused)
+
+
+def test_the_shipped_rbac_follows_the_namespace_it_is_installed_in() -> None:
+    api = ApiServer()
+    try:
+        install_product_rbac(api, "platform")
+        controller = service_account_user("platform", "spreadgate-controller")
+        lease = request_attributes("PUT", "/apis/coordination.k8s.io/v1/namespaces/platform/leases/spreadgate-controller")
+        assert api.authorizer.authorize(controller, lease).allowed
+        pods = request_attributes("PATCH", "/api/v1/namespaces/default/pods/p")
+        assert api.authorizer.authorize(controller, pods).allowed
+        assert not api.authorizer.authorize(service_account_user("spreadgate-system", "spreadgate-controller"),
+                                            pods).allowed
+        webhook = service_account_user("platform", "spreadgate-webhook")
+        assert not api.authorizer.authorize(webhook, pods).allowed  # the webhook only reads pods
+    finally:
+        api.close()
