@@ -115,3 +115,16 @@ def table(text: str) -> list[dict[str, str]]:
         cells = [row[s:e].strip() for s, e in zip(starts, [*starts[1:], len(row) + 1], strict=True)]
         out.append(dict(zip(names, cells, strict=True)))
     return out
+
+
+def readme_section() -> str:
+    """README's "The embedded cluster" section, where the playground recipes stand."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return readme.split("## The embedded cluster", 1)[1].split("\n## ", 1)[0]
+
+
+def assert_in_order(section: str, commands: list[str]) -> None:
+    """Every command stands in `section`, in the order given."""
+    positions = [section.find(command) for command in commands]
+    assert -1 not in positions, [c for c, at in zip(commands, positions, strict=True) if at == -1]
+    assert positions == sorted(positions), "the README lists the commands in another order"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playground_kit import REPO, Playground, poll, running_playground, table
+from playground_kit import Playground, assert_in_order, poll, readme_section, running_playground, table
 
 MATCHED = "spreadgate.dev/matched-workloadspread"
 COST = "controller.kubernetes.io/pod-deletion-cost"
@@ -127,10 +127,7 @@ def test_the_readme_session(playground: Playground) -> None:
 
 
 def test_readme_shows_these_commands() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The embedded cluster", 1)[1].split("\n## ", 1)[0]
-    positions = [section.find(command) for command in COMMANDS]
-    assert -1 not in positions, [c for c, at in zip(COMMANDS, positions, strict=True) if at == -1]
-    assert positions == sorted(positions), "the README lists the commands in another order"
+    section = readme_section()
+    assert_in_order(section, COMMANDS)
     assert "spreadgate cluster --kubeconfig-out /tmp/sg.kubeconfig" in section
     assert "export KUBECONFIG=/tmp/sg.kubeconfig" in section

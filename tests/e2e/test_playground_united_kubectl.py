@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playground_kit import REPO, Playground, poll, running_playground, table
+from playground_kit import Playground, assert_in_order, poll, readme_section, running_playground, table
 
 NODES = "manifests/examples/nodes/ud-ecs-then-serverless.yaml"
 START = f"spreadgate cluster --nodes {NODES} --kubeconfig-out /tmp/sgud.kubeconfig &"
@@ -58,8 +58,5 @@ def test_the_readme_united_session(playground: Playground) -> None:
 
 
 def test_readme_shows_these_commands() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The embedded cluster", 1)[1].split("\n## ", 1)[0]
-    positions = [section.find(command) for command in COMMANDS]
-    assert -1 not in positions, [c for c, at in zip(COMMANDS, positions, strict=True) if at == -1]
-    assert positions == sorted(positions), "the README lists the commands in another order"
+    section = readme_section()
+    assert_in_order(section, COMMANDS)

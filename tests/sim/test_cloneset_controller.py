@@ -88,6 +88,12 @@ def _revisions(cluster: Cluster) -> dict[str, int]:
     return counts
 
 
+def _roll_out(cluster: Cluster, resource: str, image: str) -> None:
+    cluster.api.patch(resource, "default", "game",
+                      {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": image}]}}}}, "merge")
+    cluster.run_until_stable(advance_time=True)
+
+
 def test_pods_are_created_owned_and_counted(make_cluster: Callable[..., Cluster]) -> None:
     cluster, resource = _with_clonesets(make_cluster, "v1beta1")
     cluster.api.create(resource, "default", _cloneset(4))
@@ -120,10 +126,7 @@ def test_a_partition_keeps_old_pods_in_the_layout_of_the_stored_version(make_clu
     update = {"rollingUpdate": {"partition": 2}} if storage == "v1beta1" else {"partition": 2}
     cluster.api.create(resource, "default", _cloneset(4, **update))
     cluster.run_until_stable(advance_time=True)
-    cluster.api.patch(resource, "default", "game",
-                      {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:2"}]}}}},
-                      "merge")
-    cluster.run_until_stable(advance_time=True)
+    _roll_out(cluster, resource, "nginx:2")
     assert _revisions(cluster) == {"nginx:1": 2, "nginx:2": 2}
     stored = cluster.api.get(resource, "default", "game")
     assert rolling_update_fields(stored, storage)["partition"] == 2
@@ -134,10 +137,7 @@ def test_a_percentage_partition_and_its_removal(make_cluster: Callable[..., Clus
     cluster, resource = _with_clonesets(make_cluster, "v1beta1")
     cluster.api.create(resource, "default", _cloneset(4, rollingUpdate={"partition": "50%"}))
     cluster.run_until_stable(advance_time=True)
-    cluster.api.patch(resource, "default", "game",
-                      {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:2"}]}}}},
-                      "merge")
-    cluster.run_until_stable(advance_time=True)
+    _roll_out(cluster, resource, "nginx:2")
     assert _revisions(cluster) == {"nginx:1": 2, "nginx:2": 2}
     cluster.api.patch(resource, "default", "game", {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}},
                       "merge")
