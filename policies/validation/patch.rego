@@ -358,6 +358,22 @@ patch_violation contains {"msg": sprintf("%s: %s", [e.field, e.msg]), "details":
 	some e in patch_errors
 }
 
+# At admission a stored patch must also pass validation's own checks of its shape
+# (subsets.rego, rule 11: label keys and values, annotation values, container names,
+# quantities): a spread stored without the validating webhook is otherwise applied as is,
+# and the API server then rejects every pod (issue 24). Any validation error under a
+# subset's patch counts.
+patch_violation contains {"msg": sprintf("%s: %s", [e.field, e.msg]), "details": {"field": e.field, "reason": e.msg, "subset": i}} if {
+	is_workloadspread
+	some e in errors
+	some i, _ in subsets
+	_under_patch(e.field, i)
+}
+
+_under_patch(field, i) if field == sprintf("%s.patch", [subset_path(i)])
+
+_under_patch(field, i) if startswith(field, sprintf("%s.patch.", [subset_path(i)]))
+
 # A walk() path as a field path: ["spec", "containers", 0, "$patch"] -> "spec.containers[0].$patch"
 render_path(path) := concat("", [seg |
 	some n, e in path
