@@ -156,8 +156,10 @@ def _ca_problem(path: str) -> str | None:
         ssl.create_default_context(cafile=path)
     except FileNotFoundError:
         return f"--client-ca {path}: no such file"
-    except (OSError, ssl.SSLError, ValueError) as exc:
-        return f"--client-ca {path}: not a PEM file of CA certificates ({exc})"
+    except ssl.SSLError as exc:  # its text ends with the C source line; the reason alone is the cause
+        return f"--client-ca {path}: not a PEM file of CA certificates ({exc.reason or 'unreadable'})"
+    except (OSError, ValueError) as exc:
+        return f"--client-ca {path}: cannot be read ({getattr(exc, 'strerror', None) or exc})"
     return None
 
 
