@@ -164,3 +164,16 @@ def test_system_masters_are_not_asked() -> None:
     admin = {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]}
     assert _review(_client(grants), "/validate/workloadspreads", _spread(), admin)["allowed"]
     assert grants.asked == []
+
+
+def test_the_knobs_are_documented_with_their_defaults() -> None:
+    from pathlib import Path
+
+    from py_engine.admission.authorization import DEFAULT_TTL
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    tuning = text[text.index("## Tuning"):]
+    assert "| `--authorize-authors` | webhook | true |" in tuning
+    assert f"| `--authorization-cache-ttl` | webhook | {DEFAULT_TTL:g} s |" in tuning
+    assert "| `--client-ca` | webhook | none |" in tuning
+    assert f"(default **{DEFAULT_TTL:g} s**)" in text
