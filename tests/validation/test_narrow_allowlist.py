@@ -100,3 +100,31 @@ def test_the_whole_finding_1_spread_is_refused_and_left_out_at_admission() -> No
     assert not any("tolerations" in f or "requiredNodeSelectorTerm" in f for f in fields)
     refused = PatchGuard(ENGINE).refusals(_spread(patch, **extra), "a", POD, WORKLOAD)
     assert len(refused) >= 6
+
+
+def test_the_gatekeeper_parameter_re_allows_too() -> None:
+    patch = {"spec": {"containers": [{"name": "main", "image": "registry.example.com/web:2"}]}}
+    policy_input = build_review_input(_spread(patch), workload=WORKLOAD)
+    refused = {v.field for v in validate_spread(ENGINE, policy_input)}
+    assert "spec.subsets[0].patch.spec.containers[0].image" in refused
+    policy_input["parameters"] = {"allowedPatchFields": ["spec.containers[].image"]}
+    assert validate_spread(ENGINE, policy_input) == []
+
+
+def test_a_uniteddeployment_patch_keeps_the_fields_its_author_is_authorized_for() -> None:
+    from py_engine.validation.uniteddeployment import build_ud_review_input, validate_uniteddeployment
+
+    template = {"metadata": {"labels": {"app": "ud"}},
+                "spec": {"selector": {"matchLabels": {"app": "ud"}},
+                         "template": {"metadata": {"labels": {"app": "ud"}},
+                                      "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    patch = {"spec": {"containers": [{"name": "c", "image": "i-arm64", "envFrom": [{"secretRef": {"name": "s"}}]}],
+                      "runtimeClassName": "kata"}}
+    united = {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
+              "metadata": {"name": "ud", "namespace": "default"},
+              "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "ud"}},
+                       "template": {"deploymentTemplate": template},
+                       "topology": {"subsets": [{"name": "a", "patch": patch}, {"name": "b"}]}}}
+    assert validate_uniteddeployment(ENGINE, build_ud_review_input(united)) == []
+    united["spec"]["topology"]["subsets"][0]["patch"] = {"metadata": {"annotations": {"sidecar.istio.io/inject": "false"}}}
+    assert validate_uniteddeployment(ENGINE, build_ud_review_input(united)) != []
