@@ -88,7 +88,7 @@ FAILURE_MODES: tuple[str, ...] = ("deny", "allow-unmodified")
 @dataclass(frozen=True)
 class Decision:
     """An admission answer. `outcome` is the metrics label (patched, allowed, skipped,
-    released, denied, invalid, commit-failed, error).
+    released, denied, invalid, commit-failed, patch-refused, forbidden, error).
 
     What the webhook answers is `allowed`, `patch`, `warnings`, `code`, `message`, `reason`
     and `audit`; `spread` (the governing WorkloadSpread's name), `subset` (placed into or

@@ -9,6 +9,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from py_engine.admission.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
 from py_engine.admission.service import AdmissionService
@@ -177,3 +179,20 @@ def test_the_knobs_are_documented_with_their_defaults() -> None:
     assert f"| `--authorization-cache-ttl` | webhook | {DEFAULT_TTL:g} s |" in tuning
     assert "| `--client-ca` | webhook | none |" in tuning
     assert f"(default **{DEFAULT_TTL:g} s**)" in text
+
+
+USER_VALUES = (st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+               | st.lists(st.text(max_size=8) | st.integers(), max_size=3)
+               | st.dictionaries(st.text(max_size=8), st.lists(st.text(max_size=4), max_size=2) | st.text(max_size=4),
+                                 max_size=2))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(user=st.one_of(USER_VALUES, st.dictionaries(st.sampled_from(["username", "uid", "groups", "extra"]),
+                                                   USER_VALUES, max_size=4)))
+def test_any_user_info_gets_a_decision_never_an_internal_error(user: Any) -> None:
+    response = _review(_client(Grants()), "/validate/workloadspreads", _spread(), user)
+    if not response["allowed"]:
+        status = response["status"]
+        assert status["code"] in (400, 403), status
+        assert status["code"] == 403 or status["message"].startswith("request.userInfo"), status
