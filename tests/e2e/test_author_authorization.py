@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from webhook_testkit import CRD, SPREADS_PATH, spread, webhook_configs, write_cert
+from webhook_testkit import CRD, spread, webhook_configs, write_cert
 
 from py_engine.apiclient import KubeClient, KubeError
 from py_engine.semantics.clock import RealClock
