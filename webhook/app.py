@@ -3,7 +3,9 @@
 Routes: `POST /mutate/pods`, `POST /validate/pods` (DELETE + eviction),
 `POST /validate/workloadspreads`, `POST /validate/uniteddeployments`, `GET /healthz` (liveness only),
 `GET /readyz` (caches synced and policy engine answering, webhook/readiness.py; 503 with the reason
-otherwise), `GET /metrics`. HTTP-level rules (controller-runtime's): the body is
+otherwise), `GET /metrics`. The two validating routes for WorkloadSpreads and UnitedDeployments
+also check the author's rights with a SubjectAccessReview (py_engine/admission/authorization.py;
+403 naming the missing right). HTTP-level rules (controller-runtime's): the body is
 capped (3 MiB, the API server's own request limit -> 413), must be `application/json` (else 415), must be an
 AdmissionReview (else 400 with a message). A well-formed review always gets a
 200 AdmissionReview answer echoing its uid, even when the service crashes
@@ -39,7 +41,6 @@ from py_engine.logsetup import fields
 from py_engine.policy import PolicyError
 from py_engine.semantics import objects
 from py_engine.semantics.jsontext import compact
-from py_engine.validation.uniteddeployment import UdReviewResult, review_uniteddeployment
 from webhook.limits import API_SERVER_REQUEST_LIMIT
 from webhook.metrics import WebhookMetrics
 from webhook.review import ReviewError, error_response, parse_review, review_response
@@ -67,10 +68,6 @@ def _reraise(exc: Exception) -> Decision:
 def _problem(status: int, message: str) -> Response:
     return _json({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status, "message": message},
                  status)
-
-
-def _ud_decision(result: UdReviewResult) -> Decision:
-    return Decision(result.allowed, result.outcome, code=result.code, message=result.message, reason=result.reason)
 
 
 def _text(value: Any) -> str | None:
@@ -134,8 +131,7 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
         "/mutate/pods": service.mutate_pod,
         "/validate/pods": service.validate_pod,
         "/validate/workloadspreads": service.validate_workloadspread,
-        "/validate/uniteddeployments": lambda req: _ud_decision(review_uniteddeployment(
-            service.validation_engine, req, allowed_patch_fields=tuple(service.config.allowed_patch_fields))),
+        "/validate/uniteddeployments": lambda req: service.validate_uniteddeployment(req),
         **(extra_routes or {}),
     }
     # The paths that wait for a status write answer later where the server offers it (DEFER_KEY):

@@ -12,7 +12,9 @@ RecursionError. A pod is about 15 levels deep inside its review.
 
 Values no Kubernetes object can hold are refused too (400): NaN and Infinity,
 numbers beyond float64, and strings with a lone UTF-16 surrogate. The policy
-engine fails on the first two and kills the process on the last.
+engine fails on the first two and kills the process on the last. So is a pod
+(`resource.resource: pods`) whose fields admission reads have a JSON type its
+typed form cannot have (`pod_shape_problem`): the API server never sends one.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from typing import Any
 
 from py_engine.admission.service import Decision
 from py_engine.semantics.jsontext import compact
+from py_engine.semantics.nesting import MAX_REVIEW_DEPTH, depth_exceeds
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
-MAX_DEPTH = 64
+MAX_DEPTH = MAX_REVIEW_DEPTH
 MAX_WARNING_CHARS = 240
 
 
@@ -79,7 +82,58 @@ def parse_review(body: bytes) -> tuple[str, dict[str, Any]]:
             raise ReviewError(400, f"AdmissionReview request.{key} must be an object", uid, str(api_version))
     if "dryRun" in request and request["dryRun"] is not None and not isinstance(request["dryRun"], bool):
         raise ReviewError(400, "AdmissionReview request.dryRun must be a boolean", uid, str(api_version))
+    resource = request.get("resource")
+    if isinstance(resource, dict) and resource.get("resource") == "pods":
+        for key in ("object", "oldObject"):
+            problem = pod_shape_problem(request.get(key))
+            if problem is not None:
+                raise ReviewError(400, f"AdmissionReview request.{key}.{problem}", uid, str(api_version))
     return str(api_version), request
+
+
+_STRING_MAPS = ("labels", "annotations")
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def pod_shape_problem(pod: Any) -> str | None:
+    """What makes `pod` (a review's object or oldObject) something no API server sends, as
+    "<field path> must be ...", or None. The API server decodes a pod into its typed form
+    before it calls a webhook, so a field of the wrong JSON type means a forged or broken
+    review: it is answered 400 here, naming the field, instead of failing inside the
+    admission code (issue 24). Only the fields admission reads are checked."""
+    if not isinstance(pod, dict):
+        return None  # absent (DELETE without oldObject) or already refused as not an object
+    metadata = pod.get("metadata")
+    if metadata is not None:
+        if not isinstance(metadata, dict):
+            return "metadata must be an object"
+        for key in ("name", "generateName", "namespace", "uid"):
+            if metadata.get(key) is not None and not isinstance(metadata[key], str):
+                return f"metadata.{key} must be a string"
+        for key in _STRING_MAPS:
+            value = metadata.get(key)
+            if value is not None and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+                return f"metadata.{key} must be a map of strings"
+        owners = metadata.get("ownerReferences")
+        if owners is not None and not (isinstance(owners, list) and all(isinstance(o, dict) for o in owners)):
+            return "metadata.ownerReferences must be a list of objects"
+    spec = pod.get("spec")
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        return "spec must be an object"
+    for key in _CONTAINER_LISTS:
+        containers = spec.get(key)
+        if containers is None:
+            continue
+        if not isinstance(containers, list):
+            return f"spec.{key} must be a list of containers"
+        for i, container in enumerate(containers):
+            if not isinstance(container, dict):
+                return f"spec.{key}[{i}] must be an object"
+            if container.get("name") is not None and not isinstance(container["name"], str):
+                return f"spec.{key}[{i}].name must be a string"
+    return None
 
 
 def nesting_exceeds(body: bytes, value: Any, limit: int) -> bool:
@@ -87,20 +141,12 @@ def nesting_exceeds(body: bytes, value: Any, limit: int) -> bool:
 
     A body with at most `limit` opening brackets cannot be deeper, which
     settles the common case in C (a small pod review has a few dozen). Otherwise
-    the containers are walked with an explicit stack (no recursion), at a cost
+    the containers are walked with an explicit stack (`depth_exceeds`), at a cost
     proportional to what the decoder just built.
     """
     if body.count(b"[") + body.count(b"{") <= limit:
         return False
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        for child in (node.values() if isinstance(node, dict) else node):
-            if isinstance(child, (dict, list)):
-                stack.append((child, depth + 1))
-    return False
+    return depth_exceeds(value, limit)
 
 
 _DIGITS_TO_ZERO = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))

@@ -11,8 +11,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from py_engine.admission.authorization import DEFAULT_TTL, AuthorGate
 from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.nodes import NodeClassCache
+from py_engine.admission.runtime.access_review import KubeAccessReviewer
 from py_engine.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.admission.runtime.service_view import LiveAdmissionView
 from py_engine.admission.service import AdmissionService, FailureMode, ServiceConfig, TimedEngine
@@ -58,6 +60,13 @@ class WebhookOptions:
     """Deadlines and budgets of the HTTPS front end (webhook.limits)."""
     self_signed: SelfSignedOptions | None = None
     """Keep a CA in a Secret, write cert_file/key_file from it and patch caBundle (webhook.certs)."""
+    authorize_authors: bool = True
+    """Check with a SubjectAccessReview that a WorkloadSpread's or UnitedDeployment's author may
+    change the workloads it acts on (`--authorize-authors`; py_engine/admission/authorization.py)."""
+    authorization_ttl: float = DEFAULT_TTL
+    """Seconds an authorization answer is reused (`--authorization-cache-ttl`)."""
+    client_ca: str | None = None
+    """Require a client certificate signed by this CA (PEM file) from every caller (`--client-ca`)."""
 
 
 class Webhook:
@@ -85,8 +94,11 @@ class Webhook:
                                deny_deletes_on_failure=options.deny_deletes_on_failure,
                                versioned_kinds=options.versioned_kinds, custom_workloads=options.custom_workloads,
                                allowed_patch_fields=options.allowed_patch_fields)
+        self.author_gate = (AuthorGate(KubeAccessReviewer(self.client), self.clock.monotonic,
+                                       ttl=options.authorization_ttl) if options.authorize_authors else None)
         self.service = AdmissionService(self.view, self.committer, self.clock, engine=self.engine, config=config,
-                                        decision_cache=self.decision_cache, node_classes=NodeClassCache())
+                                        decision_cache=self.decision_cache, node_classes=NodeClassCache(),
+                                        author_gate=self.author_gate)
         self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
                                         lambda: 1.0 if self.view.ready() else 0.0))
         self.readiness = Readiness(self.view.ready, base_engine)
@@ -99,7 +111,8 @@ class Webhook:
             self.ca.sync()
         self.server = TLSServer(self.app, cert_file=options.cert_file, key_file=options.key_file,
                                 host=options.host, port=options.port, threads=options.threads,
-                                reload_interval=options.reload_interval, limits=options.limits)
+                                reload_interval=options.reload_interval, limits=options.limits,
+                                client_ca=options.client_ca)
         self.metrics.extra.extend(self._front_end_gauges())
         self._started = False
 

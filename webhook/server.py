@@ -85,17 +85,18 @@ class TLSServer:
     An asyncio front end (`webhook.frontend`) on its own thread does every TLS
     handshake and request read under deadlines; `threads` workers run the WSGI
     app on complete requests only. The certificate is reloaded into the live
-    context by `CertReloader`.
+    context by `CertReloader`. With `client_ca`, callers must present a certificate
+    signed by it (webhook/tls.py).
     """
 
     def __init__(self, app: Any, *, cert_file: str, key_file: str, host: str = "0.0.0.0", port: int = 9443,
                  threads: int = 32, reload_interval: float = 2.0, request_queue_size: int = 128,
-                 limits: ServerLimits | None = None) -> None:
+                 limits: ServerLimits | None = None, client_ca: str | None = None) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         self.app = app
         self.limits = limits or ServerLimits()
-        self.context = server_context(cert_file, key_file)
+        self.context = server_context(cert_file, key_file, client_ca)
         self.reloader = CertReloader(self.context, cert_file, key_file, reload_interval)
         self.threads = threads
         self.backlog = request_queue_size

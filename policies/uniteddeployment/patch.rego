@@ -3,7 +3,10 @@
 # applies (policies/validation/patch.rego: what a patch may touch, reserved keys,
 # no merge directives, operators' extra fields). What differs is where the pod
 # template and the protected labels come from: the UnitedDeployment's own
-# template and selector, plus the labels Kruise's controller writes on subsets.
+# template and selector, plus the labels Kruise's controller writes on subsets;
+# and a UnitedDeployment patch may also set `ws.workload_author_patch_fields`
+# (image, envFrom, env valueFrom, runtimeClassName, dnsConfig), since its author
+# must be allowed to create and update the workload kind itself.
 package spreadgate.uniteddeployment
 
 import data.spreadgate.validation as ws
@@ -27,10 +30,11 @@ errors contains {"field": sprintf("%s.patch", [subset_path(i)]), "msg": "Invalid
 	not subset_patch(s)
 }
 
-errors contains {"field": sprintf("%s.patch.%s", [subset_path(i), t.at]), "msg": sprintf("Forbidden: %s is not on the subset patch allowlist (pod labels and annotations; the template's containers' resources, env, envFrom, image; priorityClassName, runtimeClassName, topologySpreadConstraints, schedulerName, dnsConfig)", [t.key])} if {
+errors contains {"field": sprintf("%s.patch.%s", [subset_path(i), t.at]), "msg": sprintf("Forbidden: %s is not on the subset patch allowlist (%s; for a UnitedDeployment also image, envFrom, env valueFrom, runtimeClassName, dnsConfig)", [t.key, ws.default_allowlist_text])} if {
 	some i, s in subsets
 	some t in ws.touched_paths(subset_patch(s))
 	not ws.patch_field_allowed(t.key)
+	not t.key in ws.workload_author_patch_fields
 }
 
 errors contains {"field": sprintf("%s.patch.%s", [subset_path(i), ws.render_path(array.concat(path, [k]))]), "msg": sprintf("Forbidden: strategic-merge directive %s may not be used in a subset patch", [k])} if {

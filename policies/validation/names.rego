@@ -27,8 +27,10 @@ non_empty_string(s) if {
 	s != ""
 }
 
-# "apps/v1" -> "apps"; "v1" -> "" (the core group).
+# "apps/v1" -> "apps"; "v1" -> "" (the core group); "" for a non-string (a stored object of
+# another spread is not validated again, and split would raise a type error on it).
 api_group(api_version) := group if {
+	is_string(api_version)
 	parts := split(api_version, "/")
 	count(parts) == 2
 	group := parts[0]

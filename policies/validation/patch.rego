@@ -8,9 +8,14 @@
 #     settings) and the labels the target workload's selector or the spread's
 #     targetFilter select on;
 #   * for the pod template's own containers and init containers (matched by
-#     name): resources, env, envFrom, image;
-#   * spec.priorityClassName, runtimeClassName, topologySpreadConstraints,
-#     schedulerName, dnsConfig.
+#     name): resources, and env entries with a literal `value` (an entry with
+#     `valueFrom` reads a Secret or ConfigMap: refused);
+#   * spec.priorityClassName, topologySpreadConstraints, schedulerName.
+# Not by default (issue 24: each one lends the author a power of the workload's own
+# editors): a container's `image` (other code under the workload's ServiceAccount),
+# `env[].valueFrom` and `envFrom` (any Secret or ConfigMap of the namespace),
+# `dnsConfig` (name resolution) and `runtimeClassName` (the sandbox). Operators
+# re-allow each with its field path (docs/operations.md, "Subset patch allowlist").
 # Everything else, and every strategic-merge directive ($patch, $retainKeys,
 # $setElementOrder/..., $deleteFromPrimitiveList/...), is refused with its field
 # path. Operators widen the allowlist with field paths in
@@ -44,19 +49,32 @@ default_patch_fields := {
 	"metadata.labels",
 	"metadata.annotations",
 	"spec.priorityClassName",
-	"spec.runtimeClassName",
 	"spec.topologySpreadConstraints",
 	"spec.schedulerName",
-	"spec.dnsConfig",
 	"spec.containers[].resources",
 	"spec.containers[].env",
-	"spec.containers[].envFrom",
-	"spec.containers[].image",
 	"spec.initContainers[].resources",
 	"spec.initContainers[].env",
-	"spec.initContainers[].envFrom",
-	"spec.initContainers[].image",
 }
+
+# What a WorkloadSpread patch may not set by default but a UnitedDeployment patch may
+# (policies/uniteddeployment/patch.rego): a UnitedDeployment's author must be allowed to
+# create and update the workload kind itself (the webhook's authorization check,
+# docs/operations.md), so setting these per subset lends them nothing their template
+# could not already do; a WorkloadSpread's author may not be able to edit the workload.
+workload_author_patch_fields := {
+	"spec.runtimeClassName",
+	"spec.dnsConfig",
+	"spec.containers[].image",
+	"spec.containers[].envFrom",
+	"spec.containers[].env[].valueFrom",
+	"spec.initContainers[].image",
+	"spec.initContainers[].envFrom",
+	"spec.initContainers[].env[].valueFrom",
+}
+
+# What the Forbidden message says the default allowlist is.
+default_allowlist_text := "pod labels and annotations; the template's containers' resources and env entries with a literal value; priorityClassName, topologySpreadConstraints, schedulerName"
 
 extra_patch_fields contains f if {
 	some f in list_field(get_field(input, "parameters", {}), "allowedPatchFields")
@@ -103,11 +121,39 @@ reserved_patch_prefixes := {
 	"container.seccomp.security.alpha.kubernetes.io",
 }
 
+# Keys other admission controllers act on: service-mesh injection (a pod taken out of the
+# mesh, or given another proxy configuration) and secret-injection agents (a pod given
+# another Vault role or secret). Reserved with every subdomain, as labels and annotations
+# (Istio reads `sidecar.istio.io/inject` in both). docs/operations.md lists them.
+admission_controller_domains := {
+	"istio.io",
+	"linkerd.io",
+	"kuma.io",
+	"openservicemesh.io",
+	"appmesh.k8s.aws",
+	"hashicorp.com",
+	"banzaicloud.io",
+	"conjur.org",
+	"secrets-store.csi.k8s.io",
+	"injector.tumblr.com",
+	"dapr.io",
+	"opentelemetry.io",
+}
+
 reserved_patch_key(k) if k in reserved_patch_keys
 
 reserved_patch_key(k) if _key_prefix(k) in reserved_patch_prefixes
 
 reserved_patch_key(k) if endswith(_key_prefix(k), ".spreadgate.dev")
+
+reserved_patch_key(k) if _admission_controller_key(k)
+
+_admission_controller_key(k) if lower(_key_prefix(k)) in admission_controller_domains
+
+_admission_controller_key(k) if {
+	some d in admission_controller_domains
+	endswith(lower(_key_prefix(k)), concat("", [".", d]))
+}
 
 _key_prefix(k) := split(k, "/")[0] if {
 	is_string(k)
@@ -210,6 +256,16 @@ touched_paths(p) := (
 		f != "name"
 		not is_directive(f)
 		t := {"at": sprintf("spec.%s[%d].%s", [k, j, f]), "key": sprintf("spec.%s[].%s", [k, f])}
+	} |
+	{t |
+		# An env entry that reads a Secret or ConfigMap (`valueFrom`) is a field of its own.
+		some k in container_lists
+		some j, c in list_field(map_field(p, "spec"), k)
+		some e, entry in list_field(c, "env")
+		some f, _ in entry
+		not f in {"name", "value"}
+		not is_directive(f)
+		t := {"at": sprintf("spec.%s[%d].env[%d].%s", [k, j, e, f]), "key": sprintf("spec.%s[].env[].%s", [k, f])}
 	}
 )
 
@@ -218,12 +274,24 @@ _container_list(k, v) if {
 	is_array(v)
 }
 
-patch_errors contains {"subset": i, "field": sprintf("%s.patch.%s", [subset_path(i), t.at]), "msg": sprintf("Forbidden: %s is not on the subset patch allowlist (pod labels and annotations; the template's containers' resources, env, envFrom, image; priorityClassName, runtimeClassName, topologySpreadConstraints, schedulerName, dnsConfig); operators widen it with --allow-patch-field or the Gatekeeper parameter allowedPatchFields", [t.key])} if {
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.%s", [subset_path(i), t.at]), "msg": sprintf("Forbidden: %s is not on the subset patch allowlist (%s); operators widen it with --allow-patch-field or the Gatekeeper parameter allowedPatchFields", [t.key, default_allowlist_text])} if {
 	some i, s in subsets
 	p := get_field(s, "patch", null)
 	is_object(p)
 	some t in touched_paths(p)
 	not patch_field_allowed(t.key)
+	not _new_container_field(s, t)
+}
+
+# A field of a container the patch adds is reported once, as the added container (below).
+_new_container_field(s, t) if {
+	template_known
+	some k in container_lists
+	some j, c in _patch_list(s, k)
+	non_empty_string(get_field(c, "name", ""))
+	not c.name in template_container_names(k)
+	not patch_field_allowed(sprintf("spec.%s[]", [k]))
+	startswith(t.at, sprintf("spec.%s[%d].", [k, j]))
 }
 
 patch_errors contains {"subset": i, "field": sprintf("%s.patch.%s", [subset_path(i), render_path(array.concat(path, [k]))]), "msg": sprintf("Forbidden: strategic-merge directive %s may not be used in a subset patch (it can delete, replace or reorder fields the allowlist protects)", [k])} if {
@@ -243,7 +311,7 @@ patch_errors contains {"subset": i, "field": sprintf("%s.patch.metadata.%s", [su
 	not is_object(v)
 }
 
-patch_errors contains {"subset": i, "field": sprintf("%s.patch.metadata.%s[%s]", [subset_path(i), m, k]), "msg": sprintf("Forbidden: %s is a reserved key (Spreadgate's or Kruise's bookkeeping, a controller-managed label or a security setting); a subset patch may not set it", [k])} if {
+patch_errors contains {"subset": i, "field": sprintf("%s.patch.metadata.%s[%s]", [subset_path(i), m, k]), "msg": sprintf("Forbidden: %s is a reserved key (Spreadgate's or Kruise's bookkeeping, a controller-managed label, a security setting, or a key a service mesh or secret injector acts on); a subset patch may not set it", [k])} if {
 	some i, s in subsets
 	some m in ["labels", "annotations"]
 	some k, _ in _patch_map(s, m)
@@ -289,6 +357,22 @@ patch_violation contains {"msg": sprintf("%s: %s", [e.field, e.msg]), "details":
 	is_workloadspread
 	some e in patch_errors
 }
+
+# At admission a stored patch must also pass validation's own checks of its shape
+# (subsets.rego, rule 11: label keys and values, annotation values, container names,
+# quantities): a spread stored without the validating webhook is otherwise applied as is,
+# and the API server then rejects every pod (issue 24). Any validation error under a
+# subset's patch counts.
+patch_violation contains {"msg": sprintf("%s: %s", [e.field, e.msg]), "details": {"field": e.field, "reason": e.msg, "subset": i}} if {
+	is_workloadspread
+	some e in errors
+	some i, _ in subsets
+	_under_patch(e.field, i)
+}
+
+_under_patch(field, i) if field == sprintf("%s.patch", [subset_path(i)])
+
+_under_patch(field, i) if startswith(field, sprintf("%s.patch.", [subset_path(i)]))
 
 # A walk() path as a field path: ["spec", "containers", 0, "$patch"] -> "spec.containers[0].$patch"
 render_path(path) := concat("", [seg |

@@ -30,18 +30,52 @@ allowed_patch := {
 	"metadata": {"labels": {"subset": "a", "example.com/pool": "spot"}, "annotations": {"example.com/note": "x"}},
 	"spec": {
 		"containers": [{
-			"name": "main", "image": "nginx:1.28",
+			"name": "main",
 			"resources": {"limits": {"cpu": "1"}},
 			"env": [{"name": "ZONE", "value": "a"}],
-			"envFrom": [{"configMapRef": {"name": "zone-a"}}],
 		}],
-		"initContainers": [{"name": "setup", "image": "busybox:2", "env": [{"name": "ZONE", "value": "a"}]}],
+		"initContainers": [{"name": "setup", "env": [{"name": "ZONE", "value": "a"}]}],
 		"priorityClassName": "low",
-		"runtimeClassName": "gvisor",
 		"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}],
 		"schedulerName": "bin-packing",
-		"dnsConfig": {"options": [{"name": "ndots", "value": "2"}]},
 	},
+}
+
+# Out of the default allowlist since issue 24 (each lends a workload editor's power), re-allowed one by one.
+narrowed_patch := {"spec": {
+	"containers": [{
+		"name": "main", "image": "nginx:1.28",
+		"env": [{"name": "ZONE", "value": "a"}, {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+		"envFrom": [{"configMapRef": {"name": "zone-a"}}],
+	}],
+	"initContainers": [{"name": "setup", "image": "busybox:2"}],
+	"runtimeClassName": "gvisor",
+	"dnsConfig": {"options": [{"name": "ndots", "value": "2"}]},
+}}
+
+narrowed_entries := [
+	"spec.containers[].image", "spec.containers[].env[].valueFrom", "spec.containers[].envFrom",
+	"spec.initContainers[].image", "spec.runtimeClassName", "spec.dnsConfig",
+]
+
+test_narrowed_fields_refused_by_default_and_re_allowed_one_by_one if {
+	p := "spec.subsets[0].patch."
+	patch_fields(narrowed_patch) == {
+		concat("", [p, "spec.containers[0].image"]), concat("", [p, "spec.containers[0].env[1].valueFrom"]),
+		concat("", [p, "spec.containers[0].envFrom"]), concat("", [p, "spec.initContainers[0].image"]),
+		concat("", [p, "spec.runtimeClassName"]), concat("", [p, "spec.dnsConfig"]),
+	}
+	count(violation) == 0 with input as in_context(one_patch(narrowed_patch), web_workload, narrowed_entries)
+	every entry in narrowed_entries {
+		count(violation) == 5 with input as in_context(one_patch(narrowed_patch), web_workload, [entry])
+	}
+}
+
+test_mesh_and_secret_injector_keys_reserved if {
+	every key in ["sidecar.istio.io/inject", "linkerd.io/inject", "vault.hashicorp.com/role", "x.kuma.io/y"] {
+		concat("", ["spec.subsets[0].patch.metadata.annotations[", key, "]"]) in patch_fields({"metadata": {"annotations": {key: "false"}}})
+	}
+	count(violation) == 0 with input as one_patch({"metadata": {"annotations": {"notistio.io/x": "y"}}})
 }
 
 test_allowed_patch_accepted_with_and_without_workload if {
@@ -184,7 +218,7 @@ test_workload_found_in_gatekeeper_inventory if {
 # --- containers the template does not have -------------------------------------------------------------
 
 test_new_containers_refused_when_the_template_is_known if {
-	p := {"spec": {"containers": [{"name": "sidecar", "image": "envoy"}], "initContainers": [{"name": "main", "image": "x"}]}}
+	p := {"spec": {"containers": [{"name": "sidecar", "resources": {}}], "initContainers": [{"name": "main", "resources": {}}]}}
 	fields := reported_fields with input as in_context(one_patch(p), web_workload, [])
 	"spec.subsets[0].patch.spec.containers[0]" in fields
 	"spec.subsets[0].patch.spec.initContainers[0]" in fields
@@ -286,4 +320,13 @@ test_public_patch_functions if {
 	not is_directive(1)
 	render_path(["spec", "containers", 0, "$patch"]) == "spec.containers[0].$patch"
 	render_path(["$retainKeys"]) == "$retainKeys"
+}
+
+# The fields a UnitedDeployment patch keeps (its author must be allowed the workload kind) are the
+# ones a WorkloadSpread patch lost.
+test_workload_author_fields_are_the_narrowed_ones if {
+	count(workload_author_patch_fields) == 8
+	every f in workload_author_patch_fields {
+		not patch_field_allowed(f)
+	}
 }

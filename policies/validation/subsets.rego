@@ -166,7 +166,7 @@ valid_quantity(q) if {
 # With the target workload at hand (webhook, `admit`): a patch container whose
 # name is not in the template would be added as a new container without an image.
 workload_template_containers contains c.name if {
-	some c in input.context.workload.spec.template.spec.containers
+	some c in list_field(map_field(map_field(map_field(map_field(map_field(input, "context"), "workload"), "spec"), "template"), "spec"), "containers")
 }
 
 errors contains {"field": sprintf("%s.patch", [subset_path(i)]), "msg": sprintf("Invalid value: spec.containers[%d] \"%v\" is not a container of the workload's pod template and has no image", [j, c.name])} if {

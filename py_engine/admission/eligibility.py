@@ -102,10 +102,11 @@ def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     """
     raw_spec = pod.get("spec")
     spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, JSON_OBJECT) else {}
+    containers = spec.get("containers")
     trimmed: dict[str, Any] = {
         "containers": [
             {"name": c.get("name"), "resources": _resources(c.get("resources"))}
-            for c in spec.get("containers") or []
+            for c in (containers if isinstance(containers, list) else ())
             if isinstance(c, JSON_OBJECT)
         ]
     }

@@ -13,6 +13,12 @@ admitted into its subset (node affinity, tolerations, matched annotation)
 without it, with a warning naming the refused fields (docs/operations.md,
 "Subset patch allowlist").
 
+A stored spread is held to what validation checks (issue 24): a patch nested
+deeper than it could be inside a review (`MAX_PATCH_DEPTH`) is refused before
+anything walks it, and the policy rule also carries validation's own checks of
+the patch's shape (label keys and values, annotation values, container names;
+policies/validation/patch.rego, `patch_violation`).
+
 Verdicts are cached by (spread uid and generation, allowlist, workload selector,
 container names), so the policy runs once per spread generation and workload,
 not per pod. An evaluation that fails refuses the patch (fail closed) and is
@@ -33,10 +39,16 @@ from py_engine.admission.lru import put_recent
 from py_engine.model.constants import API_VERSION, KIND
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics import objects
+from py_engine.semantics.nesting import MAX_REVIEW_DEPTH, depth_exceeds
 from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.validation import PATCH_VIOLATION_RULE, build_review_input
 
 CACHE_ENTRIES = 1024
+PATCH_LEVELS_IN_REVIEW = 6
+"""Levels above a subset's patch inside a review: review, request, object, spec, subsets, the subset."""
+MAX_PATCH_DEPTH = MAX_REVIEW_DEPTH - PATCH_LEVELS_IN_REVIEW
+"""The deepest patch the validating webhook could have accepted (webhook/review.py reads reviews to
+`MAX_REVIEW_DEPTH`); a stored one deeper than that reached the store without it."""
 
 Refusals = Mapping[int, tuple[str, ...]]
 """Subset index -> the patch fields the allowlist refuses (field paths of the spread)."""
@@ -99,6 +111,24 @@ def _checked(facts: tuple[tuple[str, ...], tuple[str, ...], Any]) -> dict[str, A
     return {"spec": checked}
 
 
+def policy_workload(workload: Mapping[str, Any]) -> dict[str, Any]:
+    """What the validation policy reads of a target workload: its selector and its pod template's
+    container names, each of the type the policy expects (a custom kind's stored object may hold
+    anything: a `containers` that is not a list would be a Rego type error). A workload without
+    a pod template stays without one, so container names are not checked against it."""
+    spec = workload.get("spec")
+    spec = spec if isinstance(spec, JSON_OBJECT) else {}
+    view: dict[str, Any] = {}
+    if isinstance(spec.get("selector"), JSON_OBJECT):
+        view["selector"] = spec["selector"]
+    template = spec.get("template")
+    pod_spec = template.get("spec") if isinstance(template, JSON_OBJECT) else None
+    if isinstance(pod_spec, JSON_OBJECT):
+        view["template"] = {"spec": {key: [{"name": n} for n in _names(pod_spec.get(key))]
+                                     for key in ("containers", "initContainers")}}
+    return {"spec": view}
+
+
 def checked_workload(pod: Mapping[str, Any], workload: Mapping[str, Any] | None) -> dict[str, Any]:
     """The workload the policy checks a patch against at admission: the real workload's
     selector (when it was found) and the pod's own containers as the pod template."""
@@ -159,6 +189,9 @@ class PatchGuard:
             return ()
         if self.engine is None:
             return ("no policy engine is configured to check the patch against the allowlist",)
+        if depth_exceeds(_subsets(spread)[index]["patch"], MAX_PATCH_DEPTH):
+            return (f"spec.subsets[{index}].patch is nested deeper than {MAX_PATCH_DEPTH} levels, more than "
+                    "validation accepts",)
         facts = _facts(pod, workload)
         key = cache_key(spread, facts, self.allowed_fields)
         with self._lock:

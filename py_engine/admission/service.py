@@ -23,10 +23,13 @@ waits for its batch; both forms share every step, `_prepare_create` and
 * `validate_pod` (pod DELETE, `pods/eviction` CREATE): give the slot back with
   `release_delete` (deletingPods), committed the same way. A delete is never
   denied because of our own failure unless `deny_deletes_on_failure` is set.
-* `validate_spread` (WorkloadSpread CREATE/UPDATE): the Rego validation policy,
+* `validate_workloadspread` (WorkloadSpread CREATE/UPDATE): the Rego validation policy,
   given what only the API can tell: the namespace's other spreads (one spread
   per workload), the old object (immutable targetRef), the target workload
-  (subset patch checks).
+  (subset patch checks); then, with an `AuthorGate`, the author's right to
+  `update` the target workload (py_engine/admission/authorization.py).
+* `validate_uniteddeployment` (UnitedDeployment CREATE/UPDATE): its policy, then
+  the author's right to `create` and `update` its template's kind.
 
 Skipped without any write: dry runs of deletes, mirror pods, pods without a
 controller owner, inactive pods. A dry-run CREATE is decided on the freshest
@@ -47,6 +50,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from py_engine.admission.authorization import AuthorGate
 from py_engine.admission.caches import AdmissionCaches
 from py_engine.admission.context import (
     AdmissionContext,
@@ -59,7 +63,7 @@ from py_engine.admission.eligibility import EligibilityCache
 from py_engine.admission.inject import make_patch
 from py_engine.admission.matched import MATCHED_KEYS, SPREADGATE_KEY, without_matched_annotations
 from py_engine.admission.nodes import NodeClassCache
-from py_engine.admission.patch_guard import PatchGuard, inject_checked
+from py_engine.admission.patch_guard import PatchGuard, inject_checked, policy_workload
 from py_engine.admission.ports import AdmissionReader, Apply, CommitFailed, SpreadCommitter, SpreadNotFound
 from py_engine.admission.release import DeleteRelease, find_annotated_spread, release_delete
 from py_engine.admission.reserve import CreateReservation, reserve_create
@@ -72,6 +76,9 @@ from py_engine.semantics.clock import Clock
 from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.semantics.uids import UuidSource
 from py_engine.validation import build_review_input, validate_spread
+from py_engine.validation.authorship import ResourceCheck, UserInfoError, read_user_info, spread_checks
+from py_engine.validation.authorship import uniteddeployment_checks as united_checks
+from py_engine.validation.uniteddeployment import review_uniteddeployment
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 FailureMode = Literal["deny", "allow-unmodified"]
@@ -81,7 +88,7 @@ FAILURE_MODES: tuple[str, ...] = ("deny", "allow-unmodified")
 @dataclass(frozen=True)
 class Decision:
     """An admission answer. `outcome` is the metrics label (patched, allowed, skipped,
-    released, denied, invalid, commit-failed, error).
+    released, denied, invalid, commit-failed, patch-refused, forbidden, error).
 
     What the webhook answers is `allowed`, `patch`, `warnings`, `code`, `message`, `reason`
     and `audit`; `spread` (the governing WorkloadSpread's name), `subset` (placed into or
@@ -177,11 +184,13 @@ class AdmissionService:
                  config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None,
                  node_classes: NodeClassCache | None = None,
                  new_uid: Callable[[], str] | None = None,
-                 caches: AdmissionCaches | None = None) -> None:
+                 caches: AdmissionCaches | None = None, author_gate: AuthorGate | None = None) -> None:
         """`view` and `committer` are the two ports; `node_classes` and `decision_cache` are
         owned by the caller (one per webhook process or offline run); `new_uid` keys the
         `creatingPods` entry of a pod with only `generateName`; `caches` (spreads parsed per
-        version, py_engine/admission/caches.py) is the service's own unless one is given."""
+        version, py_engine/admission/caches.py) is the service's own unless one is given;
+        `author_gate` checks the author's rights on WorkloadSpread and UnitedDeployment
+        changes (None: not checked, `--authorize-authors=false`)."""
         self.view = view
         self.committer = committer
         self.clock = clock
@@ -192,6 +201,7 @@ class AdmissionService:
         self.node_classes = node_classes
         self.new_uid = new_uid or UuidSource()
         self.caches = caches if caches is not None else AdmissionCaches()
+        self.author_gate = author_gate
         self.patch_guard: PatchCheck | None = (PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
                                                if self.config.check_subset_patches else None)
 
@@ -412,7 +422,38 @@ class AdmissionService:
             return deny(500, f"WorkloadSpread validation failed to run: {exc}", "error", "InternalError")
         if violations:
             return deny(422, "; ".join(v.message for v in violations), "invalid", "Invalid")
-        return allow("allowed")
+        return self._authorized(request, spread_checks(obj, namespace)) or allow("allowed")
+
+    # ------------------------------------------------ UnitedDeployment CREATE/UPDATE
+
+    def validate_uniteddeployment(self, request: Mapping[str, Any]) -> Decision:
+        result = review_uniteddeployment(self.validation_engine, request,
+                                         allowed_patch_fields=tuple(self.config.allowed_patch_fields))
+        decision = Decision(result.allowed, result.outcome, code=result.code, message=result.message,
+                            reason=result.reason)
+        if result.outcome != "allowed":
+            return decision
+        obj = _object(request, "object") or {}
+        namespace = str(request.get("namespace") or objects.meta(obj).get("namespace") or "")
+        return self._authorized(request, united_checks(obj, namespace)) or decision
+
+    def _authorized(self, request: Mapping[str, Any], checks: Sequence[ResourceCheck]) -> Decision | None:
+        """None when the review's user may make this change (or nobody checks); else the denial.
+        An UPDATE that leaves `spec` as it was (labels, finalizers) lends nothing and is not checked."""
+        gate = self.author_gate
+        if gate is None or not checks:
+            return None
+        old, new = _object(request, "oldObject"), _object(request, "object")
+        if request.get("operation") == "UPDATE" and old is not None and new is not None and old.get("spec") == new.get("spec"):
+            return None
+        try:
+            user = read_user_info(request.get("userInfo"))
+        except UserInfoError as exc:
+            return deny(400, str(exc), "error", "BadRequest")
+        refusal = gate.refusal(user, checks)
+        if refusal is None:
+            return None
+        return deny(refusal.code, refusal.message, "forbidden" if refusal.code == 403 else "error", refusal.reason)
 
     def _target_workload(self, obj: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
         spec = obj.get("spec")
@@ -423,9 +464,10 @@ class AdmissionService:
         if not (api_version and kind and name):
             return None
         try:
-            return self.view.lookup(api_version, kind, namespace, name)
+            workload = self.view.lookup(api_version, kind, namespace, name)
         except Exception:  # a lookup failure only skips the patch checks, as for a missing workload
             return None
+        return policy_workload(workload) if workload is not None else None
 
 
 def _governs(spread: Mapping[str, Any], pod: dict[str, Any], spreads: Sequence[dict[str, Any]],

@@ -21,6 +21,14 @@ subset (`allow-unmodified`). A subset patch that sets what the patch
 allowlist refuses (policies/validation/patch.rego; `--allow-patch-field`
 widens it) is left out of the pod, which is admitted with a warning.
 
+A WorkloadSpread or UnitedDeployment change is allowed only when its author
+(the review's userInfo) may change the workloads it acts on: `update` on a
+spread's target workload, `create` and `update` on a UnitedDeployment's
+template kind, asked with a SubjectAccessReview and cached for
+`--authorization-cache-ttl` seconds (`--authorize-authors=false` turns it
+off). `--client-ca FILE` makes every caller present a client certificate
+signed by that CA (docs/operations.md, "Authenticating the API server").
+
 Exit status: 0 after SIGINT/SIGTERM, 2 for bad arguments or when the cluster
 configuration, certificate or policies cannot be loaded.
 """
@@ -37,6 +45,7 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
+from py_engine.admission.authorization import DEFAULT_TTL
 from py_engine.cli.preflight import opa_url
 from webhook.collector import YOUNG_THRESHOLD, tune_collector
 
@@ -68,6 +77,15 @@ def register(subparsers: Any) -> None:
                      help="comma-separated Mutating/ValidatingWebhookConfiguration names to patch")
     tls.add_argument("--cert-check-interval", type=float, default=3600.0, metavar="SECONDS",
                      help="how often to re-check the Secret and caBundle (default 3600)")
+    tls.add_argument("--client-ca", metavar="FILE",
+                     help="require every caller to present a client certificate signed by a CA in FILE (PEM); "
+                          "the API server presents one through its AdmissionConfiguration (docs/operations.md)")
+    parser.add_argument("--authorize-authors", type=_boolean, nargs="?", const=True, default=True, metavar="BOOL",
+                        help="deny a WorkloadSpread or UnitedDeployment change whose author may not change the "
+                             "workloads it acts on, checked with a SubjectAccessReview (default true; "
+                             "--authorize-authors=false turns it off)")
+    parser.add_argument("--authorization-cache-ttl", type=float, default=DEFAULT_TTL, metavar="SECONDS",
+                        help=f"how long an authorization answer is reused (default {DEFAULT_TTL:g})")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=9443, help="HTTPS port (default 9443)")
     parser.add_argument("--threads", type=int, default=32, help="worker threads (default 32)")
@@ -115,9 +133,34 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def _boolean(value: str) -> bool:
+    """`true`/`false` (also 1/0, yes/no), as Kubernetes components spell boolean flags."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{value!r} is not true or false")
+
+
 def _fail(message: str) -> int:
     print(f"spreadgate webhook: error: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _ca_problem(path: str) -> str | None:
+    """Why `path` cannot serve as --client-ca (unreadable, or no certificate in it), or None."""
+    import ssl
+
+    try:
+        ssl.create_default_context(cafile=path)
+    except FileNotFoundError:
+        return f"--client-ca {path}: no such file"
+    except ssl.SSLError as exc:  # its text ends with the C source line; the reason alone is the cause
+        return f"--client-ca {path}: not a PEM file of CA certificates ({exc.reason or 'unreadable'})"
+    except (OSError, ValueError) as exc:
+        return f"--client-ca {path}: cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    return None
 
 
 def _own_namespace() -> str:
@@ -150,6 +193,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(problem)
     if args.self_signed_ca and not args.cert_check_interval > 0:
         return _fail("--cert-check-interval must be positive")
+    if not 0 <= args.authorization_cache_ttl <= 300:
+        return _fail("--authorization-cache-ttl must be between 0 and 300 seconds")
+    if args.client_ca is not None:
+        problem = _ca_problem(args.client_ca)
+        if problem is not None:
+            return _fail(problem)
     from py_engine.model.workloads import whitelist_from_flags
     from py_engine.validation.patch_fields import parse_patch_fields
 
@@ -188,7 +237,8 @@ def run(args: argparse.Namespace) -> int:
         commit_timeout=args.commit_timeout, deny_deletes_on_failure=args.deny_deletes_on_failure,
         versioned_kinds=versioned, custom_workloads=custom, allowed_patch_fields=patch_fields,
         node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit,
-        limits=limits, self_signed=self_signed)
+        limits=limits, self_signed=self_signed, authorize_authors=args.authorize_authors,
+        authorization_ttl=args.authorization_cache_ttl, client_ca=args.client_ca)
     tune_collector(args.gc_young_threshold)
     try:
         hook = Webhook(options)
@@ -211,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
     # tests/webhook_testkit.py reads the URL from this line (`serving on (https://\S+)`): keep a space after it.
     log.info("serving on %s with %d worker threads", hook.url, args.threads,
              extra=logsetup.fields(policy_engine="opa" if args.opa_url else "embedded",
+                                   authorize_authors=args.authorize_authors, client_ca=args.client_ca is not None,
                                    on_commit_failure=args.on_commit_failure, group_commit=not args.no_group_commit,
                                    gc_young_threshold=args.gc_young_threshold))
     try:

@@ -56,11 +56,12 @@ def guarded(engine: PolicyEngine | None = ENGINE, allowed: tuple[str, ...] = (),
 
 def test_allowed_patch_is_applied() -> None:
     _, ctx = guarded()
-    patch = {"metadata": {"labels": {"cost": "spot"}}, "spec": {"containers": [{"name": "main", "image": "nginx:2"}]}}
+    patch = {"metadata": {"labels": {"cost": "spot"}},
+             "spec": {"containers": [{"name": "main", "env": [{"name": "POOL", "value": "spot"}]}]}}
     mutated, warnings = inject_checked(pod(), web(patch), "a", None, ctx)
     assert warnings == ()
     assert mutated["metadata"]["labels"]["cost"] == "spot"
-    assert mutated["spec"]["containers"][0]["image"] == "nginx:2"
+    assert mutated["spec"]["containers"][0]["env"] == [{"name": "POOL", "value": "spot"}]
 
 
 def test_refused_patch_is_left_out_and_the_pod_still_placed() -> None:
@@ -111,12 +112,12 @@ def test_every_forbidden_class_is_refused_at_admission_as_in_validation(path: Pa
 def test_containers_are_checked_against_the_actual_pod() -> None:
     # The target is not in the caches (template unknown): the pod's own containers decide.
     _, ctx = guarded(objects=[])
-    ws = web({"spec": {"containers": [{"name": "sidecar", "image": "envoy:2"}]}})
+    ws = web({"spec": {"containers": [{"name": "sidecar", "resources": {"requests": {"cpu": "2"}}}]}})
     _, warnings = inject_checked(pod(), ws, "a", None, ctx)
     assert "spec.subsets[0].patch.spec.containers[0]" in warnings[0]
     with_sidecar = pod(spec={"containers": [{"name": "main", "image": "nginx"}, {"name": "sidecar", "image": "envoy"}]})
     mutated, warnings = inject_checked(with_sidecar, ws, "a", None, ctx)
-    assert warnings == () and mutated["spec"]["containers"][1]["image"] == "envoy:2"
+    assert warnings == () and mutated["spec"]["containers"][1]["resources"] == {"requests": {"cpu": "2"}}
 
 
 def test_selector_labels_come_from_the_target_workload() -> None:
@@ -134,7 +135,7 @@ def test_selector_labels_come_from_the_target_workload() -> None:
 def test_the_workload_is_looked_up_only_for_label_patches() -> None:
     objects = Objects(deployment_chain())
     ctx = AdmissionContext(now=NOW, lookup=objects.lookup, patch_guard=PatchGuard(ENGINE))
-    inject_checked(pod(), web({"spec": {"containers": [{"name": "main", "image": "nginx:2"}]}}), "a", None, ctx)
+    inject_checked(pod(), web({"spec": {"containers": [{"name": "main", "resources": {}}]}}), "a", None, ctx)
     assert objects.calls == []
     inject_checked(pod(), web({"metadata": {"labels": {"x": "y"}}}, generation=2), "a", None, ctx)
     assert objects.calls == [("apps/v1", "Deployment", "default", "web")]

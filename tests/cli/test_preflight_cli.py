@@ -143,3 +143,34 @@ def test_a_negative_gc_threshold_is_one_line_and_leaves_the_collector_alone(
     assert main(["webhook", "--cert", pair[0], "--key", pair[1], "--gc-young-threshold", "-5"]) == 2
     assert "--gc-young-threshold must be 0 (Python's setting) or positive" in one_error(capsys, "webhook")
     assert gc.get_threshold() == before
+
+
+def test_the_webhook_refuses_a_bad_client_ca_before_starting(pair: tuple[str, str, str], tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    junk = tmp_path / "ca.pem"
+    junk.write_text("not a certificate\n")
+    assert main(["webhook", "--cert", pair[0], "--key", pair[1], "--client-ca", str(junk)]) == 2
+    assert f"--client-ca {junk}: not a PEM file of CA certificates" in one_error(capsys, "webhook")
+    assert main(["webhook", "--cert", pair[0], "--key", pair[1], "--client-ca", str(tmp_path / "none")]) == 2
+    assert f"--client-ca {tmp_path / 'none'}: no such file" in one_error(capsys, "webhook")
+    assert main(["webhook", "--cert", pair[0], "--key", pair[1], "--authorization-cache-ttl", "-1"]) == 2
+    assert "--authorization-cache-ttl must be between 0 and 300 seconds" in one_error(capsys, "webhook")
+
+
+@pytest.mark.parametrize(("flags", "expected"), [([], True), (["--authorize-authors"], True),
+                                                 (["--authorize-authors=false"], False),
+                                                 (["--authorize-authors", "false"], False),
+                                                 (["--authorize-authors=True"], True)])
+def test_the_authorization_check_is_on_unless_turned_off(flags: list[str], expected: bool) -> None:
+    from py_engine.cli import build_parser
+
+    args = build_parser().parse_args(["webhook", "--cert", "c", "--key", "k", *flags])
+    assert args.authorize_authors is expected
+
+
+def test_a_bad_authorize_authors_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from py_engine.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["webhook", "--cert", "c", "--key", "k", "--authorize-authors=maybe"])
+    assert "'maybe' is not true or false" in capsys.readouterr().err

@@ -66,3 +66,12 @@ def test_the_authorizer_model_denies_what_is_not_granted() -> None:
     assert allowed(grants, CONTROLLER_SA, pod_delete) and not allowed(grants, WEBHOOK_SA, pod_delete)
     assert classify("GET", "/apis/apps/v1", None) is None  # discovery
     assert Grant(WEBHOOK_SA, "cluster", "", "pods", "delete", "*") not in grants
+
+
+@pytest.mark.parametrize("path", ["overlays/cert-manager", "overlays/self-signed-ca"])
+def test_the_webhook_may_ask_subject_access_reviews_and_the_controller_may_not(path: str) -> None:
+    """--authorize-authors (on by default) POSTs SubjectAccessReviews (issue 24)."""
+    grants = rendered_grants(render(path))
+    review = classify("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", None)
+    assert review == ApiRequest("create", "authorization.k8s.io", "subjectaccessreviews", None, None)
+    assert allowed(grants, WEBHOOK_SA, review) and not allowed(grants, CONTROLLER_SA, review)

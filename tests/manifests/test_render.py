@@ -178,6 +178,8 @@ def test_webhook_network_policy_admits_only_the_https_port(path: str) -> None:
     assert policy["policyTypes"] == ["Ingress"]
     port = next(p for p in container(deployment, "webhook")["ports"] if p["name"] == "https")["containerPort"]
     assert [rule["ports"] for rule in policy["ingress"]] == [[{"port": port, "protocol": "TCP"}]]
+    # The sources to fill in (docs/operations.md, "Authenticating the API server"): ipBlocks, as shipped.
+    assert [list(peer) for peer in policy["ingress"][0]["from"]] == [["ipBlock"], ["ipBlock"]]
     assert port == _parsed(deployment, "webhook").port == 9443
     # No other workload of the namespace is selected by it (it would cut the controller off).
     controller = find(docs, "Deployment", "spreadgate-controller")["spec"]["template"]["metadata"]["labels"]

@@ -12,9 +12,10 @@ import pytest
 import regorus
 import yaml
 
-from py_engine.admission.service import Decision, ServiceConfig
+from py_engine.admission.service import AdmissionService, ServiceConfig
 from py_engine.cli import main
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
+from py_engine.semantics.clock import RealClock
 from py_engine.validation.ud_gatekeeper import (
     UD_CONSTRAINT_FILE,
     UD_TEMPLATE_FILE,
@@ -125,23 +126,10 @@ class _View:
         return True
 
 
-class _Service:
-    """Only what the UnitedDeployment route reads: the validation engine and the patch allowlist flag."""
-
-    def __init__(self, engine: PolicyEngine | None, allowed_patch_fields: tuple[str, ...] = ()) -> None:
-        self.view = _View()
-        self.validation_engine = engine
-        self.config = ServiceConfig(allowed_patch_fields=allowed_patch_fields)
-
-    def mutate_pod(self, request: dict[str, Any]) -> Decision:
-        raise AssertionError("not routed here")
-
-    validate_pod = validate_workloadspread = mutate_pod
-
-    def mutate_pod_async(self, request: dict[str, Any], answer: Any) -> None:
-        raise AssertionError("not routed here")
-
-    validate_pod_async = mutate_pod_async
+def _service(engine: PolicyEngine | None, allowed_patch_fields: tuple[str, ...] = ()) -> AdmissionService:
+    """The real service; the UnitedDeployment route reads only its engine and patch allowlist flag."""
+    return AdmissionService(_View(), None, RealClock(), engine=engine,  # type: ignore[arg-type]
+                            config=ServiceConfig(allowed_patch_fields=allowed_patch_fields))
 
 
 def _review(operation: str, obj: Any, old: Any = None) -> dict[str, Any]:
@@ -154,7 +142,7 @@ def _review(operation: str, obj: Any, old: Any = None) -> dict[str, Any]:
 
 
 def _answer(engine: PolicyEngine | None, review: dict[str, Any], allowed: tuple[str, ...] = ()) -> dict[str, Any]:
-    client = create_app(_Service(engine, allowed)).test_client()  # type: ignore[arg-type]
+    client = create_app(_service(engine, allowed)).test_client()
     resp = client.post("/validate/uniteddeployments", json=review)
     assert resp.status_code == 200
     body: dict[str, Any] = resp.get_json()["response"]

@@ -1,0 +1,120 @@
+"""End to end (issue 24): a user who may edit WorkloadSpreads but not the target Deployment cannot
+create a spread over it; one who may update the Deployment can. The real webhook (its
+SubjectAccessReviews on) registered with the embedded cluster, which authorizes with RBAC and
+answers SubjectAccessReviews; requests go over HTTPS through the official client, impersonating
+each user with `Impersonate-User` / `Impersonate-Group` headers.
+
+Skipped until the embedded cluster answers a SubjectAccessReview POST with a status (the feature
+probe `_serves_access_reviews`): that part of issue 24 lands from another branch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from webhook_testkit import CRD, spread, webhook_configs, write_cert
+
+from py_engine.apiclient import KubeClient, KubeError
+from py_engine.semantics.clock import RealClock
+from py_engine.sim.cluster import Cluster
+from webhook.runtime import Webhook, WebhookOptions
+
+SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+WORKLOADSPREADS = "/apis/spreadgate.dev/v1alpha1/namespaces/default/workloadspreads"
+
+
+def _serves_access_reviews() -> bool:
+    """Whether the embedded API server answers a SubjectAccessReview POST with a verdict."""
+    cluster = Cluster(clock=RealClock())
+    try:
+        cluster.serve_https()
+        with KubeClient.load(str(cluster.kubeconfig_path), timeout=5) as client:
+            answer = client.request("POST", SAR_PATH, body={
+                "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                "spec": {"user": "probe", "groups": ["system:authenticated"],
+                         "resourceAttributes": {"verb": "get", "resource": "pods", "namespace": "default"}}})
+        status = answer.get("status")
+        return isinstance(status, dict) and isinstance(status.get("allowed"), bool)
+    except (KubeError, OSError):
+        return False
+    finally:
+        cluster.close()
+
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
+    not _serves_access_reviews(),
+    reason="the embedded cluster does not serve SubjectAccessReview yet (issue 24, the sim's part)")]
+
+
+def _role(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": name, "namespace": "default"}, "rules": rules}
+
+
+def _binding(role: str, group: str) -> dict[str, Any]:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": f"{role}-{group}", "namespace": "default"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]}
+
+
+SPREAD_EDITING = [{"apiGroups": ["spreadgate.dev"], "resources": ["workloadspreads"],
+                   "verbs": ["get", "list", "watch", "create", "update", "patch"]}]
+DEPLOYMENT_EDITING = [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "update", "patch"]}]
+SUBSETS = [{"name": "a", "maxReplicas": 1}, {"name": "b"}]
+
+
+@pytest.fixture
+def kubeconfig(tmp_path: Path) -> Iterator[str]:
+    cluster = Cluster(clock=RealClock())
+    cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
+    api = cluster.api
+    api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
+    cert, key = write_cert(tmp_path)
+    hook = Webhook(WebhookOptions(cert_file=cert, key_file=key, kubeconfig=str(cluster.kubeconfig_path),
+                                  host="127.0.0.1", port=0, threads=4, watch_timeout_seconds=30))
+    try:
+        hook.start()
+        assert hook.view.wait_ready(10)
+        for cfg in webhook_configs(hook.url):
+            kind = "mutating" if cfg["kind"].startswith("Mutating") else "validating"
+            api.create(f"admissionregistration.k8s.io/v1/{kind}webhookconfigurations", None, cfg)
+        api.create("apps/v1/deployments", "default", {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}})
+        rbac = "rbac.authorization.k8s.io/v1"
+        api.create(f"{rbac}/roles", "default", _role("spread-editor", SPREAD_EDITING))
+        api.create(f"{rbac}/roles", "default", _role("web-editor", DEPLOYMENT_EDITING))
+        api.create(f"{rbac}/rolebindings", "default", _binding("spread-editor", "spread-editors"))
+        api.create(f"{rbac}/rolebindings", "default", _binding("spread-editor", "web-editors"))
+        api.create(f"{rbac}/rolebindings", "default", _binding("web-editor", "web-editors"))
+        yield str(cluster.kubeconfig_path)
+    finally:
+        hook.stop()
+        cluster.close()
+
+
+def _create_as(kubeconfig: str, user: str, group: str, name: str) -> dict[str, Any]:
+    with KubeClient.load(kubeconfig, timeout=10) as client:
+        client.api_client.set_default_header("Impersonate-User", user)
+        client.api_client.set_default_header("Impersonate-Group", group)
+        return client.request("POST", WORKLOADSPREADS, body=spread(name, SUBSETS))
+
+
+@pytest.mark.timeout(60)
+def test_a_spread_editor_without_rights_on_the_deployment_is_denied(kubeconfig: str) -> None:
+    with pytest.raises(KubeError) as denied:
+        _create_as(kubeconfig, "mallory", "spread-editors", "ws")
+    assert denied.value.status == 403, denied.value
+    assert 'user "mallory" may not update deployments.apps "web" in namespace "default"' in str(denied.value)
+
+
+@pytest.mark.timeout(60)
+def test_a_deployment_editor_may_create_the_spread(kubeconfig: str) -> None:
+    created = _create_as(kubeconfig, "erin", "web-editors", "ws")
+    assert created["metadata"]["name"] == "ws"
