@@ -3,9 +3,6 @@ create a spread over it; one who may update the Deployment can. The real webhook
 SubjectAccessReviews on) registered with the embedded cluster, which authorizes with RBAC and
 answers SubjectAccessReviews; requests go over HTTPS through the official client, impersonating
 each user with `Impersonate-User` / `Impersonate-Group` headers.
-
-Skipped until the embedded cluster answers a SubjectAccessReview POST with a status (the feature
-probe `_serves_access_reviews`): that part of issue 24 lands from another branch.
 """
 
 from __future__ import annotations
@@ -22,31 +19,10 @@ from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster
 from webhook.runtime import Webhook, WebhookOptions
 
-SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 WORKLOADSPREADS = "/apis/spreadgate.dev/v1alpha1/namespaces/default/workloadspreads"
 
 
-def _serves_access_reviews() -> bool:
-    """Whether the embedded API server answers a SubjectAccessReview POST with a verdict."""
-    cluster = Cluster(clock=RealClock())
-    try:
-        cluster.serve_https()
-        with KubeClient.load(str(cluster.kubeconfig_path), timeout=5) as client:
-            answer = client.request("POST", SAR_PATH, body={
-                "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                "spec": {"user": "probe", "groups": ["system:authenticated"],
-                         "resourceAttributes": {"verb": "get", "resource": "pods", "namespace": "default"}}})
-        status = answer.get("status")
-        return isinstance(status, dict) and isinstance(status.get("allowed"), bool)
-    except (KubeError, OSError):
-        return False
-    finally:
-        cluster.close()
-
-
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
-    not _serves_access_reviews(),
-    reason="the embedded cluster does not serve SubjectAccessReview yet (issue 24, the sim's part)")]
+pytestmark = [pytest.mark.e2e]
 
 
 def _role(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
