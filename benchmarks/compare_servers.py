@@ -22,19 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 def run(server: str) -> dict[str, str]:
     env = dict(os.environ, SPREADGATE_ATTACK_SERVER=server)
     done = subprocess.run([sys.executable, "-m", "pytest", "tests/webhook/test_attacks.py", "-q", "-s", "-rA",
-                           "-p", "no:cacheprovider", "-o", "console_output_style=classic", "-v"],
+                           "-p", "no:cacheprovider"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     results: dict[str, str] = {}
-    current = ""
     for line in done.stdout.splitlines():
-        started = re.search(r"test_attack_(?:short|long)\[([^\]]+)\]", line)
-        if started:
-            current = started.group(1)
-        found = re.search(r"(spreadgate|hypercorn): (\d+)/(\d+) probes .*?peak RSS (\d+) MiB", line)
-        if found and current:
+        found = re.search(r"^\[([^\]]+)\] (?:spreadgate|hypercorn): (\d+)/(\d+) probes .*?peak RSS (\d+) MiB", line)
+        if found:
             good, probes, rss = int(found.group(2)), int(found.group(3)), int(found.group(4))
             verdict = "held" if probes and good / probes >= 0.95 and rss < 512 else "FAILED"
-            results[current] = f"{verdict}: {good}/{probes} probes, {rss} MiB"
+            results[found.group(1)] = f"{verdict}: {good}/{probes} probes, {rss} MiB"
     return results
 
 

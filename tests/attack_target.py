@@ -11,9 +11,8 @@ standard input closes, so the parent can read its RSS from /proc.
 from __future__ import annotations
 
 import json
-import socket
 import sys
-import threading
+from pathlib import Path
 from typing import Any
 
 from py_engine.admission.service import Decision
@@ -60,37 +59,14 @@ def serve_spreadgate(app: Any, config: dict[str, Any]) -> None:
 
 
 def serve_hypercorn(app: Any, config: dict[str, Any]) -> None:
-    """Hypercorn with settings as close to the webhook's limits as it has."""
-    import asyncio
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository's benchmarks/
+    from benchmarks.hypercorn_serve import serve_in_thread
 
-    from hypercorn.asyncio import serve
-    from hypercorn.config import Config
-
-    limits = ServerLimits(**config.get("limits", {}))
-    sock = socket.create_server(("127.0.0.1", 0), backlog=1024)
-    hc = Config()
-    hc.certfile, hc.keyfile = config["cert"], config["key"]
-    hc.bind = [f"fd://{sock.fileno()}"]
-    hc.ssl_handshake_timeout = limits.handshake_timeout
-    hc.keep_alive_timeout = limits.idle_timeout
-    hc.read_timeout = int(limits.body_timeout)
-    hc.h11_max_incomplete_size = limits.max_header_bytes
-    hc.wsgi_max_body_size = limits.max_body_bytes
-    hc.backlog = 1024
-    hc.accesslog = None
-    hc.errorlog = None
-    stop = asyncio.Event()
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        loop.set_default_executor(__import__("concurrent.futures").futures.ThreadPoolExecutor(
-            int(config.get("threads", 32))))
-        threading.Thread(target=lambda: (sys.stdin.read(), loop.call_soon_threadsafe(stop.set)),
-                         daemon=True).start()
-        print(json.dumps({"port": sock.getsockname()[1]}), flush=True)
-        await serve(app, hc, shutdown_trigger=stop.wait, mode="wsgi")
-
-    asyncio.run(main())
+    port, stop = serve_in_thread(app, cert=config["cert"], key=config["key"], threads=int(config.get("threads", 32)),
+                                 limits=ServerLimits(**config.get("limits", {})))
+    print(json.dumps({"port": port}), flush=True)
+    sys.stdin.read()
+    stop()
 
 
 def main() -> int:

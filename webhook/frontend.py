@@ -124,6 +124,8 @@ class FrontEnd:
         """Open connections, oldest first."""
         self.by_peer: dict[str, dict[Connection, None]] = {}
         self.handshaking: dict[Connection, None] = {}
+        self.handshake_queue: dict[Connection, None] = {}
+        """Connections waiting for their peer's share of handshakes, oldest first."""
         self.peer_handshakes: dict[str, int] = {}
         self.peer_bytes: dict[str, int] = {}
         self.pending = 0
@@ -226,17 +228,29 @@ class FrontEnd:
         return True
 
     def start_handshake(self, connection: Connection) -> None:
-        """Count a handshake in progress, displacing the oldest one of the busiest peer at the cap."""
+        """Begin `connection`'s handshake now, or queue it while its peer holds its share of the
+        handshakes (it waits with its socket unread, at the cost of a socket and a timer, until
+        one of them ends or its deadline passes: displacing the peer's own handshakes instead
+        would only make a reconnecting client churn). A peer under its share is never queued:
+        at the cap the oldest handshake of the peer holding the most makes room."""
         peer = connection.peer[0]
         if self.peer_handshakes.get(peer, 0) >= self.limits.share(self.limits.max_handshakes):
-            self._displace(next(c for c in self.handshaking if c.peer[0] == peer), "handshake share full")
-        elif len(self.handshaking) >= self.limits.max_handshakes:
+            self.handshake_queue[connection] = None
+            connection.wait_for_handshake()
+            return
+        if len(self.handshaking) >= self.limits.max_handshakes:
             busiest = max(self.peer_handshakes, key=lambda p: self.peer_handshakes[p])
             self._displace(next(c for c in self.handshaking if c.peer[0] == busiest), "handshakes full")
+        self._begin_handshake(connection)
+
+    def _begin_handshake(self, connection: Connection) -> None:
+        peer = connection.peer[0]
         self.handshaking[connection] = None
         self.peer_handshakes[peer] = self.peer_handshakes.get(peer, 0) + 1
+        connection.begin_handshake()
 
     def end_handshake(self, connection: Connection) -> None:
+        self.handshake_queue.pop(connection, None)
         if self.handshaking.pop(connection, 0) is None:
             peer = connection.peer[0]
             left = self.peer_handshakes.get(peer, 0) - 1
@@ -244,6 +258,18 @@ class FrontEnd:
                 self.peer_handshakes[peer] = left
             else:
                 self.peer_handshakes.pop(peer, None)
+            self._start_queued()
+
+    def _start_queued(self) -> None:
+        """Begin the oldest queued handshake whose peer is under its share, if there is room."""
+        if len(self.handshaking) >= self.limits.max_handshakes:
+            return
+        share = self.limits.share(self.limits.max_handshakes)
+        for waiting in self.handshake_queue:
+            if self.peer_handshakes.get(waiting.peer[0], 0) < share:
+                del self.handshake_queue[waiting]
+                self._begin_handshake(waiting)
+                return
 
     def forget(self, connection: Connection) -> None:
         if self.connections.pop(connection, 0) is None:
@@ -258,10 +284,10 @@ class FrontEnd:
     def _displace(self, victim: Connection | None, why: str) -> bool:
         if victim is None:
             self.stats.refused_connections += 1
-            self.refusal_log.note(self.loop, "refused", why)
+            self.refusal_log.note(self.loop, "connections refused", why)
             return False
         self.stats.evicted_connections += 1
-        self.refusal_log.note(self.loop, "displaced", why)
+        self.refusal_log.note(self.loop, "connections displaced", why)
         victim.evict()
         return True
 
@@ -377,7 +403,8 @@ class FrontEnd:
 
 
 class RefusalLog:
-    """Refused and displaced connections, summed into at most one log line per interval."""
+    """Refused and displaced connections and failed handshakes, summed into at most one log line
+    per interval (a flood of them is one line per 10 s with the counts, not one per connection)."""
 
     def __init__(self, interval: float = REFUSAL_LOG_INTERVAL) -> None:
         self.interval = interval
@@ -395,8 +422,7 @@ class RefusalLog:
         if not self.counts:
             self._timer = None
             return
-        told = ", ".join(f"{what} {count} connection{'s' if count > 1 else ''}"
-                         for what, count in sorted(self.counts.items()))
+        told = ", ".join(f"{what}: {count}" for what, count in sorted(self.counts.items()))
         log.info("%s (last: %s)", told, self.last_reason)
         self.counts = {}
         self._timer = loop.call_later(self.interval, self.flush, loop)
@@ -487,7 +513,28 @@ class Connection(asyncio.Protocol):
         self.raw = transport
         transport.pause_reading()  # the ClientHello waits in the socket until start_tls reads it
         self.front.start_handshake(self)
-        self.front.loop.create_task(self._handshake(transport))
+
+    def begin_handshake(self) -> None:
+        self._cancel_deadline()
+        if self.raw is not None:
+            self.front.loop.create_task(self._handshake(self.raw))
+
+    def wait_for_handshake(self) -> None:
+        self._deadline_call(self.limits.handshake_timeout, self._handshake_expired)
+
+    def _handshake_expired(self) -> None:
+        """Queued for a handshake slot past the handshake deadline: closed, counted as a failure."""
+        self._timer = None
+        self._handshake_failed(f"no handshake slot for its peer within {self.limits.handshake_timeout:g} s")
+        raw = self.raw
+        self.state = "closed"
+        self._forget()
+        if raw is not None:
+            raw.abort()
+
+    def _handshake_failed(self, why: str) -> None:
+        self.front.stats.handshake_failures += 1
+        self.front.refusal_log.note(self.front.loop, "failed TLS handshakes", f"{self.peer[0]}: {why}")
 
     async def _handshake(self, raw: asyncio.Transport) -> None:
         if self.state == "closed" or raw.is_closing():  # displaced before its handshake began
@@ -501,8 +548,7 @@ class Connection(asyncio.Protocol):
         except Exception as exc:  # SSLError, ConnectionError, TimeoutError; anything else alike
             _drop_traceback(exc)
             if self.state != "closed":  # a displaced connection was already counted and told
-                self.front.stats.handshake_failures += 1
-                log.info("TLS handshake with %s failed: %s", self.peer[0], _reason(exc))
+                self._handshake_failed(_reason(exc))
             raw.abort()
             self.state = "closed"
             self._forget()
@@ -753,8 +799,11 @@ class Connection(asyncio.Protocol):
             transport.abort()
 
     def _deadline(self, seconds: float, what: str) -> None:
+        self._deadline_call(seconds, self._expired, what, seconds)
+
+    def _deadline_call(self, seconds: float, callback: Callable[..., None], *args: Any) -> None:
         self._cancel_deadline()
-        self._timer = self.front.loop.call_later(seconds, self._expired, what, seconds)
+        self._timer = self.front.loop.call_later(seconds, callback, *args)
 
     def _cancel_deadline(self) -> None:
         if self._timer is not None:

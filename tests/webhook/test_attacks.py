@@ -207,11 +207,11 @@ LONG_CASES = {
 }
 
 
-def check(tmp_path: Path, case: Case) -> None:
+def check(tmp_path: Path, name: str, case: Case) -> None:
     with target(tmp_path, case.limits) as served:
         outcome = run_attack(served, case.attack, case.seconds, workers=case.workers,
                              large_probe=padded_review(1_200_000) if case.large_probe else None)
-    print(outcome.summary())
+    print(f"\n[{name}] {outcome.summary()}")  # read by benchmarks/compare_servers.py
     assert outcome.probes >= 5, outcome.summary()
     assert outcome.share >= GOOD_SHARE, outcome.summary()
     assert outcome.peak_rss < RSS_BOUND, outcome.summary()
@@ -220,7 +220,7 @@ def check(tmp_path: Path, case: Case) -> None:
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("name", list(SHORT))
 def test_attack_short(tmp_path: Path, name: str) -> None:
-    check(tmp_path, SHORT[name])
+    check(tmp_path, name, SHORT[name])
 
 
 @pytest.mark.stress
@@ -228,5 +228,5 @@ def test_attack_short(tmp_path: Path, name: str) -> None:
 @pytest.mark.skipif(not LONG, reason="set SPREADGATE_STRESS=1")
 @pytest.mark.parametrize("name", list(LONG_CASES))
 def test_attack_long(tmp_path: Path, name: str) -> None:
-    check(tmp_path, LONG_CASES[name])
+    check(tmp_path, name, LONG_CASES[name])
 
