@@ -209,18 +209,28 @@ class FrontEnd:
             self.peer_bytes.pop(peer, None)
 
     def admit(self, connection: Connection) -> bool:
-        """Make room for a new connection (displacing older ones where the caps say so); False
-        when it must be refused: every candidate is answering a request."""
+        """Make room for a new connection at the cap; False when it must be refused.
+
+        Below `max_connections` every connection is admitted. At the cap, a connection from a
+        peer that already holds its share is refused (it may retry once its own connections
+        end: displacing its own older ones would let a reconnecting client churn the server);
+        any other takes the place of the oldest connection that has not completed a request,
+        or the oldest idle one, of the peer holding the most, so a fresh client always gets
+        in. With every connection answering a request, it is refused too."""
+        if len(self.connections) < self.limits.max_connections:
+            return self._add(connection)
+        mine = self.by_peer.get(connection.peer[0], {})
+        if self.limits.peer_share < 1 and len(mine) >= self.limits.share(self.limits.max_connections):
+            self._displace(None, "its peer holds its share of the connections")
+            return False
+        busiest = max(self.by_peer.values(), key=len)
+        victim = _oldest_evictable(busiest) or _oldest_evictable(self.connections)
+        if not self._displace(victim, f"{len(self.connections)} connections open"):
+            return False
+        return self._add(connection)
+
+    def _add(self, connection: Connection) -> bool:
         peer = connection.peer[0]
-        mine = self.by_peer.get(peer, {})
-        if len(mine) >= self.limits.share(self.limits.max_connections):
-            if not self._displace(_oldest_evictable(mine), "its peer's share of connections is full"):
-                return False
-        elif len(self.connections) >= self.limits.max_connections:
-            busiest = max(self.by_peer.values(), key=len)
-            victim = _oldest_evictable(busiest) or _oldest_evictable(self.connections)
-            if not self._displace(victim, f"{len(self.connections)} connections open"):
-                return False
         self.connections[connection] = None
         self.by_peer.setdefault(peer, {})[connection] = None
         self.stats.connections += 1
@@ -766,7 +776,25 @@ class Connection(asyncio.Protocol):
             return
         self.state = "draining"
         self.unread = unread
-        self._timer = self.front.loop.call_later(self.limits.body_timeout, self._drained)
+        if self.limits.min_body_rate:
+            self._watch_drain()
+        else:
+            self._timer = self.front.loop.call_later(self.limits.body_timeout, self._drained)
+
+    def _watch_drain(self) -> None:
+        """Keep dropping a refused body while it arrives at `min_body_rate` (it holds no memory),
+        so a client that is still sending reads the refusal instead of a reset."""
+        self.body_seen = self.unread
+        self._rate_timer = self.front.loop.call_later(RATE_WINDOW, self._check_drain)
+
+    def _check_drain(self) -> None:
+        self._rate_timer = None
+        if self.state != "draining":
+            return
+        if self.body_seen - self.unread < min(int(self.limits.min_body_rate * RATE_WINDOW), self.body_seen):
+            self._drained()
+            return
+        self._watch_drain()
 
     def _drain(self, count: int) -> None:
         self.unread -= count
@@ -774,6 +802,7 @@ class Connection(asyncio.Protocol):
             self._drained()
 
     def _drained(self) -> None:
+        self._cancel_deadline()
         self._timer = None
         self.state = "closed"
         if self.transport is not None:

@@ -15,6 +15,7 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -97,12 +98,8 @@ def announced_never_sent(served: Target, stop: threading.Event) -> None:
         sock = served.tls(timeout=2)
         sock.sendall(post_head("/mutate/pods", length))
         return sock
-    threads = [threading.Thread(target=held, args=(served, stop, 8, partial(opener, 1_048_575)), daemon=True),
-               threading.Thread(target=held, args=(served, stop, 1, partial(opener, 3_000_000)), daemon=True)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(300)
+    on_threads([partial(held, served, stop, 8, partial(opener, 1_048_575)),
+                partial(held, served, stop, 1, partial(opener, 3_000_000))])
 
 
 def idle_keep_alive(served: Target, stop: threading.Event, count: int) -> None:
@@ -128,32 +125,14 @@ def slow_loris(served: Target, stop: threading.Event, clients: int = 40) -> None
                             return
             except (OSError, ssl.SSLError):
                 stop.wait(0.05)
-    threads = [threading.Thread(target=drip, daemon=True) for _ in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(300)
+    on_threads([drip] * clients)
 
 
 def large_bodies(served: Target, stop: threading.Event, clients: int = 16) -> None:
     """Earlier: many clients posting 2.9 MiB reviews of small objects at once, again and again."""
     labels = {f"k{i:06d}": "v" for i in range(180_000)}
     body = review(obj={"metadata": {"labels": labels}})
-
-    def post() -> None:
-        deadline = time.monotonic() + 300
-        while not stop.is_set() and time.monotonic() < deadline:
-            try:
-                with served.tls(timeout=10) as sock:
-                    sock.sendall(post_head("/mutate/pods", len(body)) + body)
-                    sock.recv(1024)
-            except (OSError, ssl.SSLError):
-                stop.wait(0.05)
-    threads = [threading.Thread(target=post, daemon=True) for _ in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(300)
+    on_threads([partial(post_repeatedly, served, stop, body, 10.0)] * clients)
 
 
 def deep_nesting(served: Target, stop: threading.Event) -> None:
@@ -161,15 +140,28 @@ def deep_nesting(served: Target, stop: threading.Event) -> None:
     nested: Any = {}
     for _ in range(600):
         nested = {"a": nested}
-    body = review(obj={"metadata": {}, "spec": nested})
+    post_repeatedly(served, stop, review(obj={"metadata": {}, "spec": nested}), 2.0)
+
+
+def post_repeatedly(served: Target, stop: threading.Event, body: bytes, timeout: float) -> None:
+    """Post `body` to /mutate/pods on a fresh connection, read the answer's start, again until `stop`."""
     deadline = time.monotonic() + 300
     while not stop.is_set() and time.monotonic() < deadline:
         try:
-            with served.tls(timeout=2) as sock:
+            with served.tls(timeout=timeout) as sock:
                 sock.sendall(post_head("/mutate/pods", len(body)) + body)
                 sock.recv(1024)
         except (OSError, ssl.SSLError):
             stop.wait(0.05)
+
+
+def on_threads(jobs: list[Callable[[], None]]) -> None:
+    """Run each job on its own thread and wait for all (each ends at its attack's `stop`)."""
+    threads = [threading.Thread(target=job, daemon=True) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
 
 
 @dataclass(frozen=True)

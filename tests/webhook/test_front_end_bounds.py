@@ -189,6 +189,33 @@ def test_at_the_cap_the_oldest_connection_without_a_request_makes_room(tmp_path:
 
 
 @pytest.mark.timeout(30)
+def test_at_the_cap_a_peer_holding_its_share_is_refused_and_another_peer_gets_in(tmp_path: Path) -> None:
+    running = start(tmp_path, handshake_timeout=10.0, max_connections=4, peer_share=0.5)
+
+    def from_other_peer() -> socket.socket:
+        sock = socket.socket()
+        sock.settimeout(5)
+        sock.bind(("127.0.0.2", 0))  # another loopback address: another peer
+        sock.connect(("127.0.0.1", running.port))
+        return sock
+
+    try:
+        idle = [from_other_peer() for _ in range(4)]  # below the cap a peer may take every slot
+        wait_until(lambda: len(running.front.connections) == 4, 5, "four connections held")
+        with running.tls() as fresh:  # 127.0.0.1 displaces 127.0.0.2's oldest, and stays
+            fresh.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert fresh.recv(65536).startswith(b"HTTP/1.1 200")
+            assert idle[0].recv(1) == b""
+            extra = from_other_peer()  # at the cap, 127.0.0.2 holds more than its share: refused
+            assert extra.recv(1) == b""
+        assert running.front.stats.refused_connections == 1 and running.front.stats.evicted_connections == 1
+        for sock in [*idle, extra]:
+            sock.close()
+    finally:
+        running.server.stop()
+
+
+@pytest.mark.timeout(30)
 def test_refused_connections_are_counted_and_logged_once_per_interval(tmp_path: Path,
                                                                      caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="webhook")
