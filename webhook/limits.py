@@ -7,6 +7,12 @@ in time closes the connection; a body larger than the API server's own request
 limit (3 MiB) is refused with 413 before it is read; requests beyond the worker
 pool's queue, or bodies beyond the in-flight byte budget, are refused at once
 with 503 instead of waiting.
+
+Fair shares: one peer (remote IP address) may hold at most `peer_share` of the
+connections (at the cap), of the TLS handshakes in progress and of the
+in-flight bytes; at the connection cap the oldest connection that has not
+completed a request (or the oldest idle one) of the peer holding the most is
+closed to admit a new one from another peer.
 """
 
 from __future__ import annotations
@@ -32,14 +38,15 @@ class ServerLimits:
     """Seconds a response may wait for a client that does not read it."""
     max_connections: int = 1024
     """Open connections (handshaking included). At the cap a new connection takes the place of the
-    oldest one that has not completed a request, or the oldest idle one; with none, it is refused."""
+    oldest one that has not completed a request, or the oldest idle one, of the busiest peer; it is
+    refused when its peer holds its share already, or when none can be displaced."""
     max_handshakes: int = 256
     """TLS handshakes in progress. Each holds asyncio's 256 KiB TLS read buffer, so this bounds the
-    handshake stage's memory (64 MiB); at the cap a new connection takes the place of the oldest
-    handshake (of the peer holding the most)."""
+    handshake stage's memory (64 MiB). A peer holding its share waits for one of its own to end;
+    another, at the cap, takes the place of the busiest peer's oldest handshake."""
     peer_share: float = 0.5
-    """The fraction of connections, handshakes and in-flight bytes one peer (remote IP) may hold;
-    beyond it the peer's own oldest connections make room, or its bytes are refused (503)."""
+    """The fraction of connections (at the cap), handshakes and in-flight bytes one peer (remote IP)
+    may hold: beyond it new connections are refused, handshakes wait, bytes get 503. 1 disables."""
     min_body_rate: int = 64 * 1024
     """Bytes per second a request body must keep arriving at: each second after the head, at least
     this many new bytes (or the rest of the body) must have come, else 408. 0 disables."""

@@ -43,8 +43,10 @@ class Stub:
         self.view = self._View()
         self.hold = False
         self.release = threading.Event()
+        self.seen: list[str] = []
 
     def mutate_pod(self, request: Any) -> Decision:
+        self.seen.append(str(request.get("uid")))
         if self.hold:
             self.release.wait(10)
         return Decision(True, "allowed")
@@ -275,6 +277,47 @@ def test_one_peer_holds_at_most_its_share_of_the_in_flight_bytes(tmp_path: Path)
         statuses.append(running.front.stats.refused_requests.get(503, 0))
         assert statuses[0] >= 1
     finally:
+        for sock in socks:
+            sock.close()
+        running.server.stop()
+
+
+def large_review(uid: str, size: int = 1_100_000) -> bytes:
+    body = (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",'
+            b'"operation":"CREATE","object":{"metadata":{}}}}' % uid.encode())
+    return b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (
+        size) + b" " * (size - len(body)) + body
+
+
+@pytest.mark.timeout(30)
+def test_the_large_body_slot_is_taken_in_turn_by_peer(tmp_path: Path) -> None:
+    running = start(tmp_path)
+    running.stub.hold = True
+
+    def from_peer(address: str) -> ssl.SSLSocket:
+        raw = socket.socket()
+        raw.settimeout(10)
+        raw.bind((address, 0))
+        raw.connect(("127.0.0.1", running.port))
+        return ssl.create_default_context(cadata=shared_ca().cert_pem).wrap_socket(raw, server_hostname="127.0.0.1")
+
+    socks = []
+    try:
+        for address, uid, waiting in (("127.0.0.2", "a1", 0), ("127.0.0.2", "a2", 1), ("127.0.0.1", "b1", 2)):
+            sock = from_peer(address)
+            socks.append(sock)
+            sock.sendall(large_review(uid))
+            if waiting:
+                wait_until(partial(lambda n: len(running.front.large_waiting) == n, waiting), 10, f"{uid} waiting")
+            else:
+                wait_until(lambda: running.stub.seen == ["a1"], 10, "a1 being answered")
+        running.stub.release.set()
+        for sock in socks:
+            assert read_all(sock).startswith(b"HTTP/1.1 200")
+        # Peer 127.0.0.1's request went before 127.0.0.2's second: one peer cannot keep the slot.
+        assert running.stub.seen == ["a1", "b1", "a2"]
+    finally:
+        running.stub.release.set()
         for sock in socks:
             sock.close()
         running.server.stop()
