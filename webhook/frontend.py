@@ -33,7 +33,8 @@ protects itself from its clients"):
   the body is read), requests waiting for a worker (503). Large bodies are
   decoded one at a time (decoding a multi-megabyte review holds the
   interpreter lock): complete ones wait their turn, taken in turn by peer, so
-  holding the slot needs the bytes actually sent.
+  holding the slot needs the bytes actually sent; after each, the slot rests
+  three times the CPU it took, so large bodies get a quarter of the time.
 
 Logging: one line per client that goes away or is cut off, without a
 traceback; a connection that closes cleanly between requests logs nothing;
@@ -48,6 +49,7 @@ import logging
 import socket
 import ssl
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -74,6 +76,9 @@ REFUSAL_LOG_INTERVAL = 10.0
 """Seconds between two summary lines of refused and displaced connections."""
 RATE_WINDOW = 1.0
 """Seconds per minimum-body-rate check (`ServerLimits.min_body_rate`)."""
+LARGE_BODY_REST = 3.0
+"""After a large body's answer, its slot rests this many times the CPU the worker spent on it."""
+LARGE_BODY_REST_MAX = 5.0
 READ_SLACK = 256 * 1024
 """Bytes one TLS read may deliver past what a connection asked for (asyncio's read buffer)."""
 OWN_BYTES = 64 * 1024
@@ -312,7 +317,19 @@ class FrontEnd:
         self.large_waiting.append(start)
         self.large_waiting_peers.append(peer)
 
-    def large_done(self) -> None:
+    def large_done(self, spent: float) -> None:
+        """A large request's answer is out; `spent`: the worker's CPU seconds on it. The slot rests
+        `LARGE_BODY_REST` times that long before the next: decoding a large review holds the
+        interpreter lock throughout (json's C decoder does not release it), so back-to-back large
+        bodies would starve every other request; resting keeps them to a quarter of the time.
+        No storable pod is that large, so the API server's own reviews never wait for it."""
+        rest = min(spent * LARGE_BODY_REST, LARGE_BODY_REST_MAX)
+        if rest > 0.001:
+            self.loop.call_later(rest, self._large_free)
+        else:
+            self._large_free()
+
+    def _large_free(self) -> None:
         self.large_bodies -= 1
         if not self.large_waiting or self.large_bodies >= self.limits.max_large_bodies:
             return
@@ -355,11 +372,14 @@ class FrontEnd:
     def serve(self, connection: Connection, exchange: _Exchange, head: RequestHead, body: bytes) -> None:
         """A worker's whole part in one request: run the app, post its answer to the loop (unless
         the app deferred it: then whoever replies posts it)."""
+        started = time.thread_time()
         try:
             result = self.answer(head, body, connection.peer, partial(self.post, connection.answered, exchange))
         except Exception as exc:
+            exchange.spent = time.thread_time() - started
             self.post(connection.failed, exchange, exc)
             return
+        exchange.spent = time.thread_time() - started  # read by the loop after the post below
         if result is not None:
             self.post(connection.answered, exchange, *result)
 
@@ -473,11 +493,13 @@ def _one_line_exception_handler(loop: asyncio.AbstractEventLoop, context: dict[s
 class _Exchange:
     """One request from dispatch to answer (loop thread only)."""
 
-    __slots__ = ("answered", "large")
+    __slots__ = ("answered", "large", "spent")
 
     def __init__(self) -> None:
         self.answered = False
         self.large = False
+        self.spent = 0.0
+        """The worker's CPU seconds on the request (set by the worker before it posts the answer)."""
 
 
 class Connection(asyncio.Protocol):
@@ -729,7 +751,7 @@ class Connection(asyncio.Protocol):
         self.answering = 0
         if exchange.large:
             exchange.large = False
-            self.front.large_done()
+            self.front.large_done(exchange.spent)
 
     def _answer(self, exchange: _Exchange, data: bytes, keep_alive: bool) -> None:
         self._settle(exchange)

@@ -183,7 +183,7 @@ SHORT = {
     "idle-plain-tcp": Case(partial(never_finished_handshakes, count=50, half=False), 3,
                            limits={"handshake_timeout": 1.5}),
     "slow-loris": Case(slow_loris, 4, limits={"header_timeout": 1.5}),
-    "large-bodies": Case(partial(large_bodies, clients=8), 4),
+    "large-bodies": Case(partial(large_bodies, clients=8), 6),
     "deep-nesting": Case(deep_nesting, 3),
 }
 LONG_CASES = {
