@@ -30,7 +30,9 @@ Rego <= 20 % of admission CPU.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -55,6 +57,8 @@ CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinitio
                                                              "x-kubernetes-preserve-unknown-fields": True}},
                               "subresources": {"status": {}}}]}}
 CLIENTS = 64
+SERVER = os.environ.get("SPREADGATE_BENCH_SERVER", "spreadgate")
+"""`hypercorn` serves the same app through hypercorn instead (docs/operations.md, "The server itself")."""
 LATENCY_TARGET = 1.5
 CPU_TARGET = 1.5
 WRITES_TARGET = 0.1
@@ -174,7 +178,7 @@ class Bench:
 
     def webhook(self, *, batching: bool) -> WebhookProcess:
         return WebhookProcess({"kubeconfig": self.kubeconfig, "cert": str(self.cert), "key": str(self.key),
-                               "batching": batching, "threads": CLIENTS, "commit_timeout": 8.0})
+                               "batching": batching, "threads": CLIENTS, "commit_timeout": 8.0, "server": SERVER})
 
 
 def pct(values: list[float], q: float) -> float:
@@ -248,6 +252,8 @@ def burst(bench: Bench, hooks: dict[bool, WebhookProcess], pods: int, latencies_
 
 
 def main(quick: bool = False) -> dict[str, Any]:
+    if SERVER == "hypercorn" and importlib.util.find_spec("hypercorn") is None:
+        raise SystemExit("SPREADGATE_BENCH_SERVER=hypercorn needs hypercorn installed (pip install hypercorn)")
     rounds, per_round = (2, 500) if quick else (4, 1500)
     n_burst = 200 if quick else 500
     with tempfile.TemporaryDirectory(prefix="bench-webhook-") as tmp:

@@ -8,7 +8,8 @@ the API server keeps their work off this interpreter's GIL, so latency is the
 webhook's own.
 
 Protocol: one JSON line on stdin configures it (kubeconfig, cert, key,
-batching, threads, commit_timeout); it answers one JSON line `{"url": ...}`
+batching, threads, commit_timeout, server: "spreadgate" or "hypercorn", the latter serving
+the same app through `benchmarks.hypercorn_serve` to compare the servers' CPU); it answers one JSON line `{"url": ...}`
 once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
 the process CPU seconds, the CPU seconds spent inside Rego evaluation (thread
 CPU time around every `evaluate`), the number of evaluations and the
@@ -22,7 +23,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from py_engine.admission.service import Decision
@@ -82,12 +83,22 @@ def main() -> int:
         port=0, threads=int(config.get("threads", 64)), node_simulation=False,
         batching=bool(config.get("batching", True)), commit_timeout=float(config.get("commit_timeout", 8.0)),
         extra_routes={"/noop": noop}), engine=engine)
-    hook.start()
+    stop_other: Callable[[], None] | None = None
+    if config.get("server", "spreadgate") == "hypercorn":  # the same app behind hypercorn (measurement only)
+        from benchmarks.hypercorn_serve import serve_in_thread
+
+        hook.view.start()
+        port, stop_other = serve_in_thread(hook.app, cert=config["cert"], key=config["key"],
+                                           threads=int(config.get("threads", 64)))
+        url = f"https://127.0.0.1:{port}"
+    else:
+        hook.start()
+        url = hook.url
     try:
         if not hook.view.wait_ready(30):
             print(json.dumps({"error": "caches did not sync"}), flush=True)
             return 1
-        print(json.dumps({"url": hook.url}), flush=True)
+        print(json.dumps({"url": url}), flush=True)
         for line in sys.stdin:
             command = line.strip()
             if command == "stats":
@@ -102,6 +113,8 @@ def main() -> int:
             elif command == "quit":
                 break
     finally:
+        if stop_other is not None:
+            stop_other()
         hook.stop()
     return 0
 

@@ -5,11 +5,17 @@ CPython collects its youngest generation after every 700 net allocations of cont
 those of a pod waiting for its batch's status write survive into the older generations, so at
 Python's setting the collector ran about once per 11 admissions and cost 34 µs per admission
 under the benchmark's load, against 8 µs per request for a no-op on the same server (README,
-"Performance and reliability"). Almost nothing the webhook allocates forms a reference cycle:
-objects are freed by their reference counts, and the collector only looks for cycles. At
-10,000 it ran once per several hundred admissions and cost 5 µs per admission; each run then
-walks at most that many young objects (0.26 ms for 10,000 in one thread without a server), and
-cyclic garbage waits at most that long to be freed.
+"Performance and reliability"). At 10,000 it ran once per several hundred admissions and cost
+5 µs per admission; each run then walks at most that many young objects (0.26 ms for 10,000 in
+one thread without a server).
+
+The price is that cyclic garbage waits longer, so no memory bound may depend on the collector.
+That premise, "almost nothing forms a cycle", was wrong once (issue 23): a TLS handshake that
+failed left its 256 KiB protocol in a cycle through the exception's traceback, and a handshake
+flood grew the process past 1 GiB between two collections. The front end now breaks that cycle
+itself (`webhook.frontend._drop_traceback`), and `tests/webhook/test_front_end_bounds.py` counts
+the live protocol objects after failed handshakes with the collector disabled, so a new cycle
+on a per-connection path fails a test instead of waiting for this threshold.
 """
 
 from __future__ import annotations

@@ -37,6 +37,8 @@ class RequestHead:
     """(lower-case name, value) in arrival order."""
     content_length: int
     keep_alive: bool
+    expect_continue: bool = False
+    """The client waits for `100 Continue` before sending its body (`Expect: 100-continue`)."""
 
 
 def parse_head(raw: bytes) -> RequestHead:
@@ -71,12 +73,17 @@ def parse_head(raw: bytes) -> RequestHead:
     content_length = 0
     if lengths:
         value = lengths.pop()
-        if not value.isdigit() or len(value) > 18:
+        # isdigit() alone accepts superscripts and other Unicode digits that int() refuses.
+        if not (value.isascii() and value.isdigit()) or len(value) > 18:
             raise HttpError(400, "Content-Length must be a decimal number")
         content_length = int(value)
+    expect = found.get("expect", "").lower()
+    if expect and expect != "100-continue":
+        raise HttpError(417, "only Expect: 100-continue is supported")
     connection = found.get("connection", "").lower()
     keep_alive = "close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection
-    return RequestHead(method, target, version, tuple(headers), content_length, keep_alive)
+    return RequestHead(method, target, version, tuple(headers), content_length, keep_alive,
+                       expect_continue=bool(expect) and version == "HTTP/1.1")
 
 
 def response_head(status: int, headers: list[tuple[str, str]], body_length: int, keep_alive: bool) -> bytes:
@@ -91,6 +98,10 @@ def response_head(status: int, headers: list[tuple[str, str]], body_length: int,
     lines.append(f"Content-Length: {body_length}")
     lines.append("Connection: keep-alive" if keep_alive else "Connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+"""The interim answer to `Expect: 100-continue` (RFC 9110, section 10.1.1)."""
 
 
 def problem_response(status: int, message: str, *, retry_after: int | None = None) -> bytes:

@@ -143,6 +143,11 @@ class Webhook:
                   "(413, 431, 503, over max connections) since start.", read("refused")),
             Gauge("spreadgate_webhook_client_timeouts_total", "Clients cut off by a header, body or "
                   "write deadline since start.", read("timeouts")),
+            Gauge("spreadgate_webhook_refused_connections_total", "Connections refused at --max-connections "
+                  "because every open one was answering a request, since start.", read("refused_connections")),
+            Gauge("spreadgate_webhook_displaced_connections_total", "Connections closed to admit a newer one "
+                  "(oldest without a completed request, or idle; connection, handshake or peer cap) since start.",
+                  read("evicted_connections")),
         ]
 
     def start(self) -> Webhook:

@@ -99,11 +99,21 @@ def register(subparsers: Any) -> None:
     limits.add_argument("--idle-timeout", type=float, default=60.0, metavar="SECONDS",
                         help="how long a keep-alive connection may wait for its next request (default 60)")
     limits.add_argument("--max-connections", type=int, default=1024, metavar="N",
-                        help="open connections; more are closed on arrival (default 1024)")
+                        help="open connections; at the cap a new one replaces the oldest that has not "
+                             "completed a request, or the oldest idle one (default 1024)")
+    limits.add_argument("--max-handshakes", type=int, default=256, metavar="N",
+                        help="TLS handshakes in progress, 256 KiB each; at the cap a new one replaces the "
+                             "oldest (default 256)")
+    limits.add_argument("--peer-share", type=float, default=0.5, metavar="FRACTION",
+                        help="the share of connections, handshakes and in-flight bytes one remote IP may "
+                             "hold (default 0.5)")
+    limits.add_argument("--min-body-rate", type=int, default=64 * 1024, metavar="BYTES_PER_SECOND",
+                        help="a request body must keep arriving at this rate, checked each second, else 408; "
+                             "0 disables (default 65536)")
     limits.add_argument("--max-body-bytes", type=int, default=3 * 1024 * 1024, metavar="BYTES",
                         help="largest request body, else 413 (default 3 MiB, the API server's own limit)")
     limits.add_argument("--max-inflight-bytes", type=int, default=8 * 1024 * 1024, metavar="BYTES",
-                        help="request bodies held at once, else 503 (default 8 MiB)")
+                        help="request bytes held at once, charged as they arrive, else 503 (default 8 MiB)")
     limits.add_argument("--max-queued", type=int, default=256, metavar="N",
                         help="complete requests waiting for a worker thread, else 503 (default 256)")
     parser.add_argument("--opa-url", metavar="URL", type=opa_url,
@@ -215,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
             handshake_timeout=args.handshake_timeout, header_timeout=args.header_timeout,
             body_timeout=args.body_timeout, idle_timeout=args.idle_timeout, max_connections=args.max_connections,
             max_body_bytes=args.max_body_bytes, max_inflight_bytes=args.max_inflight_bytes,
-            max_queued=args.max_queued)
+            max_queued=args.max_queued, max_handshakes=args.max_handshakes, peer_share=args.peer_share,
+            min_body_rate=args.min_body_rate)
     except ValueError as exc:
         return _fail("--" + str(exc).replace("_", "-"))
 

@@ -59,3 +59,19 @@ def test_responses_carry_length_and_connection() -> None:
     assert "Retry-After: 1" in head_text and "Connection: close" in head_text
     assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503,
                                 "message": 'busy "now"'}
+
+
+@pytest.mark.parametrize("length", ["\u00b2", "1\u00b9", "\u00b3\u00b3", "+1", "-0", "1e3"])
+def test_a_content_length_that_is_not_ascii_digits_is_refused_with_400(length: str) -> None:
+    # Superscript digits are single latin-1 bytes: str.isdigit() accepts them, int() does not.
+    with pytest.raises(HttpError) as refused:
+        parse_head(head("POST /mutate/pods HTTP/1.1", f"Content-Length: {length}"))
+    assert refused.value.status == 400
+
+
+def test_expect_100_continue_is_noted_and_other_expectations_get_417() -> None:
+    assert parse_head(head("POST / HTTP/1.1", "Content-Length: 2", "Expect: 100-Continue")).expect_continue
+    assert not parse_head(head("POST / HTTP/1.1", "Content-Length: 2")).expect_continue
+    with pytest.raises(HttpError) as refused:
+        parse_head(head("POST / HTTP/1.1", "Content-Length: 2", "Expect: something"))
+    assert refused.value.status == 417
