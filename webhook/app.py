@@ -135,7 +135,7 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
         "/validate/pods": service.validate_pod,
         "/validate/workloadspreads": service.validate_workloadspread,
         "/validate/uniteddeployments": lambda req: _ud_decision(review_uniteddeployment(
-            service.validation_engine, req, allowed_patch_fields=tuple(service.config.allowed_patch_fields))),
+            service.review_engine, req, allowed_patch_fields=tuple(service.config.allowed_patch_fields))),
         **(extra_routes or {}),
     }
     # The paths that wait for a status write answer later where the server offers it (DEFER_KEY):

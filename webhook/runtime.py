@@ -19,7 +19,8 @@ from py_engine.admission.service import AdmissionService, FailureMode, ServiceCo
 from py_engine.apiclient import KubeClient
 from py_engine.metrics import Gauge
 from py_engine.model.resource import SPREADS
-from py_engine.policy import PolicyEngine, create_engine
+from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
+from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS, IsolatedEngine
 from py_engine.semantics.clock import Clock, RealClock
 from webhook.app import create_app
 from webhook.certs import SelfManagedCA, SelfSignedOptions
@@ -56,6 +57,9 @@ class WebhookOptions:
     """Additional POST paths -> handler(request) -> Decision (the benchmark's no-op endpoint)."""
     limits: ServerLimits = field(default_factory=ServerLimits)
     """Deadlines and budgets of the HTTPS front end (webhook.limits)."""
+    validation_deadline: float = DEFAULT_DEADLINE_SECONDS
+    """Seconds one WorkloadSpread or UnitedDeployment review's policy evaluation may take, in a
+    worker process (py_engine/policy/isolated.py; `--validation-deadline`)."""
     self_signed: SelfSignedOptions | None = None
     """Keep a CA in a Secret, write cert_file/key_file from it and patch caBundle (webhook.certs)."""
 
@@ -75,6 +79,16 @@ class Webhook:
         base_engine = engine or create_engine(options.opa_url)
         self.engine = TimedEngine(base_engine, lambda rule, seconds: self.metrics.policy_eval.observe(
             seconds, rule=rule))
+        # Spread and UnitedDeployment reviews: regorus holds the GIL for a whole evaluation and
+        # cannot be stopped, so the embedded engine evaluates them in worker processes under a
+        # deadline (py_engine/policy/isolated.py). OPA is another process already (its client
+        # has a timeout); an engine given by the caller is used as it is.
+        self.isolated: IsolatedEngine | None = None
+        self.review_engine = self.engine
+        if engine is None and not options.opa_url:
+            self.isolated = IsolatedEngine(load_policy_sources(), deadline_seconds=options.validation_deadline)
+            self.review_engine = TimedEngine(self.isolated, lambda rule, seconds: self.metrics.policy_eval.observe(
+                seconds, rule=rule))
         self.view = LiveAdmissionView(self.client, self.clock, node_simulation=options.node_simulation,
                                 watch_timeout_seconds=options.watch_timeout_seconds)
         self.committer = Committer(KubeStatusStore(self.client, SPREADS, self.view.spreads), self.clock,
@@ -86,7 +100,8 @@ class Webhook:
                                versioned_kinds=options.versioned_kinds, custom_workloads=options.custom_workloads,
                                allowed_patch_fields=options.allowed_patch_fields)
         self.service = AdmissionService(self.view, self.committer, self.clock, engine=self.engine, config=config,
-                                        decision_cache=self.decision_cache, node_classes=NodeClassCache())
+                                        decision_cache=self.decision_cache, node_classes=NodeClassCache(),
+                                        review_engine=self.review_engine)
         self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
                                         lambda: 1.0 if self.view.ready() else 0.0))
         self.readiness = Readiness(self.view.ready, base_engine)
@@ -133,6 +148,8 @@ class Webhook:
         ]
 
     def start(self) -> Webhook:
+        if self.isolated is not None:
+            self.isolated.start()  # the policy workers load while the caches sync
         self.view.start()
         self.server.start()
         if self.ca is not None:
@@ -152,6 +169,8 @@ class Webhook:
             self._started = False
         self.view.stop()
         self.engine.close()
+        if self.isolated is not None:
+            self.isolated.close()
         self.client.close()
 
     def __enter__(self) -> Webhook:
