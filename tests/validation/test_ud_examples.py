@@ -126,11 +126,11 @@ class _View:
 
 
 class _Service:
-    """Only what the UnitedDeployment route reads: the validation engine and the patch allowlist flag."""
+    """Only what the UnitedDeployment route reads: the review engine and the patch allowlist flag."""
 
     def __init__(self, engine: PolicyEngine | None, allowed_patch_fields: tuple[str, ...] = ()) -> None:
         self.view = _View()
-        self.validation_engine = engine
+        self.validation_engine = self.review_engine = engine
         self.config = ServiceConfig(allowed_patch_fields=allowed_patch_fields)
 
     def mutate_pod(self, request: dict[str, Any]) -> Decision:
