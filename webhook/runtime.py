@@ -148,8 +148,6 @@ class Webhook:
         ]
 
     def start(self) -> Webhook:
-        if self.isolated is not None:
-            self.isolated.start()  # the policy workers load while the caches sync
         self.view.start()
         self.server.start()
         if self.ca is not None:

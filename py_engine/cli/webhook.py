@@ -223,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     try:
         hook.start()
+        if hook.isolated is not None:
+            hook.isolated.start()  # the policy workers load while the caches sync, before the first review
     except OSError as exc:
         hook.stop()
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")

@@ -14,13 +14,16 @@ What it bounds: the WorkloadSpread and UnitedDeployment validation policies are 
 the size of the object, and the CRDs and policies bound the number of subsets
 (`MAX_SUBSETS`), but a 3 MiB object (the API server's limit) of tolerations or node
 selector terms still validates for seconds (4.6 s measured for 80,000 tolerations). The
-webhook evaluates those two reviews here (docs/operations.md, "Policy evaluation deadline");
+webhook evaluates those two reviews here (docs/operations.md, "Validation cost: the subset bound and the evaluation deadline");
 the per-pod decisions stay in-process (`EmbeddedEngine`), where a few microseconds must
 not pay for a round trip to another process.
 
-A worker costs one Python process with the policies loaded (36 MB resident, measured) and a start of
-under a second (0.7 s measured on a loaded machine); `workers` of them serve at once, a request waiting for a free one counts
-that wait against its deadline. Workers start on first use or with `start()`.
+A worker costs one Python process with the policies loaded (36 MB resident, measured) and a
+start of under a second (0.7 s measured on a loaded machine); `workers` of them serve at once,
+and a request waiting for a free one counts that wait against its deadline. Workers start on
+first use, or all at once with `start()` (the webhook's command does, so the first reviews do
+not wait); a start is not counted against the deadline (it has its own bound,
+`START_TIMEOUT_SECONDS`), and a worker stopped at its deadline is replaced at once.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ UNDEFINED_JSON = '"<undefined>"'
 DEFAULT_DEADLINE_SECONDS = 3.0
 """Below the webhook configurations' timeoutSeconds (5), leaving time to answer."""
 DEFAULT_WORKERS = 2
+START_TIMEOUT_SECONDS = 30.0
+"""How long a worker may take to start (import regorus, load the policies): not part of the deadline."""
 
 
 class PolicyDeadlineExceeded(PolicyError):
@@ -147,7 +152,7 @@ class IsolatedEngine:
         return self
 
     def evaluate(self, rule: str, input_document: Mapping[str, Any]) -> Any:
-        until = time.monotonic() + self.deadline_seconds
+        started = time.monotonic()
         try:
             slot = self._idle.get(timeout=self.deadline_seconds)
         except queue.Empty:
@@ -156,7 +161,10 @@ class IsolatedEngine:
                 "worker was busy") from None
         worker = slot if slot is not None and slot.alive() else _Worker(self._sources)
         try:
-            status, payload = self._call(worker, rule, json.dumps(dict(input_document)), until)
+            starting = self._await_start(worker)
+            until = started + starting + self.deadline_seconds
+            worker.send(rule, json.dumps(dict(input_document)))
+            status, payload = worker.receive(until)
         except PolicyDeadlineExceeded:
             worker.stop()
             worker = _Worker(self._sources)  # its replacement starts now, not on the next request
@@ -178,14 +186,20 @@ class IsolatedEngine:
         return None if payload == UNDEFINED_JSON else json.loads(payload)
 
     @staticmethod
-    def _call(worker: _Worker, rule: str, input_json: str, until: float) -> tuple[str, str]:
-        if not worker.ready:
-            status, payload = worker.receive(until)
-            if status != "ready":
-                raise PolicyError(f"the policy worker could not start: {payload}")
-            worker.ready = True
-        worker.send(rule, input_json)
-        return worker.receive(until)
+    def _await_start(worker: _Worker) -> float:
+        """Seconds spent waiting for `worker` to load the policies (0 when it already has). A start
+        is not an evaluation, so it does not count against the deadline; it has its own bound."""
+        if worker.ready:
+            return 0.0
+        begun = time.monotonic()
+        try:
+            status, payload = worker.receive(begun + START_TIMEOUT_SECONDS)
+        except PolicyDeadlineExceeded:
+            raise PolicyError(f"the policy worker did not start within {START_TIMEOUT_SECONDS:g} s") from None
+        if status != "ready":
+            raise PolicyError(f"the policy worker could not start: {payload}")
+        worker.ready = True
+        return time.monotonic() - begun
 
     def health(self, timeout: float = 1.0) -> str | None:
         """None: the policies loaded when the workers' sources were read (a worker that cannot
