@@ -6,13 +6,16 @@ two is about 2; a quadratic rule makes it about 4).
 Two paths: the policy evaluated in-process (`EmbeddedEngine`, what `spreadgate validate` runs)
 and as the webhook runs it, in a policy worker process (`IsolatedEngine`: the input sent as
 JSON, evaluated, the answer read back).
-Targets: validating the most subsets takes < 100 ms on the webhook's path; cost(bound) /
-cost(half the bound) <= 2.5.
+Targets: validating the most subsets takes < 100 ms on the webhook's path (wall clock; the CPU
+time of the evaluating process is printed beside it, since on a shared machine the wall clock
+also measures the other processes); cost(bound) / cost(half the bound) <= 2.5.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -77,6 +80,22 @@ def _validate_united(engine: PolicyEngine, obj: dict[str, Any]) -> None:
     assert validate_uniteddeployment(engine, build_ud_review_input(obj)) == []
 
 
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used, from /proc."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_call(func: Callable[[], object], clock: Callable[[], float], *, repeat: int) -> float:
+    """Mean CPU seconds per call of `func`, read on `clock` (this thread's, or the worker's)."""
+    func()
+    start = clock()
+    for _ in range(repeat):
+        func()
+    return (clock() - start) / repeat
+
+
 def main(quick: bool = False) -> dict[str, Any]:
     repeat = 3 if quick else 10
     embedded = create_engine()
@@ -91,15 +110,21 @@ def main(quick: bool = False) -> dict[str, Any]:
             for path, engine in (("in-process", embedded), ("webhook (worker process)", isolated)):
                 validate(engine, make(3))  # warm: the worker's start is not a validation's cost
                 seconds = {n: time_per_call(partial(validate, engine, make(n)), repeat=repeat) for n in sizes}
+                clock = (time.thread_time if engine is embedded
+                         else partial(_process_cpu, isolated.worker_pids()[0]))
+                cpu = cpu_per_call(partial(validate, engine, make(MAX_SUBSETS)), clock, repeat=repeat * 5)
                 result[f"{kind} {path}"] = seconds
+                result[f"{kind} {path} cpu"] = cpu
                 rows.append([kind, path] + [f"{seconds[n] * 1000:.1f} ms" for n in sizes]
-                            + [f"{seconds[MAX_SUBSETS] / seconds[MAX_SUBSETS // 2]:.2f}",
+                            + [f"{cpu * 1000:.1f} ms", f"{seconds[MAX_SUBSETS] / seconds[MAX_SUBSETS // 2]:.2f}",
                                f"{seconds[MAX_SUBSETS] / seconds[3]:.0f}x"])
     finally:
         isolated.close()
     print_table(f"Validation by number of subsets (bound {MAX_SUBSETS}), mean of {repeat} per cell",
                 ["kind", "path", "3 subsets (baseline)", f"{MAX_SUBSETS // 2} subsets", f"{MAX_SUBSETS} subsets",
-                 f"{MAX_SUBSETS} / {MAX_SUBSETS // 2}", f"{MAX_SUBSETS} / 3"], rows)
+                 f"{MAX_SUBSETS}: CPU of the evaluating process", f"{MAX_SUBSETS} / {MAX_SUBSETS // 2}",
+                 f"{MAX_SUBSETS} / 3"], rows)
+    print("  Times are wall-clock means; on a shared machine they exceed the CPU column by the load.")
     return result
 
 
@@ -108,9 +133,10 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
     for kind in ("WorkloadSpread", "UnitedDeployment"):
         webhook = result[f"{kind} webhook (worker process)"]
         most = webhook[MAX_SUBSETS]
+        cpu = result[f"{kind} webhook (worker process) cpu"]
         checks.append(Target(f"{kind} validation, {MAX_SUBSETS} subsets (webhook path)",
-                             f"{most * 1000:.1f} ms (3 subsets: {webhook[3] * 1000:.1f} ms)", "< 100 ms",
-                             most < TARGET_SECONDS))
+                             f"{most * 1000:.1f} ms, {cpu * 1000:.1f} ms CPU (3 subsets: {webhook[3] * 1000:.1f} ms)",
+                             "< 100 ms", most < TARGET_SECONDS))
         ratio = result[f"{kind} in-process"][MAX_SUBSETS] / result[f"{kind} in-process"][MAX_SUBSETS // 2]
         checks.append(Target(f"{kind} validation cost, {MAX_SUBSETS} / {MAX_SUBSETS // 2} subsets",
                              f"{ratio:.2f}", f"<= {LINEAR_RATIO} (linear)", ratio <= LINEAR_RATIO))

@@ -201,6 +201,13 @@ class IsolatedEngine:
         worker.ready = True
         return time.monotonic() - begun
 
+    def worker_pids(self) -> list[int]:
+        """The process ids of the idle workers (the benchmark reads their CPU time)."""
+        slots = [self._idle.get_nowait() for _ in range(self._idle.qsize())]
+        for slot in slots:
+            self._idle.put(slot)
+        return [slot.process.pid for slot in slots if slot is not None]
+
     def health(self, timeout: float = 1.0) -> str | None:
         """None: the policies loaded when the workers' sources were read (a worker that cannot
         build its engine fails its first evaluation with the reason)."""
