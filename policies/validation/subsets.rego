@@ -77,9 +77,27 @@ valid_weight(w) if {
 node_operators := {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
 
 # Problems of one corev1.NodeSelectorTerm, each with a field suffix.
-node_selector_term_problems(term) := _term_problem_set(term) if is_object(term)
+node_selector_term_problems(term) := set() if {
+	_plain_term(term)
+} else := _term_problem_set(term) if {
+	is_object(term)
+} else := {{"field": "", "msg": "Invalid value: must be a node selector term object"}} if term != null
 
-else := {{"field": "", "msg": "Invalid value: must be a node selector term object"}} if term != null
+# The common term, settled without the eight checks of _term_problem_set: only
+# matchExpressions, each In or NotIn with a valid key and at least one value.
+_plain_term(term) if {
+	is_object(term)
+	count(term) == 1
+	expressions := term.matchExpressions
+	is_array(expressions)
+	every e in expressions {
+		is_object(e)
+		e.operator in {"In", "NotIn"}
+		is_array(e.values)
+		count(e.values) > 0
+		valid_label_key(e.key)
+	}
+}
 
 
 

@@ -216,6 +216,20 @@ test_max_subsets_accepted if {
 
 term_subset(term) := with_subsets([{"name": "a", "requiredNodeSelectorTerm": term}])
 
+# The common term (In/NotIn with values, valid keys) is settled by _plain_term; anything else
+# by the full checks, which still report a bad key inside an otherwise plain expression.
+test_plain_required_term_accepted_and_bad_key_still_reported if {
+	plain := {"matchExpressions": [
+		{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]},
+		{"key": "pool", "operator": "NotIn", "values": ["spot"]},
+	]}
+	count(violation) == 0 with input as term_subset(plain)
+	bad := {"matchExpressions": [{"key": "-bad-", "operator": "In", "values": ["a"]}]}
+	"spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].key" in reported_fields with input as term_subset(bad)
+	empty := {"matchExpressions": [{"key": "zone", "operator": "In", "values": []}]}
+	"spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values" in reported_fields with input as term_subset(empty)
+}
+
 test_required_term_valid_operators_accepted if {
 	term := {
 		"matchExpressions": [
