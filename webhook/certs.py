@@ -44,11 +44,11 @@ from typing import Any
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from py_engine.apiclient import AlreadyExists, Conflict, Invalid, KubeClient, KubeError, NotFound, Resource
+from py_engine.semantics.certificates import ca_certificate, server_certificate
 
 log = logging.getLogger(__name__)
 
@@ -126,19 +126,10 @@ def _load_key(pem: str) -> ec.EllipticCurvePrivateKey:
 
 
 def new_ca(now: dt.datetime, validity: dt.timedelta = CA_VALIDITY) -> tuple[str, str]:
-    """(certificate, key) PEM of a fresh CA. EC P-256: cheap handshakes, accepted by every API server."""
+    """(certificate, key) PEM of a fresh CA. EC P-256: cheap handshakes, accepted by every API server.
+    The extensions pass strict verification (py_engine/semantics/certificates.py)."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CA_COMMON_NAME)])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + validity)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                         content_commitment=False, key_encipherment=False,
-                                         data_encipherment=False, key_agreement=False,
-                                         encipher_only=False, decipher_only=False), critical=True)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-            .sign(key, hashes.SHA256()))
+    cert = ca_certificate(key, CA_COMMON_NAME, now - dt.timedelta(minutes=5), now + validity)
     return _pem_cert(cert), _pem_key(key)
 
 
@@ -149,15 +140,8 @@ def issue_serving(ca_cert_pem: str, ca_key_pem: str, dns_names: Sequence[str], n
     ca_key = _load_key(ca_key_pem)
     key = ec.generate_private_key(ec.SECP256R1())
     not_after = min(now + validity, ca_cert.not_valid_after_utc)  # never outlive the issuer
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, dns_names[0])]))
-            .issuer_name(ca_cert.subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(not_after)
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in dns_names]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    cert = server_certificate(ca_cert, ca_key, key.public_key(), dns_names[0],
+                              [x509.DNSName(n) for n in dns_names], now - dt.timedelta(minutes=5), not_after)
     return _pem_cert(cert), _pem_key(key)
 
 

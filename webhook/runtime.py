@@ -21,7 +21,8 @@ from py_engine.admission.service import AdmissionService, FailureMode, ServiceCo
 from py_engine.apiclient import KubeClient
 from py_engine.metrics import Gauge
 from py_engine.model.resource import SPREADS
-from py_engine.policy import PolicyEngine, create_engine
+from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
+from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS, IsolatedEngine
 from py_engine.semantics.clock import Clock, RealClock
 from webhook.app import create_app
 from webhook.certs import SelfManagedCA, SelfSignedOptions
@@ -58,6 +59,9 @@ class WebhookOptions:
     """Additional POST paths -> handler(request) -> Decision (the benchmark's no-op endpoint)."""
     limits: ServerLimits = field(default_factory=ServerLimits)
     """Deadlines and budgets of the HTTPS front end (webhook.limits)."""
+    validation_deadline: float = DEFAULT_DEADLINE_SECONDS
+    """Seconds one WorkloadSpread or UnitedDeployment review's policy evaluation may take, in a
+    worker process (py_engine/policy/isolated.py; `--validation-deadline`)."""
     self_signed: SelfSignedOptions | None = None
     """Keep a CA in a Secret, write cert_file/key_file from it and patch caBundle (webhook.certs)."""
     authorize_authors: bool = True
@@ -84,6 +88,16 @@ class Webhook:
         base_engine = engine or create_engine(options.opa_url)
         self.engine = TimedEngine(base_engine, lambda rule, seconds: self.metrics.policy_eval.observe(
             seconds, rule=rule))
+        # Spread and UnitedDeployment reviews: regorus holds the GIL for a whole evaluation and
+        # cannot be stopped, so the embedded engine evaluates them in worker processes under a
+        # deadline (py_engine/policy/isolated.py). OPA is another process already (its client
+        # has a timeout); an engine given by the caller is used as it is.
+        self.isolated: IsolatedEngine | None = None
+        self.review_engine = self.engine
+        if engine is None and not options.opa_url:
+            self.isolated = IsolatedEngine(load_policy_sources(), deadline_seconds=options.validation_deadline)
+            self.review_engine = TimedEngine(self.isolated, lambda rule, seconds: self.metrics.policy_eval.observe(
+                seconds, rule=rule))
         self.view = LiveAdmissionView(self.client, self.clock, node_simulation=options.node_simulation,
                                 watch_timeout_seconds=options.watch_timeout_seconds)
         self.committer = Committer(KubeStatusStore(self.client, SPREADS, self.view.spreads), self.clock,
@@ -98,7 +112,8 @@ class Webhook:
                                        ttl=options.authorization_ttl) if options.authorize_authors else None)
         self.service = AdmissionService(self.view, self.committer, self.clock, engine=self.engine, config=config,
                                         decision_cache=self.decision_cache, node_classes=NodeClassCache(),
-                                        author_gate=self.author_gate)
+                                        author_gate=self.author_gate,
+                                        review_engine=self.review_engine)
         self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
                                         lambda: 1.0 if self.view.ready() else 0.0))
         self.readiness = Readiness(self.view.ready, base_engine)
@@ -170,6 +185,8 @@ class Webhook:
             self._started = False
         self.view.stop()
         self.engine.close()
+        if self.isolated is not None:
+            self.isolated.close()
         self.client.close()
 
     def __enter__(self) -> Webhook:

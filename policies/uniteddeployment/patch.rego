@@ -39,7 +39,9 @@ errors contains {"field": sprintf("%s.patch.%s", [subset_path(i), t.at]), "msg":
 
 errors contains {"field": sprintf("%s.patch.%s", [subset_path(i), ws.render_path(array.concat(path, [k]))]), "msg": sprintf("Forbidden: strategic-merge directive %s may not be used in a subset patch", [k])} if {
 	some i, s in subsets
-	walk(subset_patch(s), [path, v])
+	p := subset_patch(s)
+	ws.may_hold_directive(p)
+	walk(p, [path, v])
 	is_object(v)
 	some k, _ in v
 	ws.is_directive(k)

@@ -69,8 +69,7 @@ errors contains {"field": sprintf("spec.updateStrategy.manualUpdate.partitions[%
 errors contains {"field": sprintf("spec.updateStrategy.manualUpdate.partitions[%s]", [name]), "msg": sprintf("Invalid value: %v: more than the %d replicas of subset %s", [p, value_of(s.replicas), name])} if {
 	some name, p in partitions
 	int32_at_least(p, 0)
-	some s in subsets
-	s.name == name
+	s := subset_by_name[name]
 	has_value(s, "replicas")
 	not value_problem(s.replicas)
 	p > value_of(s.replicas)

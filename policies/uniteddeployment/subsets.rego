@@ -8,7 +8,21 @@ import rego.v1
 
 topology := ws.map_field(spec, "topology")
 
-subsets := ws.list_field(topology, "subsets")
+# The most subsets a UnitedDeployment may have: the CRD's maxItems on
+# spec.topology.subsets (manifests/base/uniteddeployment-crd.yaml), the same bound as a
+# WorkloadSpread's (docs/operations.md explains the number). Beyond it only the count
+# is checked: `subsets` is empty, so no per-subset rule runs.
+max_subsets := 100
+
+subsets := all_subsets if count(all_subsets) <= max_subsets
+
+else := []
+
+all_subsets := ws.list_field(topology, "subsets")
+
+errors contains {"field": "spec.topology.subsets", "msg": sprintf("Too many: %d: must have at most %d subsets", [count(all_subsets), max_subsets])} if {
+	count(all_subsets) > max_subsets
+}
 
 subset_path(i) := sprintf("spec.topology.subsets[%d]", [i])
 
@@ -35,12 +49,17 @@ errors contains {"field": sprintf("%s.name", [subset_path(i)]), "msg": sprintf("
 	not dns_label(name)
 }
 
-errors contains {"field": sprintf("%s.name", [subset_path(j)]), "msg": sprintf("Invalid value: duplicated subset name %v", [subsets[j].name])} if {
-	some i, j
-	subsets[i].name == subsets[j].name
-	i < j
-	dns_label(subsets[i].name)
+# Linear (after one sort): each subset looks its name's first index up.
+errors contains {"field": sprintf("%s.name", [subset_path(j)]), "msg": sprintf("Invalid value: duplicated subset name %v", [s.name])} if {
+	some j, s in subsets
+	subset_first_index[s.name] < j
+	dns_label(s.name)
 }
+
+subset_first_index := ws.first_index_by_name(subsets)
+
+# Each named subset by name (the first of a duplicated name).
+subset_by_name := {name: subsets[i] | some name, i in subset_first_index}
 
 # --- nodeSelectorTerm (C28) and tolerations (C29) ---------------------------------------
 

@@ -220,6 +220,25 @@ test_subset_name_duplicate if {
 	"spec.topology.subsets[1].name" in fields(with_subsets([{"name": "a"}, {"name": "a"}]))
 }
 
+test_subset_name_duplicate_reported_once_per_later_use if {
+	f := fields(with_subsets([{"name": "b"}, {"name": "a"}, {"name": "b"}, {"name": "b"}]))
+	"spec.topology.subsets[2].name" in f
+	"spec.topology.subsets[3].name" in f
+	not "spec.topology.subsets[0].name" in f
+}
+
+# The count is checked first: beyond max_subsets no per-subset rule runs.
+test_too_many_subsets_only_counted if {
+	many := [s | some i in numbers.range(0, max_subsets); s := {"name": "Same!", "replicas": -1}]
+	msgs := {v.msg | some v in violation} with input as with_subsets(many)
+	msgs == {sprintf("spec.topology.subsets: Too many: %d: must have at most %d subsets", [max_subsets + 1, max_subsets])}
+}
+
+test_max_subsets_accepted if {
+	most := [s | some i in numbers.range(1, max_subsets); s := {"name": sprintf("s%d", [i])}]
+	count(violation) == 0 with input as with_subsets(most)
+}
+
 test_node_selector_term_checked if {
 	term := {"matchExpressions": [{"key": "zone", "operator": "Exists", "values": ["a"]}]}
 	"spec.topology.subsets[0].nodeSelectorTerm.matchExpressions[0].values" in fields(with_subsets([{"name": "a", "nodeSelectorTerm": term}]))

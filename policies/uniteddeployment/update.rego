@@ -11,6 +11,10 @@ old_template := ws.get_field(old_spec, "template", null)
 
 old_subsets := ws.list_field(ws.map_field(old_spec, "topology"), "subsets")
 
+# The stored subsets by name (the first of a duplicated name), so a kept subset is
+# found by one lookup rather than by scanning every stored subset.
+old_subset_by_name := {name: old_subsets[i] | some name, i in ws.first_index_by_name(old_subsets)}
+
 is_update if {
 	operation == "UPDATE"
 	count(old_spec) > 0
@@ -26,18 +30,16 @@ normalised_term(s) := {"matchExpressions": ws.list_field(term, "matchExpressions
 errors contains {"field": sprintf("%s.nodeSelectorTerm", [subset_path(i)]), "msg": "Forbidden: may not be changed in an update"} if {
 	is_update
 	some i, s in subsets
-	some old in old_subsets
 	ws.non_empty_string(ws.get_field(s, "name", ""))
-	old.name == s.name
+	old := old_subset_by_name[s.name]
 	normalised_term(old) != normalised_term(s)
 }
 
 errors contains {"field": sprintf("%s.tolerations", [subset_path(i)]), "msg": "Forbidden: may not be changed in an update"} if {
 	is_update
 	some i, s in subsets
-	some old in old_subsets
 	ws.non_empty_string(ws.get_field(s, "name", ""))
-	old.name == s.name
+	old := old_subset_by_name[s.name]
 	ws.list_field(old, "tolerations") != ws.list_field(s, "tolerations")
 }
 

@@ -36,8 +36,21 @@ cap_problem(i) := "all maxReplicas must be of one type: integers, or percent str
 } else := sprintf("%v is not a valid cap: use a whole number >= 0 or a percentage like \"20%%\"", [cap_value(i)]) if {
 	not well_formed_cap(cap_value(i))
 } else := sprintf("percentages add up to %v at this subset, more than 100%%", [percent_sum_through(i)]) if {
-	percent_sum_through(i) > 100
+	i >= percent_overflow_index
 }
+
+# Whether the cap at index i has a problem: cap_problem's conditions without its
+# message, so finding the first problem costs constant work per subset.
+has_cap_problem(i) if cap_type(cap_value(i)) != first_cap_type
+
+has_cap_problem(i) if {
+	target_is_statefulset
+	cap_type(cap_value(i)) != "integer"
+}
+
+has_cap_problem(i) if not well_formed_cap(cap_value(i))
+
+has_cap_problem(i) if i >= percent_overflow_index
 
 well_formed_cap(v) if {
 	is_number(v)
@@ -54,9 +67,26 @@ well_formed_cap(v) if {
 	regex.match(`^[0-9]+%$`, v)
 }
 
-percent_sum_through(i) := sum([p | some j in capped_indices; j <= i; p := percent_of(cap_value(j))])
+# [index, percent] of every well-formed percent cap, in subset order.
+percent_caps := [[i, p] | some i in capped_indices; p := percent_of(cap_value(i))]
 
-cap_problem_indices := [i | some i in capped_indices; cap_problem(i)]
+# The running sum of percent caps through subset i. Linear; evaluated for one subset
+# only (the first with a problem) and for the total.
+percent_sum_through(i) := sum([e[1] | some e in percent_caps; e[0] <= i])
+
+# The first subset at which the running sum of percent caps passes 100, undefined if it
+# never does. Each positive percent adds at least 1, so the sum passes 100 by the 101st
+# positive one at the latest: only the first 101 are summed, each prefix natively
+# (array.slice and sum), so the work is bounded whatever the number of subsets.
+percent_overflow_index := min({head[k][0] |
+	some k, _ in head
+	sum(array.slice(head_values, 0, k + 1)) > 100
+}) if {
+	head := array.slice([e | some e in percent_caps; e[1] > 0], 0, 101)
+	head_values := [e[1] | some e in head]
+}
+
+cap_problem_indices := [i | some i in capped_indices; has_cap_problem(i)]
 
 errors contains {"field": sprintf("%s.maxReplicas", [subset_path(i)]), "msg": sprintf("Invalid value: %s", [cap_problem(i)])} if {
 	i := cap_problem_indices[0]

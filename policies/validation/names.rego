@@ -10,17 +10,37 @@ get_field(o, key, default_value) := object.get(o, key, default_value) if is_obje
 
 else := default_value
 
-# A list-valued field, or [] when it is absent or not a list.
+# A list-valued field, or [] when it is absent or not a list. (Written without
+# get_field: these two run for every field of every subset, and a function call is
+# most of the cost of a rule in regorus.)
 list_field(o, key) := v if {
-	v := get_field(o, key, [])
+	is_object(o)
+	v := o[key]
 	is_array(v)
 } else := []
 
 # A map-valued field, or {} when it is absent or not an object.
 map_field(o, key) := v if {
-	v := get_field(o, key, {})
+	is_object(o)
+	v := o[key]
 	is_object(v)
 } else := {}
+
+# The index of each name's first use among `items` (those with a non-empty string name):
+# one sort of [name, index] pairs, then the first pair of each run of equal names. Used
+# instead of comparing every pair of items, which is quadratic in their number. (The
+# sorted names are a flat list because regorus indexes a list of lists much more slowly.)
+first_index_by_name(items) := {pair[0]: pair[1] |
+	some k, pair in pairs
+	_starts_run(sorted_names, k)
+} if {
+	pairs := sort([[item.name, i] | some i, item in items; non_empty_string(get_field(item, "name", ""))])
+	sorted_names := [pair[0] | some pair in pairs]
+}
+
+_starts_run(_, k) if k == 0
+
+_starts_run(names, k) if names[k - 1] != names[k]
 
 non_empty_string(s) if {
 	is_string(s)

@@ -4,7 +4,17 @@ package spreadgate.validation
 
 import rego.v1
 
-subsets := spec.subsets if is_array(spec.subsets)
+# The most subsets a spread may have: the CRD's maxItems on spec.subsets
+# (manifests/base/crd.yaml), so the API server refuses a longer list before calling
+# the webhook; here for callers without that schema (conftest, `spreadgate validate`,
+# a webhook called directly). Beyond it, only the count is checked: `subsets` is
+# undefined, so no per-subset rule runs. docs/operations.md explains the number.
+max_subsets := 100
+
+subsets := spec.subsets if {
+	is_array(spec.subsets)
+	count(spec.subsets) <= max_subsets
+}
 
 subset_path(i) := sprintf("spec.subsets[%d]", [i])
 
@@ -23,21 +33,20 @@ errors contains {"field": sprintf("%s.name", [subset_path(i)]), "msg": "Invalid 
 	not non_empty_string(get_field(s, "name", ""))
 }
 
-# A name used again is reported at its later occurrence.
-errors contains {"field": sprintf("%s.name", [subset_path(j)]), "msg": sprintf("Invalid value: duplicate subset name \"%v\" (first used at index %d)", [subsets[j].name, i])} if {
-	some i, j
-	subsets[i].name == subsets[j].name
-	i < j
-	non_empty_string(subsets[i].name)
-	not _earlier_duplicate(i, subsets[i].name)
+errors contains {"field": "spec.subsets", "msg": sprintf("Too many: %d: must have at most %d subsets", [count(spec.subsets), max_subsets])} if {
+	is_array(spec.subsets)
+	count(spec.subsets) > max_subsets
 }
 
-# Only the first occurrence is named as "first used at" (a name used three times yields two errors).
-_earlier_duplicate(i, name) if {
-	some k
-	k < i
-	subsets[k].name == name
+# A name used again is reported at its later occurrence, naming the first.
+# Linear (after one sort): each subset looks its name's first index up.
+errors contains {"field": sprintf("%s.name", [subset_path(j)]), "msg": sprintf("Invalid value: duplicate subset name \"%v\" (first used at index %d)", [s.name, i])} if {
+	some j, s in subsets
+	i := subset_first_index[s.name]
+	i < j
 }
+
+subset_first_index := first_index_by_name(subsets)
 
 # --- requiredNodeSelectorTerm and preferredNodeSelectorTerms (rules 8, 9) -----
 
@@ -68,9 +77,27 @@ valid_weight(w) if {
 node_operators := {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
 
 # Problems of one corev1.NodeSelectorTerm, each with a field suffix.
-node_selector_term_problems(term) := _term_problem_set(term) if is_object(term)
+node_selector_term_problems(term) := set() if {
+	_plain_term(term)
+} else := _term_problem_set(term) if {
+	is_object(term)
+} else := {{"field": "", "msg": "Invalid value: must be a node selector term object"}} if term != null
 
-else := {{"field": "", "msg": "Invalid value: must be a node selector term object"}} if term != null
+# The common term, settled without the eight checks of _term_problem_set: only
+# matchExpressions, each In or NotIn with a valid key and at least one value.
+_plain_term(term) if {
+	is_object(term)
+	count(term) == 1
+	expressions := term.matchExpressions
+	is_array(expressions)
+	every e in expressions {
+		is_object(e)
+		e.operator in {"In", "NotIn"}
+		is_array(e.values)
+		count(e.values) > 0
+		valid_label_key(e.key)
+	}
+}
 
 
 

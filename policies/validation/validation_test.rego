@@ -191,9 +191,44 @@ test_duplicate_subset_name_reported_at_later_index if {
 	not "spec.subsets[0].name" in fields
 }
 
+test_duplicate_subset_name_names_its_first_use if {
+	msgs := {v.msg | some v in violation} with input as with_subsets([{"name": "b"}, {"name": "a"}, {"name": "b"}, {"name": ""}, {"name": ""}])
+	"spec.subsets[2].name: Invalid value: duplicate subset name \"b\" (first used at index 0)" in msgs
+	count({m | some m in msgs; contains(m, "duplicate")}) == 1
+}
+
+# The count is checked first: beyond max_subsets no per-subset rule runs, so the
+# duplicate and the bad name below are not reported, only the count.
+test_too_many_subsets_only_counted if {
+	many := [s | some i in numbers.range(0, max_subsets); s := {"name": "same", "maxReplicas": "x"}]
+	fields := reported_fields with input as with_subsets(many)
+	fields == {"spec.subsets"}
+	msgs := {v.msg | some v in violation} with input as with_subsets(many)
+	msgs == {sprintf("spec.subsets: Too many: %d: must have at most %d subsets", [max_subsets + 1, max_subsets])}
+}
+
+test_max_subsets_accepted if {
+	most := [s | some i in numbers.range(1, max_subsets); s := {"name": sprintf("s%d", [i])}]
+	count(violation) == 0 with input as with_subsets(most)
+}
+
 # --- node selector terms -----------------------------------------------------------
 
 term_subset(term) := with_subsets([{"name": "a", "requiredNodeSelectorTerm": term}])
+
+# The common term (In/NotIn with values, valid keys) is settled by _plain_term; anything else
+# by the full checks, which still report a bad key inside an otherwise plain expression.
+test_plain_required_term_accepted_and_bad_key_still_reported if {
+	plain := {"matchExpressions": [
+		{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]},
+		{"key": "pool", "operator": "NotIn", "values": ["spot"]},
+	]}
+	count(violation) == 0 with input as term_subset(plain)
+	bad := {"matchExpressions": [{"key": "-bad-", "operator": "In", "values": ["a"]}]}
+	"spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].key" in reported_fields with input as term_subset(bad)
+	empty := {"matchExpressions": [{"key": "zone", "operator": "In", "values": []}]}
+	"spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values" in reported_fields with input as term_subset(empty)
+}
 
 test_required_term_valid_operators_accepted if {
 	term := {
@@ -344,6 +379,23 @@ test_malformed_caps_rejected if {
 test_percent_sum_over_100_rejected_where_it_crosses if {
 	"spec.subsets[1].maxReplicas" in reported_fields with input as caps(["40%", "70%", null])
 	"spec.subsets[0].maxReplicas" in reported_fields with input as caps(["101%", null])
+}
+
+# Each positive percent adds at least 1, so only the first 101 positive ones are summed;
+# zeros before them change nothing, and the crossing subset is still found.
+test_percent_sum_crossing_found_after_many_zero_caps if {
+	zeros := [z | some _ in numbers.range(1, 60); z := "0%"]
+	fields := reported_fields with input as caps(array.concat(zeros, ["60%", "0%", "50%", "10%", null]))
+	"spec.subsets[62].maxReplicas" in fields
+	count({f | some f in fields; endswith(f, ".maxReplicas")}) == 1
+}
+
+# At the bound: 98 caps of 1% and one of 3% pass 100% at the 99th subset only.
+test_percent_sum_crossing_at_the_last_capped_subset_of_the_most_subsets if {
+	ones := [o | some _ in numbers.range(1, 98); o := "1%"]
+	count(violation) == 0 with input as caps(array.concat(ones, ["2%", null]))
+	fields := reported_fields with input as caps(array.concat(ones, ["3%", null]))
+	fields == {"spec.subsets[98].maxReplicas"}
 }
 
 test_only_first_cap_error_reported if {

@@ -184,18 +184,23 @@ class AdmissionService:
                  config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None,
                  node_classes: NodeClassCache | None = None,
                  new_uid: Callable[[], str] | None = None,
-                 caches: AdmissionCaches | None = None, author_gate: AuthorGate | None = None) -> None:
+                 caches: AdmissionCaches | None = None, author_gate: AuthorGate | None = None,
+                 review_engine: PolicyEngine | None = None) -> None:
         """`view` and `committer` are the two ports; `node_classes` and `decision_cache` are
         owned by the caller (one per webhook process or offline run); `new_uid` keys the
         `creatingPods` entry of a pod with only `generateName`; `caches` (spreads parsed per
         version, py_engine/admission/caches.py) is the service's own unless one is given;
         `author_gate` checks the author's rights on WorkloadSpread and UnitedDeployment
-        changes (None: not checked, `--authorize-authors=false`)."""
+        changes (None: not checked, `--authorize-authors=false`);
+        `review_engine` evaluates the WorkloadSpread and UnitedDeployment reviews (the webhook's
+        runs in worker processes under a deadline, py_engine/policy/isolated.py), by default
+        `validation_engine`."""
         self.view = view
         self.committer = committer
         self.clock = clock
         self.engine = engine
         self.validation_engine = validation_engine or engine
+        self.review_engine = review_engine or self.validation_engine
         self.config = config or ServiceConfig()
         self.decision_cache = decision_cache
         self.node_classes = node_classes
@@ -405,7 +410,7 @@ class AdmissionService:
         obj = _object(request, "object")
         if obj is None or not is_workloadspread(obj):
             return deny(400, "request.object must be a WorkloadSpread", "error", "BadRequest")
-        if self.validation_engine is None:
+        if self.review_engine is None:
             return deny(500, "no policy engine configured for WorkloadSpread validation", "error")
         namespace = str(request.get("namespace") or objects.meta(obj).get("namespace") or "")
         name = str(objects.meta(obj).get("name") or request.get("name") or "")
@@ -417,7 +422,7 @@ class AdmissionService:
             custom_workloads=[dict(c) for c in self.config.custom_workloads],
             allowed_patch_fields=self.config.allowed_patch_fields)
         try:
-            violations = validate_spread(self.validation_engine, policy_input)
+            violations = validate_spread(self.review_engine, policy_input)
         except PolicyError as exc:
             return deny(500, f"WorkloadSpread validation failed to run: {exc}", "error", "InternalError")
         if violations:
@@ -427,7 +432,7 @@ class AdmissionService:
     # ------------------------------------------------ UnitedDeployment CREATE/UPDATE
 
     def validate_uniteddeployment(self, request: Mapping[str, Any]) -> Decision:
-        result = review_uniteddeployment(self.validation_engine, request,
+        result = review_uniteddeployment(self.review_engine, request,
                                          allowed_patch_fields=tuple(self.config.allowed_patch_fields))
         decision = Decision(result.allowed, result.outcome, code=result.code, message=result.message,
                             reason=result.reason)

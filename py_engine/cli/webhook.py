@@ -47,10 +47,22 @@ from typing import Any
 from py_engine import logsetup
 from py_engine.admission.authorization import DEFAULT_TTL
 from py_engine.cli.preflight import opa_url
+from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS
 from webhook.collector import YOUNG_THRESHOLD, tune_collector
 
 log = logging.getLogger("spreadgate.webhook")
 EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def _positive_seconds(text: str) -> float:
+    """A number of seconds above 0 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < 3600:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0 and less than 3600 seconds")
+    return value
 
 
 def register(subparsers: Any) -> None:
@@ -118,6 +130,12 @@ def register(subparsers: Any) -> None:
                         help="complete requests waiting for a worker thread, else 503 (default 256)")
     parser.add_argument("--opa-url", metavar="URL", type=opa_url,
                         help="evaluate Rego on this OPA server instead of in-process")
+    parser.add_argument("--validation-deadline", type=_positive_seconds, default=DEFAULT_DEADLINE_SECONDS,
+                        metavar="SECONDS",
+                        help="most seconds the policy may spend on one WorkloadSpread or UnitedDeployment review, "
+                             "evaluated in a worker process; past it the review is denied and the worker replaced "
+                             f"(default {DEFAULT_DEADLINE_SECONDS:g}, below the webhook configurations' "
+                             "timeoutSeconds of 5; the embedded engine only)")
     parser.add_argument("--on-commit-failure", choices=("deny", "allow-unmodified"), default="deny",
                         help="what to do with a pod whose slot could not be committed in time (default deny)")
     parser.add_argument("--commit-timeout", type=float, default=2.5, metavar="SECONDS",
@@ -249,7 +267,8 @@ def run(args: argparse.Namespace) -> int:
         versioned_kinds=versioned, custom_workloads=custom, allowed_patch_fields=patch_fields,
         node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit,
         limits=limits, self_signed=self_signed, authorize_authors=args.authorize_authors,
-        authorization_ttl=args.authorization_cache_ttl, client_ca=args.client_ca)
+        authorization_ttl=args.authorization_cache_ttl, client_ca=args.client_ca,
+        validation_deadline=args.validation_deadline)
     tune_collector(args.gc_young_threshold)
     try:
         hook = Webhook(options)
@@ -266,6 +285,8 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     try:
         hook.start()
+        if hook.isolated is not None:
+            hook.isolated.start()  # the policy workers load while the caches sync, before the first review
     except OSError as exc:
         hook.stop()
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")

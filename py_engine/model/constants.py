@@ -37,3 +37,9 @@ SCHEDULABLE_CONDITION: Final = "Schedulable"
 
 # Largest value of an int32 field; an unlimited subset's quota in the controller.
 MAX_INT32: Final = 2**31 - 1
+
+# The most subsets a WorkloadSpread (spec.subsets) or a UnitedDeployment
+# (spec.topology.subsets) may have: the CRDs' maxItems and the policies' `max_subsets`
+# (tests/validation/test_subset_bound.py keeps the three equal). Why 100:
+# docs/operations.md, "Bounds on a spread's size".
+MAX_SUBSETS: Final = 100

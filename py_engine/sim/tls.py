@@ -6,7 +6,8 @@ would against a real cluster (no `insecure-skip-tls-verify`). Tests use the
 same CA to issue webhook certificates, including for service DNS names
 (`name.namespace.svc`) that the admission client verifies against.
 
-EC P-256 keys keep handshakes cheap; certificates are valid for a day.
+EC P-256 keys keep handshakes cheap; certificates are valid for a day and carry the
+extensions strict verification needs (py_engine/semantics/certificates.py).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from py_engine.semantics.certificates import ca_certificate, server_certificate
 
 
 def _key() -> ec.EllipticCurvePrivateKey:
@@ -64,22 +66,7 @@ class CertificateAuthority:
     def __init__(self, common_name: str = "spreadgate-emulator-ca") -> None:
         self._key = _key()
         now = dt.datetime.now(dt.UTC)
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-        self._name = name
-        self._cert = (
-            x509.CertificateBuilder()
-            .subject_name(name).issuer_name(name)
-            .public_key(self._key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                         content_commitment=False, key_encipherment=False,
-                                         data_encipherment=False, key_agreement=False,
-                                         encipher_only=False, decipher_only=False), critical=True)
-            .sign(self._key, hashes.SHA256())
-        )
+        self._cert = ca_certificate(self._key, common_name, now - dt.timedelta(minutes=5), now + dt.timedelta(days=1))
         self.cert_pem = self._cert.public_bytes(serialization.Encoding.PEM).decode()
 
     def issue(self, dns_names: Iterable[str] = ("localhost",),
@@ -92,17 +79,6 @@ class CertificateAuthority:
         cn = common_name or (dns[0] if dns else ips[0] if ips else "server")
         sans: list[x509.GeneralName] = [x509.DNSName(d) for d in dns]
         sans += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
-            .issuer_name(self._name)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(self._key, hashes.SHA256())
-        )
+        cert = server_certificate(self._cert, self._key, key.public_key(), cn, sans,
+                                  now - dt.timedelta(minutes=5), now + dt.timedelta(days=1))
         return CertKey(cert.public_bytes(serialization.Encoding.PEM).decode(), _key_pem(key))

@@ -170,3 +170,12 @@ def test_invalid_spread_is_rejected_by_the_validating_webhook(env: Env) -> None:
     with pytest.raises(ApiError) as bad:
         env.api.create(SPREADS_PATH, "default", spread("three", [{"name": "x", "maxReplicas": "5"}], target="other"))
     assert bad.value.code in (400, 422) and "maxReplicas" in str(bad.value)
+
+
+def test_a_spread_beyond_the_subset_bound_is_refused_by_its_count(env: Env) -> None:
+    # The embedded API server enforces no CRD schema (maxItems), so the review reaches the webhook,
+    # which evaluates it in a policy worker process (issue 23) and refuses it by the count alone.
+    assert env.hook.isolated is not None and env.hook.service.review_engine is env.hook.review_engine
+    with pytest.raises(ApiError) as many:
+        env.api.create(SPREADS_PATH, "default", spread("many", [{"name": f"s{i}"} for i in range(5_000)]))
+    assert "spec.subsets: Too many: 5000: must have at most 100 subsets" in str(many.value)
