@@ -194,6 +194,17 @@ def tolerates_unschedulable(pod: Obj) -> bool:
     return _tolerated(taint, pod.get("spec", {}).get("tolerations") or [])
 
 
+def _map(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a JSON object, else an empty one: snapshots read by the offline
+    commands are not checked by an API server, and a field of the wrong type counts for nothing."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _objects(value: Any) -> list[Mapping[str, Any]]:
+    """The JSON objects of a list field; anything else in it (or a non-list) is left out."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
 def _quantities(raw: Mapping[str, Any]) -> dict[str, Fraction]:
     """Parse a resource-name -> quantity map, leaving out what does not parse
     (the API server would have refused it; here it simply counts for nothing)."""
@@ -209,9 +220,9 @@ def _quantities(raw: Mapping[str, Any]) -> dict[str, Fraction]:
 def _container_requests(container: Obj) -> dict[str, Fraction]:
     """A container's requests; a resource with only a limit requests its limit,
     which is what API-server defaulting does."""
-    resources = container.get("resources") or {}
-    merged: dict[str, Any] = dict(resources.get("limits") or {})
-    merged.update(resources.get("requests") or {})
+    resources = _map(container.get("resources"))
+    merged: dict[str, Any] = dict(_map(resources.get("limits")))
+    merged.update(_map(resources.get("requests")))
     return _quantities(merged)
 
 
@@ -224,13 +235,13 @@ def pod_requests(pod: Obj) -> dict[str, Fraction]:
     """Effective requests of a pod (`resourcehelper.PodRequests`): the sum over app
     containers and restartable (sidecar) init containers, raised to the largest
     single init container (plus the sidecars started before it), plus overhead."""
-    spec = pod.get("spec", {})
+    spec = _map(pod.get("spec"))
     total: dict[str, Fraction] = {}
-    for container in spec.get("containers") or []:
+    for container in _objects(spec.get("containers")):
         _add(total, _container_requests(container))
     sidecars: dict[str, Fraction] = {}
     init_peak: dict[str, Fraction] = {}
-    for container in spec.get("initContainers") or []:
+    for container in _objects(spec.get("initContainers")):
         requests = _container_requests(container)
         if container.get("restartPolicy") == "Always":
             _add(sidecars, requests)
@@ -242,15 +253,15 @@ def pod_requests(pod: Obj) -> dict[str, Fraction]:
             init_peak[name] = max(init_peak.get(name, Fraction(0)), amount)
     for name, amount in init_peak.items():
         total[name] = max(total.get(name, Fraction(0)), amount)
-    _add(total, _quantities(spec.get("overhead") or {}))
+    _add(total, _quantities(_map(spec.get("overhead"))))
     return total
 
 
 def node_allocatable(node: Obj) -> dict[str, Fraction]:
     """`status.allocatable`, falling back to `status.capacity` per resource."""
-    status = node.get("status", {})
-    merged: dict[str, Any] = dict(status.get("capacity") or {})
-    merged.update(status.get("allocatable") or {})
+    status = _map(node.get("status"))
+    merged: dict[str, Any] = dict(_map(status.get("capacity")))
+    merged.update(_map(status.get("allocatable")))
     return _quantities(merged)
 
 

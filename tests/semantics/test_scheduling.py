@@ -201,3 +201,25 @@ def test_resource_fit_reasons() -> None:
         "Too many pods", "Insufficient cpu", "Insufficient memory"]
     assert insufficient_resources({"nvidia.com/gpu": Fraction(1)}, alloc, used, 0) == ["Insufficient nvidia.com/gpu"]
     assert insufficient_resources({}, alloc, used, 0) == []
+
+
+@pytest.mark.parametrize("node", [
+    {"status": "Ready"},
+    {"status": {"capacity": ["cpu"], "allocatable": "8"}},
+    {"status": None},
+    {},
+])
+def test_a_node_of_the_wrong_shape_has_nothing_allocatable(node: dict[str, Any]) -> None:
+    # `united plan` reads nodes from a snapshot nobody validated: a node whose status is a string
+    # crashed the node-fit step (found by tests/fuzz/test_fuzz_uniteddeployment.py).
+    assert node_allocatable(node) == {}
+
+
+@pytest.mark.parametrize("spec", [
+    {"containers": "main"},
+    {"containers": ["main", {"resources": "big"}, {"resources": {"requests": ["cpu"]}}]},
+    {"initContainers": [7], "overhead": "1"},
+    "not a spec",
+])
+def test_a_pod_of_the_wrong_shape_requests_nothing(spec: Any) -> None:
+    assert pod_requests({"spec": spec}) == {}
