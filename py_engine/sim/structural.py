@@ -36,7 +36,7 @@ import json
 import math
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Any
 
@@ -94,22 +94,15 @@ def _go_literal(value: Any) -> str:
     return go_value(value)
 
 
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (Mapping, "object"))
+"""bool before int: in Python a bool is an int, in JSON it is not."""
+
+
 def _type_of(value: Any) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
+    return next((name for cls, name in _JSON_TYPES if isinstance(value, cls)), type(value).__name__)
 
 
 def _type_matches(want: str, value: Any) -> bool:
@@ -168,64 +161,42 @@ def _duplicate(path: str, value: Any) -> Cause:
 
 # ----------------------------------------------------------------- formats
 
-def _is_date_time(text: str) -> bool:
+def _parses(parse: Callable[[str], object], text: str) -> bool:
     try:
-        datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return False
-    return "T" in text.upper() or " " in text
-
-
-def _is_date(text: str) -> bool:
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        return False
-    return len(text) == 10
-
-
-def _is_uuid(text: str) -> bool:
-    try:
-        uuid.UUID(text)
-    except ValueError:
-        return False
-    return len(text) == 36
-
-
-def _is_ipv4(text: str) -> bool:
-    try:
-        ipaddress.IPv4Address(text)
+        parse(text)
     except ValueError:
         return False
     return True
 
 
-def _is_ipv6(text: str) -> bool:
-    try:
-        ipaddress.IPv6Address(text)
-    except ValueError:
-        return False
-    return True
+def _date_time(text: str) -> object:
+    if "T" not in text.upper() and " " not in text:
+        raise ValueError(text)
+    return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
 
 
-def _is_cidr(text: str) -> bool:
-    try:
-        ipaddress.ip_network(text, strict=False)
-    except ValueError:
-        return False
-    return "/" in text
+def _fixed_length(parse: Callable[[str], object], length: int) -> Callable[[str], object]:
+    def check(text: str) -> object:
+        if len(text) != length:
+            raise ValueError(text)
+        return parse(text)
+    return check
 
 
-def _is_byte(text: str) -> bool:
-    try:
-        base64.b64decode(text, validate=True)
-    except ValueError:
-        return False
-    return True
+def _cidr(text: str) -> object:
+    if "/" not in text:
+        raise ValueError(text)
+    return ipaddress.ip_network(text, strict=False)
 
 
-_FORMATS = {"date-time": _is_date_time, "datetime": _is_date_time, "date": _is_date, "uuid": _is_uuid,
-            "ipv4": _is_ipv4, "ipv6": _is_ipv6, "cidr": _is_cidr, "byte": _is_byte}
+def _base64(text: str) -> object:
+    return base64.b64decode(text, validate=True)
+
+
+_FORMATS: dict[str, Callable[[str], object]] = {
+    "date-time": _date_time, "datetime": _date_time, "date": _fixed_length(date.fromisoformat, 10),
+    "uuid": _fixed_length(uuid.UUID, 36), "ipv4": ipaddress.IPv4Address, "ipv6": ipaddress.IPv6Address,
+    "cidr": _cidr, "byte": _base64}
 
 
 @functools.lru_cache(maxsize=256)
@@ -325,8 +296,8 @@ class _Walk:
             if compiled is not None and compiled.search(value) is None:
                 self.add(_invalid(path, value, f"{path} in body should match '{pattern}'"))
         fmt = schema.get("format")
-        check = _FORMATS.get(fmt) if isinstance(fmt, str) else None
-        if check is not None and not check(value):
+        parse = _FORMATS.get(fmt) if isinstance(fmt, str) else None
+        if parse is not None and not _parses(parse, value):
             self.add(_type_invalid(path, value, f"{path} in body must be of type {fmt}: {json.dumps(value)}"))
 
     def _number(self, value: float, schema: Schema, path: str) -> None:

@@ -6,14 +6,20 @@ webhook is registered here)."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from py_engine.sim.apiserver import ApiServer
+from py_engine.sim.defaulting import default_custom_object
 from py_engine.sim.interface import ApiError
+from py_engine.sim.pruning import prune_custom_object
+from py_engine.sim.structural import validate_custom_object
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -21,6 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "manifests" / "examples"
 CRD_FILES = (REPO / "manifests" / "base" / "crd.yaml", REPO / "manifests" / "base" / "uniteddeployment-crd.yaml")
 PLURALS = {"WorkloadSpread": "workloadspreads", "UnitedDeployment": "uniteddeployments"}
+SCHEMAS = {crd["spec"]["names"]["kind"]: crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+           for path in CRD_FILES for crd in yaml.safe_load_all(path.read_text(encoding="utf-8")) if crd}
 
 
 def _objects() -> list[tuple[str, dict[str, Any]]]:
@@ -96,3 +104,25 @@ def test_exactly_the_structural_faults_are_refused(api: ApiServer) -> None:
             refused[name.split(":")[0].rsplit("/", 1)[-1]] = (cause["field"], cause["reason"])
     refused.pop("ud-name-invalid.yaml", None)  # metadata.name, refused for every kind
     assert refused == STRUCTURAL
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 300) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(
+        ["spec", "subsets", "name", "maxReplicas", "patch", "targetRef", "topology", "replicas", "selector",
+         "scheduleStrategy", "type", "status", "x"]), inner, max_size=4),
+    max_leaves=30)
+
+
+@settings(max_examples=80, deadline=None)
+@given(body=st.dictionaries(st.sampled_from(["spec", "status", "other"]), JSON_VALUES, max_size=3),
+       kind=st.sampled_from(sorted(PLURALS)))
+def test_any_json_gets_causes_never_an_exception(body: dict[str, Any], kind: str) -> None:
+    schema = SCHEMAS[kind]
+    obj = copy.deepcopy(body)
+    prune_custom_object(obj, schema)
+    default_custom_object(obj, schema)
+    found = validate_custom_object(obj, schema)
+    assert all(isinstance(f, str) and r.startswith("FieldValue") and m for f, r, m in found)
+    assert validate_custom_object(obj, schema) == found  # validation does not change the object
