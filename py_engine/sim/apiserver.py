@@ -1051,7 +1051,7 @@ class ApiServer:
             new = copy.deepcopy(cur)
             set_path(new, rd.scale.spec_replicas, want)
             if rd.crd:  # the custom object is validated as written, like any update of it
-                causes = validate_custom_object(new, rd.schema)
+                causes = validate_custom_object(new, rd.schema, cur)
                 if causes:
                     raise self._invalid(rd, name, causes)
             if rd.has_generation:

@@ -263,7 +263,7 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
     causes = _validate_meta(meta)
     kind = rd.kind
     if rd.crd:
-        return causes + validate_custom_object(obj, rd.schema)
+        return causes + validate_custom_object(obj, rd.schema, old)
     if kind == "CustomResourceDefinition":
         return causes + printer_column_causes(obj)
     spec = obj.get("spec")

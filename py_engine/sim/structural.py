@@ -17,9 +17,12 @@ Go's decoder reads it; a number is either), `nullable`, `enum`, `required`,
 kube-apiserver ignores unknown ones), `allOf`/`anyOf`/`oneOf`/`not`,
 `x-kubernetes-int-or-string`, `x-kubernetes-list-type: set|map` with
 `x-kubernetes-list-map-keys`, `additionalProperties`, and `apiVersion`/`kind`
-of an `x-kubernetes-embedded-resource`. Not enforced: CEL
-(`x-kubernetes-validations`), validation ratcheting of unchanged fields, and
-`metadata` beyond what `py_engine.sim.kinds` checks for every kind.
+of an `x-kubernetes-embedded-resource`. Updates are ratcheted as kube-apiserver
+(1.30 on) ratchets them: a value equal to the stored one is not checked again
+(object fields correlate by name, map-list items by their keys, set items by
+value, atomic-list items not at all). Not enforced: CEL
+(`x-kubernetes-validations`), and `metadata` beyond what `py_engine.sim.kinds`
+checks for every kind.
 
 Patterns are compiled with Python's `re` in ASCII mode (Go's RE2 classes are
 ASCII); a pattern Python cannot compile is not checked. Work is bounded: the
@@ -44,6 +47,9 @@ from py_engine.sim.pruning import MAX_DEPTH
 
 Cause = tuple[str, str, str]
 Schema = Mapping[str, Any]
+
+ABSENT: Any = object()
+"""No earlier value to compare with (a create, or a field the stored object lacks)."""
 
 MAX_CAUSES = 100
 """A request that breaks more rules than this is answered with the first ones only."""
@@ -223,8 +229,11 @@ class _Walk:
         if not self.full:
             self.causes.append(cause)
 
-    def value(self, value: Any, schema: Schema, path: str, depth: int, *, root: bool = False) -> None:
-        if self.full:
+    def value(self, value: Any, schema: Schema, path: str, depth: int, *, root: bool = False,
+              old: Any = ABSENT) -> None:
+        """`old`: the value at the same place in the object being updated (`ABSENT`: none,
+        or a create); an unchanged value is not checked again (ratcheting)."""
+        if self.full or (old is not ABSENT and same_json(value, old)):
             return
         if depth > MAX_DEPTH:
             self.add((path, "FieldValueForbidden",
@@ -240,9 +249,9 @@ class _Walk:
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             self._number(value, schema, path)
         elif isinstance(value, list):
-            self._array(value, schema, path, depth)
+            self._array(value, schema, path, depth, old)
         elif isinstance(value, Mapping):
-            self._object(value, schema, path, depth, root=root)
+            self._object(value, schema, path, depth, root=root, old=old)
         enum = schema.get("enum")
         if isinstance(enum, list) and enum and not any(same_json(value, e) for e in enum):
             self.add(_not_supported(path, value, enum))
@@ -321,7 +330,7 @@ class _Walk:
             if not (math.isfinite(quotient) and abs(quotient - round(quotient)) < 1e-9):
                 self.add(_invalid(path, value, f"{path} in body should be a multiple of {go_number(factor)}"))
 
-    def _array(self, value: list[Any], schema: Schema, path: str, depth: int) -> None:
+    def _array(self, value: list[Any], schema: Schema, path: str, depth: int, old: Any) -> None:
         max_items = schema.get("maxItems")
         if isinstance(max_items, int) and len(value) > max_items:
             self.add(_too_many(path, len(value), max_items))
@@ -329,16 +338,17 @@ class _Walk:
         if isinstance(min_items, int) and len(value) < min_items:
             self.add(_invalid(path, len(value), f"{path} in body should have at least {min_items} items"))
         items = schema.get("items")
+        list_type = schema.get("x-kubernetes-list-type")
+        keys = [k for k in schema.get("x-kubernetes-list-map-keys") or [] if isinstance(k, str)]
         if isinstance(items, Mapping):
+            previous = _correlated_items(old, list_type, keys)
             for i, item in enumerate(value):
                 if self.full:
                     return
-                self.value(item, items, f"{path}[{i}]", depth + 1)
-        list_type = schema.get("x-kubernetes-list-type")
+                self.value(item, items, f"{path}[{i}]", depth + 1, old=previous(item))
         if list_type == "set":
             self._set(value, path)
         elif list_type == "map":
-            keys = [k for k in schema.get("x-kubernetes-list-map-keys") or [] if isinstance(k, str)]
             self._map_list(value, keys, path)
 
     def _set(self, value: list[Any], path: str) -> None:
@@ -364,7 +374,8 @@ class _Walk:
             else:
                 seen.append(key)
 
-    def _object(self, value: Mapping[str, Any], schema: Schema, path: str, depth: int, *, root: bool) -> None:
+    def _object(self, value: Mapping[str, Any], schema: Schema, path: str, depth: int, *, root: bool,
+                old: Any) -> None:
         count = len(value)
         max_props = schema.get("maxProperties")
         if isinstance(max_props, int) and count > max_props:
@@ -384,16 +395,35 @@ class _Walk:
         properties = schema.get("properties")
         properties = properties if isinstance(properties, Mapping) else {}
         extra = schema.get("additionalProperties")
+        before = old if isinstance(old, Mapping) else {}
         for key, child in value.items():
             if self.full:
                 return
             if root and key == "metadata":
                 continue  # checked for every kind by py_engine.sim.kinds
             sub = properties.get(key)
+            was = before.get(key, ABSENT)
             if isinstance(sub, Mapping):
-                self.value(child, sub, _child(path, key), depth + 1)
+                self.value(child, sub, _child(path, key), depth + 1, old=was)
             elif isinstance(extra, Mapping) and key not in properties:
-                self.value(child, extra, _child(path, key), depth + 1)
+                self.value(child, extra, _child(path, key), depth + 1, old=was)
+
+
+def _correlated_items(old: Any, list_type: Any, keys: list[str]) -> Callable[[Any], Any]:
+    """How an item of a list finds its earlier self, as kube-apiserver's ratcheting
+    correlates them: a map list's by its keys, a set's by value, an atomic list's not at all."""
+    if not isinstance(old, list) or list_type not in ("map", "set"):
+        return lambda item: ABSENT
+    if list_type == "set":
+        return lambda item: item if any(same_json(item, o) for o in old) else ABSENT
+
+    def by_keys(item: Any) -> Any:
+        if not isinstance(item, Mapping):
+            return ABSENT
+        key = {k: item.get(k) for k in keys}
+        return next((o for o in old if isinstance(o, Mapping) and same_json({k: o.get(k) for k in keys}, key)),
+                    ABSENT)
+    return by_keys
 
 
 def _num(value: Any) -> float | None:
@@ -418,13 +448,16 @@ def validate_value(value: Any, schema: Schema, path: str = "") -> list[Cause]:
     return walk.causes
 
 
-def validate_custom_object(obj: Mapping[str, Any], schema: Schema | None) -> list[Cause]:
+def validate_custom_object(obj: Mapping[str, Any], schema: Schema | None,
+                           old: Mapping[str, Any] | None = None) -> list[Cause]:
     """Causes for a whole custom object under its version's `openAPIV3Schema`.
 
     `metadata` is checked for every kind by `py_engine.sim.kinds`, so the schema is
-    applied to the other fields."""
+    applied to the other fields. On an update (`old`: the stored object), values left
+    as they were are not checked again, as kube-apiserver's validation ratcheting
+    does: an object stored under an older, looser schema can still be written to."""
     if schema is None:
         return []
     walk = _Walk()
-    walk.value(obj, schema, "", 0, root=True)
+    walk.value(obj, schema, "", 0, root=True, old=ABSENT if old is None else old)
     return walk.causes

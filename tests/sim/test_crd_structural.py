@@ -219,6 +219,25 @@ def test_metadata_is_not_the_schemas_business() -> None:
     assert validate_custom_object({"spec": {"replicas": 1}}, None) == []
 
 
+def test_updates_are_ratcheted_as_kube_apiserver_ratchets_them() -> None:
+    schema = obj_schema(spec=obj_schema(
+        name={"type": "string", "maxLength": 3},
+        ports={"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+               "items": obj_schema(name={"type": "string"}, port={"type": "integer", "maximum": 100})},
+        args={"type": "array", "items": {"type": "string", "maxLength": 3}},
+    ))
+    old = {"spec": {"name": "toolong", "ports": [{"name": "a", "port": 500}], "args": ["toolong"]}}
+    assert [c[0] for c in validate_custom_object(old, schema)] == ["spec.name", "spec.ports[0].port", "spec.args[0]"]
+    assert validate_custom_object(copy.deepcopy(old), schema, old) == []  # nothing changed: nothing checked
+    # map-list items follow their key; an atomic list's items are not correlated once the list changes
+    new = {"spec": {"name": "toolong", "ports": [{"name": "b", "port": 1}, {"name": "a", "port": 500}],
+                    "args": ["toolong", "x"]}}
+    assert validate_custom_object(new, schema, old) == [("spec.args[0]", "FieldValueTooLong",
+                                                          "Too long: may not be longer than 3")]
+    changed = {"spec": {"name": "stilltoolong", "ports": [{"name": "a", "port": 501}], "args": ["toolong"]}}
+    assert [c[0] for c in validate_custom_object(changed, schema, old)] == ["spec.name", "spec.ports[0].port"]
+
+
 # -------------------------------------------------------------- defaulting
 
 DEFAULTED = obj_schema(spec=obj_schema(
@@ -399,6 +418,25 @@ def test_defaults_added_to_the_schema_later_show_on_read(vapi: ApiServer) -> Non
     assert vapi.get(WIDGETS, "default", "w")["spec"]["paused"] is False
     assert vapi.list(WIDGETS, "default")["items"][0]["spec"]["paused"] is False
     assert "paused" not in vapi.store.get("widgets.example.com", "default", "w")["spec"]  # read path only
+
+
+def test_objects_stored_under_a_looser_schema_stay_writable(vapi: ApiServer) -> None:
+    vapi.create(WIDGETS, "default", widget(replicas=1, subsets=[{"name": "a", "max": 1}]))
+    crd = vapi.get(CRDS, None, "widgets.example.com")
+    spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec_schema["properties"]["selector"]["maxLength"] = 3  # "app=w" is now too long
+    spec_schema["properties"]["subsets"]["items"]["properties"]["max"] = {"type": "string"}
+    vapi.update(CRDS, None, "widgets.example.com", crd)
+    patched = vapi.patch(WIDGETS, "default", "w", {"spec": {"replicas": 2}}, "merge")
+    assert patched["spec"]["selector"] == "app=w" and patched["spec"]["replicas"] == 2
+    vapi.patch(WIDGETS, "default", "w", {"status": {"replicas": 2}}, "merge", subresource="status")
+    vapi.patch(WIDGETS, "default", "w", {"spec": {"replicas": 3}}, "merge", subresource="scale")
+    status = refused(lambda: vapi.patch(WIDGETS, "default", "w", {"spec": {"selector": "app=ww"}}, "merge"))
+    assert status["details"]["causes"] == [{"reason": "FieldValueTooLong", "field": "spec.selector",
+                                            "message": "Too long: may not be longer than 3"}]
+    status = refused(lambda: vapi.patch(WIDGETS, "default", "w", {"spec": {"subsets": [{"name": "a", "max": 2}]}},
+                                        "merge"))
+    assert status["details"]["causes"][0]["field"] == "spec.subsets[0].max"
 
 
 def test_builtin_kinds_are_named_with_their_group(vapi: ApiServer) -> None:
