@@ -24,8 +24,10 @@ value, atomic-list items not at all). Not enforced: CEL
 (`x-kubernetes-validations`), and `metadata` beyond what `py_engine.sim.kinds`
 checks for every kind.
 
-Patterns are compiled with Python's `re` in ASCII mode (Go's RE2 classes are
-ASCII); a pattern Python cannot compile is not checked. Work is bounded: the
+Patterns run on RE2 (`google-re2`), the engine and syntax of Go's `regexp` that
+kube-apiserver uses: linear in the input, so a pattern cannot make a request
+spin; a pattern RE2 rejects is not checked (kube-apiserver refuses such a CRD
+when it is created). Work is bounded: the
 walk stops `MAX_DEPTH` levels down with a cause saying so, and at
 `MAX_CAUSES` causes.
 """
@@ -37,11 +39,12 @@ import functools
 import ipaddress
 import json
 import math
-import re
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Any
+
+import re2
 
 from py_engine.sim.pruning import MAX_DEPTH
 
@@ -205,11 +208,16 @@ _FORMATS: dict[str, Callable[[str], object]] = {
     "cidr": _cidr, "byte": _base64}
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a rejected pattern is an answer here, not a log line on stderr
+
+
 @functools.lru_cache(maxsize=256)
-def _pattern(text: str) -> re.Pattern[str] | None:
+def _pattern(text: str) -> Any:
+    """The compiled pattern (an RE2 object), None when RE2 rejects it."""
     try:
-        return re.compile(text, re.ASCII)
-    except (re.error, RecursionError, OverflowError):
+        return re2.compile(text, options=_RE2_OPTIONS)
+    except re2.error:
         return None
 
 

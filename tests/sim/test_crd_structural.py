@@ -116,6 +116,13 @@ def test_string_length_and_pattern() -> None:
     assert causes("٣", {"type": "string", "pattern": r"^\d$"}) != []  # \d is ASCII, as in RE2
 
 
+def test_patterns_run_on_re2() -> None:
+    # Backtracking engines take exponential time here (Python's re would not return within the
+    # test's timeout); RE2, Go's engine, is linear.
+    assert causes("a" * 5000 + "!", {"type": "string", "pattern": "^(a+)+$"})[0][2].endswith("should match '^(a+)+$'")
+    assert causes("anything", {"type": "string", "pattern": "^(?=a)"}) == []  # RE2 rejects lookahead: unchecked
+
+
 def test_items_and_properties_counts() -> None:
     subsets = {"type": "array", "maxItems": 200, "items": {"type": "object"}}
     assert causes([{}] * 201, subsets, "spec.subsets") == [
