@@ -51,6 +51,8 @@ from py_engine.sim.pruning import MAX_DEPTH
 Cause = tuple[str, str, str]
 Schema = Mapping[str, Any]
 
+_COMPOSITION = frozenset({"allOf", "anyOf", "oneOf", "not"})
+
 ABSENT: Any = object()
 """No earlier value to compare with (a create, or a field the stored object lacks)."""
 
@@ -92,7 +94,7 @@ def go_number(value: float | int) -> str:
 
 
 def _go_literal(value: Any) -> str:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         inner = ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}:{_go_literal(v)}"
                           for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
         return "map[string]interface {}{" + inner + "}"
@@ -104,7 +106,7 @@ def _go_literal(value: Any) -> str:
 
 
 _JSON_TYPES: tuple[tuple[type, str], ...] = (
-    (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (Mapping, "object"))
+    (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object"))
 """bool before int: in Python a bool is an int, in JSON it is not."""
 
 
@@ -129,7 +131,7 @@ def same_json(a: Any, b: Any) -> bool:
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
+    if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
@@ -258,7 +260,7 @@ class _Walk:
             self._number(value, schema, path)
         elif isinstance(value, list):
             self._array(value, schema, path, depth, old)
-        elif isinstance(value, Mapping):
+        elif isinstance(value, dict):
             self._object(value, schema, path, depth, root=root, old=old)
         enum = schema.get("enum")
         if isinstance(enum, list) and enum and not any(same_json(value, e) for e in enum):
@@ -279,25 +281,27 @@ class _Walk:
         return False
 
     def _composition(self, value: Any, schema: Schema, path: str, depth: int) -> None:
+        if _COMPOSITION.isdisjoint(schema):
+            return
         for sub in schema.get("allOf") or []:
-            if isinstance(sub, Mapping):
+            if isinstance(sub, dict):
                 self.value(value, sub, path, depth + 1)
         if schema.get("x-kubernetes-int-or-string") is True:
             return  # the int-or-string type check already decided; its anyOf only restates it
-        any_of = [s for s in schema.get("anyOf") or [] if isinstance(s, Mapping)]
+        any_of = [s for s in schema.get("anyOf") or [] if isinstance(s, dict)]
         if any_of and not any(_passes(value, s, path, depth + 1) for s in any_of):
-            self.add(_invalid(path, value if not isinstance(value, (Mapping, list)) else "",
+            self.add(_invalid(path, value if not isinstance(value, (dict, list)) else "",
                               f"{path} in body must validate at least one schema (anyOf)"))
-        one_of = [s for s in schema.get("oneOf") or [] if isinstance(s, Mapping)]
+        one_of = [s for s in schema.get("oneOf") or [] if isinstance(s, dict)]
         if one_of:
             passing = sum(1 for s in one_of if _passes(value, s, path, depth + 1))
             if passing != 1:
                 how = "at least one" if passing == 0 else "one and only one"
-                self.add(_invalid(path, value if not isinstance(value, (Mapping, list)) else "",
+                self.add(_invalid(path, value if not isinstance(value, (dict, list)) else "",
                                   f"{path} in body must validate {how} schema (oneOf)"))
         not_ = schema.get("not")
-        if isinstance(not_, Mapping) and _passes(value, not_, path, depth + 1):
-            self.add(_invalid(path, value if not isinstance(value, (Mapping, list)) else "",
+        if isinstance(not_, dict) and _passes(value, not_, path, depth + 1):
+            self.add(_invalid(path, value if not isinstance(value, (dict, list)) else "",
                               f"{path} in body must not validate the schema (not)"))
 
     def _string(self, value: str, schema: Schema, path: str) -> None:
@@ -348,7 +352,7 @@ class _Walk:
         items = schema.get("items")
         list_type = schema.get("x-kubernetes-list-type")
         keys = [k for k in schema.get("x-kubernetes-list-map-keys") or [] if isinstance(k, str)]
-        if isinstance(items, Mapping):
+        if isinstance(items, dict):
             previous = _correlated_items(old, list_type, keys)
             for i, item in enumerate(value):
                 if self.full:
@@ -369,7 +373,7 @@ class _Walk:
 
     def _map_list(self, value: list[Any], keys: list[str], path: str) -> None:
         for i, item in enumerate(value):
-            if item is not None and not isinstance(item, Mapping):
+            if item is not None and not isinstance(item, dict):
                 self.add(_invalid(f"{path}[{i}]", item, "must be an object for an array of list-type map"))
                 return
         seen: list[dict[str, Any]] = []
@@ -401,9 +405,9 @@ class _Walk:
                 elif not isinstance(value[key], str) or not value[key]:
                     self.add(_invalid(_child(path, key), value[key], "must be a non-empty string"))
         properties = schema.get("properties")
-        properties = properties if isinstance(properties, Mapping) else {}
+        properties = properties if isinstance(properties, dict) else {}
         extra = schema.get("additionalProperties")
-        before = old if isinstance(old, Mapping) else {}
+        before = old if isinstance(old, dict) else {}
         for key, child in value.items():
             if self.full:
                 return
@@ -411,9 +415,9 @@ class _Walk:
                 continue  # checked for every kind by py_engine.sim.kinds
             sub = properties.get(key)
             was = before.get(key, ABSENT)
-            if isinstance(sub, Mapping):
+            if isinstance(sub, dict):
                 self.value(child, sub, _child(path, key), depth + 1, old=was)
-            elif isinstance(extra, Mapping) and key not in properties:
+            elif isinstance(extra, dict) and key not in properties:
                 self.value(child, extra, _child(path, key), depth + 1, old=was)
 
 
@@ -426,10 +430,10 @@ def _correlated_items(old: Any, list_type: Any, keys: list[str]) -> Callable[[An
         return lambda item: item if any(same_json(item, o) for o in old) else ABSENT
 
     def by_keys(item: Any) -> Any:
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             return ABSENT
         key = {k: item.get(k) for k in keys}
-        return next((o for o in old if isinstance(o, Mapping) and same_json({k: o.get(k) for k in keys}, key)),
+        return next((o for o in old if isinstance(o, dict) and same_json({k: o.get(k) for k in keys}, key)),
                     ABSENT)
     return by_keys
 
