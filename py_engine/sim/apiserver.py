@@ -62,6 +62,12 @@ from py_engine.semantics.timeutil import format_time
 from py_engine.sim import access_reviews, errors, kinds, rbac_bootstrap
 from py_engine.sim.admission import MUTATING, VALIDATING, Admission, AdmissionAttributes, ServiceResolver
 from py_engine.sim.authorizer import Authorizer
+from py_engine.sim.defaulting import (
+    declares_defaults,
+    default_custom_object,
+    default_custom_status,
+    needs_defaults,
+)
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.identity import user_from_json
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, PatchType, WatchEvent
@@ -78,6 +84,7 @@ from py_engine.sim.resources import (
 )
 from py_engine.sim.selectors import FieldSelectorError, field_predicate, parse_field_selector
 from py_engine.sim.store import Store, StoreConflict, StoreExists, StoreMissing, TooOld, Watcher
+from py_engine.sim.structural import validate_custom_object
 
 MAX_OBJECT_BYTES = 3 * 1024 * 1024
 """Kubernetes rejects request bodies above 3 MiB (etcd's object limit is ~1.5 MiB)."""
@@ -262,7 +269,12 @@ class ApiServer:
                                          {"kind": resource})) from None
 
     def present(self, rd: ResourceDef, obj: JSON) -> JSON:
-        """The stored object as seen through `rd`'s version (identity conversion)."""
+        """The stored object as seen through `rd`'s version (identity conversion); a custom
+        object is defaulted on read, as kube-apiserver defaults what it reads from storage
+        (a default added to the schema later shows up without a write)."""
+        if rd.crd and declares_defaults(rd.schema) and needs_defaults(obj, rd.schema):
+            obj = copy.deepcopy(obj)
+            default_custom_object(obj, rd.schema)
         if obj.get("apiVersion") == rd.api_version:
             return obj
         out = dict(obj)
@@ -573,8 +585,9 @@ class ApiServer:
                 new.pop("status", None)
             else:
                 new["status"] = desired["status"]
-            if rd.crd:  # a status write is pruned like any other
+            if rd.crd:  # a status write is pruned and defaulted like any other
                 prune_custom_status(new, rd.schema)
+                default_custom_status(new, rd.schema)
             return new
         new = desired
         meta = new["metadata"]
@@ -1070,6 +1083,10 @@ class ApiServer:
                 return old_scale
             new = copy.deepcopy(cur)
             set_path(new, rd.scale.spec_replicas, want)
+            if rd.crd:  # the custom object is validated as written, like any update of it
+                causes = validate_custom_object(new, rd.schema, cur)
+                if causes:
+                    raise self._invalid(rd, name, causes)
             if rd.has_generation:
                 new["metadata"]["generation"] = int(objects.meta(cur).get("generation") or 0) + 1
             if dry_run:

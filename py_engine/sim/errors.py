@@ -59,7 +59,8 @@ def conflict(group: str, plural: str, name: str, why: str | None = None) -> ApiE
 
 
 def invalid(group: str, kind: str, name: str, causes: list[tuple[str, str, str]]) -> ApiError:
-    """`causes`: (field, reason e.g. FieldValueRequired, message)."""
+    """`causes`: (field, reason e.g. FieldValueRequired, message). The message names the
+    group-qualified kind (`WorkloadSpread.spreadgate.dev`, `Deployment.apps`, `Pod`)."""
     parts = [f"{f}: {m}" if f else m for f, _, m in causes]
     body = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
     d: JSON = {"name": name} if name else {}
@@ -67,7 +68,8 @@ def invalid(group: str, kind: str, name: str, causes: list[tuple[str, str, str]]
         d["group"] = group
     d["kind"] = kind
     d["causes"] = [{"reason": r, "message": m, "field": f} for f, r, m in causes]
-    return ApiError(status(422, "Invalid", f'{kind} "{name}" is invalid: {body}', d))
+    qualified = f"{kind}.{group}" if group else kind
+    return ApiError(status(422, "Invalid", f'{qualified} "{name}" is invalid: {body}', d))
 
 
 def bad_request(message: str) -> ApiError:

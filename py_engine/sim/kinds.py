@@ -5,8 +5,10 @@ clients visibly depend on: pod and workload defaults that controllers read
 (`replicas`, `terminationGracePeriodSeconds`, strategies), Job selector
 generation, namespace labels, and the 422s that catch real bugs (missing
 containers, selectors that do not match the template, immutable selectors and
-pod specs). OpenAPI schema validation of CRDs is not performed; their unknown
-fields are pruned, as kube-apiserver prunes them (`py_engine.sim.pruning`).
+pod specs). Custom objects are treated as kube-apiserver treats them, in its
+order: unknown fields pruned (`py_engine.sim.pruning`), defaults filled
+(`py_engine.sim.defaulting`), then validated against the version's structural
+schema (`py_engine.sim.structural`).
 
 Causes are `(field, reason, message)` triples, rendered by `errors.invalid`.
 """
@@ -24,10 +26,12 @@ from py_engine.semantics.labels import (
     validate_label_value,
 )
 from py_engine.sim.crd_columns import printer_column_causes
+from py_engine.sim.defaulting import default_custom_object
 from py_engine.sim.interface import JSON
 from py_engine.sim.pruning import prune_custom_object
 from py_engine.sim.rbac_validation import rbac_causes
 from py_engine.sim.resources import ResourceDef
+from py_engine.sim.structural import validate_custom_object
 
 Cause = tuple[str, str, str]
 
@@ -61,11 +65,13 @@ def _default_pod_spec(spec: JSON) -> None:
 
 def apply_defaults(rd: ResourceDef, obj: JSON) -> None:
     """Fill defaults in place (on a fresh, caller-owned object); a custom object is
-    pruned against its version's schema (`py_engine.sim.pruning`)."""
+    pruned against its version's schema (`py_engine.sim.pruning`), then defaulted from it
+    (`py_engine.sim.defaulting`)."""
     kind = rd.kind
     meta = obj.setdefault("metadata", {})
     if rd.crd:
         prune_custom_object(obj, rd.schema)
+        default_custom_object(obj, rd.schema)
     if kind == "Pod":
         spec = obj.setdefault("spec", {})
         if isinstance(spec, dict):
@@ -273,7 +279,7 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
     causes = _validate_meta(meta)
     kind = rd.kind
     if rd.crd:
-        return causes
+        return causes + validate_custom_object(obj, rd.schema, old)
     if kind == "CustomResourceDefinition":
         return causes + printer_column_causes(obj)
     spec = obj.get("spec")

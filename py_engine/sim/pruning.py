@@ -10,8 +10,7 @@ gone when it is read back. Below a schema with
 `x-kubernetes-preserve-unknown-fields: true` unknown fields stay (the declared
 ones are still pruned below); `apiVersion`, `kind` and `metadata` stay at the
 root and at an `x-kubernetes-embedded-resource`. Scalars are never changed
-(type errors are validation's business, which the embedded cluster does not
-model; see `py_engine.sim.kinds`).
+(type errors are validation's business: `py_engine.sim.structural`).
 """
 
 from __future__ import annotations

@@ -64,8 +64,8 @@ class ResourceDef:
     printer_columns: tuple[JSON, ...] = field(default=(), compare=False, hash=False, repr=False)
     """CRDs: the version's `additionalPrinterColumns`, as declared."""
     schema: JSON | None = field(default=None, compare=False, hash=False, repr=False)
-    """CRDs: the version's `schema.openAPIV3Schema` (served as OpenAPI; unknown fields are pruned
-    against it, `py_engine.sim.pruning`, but values are not validated)."""
+    """CRDs: the version's `schema.openAPIV3Schema` (served as OpenAPI; objects are pruned,
+    defaulted and validated against it: `py_engine.sim.pruning`, `defaulting`, `structural`)."""
 
     @property
     def api_version(self) -> str:

@@ -92,7 +92,7 @@ def test_apps_batch_and_cluster_scoped(env: KubeEnv) -> None:
 def test_custom_resource_status_subresource(env: KubeEnv) -> None:
     c = env.client
     created = c.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 2}]))
-    obj = dict(created, status={"subsetStatuses": [{"name": "a", "missingReplicas": 1}]})
+    obj = dict(created, status={"subsetStatuses": [{"name": "a", "replicas": 0, "missingReplicas": 1}]})
     written = c.replace_status(SPREADS, "default", "ws", obj)
     assert written["status"]["subsetStatuses"][0]["missingReplicas"] == 1
     assert written["metadata"]["resourceVersion"] != created["metadata"]["resourceVersion"]

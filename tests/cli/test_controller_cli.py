@@ -31,9 +31,11 @@ def test_once_reports_a_missing_target(kube_env: KubeEnv, capsys: pytest.Capture
 
 
 def test_once_reports_a_failed_sync_with_exit_1(kube_env: KubeEnv, capsys: pytest.CaptureFixture[str]) -> None:
+    # The schema admits it (maxReplicas is int-or-string); the webhook, absent here, would not.
     kube_env.client.create(SPREADS, "default", {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
                                                 "metadata": {"name": "bad", "namespace": "default"},
-                                                "spec": {"subsets": 3}})
+                                                "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                                                         "subsets": [{"name": "a", "maxReplicas": "half"}]}})
     assert main(["controller", "--kubeconfig", kube_env.kubeconfig, "--once"]) == 1
     assert "default/bad: error" in capsys.readouterr().out
 

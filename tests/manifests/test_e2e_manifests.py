@@ -173,9 +173,11 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
         wait_until(lambda: [s.get("replicas") for s in
                             (api.get(SPREADS, "default", "ws").get("status") or {}).get("subsetStatuses") or []]
                    == [2, 2], 30, "subset status from the controller")
-        # A broken rule is rejected by the validating webhook.
+        # A broken rule the schema cannot express (percentages over 100%) is rejected by the
+        # validating webhook (a duplicate subset name is the schema's: list-map keys).
         with pytest.raises(ApiError) as denied:
-            api.create(SPREADS, "default", _spread("default", "dup", [SUBSETS[0], {**SUBSETS[1], "name": "a"}]))
+            api.create(SPREADS, "default", _spread("default", "over", [{**SUBSETS[0], "maxReplicas": "40%"},
+                                                                       {**SUBSETS[1], "maxReplicas": "70%"}]))
         assert "vws.spreadgate.dev" in str(denied.value) and "denied" in str(denied.value)
         # UnitedDeployments go through vud.spreadgate.dev (policies/uniteddeployment).
         ud = yaml.safe_load((MANIFESTS / "examples" / "ud-cpu-platforms.yaml").read_text(encoding="utf-8"))

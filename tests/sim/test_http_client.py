@@ -198,7 +198,7 @@ def test_crd_served_workloadspread(k8s_client: kubernetes.client.ApiClient,
     created = custom_objects.create_namespaced_custom_object(*args, ws)
     assert "status" not in created and created["metadata"]["generation"] == 1
     status = custom_objects.patch_namespaced_custom_object_status(
-        *args, "ws", {"status": {"observedGeneration": 1, "subsetStatuses": [{"name": "a", "replicas": 1}]},
+        *args, "ws", {"status": {"observedGeneration": 1, "subsetStatuses": [{"name": "a", "replicas": 1, "missingReplicas": 1}]},
                       "spec": {"subsets": []}})
     assert status["status"]["observedGeneration"] == 1 and status["spec"]["subsets"][0]["name"] == "a"
     stale = dict(created)

@@ -77,7 +77,7 @@ def test_crd_schema_is_published_for_explain(apiserver: ApiServer, http: urllib3
 def test_custom_resources_list_and_get_as_tables(apiserver: ApiServer, http: urllib3.HTTPSConnectionPool) -> None:
     apiserver.create(CRDS, None, load_crd())
     apiserver.create(SPREADS, "default", spread("s1"))
-    apiserver.patch(SPREADS, "default", "s1", {"status": {"subsetStatuses": [{"name": "a", "replicas": 1}]}},
+    apiserver.patch(SPREADS, "default", "s1", {"status": {"subsetStatuses": [{"name": "a", "replicas": 1, "missingReplicas": 1}]}},
                     "merge", subresource="status")
     status, ctype, table = get(http, "/apis/spreadgate.dev/v1alpha1/namespaces/default/workloadspreads", TABLE)
     assert status == 200 and ctype == TABLE and table["kind"] == "Table"

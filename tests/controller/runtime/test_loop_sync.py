@@ -64,9 +64,11 @@ def test_a_deleted_spread_is_forgotten_and_a_malformed_one_is_retried(kube_env: 
     # A virtual clock: the retry's back-off must not elapse during the pass (it would on a
     # slow enough machine, and the key would be retried within the same step).
     controller, source = setup(kube_env, VirtualClock(datetime(2026, 1, 1, tzinfo=UTC)))
+    # The schema admits it (maxReplicas is int-or-string); the webhook, absent here, would not.
     kube_env.client.create(SPREADS, "default", {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
                                                 "metadata": {"name": "bad", "namespace": "default"},
-                                                "spec": {"subsets": "not a list"}})
+                                                "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                                                         "subsets": [{"name": "a", "maxReplicas": "half"}]}})
     source.refresh()
     reports = {r.key: r for r in controller.step()}
     assert reports["default/bad"].outcome == "error" and "WorkloadSpread" in reports["default/bad"].error
