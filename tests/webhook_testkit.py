@@ -11,6 +11,7 @@ Import fixtures by name into a test module (`from webhook_testkit import kube_en
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import signal
@@ -220,3 +221,22 @@ class WebhookProcess:
                 self.proc.kill()
                 self.proc.wait(5)
         self.log.close()
+
+
+def without_subset_bound(crd: dict[str, Any]) -> dict[str, Any]:
+    """`crd` as it was before the subset bound (no `maxItems` on any `subsets` list): objects stored
+    under it reach the webhook and the controllers with more subsets than the bound allows."""
+    bounded = copy.deepcopy(crd)
+
+    def strip(schema: Any) -> None:
+        if isinstance(schema, dict):
+            for key, value in schema.items():
+                if key == "subsets" and isinstance(value, dict):
+                    value.pop("maxItems", None)
+                strip(value)
+        elif isinstance(schema, list):
+            for item in schema:
+                strip(item)
+
+    strip(bounded.get("spec"))
+    return bounded

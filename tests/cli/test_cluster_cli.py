@@ -205,17 +205,17 @@ def test_playground_on_a_pinned_port_stops_on_sigterm(tmp_path: Path) -> None:
         bad.write_text(yaml.safe_dump({
             "apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "metadata": {"name": "bad"},
             "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": [{"name": "a"}, {"name": "a"}]}}))
+                     "subsets": [{"name": "a", "maxReplicas": "60%"}, {"name": "b", "maxReplicas": "60%"}]}}))
         refused = subprocess.run([str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(bad)],
                                  capture_output=True, text=True, timeout=60, check=False)
-        assert refused.returncode != 0 and "duplicate subset name" in refused.stderr
+        assert refused.returncode != 0 and "percentages add up to 120" in refused.stderr
         proc.send_signal(signal.SIGTERM)
         rest, _ = proc.communicate(timeout=30)
         assert proc.returncode == 0 and "spreadgate cluster: stopping" in rest
         # --log-format json: the denial is one JSON object carrying its cause as a field.
         logged = [json.loads(line) for line in rest.splitlines() if line.startswith("{")]
         denials = [entry for entry in logged if entry["msg"] == "admission denied"]
-        assert denials and "duplicate subset name" in denials[0]["cause"], rest
+        assert denials and "percentages add up to 120" in denials[0]["cause"], rest
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from webhook_testkit import CRD, SPREADS_PATH, ZONE, spread, wait_until, webhook_configs, write_cert
+from webhook_testkit import (
+    CRD,
+    SPREADS_PATH,
+    ZONE,
+    spread,
+    wait_until,
+    webhook_configs,
+    without_subset_bound,
+    write_cert,
+)
 
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.clock import RealClock
@@ -173,9 +182,17 @@ def test_invalid_spread_is_rejected_by_the_validating_webhook(env: Env) -> None:
 
 
 def test_a_spread_beyond_the_subset_bound_is_refused_by_its_count(env: Env) -> None:
-    # The embedded API server enforces no CRD schema (maxItems), so the review reaches the webhook,
-    # which evaluates it in a policy worker process (issue 23) and refuses it by the count alone.
+    # The API server refuses it by the CRD's maxItems before calling the webhook, as kube-apiserver does.
+    subsets = [{"name": f"s{i}"} for i in range(5_000)]
+    with pytest.raises(ApiError) as schema:
+        env.api.create(SPREADS_PATH, "default", spread("many", subsets))
+    assert "spec.subsets: Too many: 5000: must have at most 100 items" in str(schema.value)
+    # Under a CRD from before the bound, the review reaches the webhook, which evaluates it in a
+    # policy worker process (issue 23) and refuses it by the count alone.
+    crds = "apiextensions.k8s.io/v1/customresourcedefinitions"
+    older = without_subset_bound(env.api.get(crds, None, CRD["metadata"]["name"]))
+    env.api.update(crds, None, CRD["metadata"]["name"], older)
     assert env.hook.isolated is not None and env.hook.service.review_engine is env.hook.review_engine
     with pytest.raises(ApiError) as many:
-        env.api.create(SPREADS_PATH, "default", spread("many", [{"name": f"s{i}"} for i in range(5_000)]))
+        env.api.create(SPREADS_PATH, "default", spread("many", subsets))
     assert "spec.subsets: Too many: 5000: must have at most 100 subsets" in str(many.value)
