@@ -334,3 +334,34 @@ def test_decision_cache_is_used_per_policy_input(engine: PolicyEngine) -> None:
     ctx2 = make_ctx(engine=engine, nodes=_zone_nodes(2.0), decision_cache=cache)
     assert reserve_create(ws, HUNGRY, ctx2, generated_uid=UID).subset == "a"
     assert (cache.misses, cache.hits) == (2, 4)
+
+
+# ------------------------------------------------ the single-unlimited-subset shortcut, and only it
+
+
+def test_unlimited_first_subset_the_pod_may_not_use_is_skipped_for_a_later_one() -> None:
+    """§2.1.1's shortcut (no status, no write) is for a spread with exactly one subset, and that
+    subset unlimited. An unlimited *first* subset among several is an ordinary candidate: when it is
+    Schedulable=False the pod goes to the next subset with room, which records the pod."""
+    unschedulable = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable"}]
+    ws = spread([subset("a"), subset("b", 5)],
+                status=versioned("abc123", {"name": "a", "missingReplicas": -1, "conditions": unschedulable},
+                                 {"name": "b", "missingReplicas": 5}))
+    result = reserve_create(ws, pod(), make_ctx(), generated_uid=UID)
+    assert result.subset == "b"
+    assert _statuses(result.spread)[1]["creatingPods"] == {"web-abc123-x1": NOW_TEXT}
+    assert _statuses(result.spread)[1]["missingReplicas"] == 4
+    # The one real shortcut: a lone unlimited subset is taken without reading any status.
+    lone = spread([subset("a")], status=versioned("abc123", {"name": "a", "missingReplicas": -1,
+                                                             "conditions": unschedulable}))
+    assert (reserve_create(lone, pod(), make_ctx(), generated_uid=UID).subset,
+            reserve_create(lone, pod(), make_ctx(), generated_uid=UID).spread) == ("a", None)
+
+
+def test_unlimited_first_subset_contradicting_the_pod_is_skipped(engine: PolicyEngine) -> None:
+    ws = spread([subset("a", zone="z1"), subset("b", 5, zone="z2")],
+                status=versioned("abc123", {"name": "a", "missingReplicas": -1}, {"name": "b", "missingReplicas": 5}))
+    pinned = pod(spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"}, "containers": [{"name": "main"}]})
+    result = reserve_create(ws, pinned, make_ctx(engine=engine), generated_uid=UID)
+    assert result.subset == "b"
+    assert _statuses(result.spread)[1]["missingReplicas"] == 4
