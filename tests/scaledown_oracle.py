@@ -182,12 +182,23 @@ CLONESET_RULES: tuple[tuple[str, Rule], ...] = (
 """§2.1, in order; used with `deletion_cost=True, logarithmic=False` (no gates, exact times)."""
 
 
+def _uid_decided(name: str, a: Pod, b: Pod, ctx: Context) -> bool:
+    """Whether a time rule that decided did so inside one log2 bucket, i.e. by UID (§1.4)."""
+    if name not in ("ready-time", "creation-time") or not ctx.logarithmic or ctx.now is None:
+        return False
+    t_a, t_b = (a.ready_time, b.ready_time) if name == "ready-time" else (a.created, b.created)
+    return t_a is not None and t_b is not None and bucket(ctx.now, t_a) == bucket(ctx.now, t_b)
+
+
 def compare(a: Pod, b: Pod, ctx: Context, rules: Sequence[tuple[str, Rule]] = REPLICASET_RULES) -> tuple[int, str]:
-    """The first rule that decides: (-1 a first | 1 b first | 0 tie, the rule's name)."""
+    """The first rule that decides: (-1 a first | 1 b first | 0 tie, the rule's name; "<rule>-uid"
+    when a time rule fell to the UID tie-break, "equal" for a tie)."""
     for name, rule in rules:
         verdict = rule(a, b, ctx)
         if verdict is not None:
-            return verdict, name
+            if verdict == 0:
+                return 0, "equal"
+            return verdict, (f"{name}-uid" if _uid_decided(name, a, b, ctx) else name)
     return 0, "equal"
 
 
