@@ -37,3 +37,18 @@ def test_negative_partitions_read_as_zero() -> None:
     ud = _ud(6, [{"name": "a"}, {"name": "b"}, {"name": "c"}], partitions={"a": -3, "b": 2, "c": 9})
     assert next_partitions(ud, {"a": 2, "b": 2, "c": 2}) == {"a": 0, "b": 2, "c": 2}
     assert next_partitions(ud, {"a": 0, "b": 0, "c": 0}) == {"a": 0, "b": 0, "c": 0}
+
+
+def test_capacity_walks_the_subsets_in_spec_order_for_describe() -> None:
+    allocation = allocate_capacity(_ud(5, [{"name": "zb", "maxReplicas": 2}, {"name": "za"}]))
+    assert allocation.describe() == " zb -> 2; za -> 3;"
+
+
+def test_percent_bounds_of_an_unset_replicas_resolve_against_zero() -> None:
+    """`spec.replicas` unset reads as 0 (docs/uniteddeployment.md): "100%" of 0 is 0, so a
+    maxReplicas of 0 is not below it."""
+    raw = {"name": "a", "minReplicas": "100%", "maxReplicas": 0}
+    ud = UnitedDeployment.from_object(ud_object(None, [raw, {"name": "b"}]))
+    assert dict(allocate_capacity(ud).replicas) == {"a": 0, "b": 0}
+    bounds = capacity_bounds(ud)["a"]
+    assert (bounds.minimum, bounds.maximum) == (0, 0)
