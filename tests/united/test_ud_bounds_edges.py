@@ -52,3 +52,8 @@ def test_percent_bounds_of_an_unset_replicas_resolve_against_zero() -> None:
     assert dict(allocate_capacity(ud).replicas) == {"a": 0, "b": 0}
     bounds = capacity_bounds(ud)["a"]
     assert (bounds.minimum, bounds.maximum) == (0, 0)
+
+
+def test_the_last_replica_left_after_the_minimums_is_still_placed() -> None:
+    ud = _ud(4, [{"name": "a", "minReplicas": 3}, {"name": "b", "minReplicas": 0}])
+    assert dict(allocate_capacity(ud).replicas) == {"a": 4, "b": 0}
