@@ -1,0 +1,14 @@
+# Manual partitions that are not whole numbers get one error, the range error: the "more than
+# the subset's replicas" rule only compares whole numbers (found by tools/rego_mutation.py:
+# dropping that guard survived every test). Run with `opa test policies/` or `pytest policies/`.
+package spreadgate.uniteddeployment
+
+import rego.v1
+
+test_a_malformed_partition_gets_only_the_range_error if {
+	every p in ["x", -1, 2.5] {
+		msgs := [v.msg | some v in violation; v.details.field == "spec.updateStrategy.manualUpdate.partitions[a]"] with input as fixed_sts({"a": p})
+		count(msgs) == 1
+		contains(msgs[0], "must be a whole number between 0 and 2147483647")
+	}
+}
