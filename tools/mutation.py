@@ -11,8 +11,9 @@ Not part of the default suite: it runs for minutes to an hour. Install the tool 
 Each run works in a throw-away copy of the working tree (tracked and untracked files, symlinks
 kept), so the tree itself is never mutated and two runs can go side by side. mutmut mutates
 the named modules only; each mutant is tested by the tests of the module's package
-(`tests/<package>/`, the tree mirrors `py_engine/`), i.e. behavioural tests only: the linters
-and the drift checks of generated files are not run. `--jobs` is mutmut's number of worker
+(`tests/<package>/` without its `runtime/` tests of the I/O edges; the tree mirrors
+`py_engine/`), i.e. behavioural tests only: the linters and the drift checks of generated files
+are not run. `--jobs` is mutmut's number of worker
 processes (default 2, the machine's cores).
 
 Output: per module and per package, killed / total and the score; every surviving mutant with
@@ -100,10 +101,12 @@ def copy_tree(target: Path) -> None:
 
 
 def mutmut_section(modules: Sequence[str], tests: Sequence[str]) -> str:
+    # The runtime/ tests drive the I/O edges (threads, timing) and nothing there is mutated.
+    ignored = [f"--ignore={Path(t) / 'runtime'}" for t in tests if (ROOT / t / "runtime").is_dir()]
     lines = ["", "[tool.mutmut]",
              f"source_paths = {json.dumps(list(modules))}",
              f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}",
-             'pytest_add_cli_args = ["-q", "-p", "no:cacheprovider"]',
+             f"pytest_add_cli_args = {json.dumps(['-q', '-p', 'no:cacheprovider', *ignored])}",
              f"also_copy = {json.dumps(list(COPIED))}",
              ""]
     return "\n".join(lines)
@@ -210,9 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure(copy, modules, tests)
         print(f"mutation: {len(modules)} module(s), tests {' '.join(tests)}, in {copy}", file=sys.stderr)
         run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)], cwd=copy,
-                             env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+                             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
         if run.returncode != 0:
-            print(f"mutation: mutmut failed ({run.returncode}): {run.stderr[-2000:]}", file=sys.stderr)
+            # mutmut refuses to start when the tests fail without any mutant: say which.
+            tail = re.sub(r"[^\n]*\r", "", run.stdout)[-4000:]
+            print(f"mutation: mutmut failed ({run.returncode}):\n{tail}", file=sys.stderr)
             return 2
         results = collect(copy, modules)
     finally:
