@@ -12,3 +12,13 @@ test_a_malformed_partition_gets_only_the_range_error if {
 		contains(msgs[0], "must be a whole number between 0 and 2147483647")
 	}
 }
+
+# What else tools/rego_mutation.py found unpinned in strategy.rego: a null duration is unset (not
+# an error), and a partition of 0 on Deployment subsets asks for nothing, so it is accepted.
+test_null_adaptive_durations_are_unset if {
+	count(violation) == 0 with input as with_schedule({"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": null, "unschedulableDuration": null}})
+}
+
+test_a_zero_partition_on_deployment_subsets_is_accepted if {
+	count(violation) == 0 with input as with_spec({"updateStrategy": {"type": "Manual", "manualUpdate": {"partitions": {"ecs": 0}}}})
+}
