@@ -22,3 +22,12 @@ test_null_adaptive_durations_are_unset if {
 test_a_zero_partition_on_deployment_subsets_is_accepted if {
 	count(violation) == 0 with input as with_spec({"updateStrategy": {"type": "Manual", "manualUpdate": {"partitions": {"ecs": 0}}}})
 }
+
+# A subset whose replicas are malformed gets that error only; its partition is not compared with
+# a count it does not have.
+test_a_partition_of_a_subset_with_malformed_replicas_is_not_compared if {
+	obj := object.union(fixed_sts({"a": 1}), {"spec": {"topology": {"subsets": [{"name": "a", "replicas": "x"}, {"name": "b"}]}}})
+	f := fields(obj)
+	"spec.topology.subsets[0].replicas" in f
+	not "spec.updateStrategy.manualUpdate.partitions[a]" in f
+}
