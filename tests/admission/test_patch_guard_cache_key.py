@@ -97,6 +97,21 @@ def test_a_spec_with_its_keys_reordered_is_the_same_cache_entry(engine: PolicyEn
     assert guard.evaluations == 1
 
 
+def test_without_an_engine_the_refusal_says_so() -> None:
+    assert PatchGuard(None).refusals(_spread(HOST_NETWORK), "a", pod(), None) == (
+        "no policy engine is configured to check the patch against the allowlist",)
+
+
+def test_a_selector_with_its_keys_reordered_is_the_same_cache_entry(engine: PolicyEngine) -> None:
+    guard = PatchGuard(engine)
+    ws = _label_patch_spread()
+    one = {"matchLabels": {"app": "web", "tier": "front"}, "matchExpressions": []}
+    other = {"matchExpressions": [], "matchLabels": {"tier": "front", "app": "web"}}
+    for selector in (one, other):
+        inject_checked(pod(), ws, "a", None, make_ctx(_chain(selector), patch_guard=guard))
+    assert guard.evaluations == 1
+
+
 def test_refusals_answer_an_empty_tuple_when_nothing_is_refused(engine: PolicyEngine) -> None:
     guard = PatchGuard(engine)
     ws = _spread({"metadata": {"labels": {"x": "y"}}}, generation=1)
@@ -141,8 +156,9 @@ def test_the_workload_is_looked_up_in_the_pods_namespace(engine: PolicyEngine) -
 
 def test_the_matched_uid_is_injected_with_or_without_the_patch(engine: PolicyEngine) -> None:
     ctx = make_ctx(deployment_chain(), patch_guard=PatchGuard(engine))
-    for patch in ({"metadata": {"labels": {"x": "y"}}}, HOST_NETWORK):
-        mutated, _ = inject_checked(pod(None), _spread(patch, generation=1), "a", "uid-7", ctx)
+    for generation, patch in enumerate(({"metadata": {"labels": {"x": "y"}}}, HOST_NETWORK), start=1):
+        mutated, warnings = inject_checked(pod(None), _spread(patch, generation=generation), "a", "uid-7", ctx)
+        assert bool(warnings) == (patch is HOST_NETWORK)
         assert json.loads(mutated["metadata"]["annotations"][MATCHED_ANNOTATION])["uid"] == "uid-7"
     unguarded, _ = inject_checked(pod(None), _spread(HOST_NETWORK), "a", "uid-8", make_ctx(deployment_chain()))
     assert json.loads(unguarded["metadata"]["annotations"][MATCHED_ANNOTATION])["uid"] == "uid-8"
@@ -151,8 +167,8 @@ def test_the_matched_uid_is_injected_with_or_without_the_patch(engine: PolicyEng
 def test_the_refusal_warning_says_what_and_where(engine: PolicyEngine) -> None:
     ctx = make_ctx(deployment_chain(), patch_guard=PatchGuard(engine))
     patch = {"spec": {"hostNetwork": True, "hostPID": True}}
-    _, warnings = inject_checked(pod(), _spread(patch, generation=1), "a", None, ctx)
-    assert warnings == ("WorkloadSpread default/ws: the patch of subset 'a' was not applied, it sets what the subset "
+    _, warnings = inject_checked(pod(namespace="prod"), _spread(patch, generation=1, namespace="prod"), "a", None, ctx)
+    assert warnings == ("WorkloadSpread prod/ws: the patch of subset 'a' was not applied, it sets what the subset "
                         "patch allowlist refuses: spec.subsets[0].patch.spec.hostNetwork, "
                         "spec.subsets[0].patch.spec.hostPID (`spreadgate validate` explains each)",)
 
