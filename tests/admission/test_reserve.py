@@ -429,21 +429,49 @@ def test_a_recorded_subset_gone_from_the_spec_admits_unchanged_with_a_warning() 
         "WorkloadSpread default/ws: recorded subset 'gone' is no longer in the spec",))
 
 
+def _prod_chain(replicas: int) -> list[dict[str, Any]]:
+    deploy = workload("apps/v1", "Deployment", "web", replicas=replicas, namespace="prod")
+    rs = workload("apps/v1", "ReplicaSet", "web-abc123", owner=owner_ref("apps/v1", "Deployment", "web"),
+                  namespace="prod", replicas=replicas)
+    return [deploy, rs]
+
+
 def test_percentage_caps_read_the_workload_in_the_spreads_namespace() -> None:
     ws = spread([subset("a", "50%"), subset("b", "50%")], namespace="prod")
-    deploy = workload("apps/v1", "Deployment", "web", replicas=4, namespace="prod")
-    rs = workload("apps/v1", "ReplicaSet", "web-abc123", owner=owner_ref("apps/v1", "Deployment", "web"),
-                  namespace="prod", replicas=4)
-    result = reserve_create(ws, pod(namespace="prod"), make_ctx([deploy, rs]), generated_uid=UID)
+    result = reserve_create(ws, pod(namespace="prod"), make_ctx(_prod_chain(4)), generated_uid=UID)
     assert _statuses(result.spread)[0]["missingReplicas"] == 1  # 50% of 4, one slot taken
-    # Full under the cached count: the fresh lookup (in the same namespace) finds a scale-up.
-    full = _statuses(result.spread)
-    full[0]["missingReplicas"] = full[1]["missingReplicas"] = 0
-    ws["status"] = {"versionedSubsetStatuses": {"abc123": full}}
-    bigger = workload("apps/v1", "Deployment", "web", replicas=8, namespace="prod")
-    ctx = make_ctx([deploy, rs], fresh_lookup=Objects([bigger, rs]).lookup)
-    again = reserve_create(ws, pod("web-abc123-x2", namespace="prod"), ctx, generated_uid=UID)
-    assert again.subset == "a"
+    # Statuses that exist follow the cached count (read in "prod"): a's 2 slots hold 1 pod, room for one.
+    stale = _statuses(result.spread)
+    stale[0]["missingReplicas"] = stale[1]["missingReplicas"] = 0
+    ws["status"] = {"versionedSubsetStatuses": {"abc123": stale}}
+    assert reserve_create(ws, pod("web-abc123-x2", namespace="prod"), make_ctx(_prod_chain(4)),
+                          generated_uid=UID).subset == "a"
+
+
+def test_full_under_the_cached_count_asks_the_api_in_the_spreads_namespace() -> None:
+    ws = spread([subset("a", "50%"), subset("b", "50%")], namespace="prod", status=versioned(
+        "abc123", {"name": "a", "replicas": 0, "missingReplicas": 0, "creatingPods": {"p1": NOW_TEXT}},
+        {"name": "b", "replicas": 0, "missingReplicas": 0, "creatingPods": {"p2": NOW_TEXT}}))
+    cached = make_ctx(_prod_chain(2))  # 50% of 2: one slot each, both taken
+    assert reserve_create(ws, pod(namespace="prod"), cached, generated_uid=UID).subset is None
+    fresh = make_ctx(_prod_chain(2), fresh_lookup=Objects(_prod_chain(8)).lookup)  # scaled up to 8
+    assert reserve_create(ws, pod(namespace="prod"), fresh, generated_uid=UID).subset == "a"
+
+
+def test_an_unreadable_spread_is_named_in_the_error() -> None:
+    with pytest.raises(AdmissionError, match=r"^WorkloadSpread prod/broken cannot be read: "):
+        reserve_create(spread([subset("a", "5.5%")], name="broken", namespace="prod"), pod(namespace="prod"),
+                       make_ctx(), generated_uid=UID)
+
+
+def test_the_no_room_warning_lists_every_skipped_subset() -> None:
+    unschedulable = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable"}]
+    ws = _capped(("a", 3), ("b", 3))
+    for entry in ws["status"]["versionedSubsetStatuses"]["abc123"]:
+        entry["conditions"] = unschedulable
+    (warning,) = reserve_create(ws, pod(), make_ctx(), generated_uid=UID).warnings
+    assert ("; skipped a: Schedulable condition is False (pods could not be scheduled there recently); b: "
+            "Schedulable") in warning  # cut at 240 characters after that
 
 
 def test_statuses_of_a_synced_spread_with_integer_caps_need_no_workload_lookup() -> None:
