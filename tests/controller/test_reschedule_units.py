@@ -89,3 +89,29 @@ def test_an_unreadable_transition_time_recovers_instead_of_failing() -> None:
     outcome = reschedule(spread(), {}, {"a": entry("False", 5)}, NOW, 300)
     assert outcome.conditions["a"] is not None and outcome.conditions["a"]["status"] == "True"
     assert [e.reason for e in outcome.events] == ["RecoverSchedulable"]
+
+
+def test_a_healthy_subset_keeps_its_transition_time_and_raises_no_event() -> None:
+    outcome = reschedule(spread(), {}, {"a": entry("True", "2024-06-01T10:00:00Z")}, NOW, 300)
+    assert outcome.conditions["a"] == {"type": "Schedulable", "status": "True",
+                                       "lastTransitionTime": "2024-06-01T10:00:00Z", "reason": "Sufficient"}
+    assert outcome.events == [] and outcome.requeue_seconds == []
+    unknown = reschedule(spread(), {}, {"a": entry("Unknown", "2024-06-01T10:00:00Z")}, NOW, 300)
+    assert unknown.conditions["a"]["lastTransitionTime"] == "2024-06-01T12:00:00Z"  # a transition: now
+
+
+def test_the_recovery_event_says_which_subset_recovered() -> None:
+    outcome = reschedule(spread(), {}, {"a": entry("False", "2024-06-01T11:00:00Z")}, NOW, 300)
+    assert [(e.type, e.reason, e.message) for e in outcome.events] == [
+        ("Normal", "RecoverSchedulable",
+         "Subset a of WorkloadSpread default/ws is recovered from unschedulable to schedulable")]
+
+
+def test_every_pod_and_every_subset_is_looked_at() -> None:
+    healthy = stuck_pod("healthy", phase="Running", spec={"nodeName": "n1"})
+    outcome = reschedule(spread(), {"a": [healthy, stuck_pod("stuck")]}, {}, NOW, 300)
+    assert outcome.pods_to_delete == ["stuck"]
+    waiting = reschedule(spread(), {}, {"a": entry("False", "2024-06-01T11:58:00Z")}, NOW, 300)
+    assert waiting.conditions["a"] == entry("False", "2024-06-01T11:58:00Z")["conditions"][0]
+    assert waiting.requeue_seconds == [180.0]
+    assert waiting.conditions["b"] is not None and waiting.conditions["b"]["status"] == "True"
