@@ -112,12 +112,27 @@ def mutmut_section(modules: Sequence[str], tests: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+NO_DEADLINES = """
+
+# Added by tools/mutation.py in its copy of the tree: mutmut traces every call, so Hypothesis'
+# per-example deadline (200 ms by default) would fail tests that are merely slowed down.
+from hypothesis import settings as _mutation_settings
+
+_mutation_settings.register_profile("mutation", deadline=None)
+_mutation_settings.load_profile("mutation")
+"""
+
+
 def configure(copy: Path, modules: Sequence[str], tests: Sequence[str]) -> None:
-    """Replace any [tool.mutmut] section of the copy's pyproject.toml with this run's."""
+    """Replace any [tool.mutmut] section of the copy's pyproject.toml with this run's, and turn
+    Hypothesis' deadlines off in the copy's tests."""
     pyproject = copy / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
     text = re.sub(r"\n\[tool\.mutmut\]\n(?:(?!\n\[).)*", "\n", text, flags=re.DOTALL)
     pyproject.write_text(text + mutmut_section(modules, tests), encoding="utf-8")
+    conftest = copy / "tests" / "conftest.py"
+    if conftest.exists():
+        conftest.write_text(conftest.read_text(encoding="utf-8") + NO_DEADLINES, encoding="utf-8")
 
 
 def collect(copy: Path, modules: Sequence[str]) -> dict[str, dict[str, object]]:
