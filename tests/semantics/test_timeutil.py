@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from py_engine.semantics.timeutil import format_time, parse_time
+from py_engine.semantics.timeutil import TimestampError, format_micro_time, format_time, parse_time
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -44,3 +46,41 @@ def test_the_same_second_in_another_zone_or_microsecond_gives_the_same_text() ->
     assert format_time(moment + timedelta(microseconds=1)) == "2024-06-01T12:00:01Z"
     assert format_time(datetime(1969, 12, 31, 23, 59, 59, 500_000, tzinfo=UTC)) == "1969-12-31T23:59:59Z"
     assert parse_time(format_time(moment)) == moment.replace(microsecond=0)
+
+
+# ------------------------------------------- what mutation testing found unpinned (docs/testing.md)
+
+
+@pytest.fixture
+def far_east_local_time(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's local time zone set to UTC+05:30, so a conversion to local time shows."""
+    monkeypatch.setenv("TZ", "IST-5:30")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_formatting_and_parsing_are_utc_whatever_the_local_zone(far_east_local_time: None) -> None:
+    moment = datetime(2024, 6, 1, 12, 0, 7, tzinfo=timezone(timedelta(hours=2)))
+    assert format_time(moment) == "2024-06-01T10:00:07Z"
+    assert format_micro_time(moment.replace(microsecond=123456)) == "2024-06-01T10:00:07.123456Z"
+    parsed = parse_time("2024-06-01T12:00:00+02:00")
+    assert parsed.utcoffset() == timedelta(0) and parsed.hour == 10
+
+
+@pytest.mark.parametrize("text", ["2024-06-01T10:00:00Z", "2024-06-01T10:00:00z", "2024-06-01T12:00:00+02:00"])
+def test_both_zulu_spellings_and_offsets_parse(text: str) -> None:
+    assert parse_time(text) == datetime(2024, 6, 1, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (5, "timestamp must be a non-empty RFC 3339 string, got 5"),
+    ("", "timestamp must be a non-empty RFC 3339 string, got ''"),
+    ("yesterday", "not an RFC 3339 timestamp: 'yesterday'"),
+    ("2024-06-01T10:00:00", "timestamp has no time zone: '2024-06-01T10:00:00'"),
+])
+def test_unreadable_timestamps_say_why(value: object, message: str) -> None:
+    with pytest.raises(TimestampError) as caught:
+        parse_time(value)  # type: ignore[arg-type]
+    assert str(caught.value) == message
