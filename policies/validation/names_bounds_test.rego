@@ -17,6 +17,10 @@ test_label_names_and_values_are_at_most_63_characters if {
 	not valid_label_key(concat("/", ["example.com", letters(64)]))
 	not valid_label_key("example.com/-bad")
 	not valid_label_key("a/b/c")
+	not valid_label_key("Example.com/x")
+	valid_api_version("apps.kruise.io/v1beta1")
+	not valid_api_version("Apps/V1")
+	not valid_api_version("apps/")
 }
 
 test_helpers_refuse_other_types if {
@@ -42,5 +46,7 @@ test_api_group_needs_exactly_one_slash if {
 
 test_selector_shapes if {
 	label_selector_problems(null) == set()
+	label_selector_problems({"matchExpressions": [{"key": "a", "operator": "Exists"}]}) == set()
+	label_selector_problems({"matchExpressions": [{"key": "a", "operator": "Exists", "values": []}]}) == set()
 	count(label_selector_problems({"matchExpressions": [{"key": "a", "operator": "In", "values": []}]})) > 0
 }
