@@ -50,3 +50,15 @@ test_selector_shapes if {
 	label_selector_problems({"matchExpressions": [{"key": "a", "operator": "Exists", "values": []}]}) == set()
 	count(label_selector_problems({"matchExpressions": [{"key": "a", "operator": "In", "values": []}]})) > 0
 }
+
+# Duplicate subset names (subsets.rego): a name used three times gives two errors, both naming the
+# first use; empty names are reported as empty, not as duplicates.
+test_duplicate_names_point_at_the_first_use if {
+	obj := with_subsets([{"name": "a"}, {"name": "a"}, {"name": "a"}])
+	msgs := {v.details.field: v.msg | some v in violation; contains(v.msg, "duplicate")} with input as obj
+	count(msgs) == 2
+	contains(msgs["spec.subsets[1].name"], "(first used at index 0)")
+	contains(msgs["spec.subsets[2].name"], "(first used at index 0)")
+	empty := with_subsets([{"name": ""}, {"name": ""}])
+	count([v | some v in violation; contains(v.msg, "duplicate")]) == 0 with input as empty
+}
