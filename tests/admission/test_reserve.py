@@ -334,3 +334,154 @@ def test_decision_cache_is_used_per_policy_input(engine: PolicyEngine) -> None:
     ctx2 = make_ctx(engine=engine, nodes=_zone_nodes(2.0), decision_cache=cache)
     assert reserve_create(ws, HUNGRY, ctx2, generated_uid=UID).subset == "a"
     assert (cache.misses, cache.hits) == (2, 4)
+
+
+# ------------------------------------------------ the single-unlimited-subset shortcut, and only it
+
+
+def test_unlimited_first_subset_the_pod_may_not_use_is_skipped_for_a_later_one() -> None:
+    """§2.1.1's shortcut (no status, no write) is for a spread with exactly one subset, and that
+    subset unlimited. An unlimited *first* subset among several is an ordinary candidate: when it is
+    Schedulable=False the pod goes to the next subset with room, which records the pod."""
+    unschedulable = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable"}]
+    ws = spread([subset("a"), subset("b", 5)],
+                status=versioned("abc123", {"name": "a", "missingReplicas": -1, "conditions": unschedulable},
+                                 {"name": "b", "missingReplicas": 5}))
+    result = reserve_create(ws, pod(), make_ctx(), generated_uid=UID)
+    assert result.subset == "b"
+    assert _statuses(result.spread)[1]["creatingPods"] == {"web-abc123-x1": NOW_TEXT}
+    assert _statuses(result.spread)[1]["missingReplicas"] == 4
+    # The one real shortcut: a lone unlimited subset is taken without reading any status.
+    lone = spread([subset("a")], status=versioned("abc123", {"name": "a", "missingReplicas": -1,
+                                                             "conditions": unschedulable}))
+    assert (reserve_create(lone, pod(), make_ctx(), generated_uid=UID).subset,
+            reserve_create(lone, pod(), make_ctx(), generated_uid=UID).spread) == ("a", None)
+
+
+def test_unlimited_first_subset_contradicting_the_pod_is_skipped(engine: PolicyEngine) -> None:
+    ws = spread([subset("a", zone="z1"), subset("b", 5, zone="z2")],
+                status=versioned("abc123", {"name": "a", "missingReplicas": -1}, {"name": "b", "missingReplicas": 5}))
+    pinned = pod(spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"}, "containers": [{"name": "main"}]})
+    result = reserve_create(ws, pinned, make_ctx(engine=engine), generated_uid=UID)
+    assert result.subset == "b"
+    assert _statuses(result.spread)[1]["missingReplicas"] == 4
+
+
+# ----------------------------------------- what mutation testing found unpinned (docs/testing.md)
+
+
+def test_the_no_room_warning_names_the_spread_the_version_and_every_skipped_subset() -> None:
+    unschedulable = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable"}]
+    ws = _capped(("a", 0), ("b", 3))
+    del ws["metadata"]["namespace"]
+    ws["status"]["versionedSubsetStatuses"]["abc123"][1]["conditions"] = unschedulable
+    result = reserve_create(ws, pod(), make_ctx(), generated_uid=UID)
+    assert (result.subset, result.spread, result.uid) == (None, None, "web-abc123-x1")
+    assert result.warnings == (
+        "WorkloadSpread default/ws: no subset has room for this pod (version abc123); admitted without subset "
+        "constraints; skipped b: Schedulable condition is False (pods could not be scheduled there recently)",)
+    full = reserve_create(_capped(("a", 0)), pod(), make_ctx(), generated_uid=UID)
+    assert full.warnings == ("WorkloadSpread default/ws: no subset has room for this pod (version abc123); "
+                             "admitted without subset constraints",)
+
+
+def test_the_no_room_warning_is_cut_to_240_characters() -> None:
+    unschedulable = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable"}]
+    names = [f"subset-with-a-long-name-{i}" for i in range(6)]
+    ws = _capped(*((name, 3) for name in names))
+    for entry in ws["status"]["versionedSubsetStatuses"]["abc123"]:
+        entry["conditions"] = unschedulable
+    (warning,) = reserve_create(ws, pod(), make_ctx(), generated_uid=UID).warnings
+    assert len(warning) == 240 and warning.endswith("...")
+    assert warning.startswith("WorkloadSpread default/ws: no subset has room for this pod (version abc123); admitted "
+                              "without subset constraints; skipped subset-with-a-long-name-0: Schedulable condition")
+    exact = _capped(("a", 0))
+    exact["metadata"]["name"] = "w" * (240 - len(reserve_create(_capped(("a", 0)), pod(), make_ctx(),
+                                                                generated_uid=UID).warnings[0]) + 2)
+    (at_limit,) = reserve_create(exact, pod(), make_ctx(), generated_uid=UID).warnings
+    assert len(at_limit) == 240 and not at_limit.endswith("...")  # exactly the limit: kept whole
+
+
+def test_statefulset_and_shortcut_results_carry_the_pods_name() -> None:
+    owner = owner_ref("apps/v1", "StatefulSet", "db")
+    placed = reserve_create(_sts_spread(2, None), pod("db-1", owner=owner), make_ctx(), generated_uid=UID)
+    assert (placed.subset, placed.uid) == ("a", "db-1")
+    nowhere = reserve_create(_sts_spread(2, 2), pod("db-4", owner=owner), make_ctx(), generated_uid=UID)
+    assert nowhere.uid == "db-4" and "(ordinal 4)" in nowhere.warnings[0]
+    lone = reserve_create(spread([subset("a")]), pod(), make_ctx(), generated_uid=UID)
+    assert (lone.subset, lone.spread, lone.uid) == ("a", None, "web-abc123-x1")
+
+
+def test_statefulset_pods_are_checked_against_the_subset_policy(engine: PolicyEngine) -> None:
+    owner = owner_ref("apps/v1", "StatefulSet", "db")
+    ws = spread([subset("a", 5, zone="z1"), subset("b", 5, zone="z2")], target=("apps/v1", "StatefulSet", "db"))
+    pinned = pod("db-0", owner=owner, spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"},
+                                            "containers": [{"name": "main"}]})
+    assert reserve_create(ws, pinned, make_ctx(engine=engine), generated_uid=UID).subset == "b"
+
+
+def test_a_recorded_subset_gone_from_the_spec_admits_unchanged_with_a_warning() -> None:
+    ws = _capped(("a", 2))
+    ws["status"]["versionedSubsetStatuses"]["abc123"].append(
+        {"name": "gone", "missingReplicas": 0, "creatingPods": {"web-abc123-x1": NOW_TEXT}})
+    result = reserve_create(ws, pod(), make_ctx(), generated_uid=UID)
+    assert result == type(result)(None, None, "web-abc123-x1", (
+        "WorkloadSpread default/ws: recorded subset 'gone' is no longer in the spec",))
+
+
+def _prod_chain(replicas: int) -> list[dict[str, Any]]:
+    deploy = workload("apps/v1", "Deployment", "web", replicas=replicas, namespace="prod")
+    rs = workload("apps/v1", "ReplicaSet", "web-abc123", owner=owner_ref("apps/v1", "Deployment", "web"),
+                  namespace="prod", replicas=replicas)
+    return [deploy, rs]
+
+
+def test_percentage_caps_read_the_workload_in_the_spreads_namespace() -> None:
+    ws = spread([subset("a", "50%"), subset("b", "50%")], namespace="prod")
+    result = reserve_create(ws, pod(namespace="prod"), make_ctx(_prod_chain(4)), generated_uid=UID)
+    assert _statuses(result.spread)[0]["missingReplicas"] == 1  # 50% of 4, one slot taken
+    # Statuses that exist follow the cached count (read in "prod"): a's 2 slots hold 1 pod, room for one.
+    stale = _statuses(result.spread)
+    stale[0]["missingReplicas"] = stale[1]["missingReplicas"] = 0
+    ws["status"] = {"versionedSubsetStatuses": {"abc123": stale}}
+    assert reserve_create(ws, pod("web-abc123-x2", namespace="prod"), make_ctx(_prod_chain(4)),
+                          generated_uid=UID).subset == "a"
+
+
+def test_full_under_the_cached_count_asks_the_api_in_the_spreads_namespace() -> None:
+    ws = spread([subset("a", "50%"), subset("b", "50%")], namespace="prod", status=versioned(
+        "abc123", {"name": "a", "replicas": 0, "missingReplicas": 0, "creatingPods": {"p1": NOW_TEXT}},
+        {"name": "b", "replicas": 0, "missingReplicas": 0, "creatingPods": {"p2": NOW_TEXT}}))
+    cached = make_ctx(_prod_chain(2))  # 50% of 2: one slot each, both taken
+    assert reserve_create(ws, pod(namespace="prod"), cached, generated_uid=UID).subset is None
+    fresh = make_ctx(_prod_chain(2), fresh_lookup=Objects(_prod_chain(8)).lookup)  # scaled up to 8
+    assert reserve_create(ws, pod(namespace="prod"), fresh, generated_uid=UID).subset == "a"
+
+
+def test_an_unreadable_spread_is_named_in_the_error() -> None:
+    with pytest.raises(AdmissionError, match=r"^WorkloadSpread prod/broken cannot be read: "):
+        reserve_create(spread([subset("a", "5.5%")], name="broken", namespace="prod"), pod(namespace="prod"),
+                       make_ctx(), generated_uid=UID)
+
+
+def test_the_no_room_warning_lists_every_skipped_subset() -> None:
+    unschedulable = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable"}]
+    ws = _capped(("a", 3), ("b", 3))
+    for entry in ws["status"]["versionedSubsetStatuses"]["abc123"]:
+        entry["conditions"] = unschedulable
+    (warning,) = reserve_create(ws, pod(), make_ctx(), generated_uid=UID).warnings
+    assert ("; skipped a: Schedulable condition is False (pods could not be scheduled there recently); b: "
+            "Schedulable") in warning  # cut at 240 characters after that
+
+
+def test_statuses_of_a_synced_spread_with_integer_caps_need_no_workload_lookup() -> None:
+    objects = Objects(deployment_chain())
+    ctx = AdmissionContext(now=NOW, lookup=objects.lookup)
+    ws = _capped(("a", 2))
+    assert reserve_create(ws, pod(), ctx, generated_uid=UID).subset == "a"
+    assert objects.calls == []
+
+
+def test_a_nameless_pod_without_a_generated_uid_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match=r"^reserve_create: generated_uid is required for a pod without a name$"):
+        reserve_create(_capped(("a", 2)), pod(None), make_ctx(), generated_uid="")

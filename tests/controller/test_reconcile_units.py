@@ -199,3 +199,21 @@ def test_cost_patches_only_where_the_value_changes() -> None:
 def test_malformed_spread_is_a_reconcile_error() -> None:
     with pytest.raises(ReconcileError, match="WorkloadSpread"):
         reconcile({"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "spec": {}}, ClusterView(None), NOW)
+
+
+def test_a_subset_still_failing_keeps_its_transition_time_so_the_recovery_window_can_run_out() -> None:
+    """A subset that was already Schedulable=False and still has a schedule-failed pod keeps
+    the moment it *became* unschedulable (§2.5.4): the recovery window counts from there, not
+    from the last sync that saw a failure, else a subset re-synced often would never recover."""
+    stuck = pod("p", "cs-uid", meta={"creationTimestamp": "2024-06-01T11:50:00Z"}, spec={"nodeName": ""},
+                status={"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]})
+    spread = adaptive(None)  # Schedulable=False since 11:53:20
+    failing = reconcile(spread, ClusterView(cloneset(3), [stuck]), NOW)
+    assert failing.pods_to_delete == ["p"]
+    condition = failing.status["subsetStatuses"][0]["conditions"][0]
+    assert (condition["status"], condition["lastTransitionTime"]) == ("False", "2024-06-01T11:53:20Z")
+    # The pod is gone; 11:53:20 + 300 s has passed by 12:00:30, so the subset recovers now.
+    spread["status"] = copy.deepcopy(failing.status)
+    later = reconcile(spread, ClusterView(cloneset(3), []), datetime(2024, 6, 1, 12, 0, 30, tzinfo=UTC))
+    assert later.status["subsetStatuses"][0]["conditions"][0]["status"] == "True"
+    assert [e.reason for e in later.events] == ["RecoverSchedulable"]

@@ -8,7 +8,11 @@ Properties (docs/uniteddeployment.md, docs/uniteddeployment-validation.md):
   echoing the apiVersion and uid, `allowed` a boolean and a denial a 4xx code with
   a message; anything else is a 4xx Status.
 - `spreadgate united plan`: exit 0, 1 or 2, never a traceback; with `-o json` and
-  exit 0 or 1, stdout is one JSON object with the documented keys.
+  exit 0 or 1, stdout is one JSON object with the documented keys, and the plan holds
+  together (`check_plan`, issue 29): refused with a reason, or every spec subset
+  allocated with replicas >= 0, none above its `maxReplicas`, a partition in
+  [0, its replicas], and the allocations summing to `spec.replicas` where the
+  allocator promises it (at most that otherwise, except reservation substitutes).
 - `spreadgate validate`: exit 0, 1 or 2, never a traceback.
 
 Strategies: `ud_strategies`; budget: `SPREADGATE_FUZZ_EXAMPLES` shared by weight.
@@ -33,7 +37,16 @@ from fuzz_strategies import fuzz_settings, hostile, owners
 from fuzz_support import ENGINE, MemoryCluster, webhook_app
 from hypothesis import given
 from hypothesis import strategies as st
-from ud_strategies import BASE_UDS, NOW, NOW_TIME, hostile_snapshots, hostile_uds, timeout_for, ud_reviews
+from ud_strategies import (
+    BASE_UDS,
+    NOW,
+    NOW_TIME,
+    hostile_snapshots,
+    hostile_uds,
+    snapshots,
+    timeout_for,
+    ud_reviews,
+)
 
 from py_engine.cli import main
 from py_engine.united.plan import plan
@@ -181,6 +194,105 @@ def test_united_plan_never_crashes(workdir: Path, snapshot: list[Any], output: s
         assert isinstance(answer, dict) and set(answer) == PLAN_KEYS, sorted(answer)
         assert isinstance(answer["subsets"], dict) and isinstance(answer["status"], dict)
         assert all(isinstance(answer[k], list) for k in ("create", "update", "delete", "errors"))
+        uds = [o for o in snapshot if isinstance(o, dict) and o.get("kind") == "UnitedDeployment"]
+        if len(uds) == 1 and now in (NOW, "2026-06-01T12:10:00Z", "2030-01-01T00:00:00Z"):
+            check_plan(uds[0], answer)
+
+
+def _resolve(value: Any, total: int) -> int | None:
+    """docs/uniteddeployment.md: a count, or a percentage of spec.replicas rounded half up; None if unset."""
+    if isinstance(value, str) and value.endswith("%"):
+        return (total * int(value[:-1]) * 2 + 100) // 200
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _allocator(spec: dict[str, Any], subsets: list[dict[str, Any]]) -> str:
+    """Which allocator applies, restated from docs/uniteddeployment.md ("Allocation")."""
+    strategy = (spec.get("topology") or {}).get("scheduleStrategy") or {}
+    if strategy.get("type") == "Adaptive":
+        return "reservation" if (strategy.get("adaptive") or {}).get("reserveUnschedulablePods") is True else "adaptive"
+    if any("minReplicas" in s or "maxReplicas" in s for s in subsets):
+        return "capacity"
+    return "specified"
+
+
+def check_plan(ud: dict[str, Any], answer: dict[str, Any]) -> None:
+    """The invariants of one plan of `ud` (see the module docstring)."""
+    if answer["errors"] and not answer["subsets"]:  # refused: with a reason
+        assert all(isinstance(e, str) and e.strip() for e in answer["errors"]), answer["errors"]
+        return
+    spec = ud["spec"]
+    subsets = [s for s in spec["topology"]["subsets"] if isinstance(s, dict)]
+    total = spec.get("replicas") if isinstance(spec.get("replicas"), int) else 0
+    planned = answer["subsets"]
+    assert set(planned) == {s["name"] for s in subsets}, (sorted(planned), [s.get("name") for s in subsets])
+    for subset in subsets:
+        got = planned[subset["name"]]
+        replicas, partition = got["replicas"], got["partition"]
+        assert isinstance(replicas, int) and replicas >= 0, got
+        assert isinstance(partition, int) and 0 <= partition <= replicas, got
+        cap = _resolve(subset.get("maxReplicas"), total)
+        if cap is not None and _allocator(spec, subsets) in ("capacity", "adaptive"):
+            assert replicas <= cap, (subset, got)
+    allocated = sum(planned[s["name"]]["replicas"] for s in subsets)
+    allocator = _allocator(spec, subsets)
+    if allocator == "reservation":
+        return
+    assert allocated <= max(total, sum(_resolve(s.get("replicas"), total) or 0 for s in subsets)), (allocated, total)
+    if allocator == "specified" and isinstance(spec.get("replicas"), int):
+        assert allocated == total, (allocated, total)
+    if allocator == "capacity" and any("maxReplicas" not in s for s in subsets):
+        assert allocated == total, (allocated, total)
+
+
+COUNTS = st.one_of(st.integers(0, 8), st.sampled_from(["0%", "25%", "50%", "100%"]))
+
+
+@st.composite
+def allocation_uds(draw: st.DrawFn) -> dict[str, Any]:
+    """A fresh UnitedDeployment (no workloads yet) whose subsets all use one allocator's fields."""
+    mode = draw(st.sampled_from(["capacity", "specified"]))
+    subsets: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(1, 4))):
+        subset: dict[str, Any] = {"name": f"s{i}"}
+        for key in (("minReplicas", "maxReplicas") if mode == "capacity" else ("replicas",)):
+            if draw(st.booleans()):
+                subset[key] = draw(COUNTS)
+        subsets.append(subset)
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"deploymentTemplate": {"metadata": {"labels": {"app": "web"}}, "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
+        "topology": {"subsets": subsets}}
+    if draw(st.integers(0, 5)):
+        spec["replicas"] = draw(st.integers(0, 20))
+    if draw(st.booleans()):
+        spec["updateStrategy"] = {"type": "Manual", "manualUpdate": {"partitions": {
+            s["name"]: draw(st.integers(-2, 25)) for s in subsets if draw(st.booleans())}}}
+    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
+            "metadata": {"name": "web", "namespace": "default", "uid": "ud-uid-1", "generation": 1}, "spec": spec}
+
+
+@pytest.mark.timeout(120)
+@fuzz_settings(weight=0.5)
+@given(ud=allocation_uds())
+def test_allocations_hold_their_invariants(ud: dict[str, Any]) -> None:
+    """The capacity and specified allocators on their own, in-process (the planner `united plan` runs)."""
+    check_plan(ud, plan(state_from_objects([ud]), NOW_TIME).to_json())
+
+
+@pytest.mark.timeout(timeout_for(PLAN_WEIGHT))
+@fuzz_settings(weight=PLAN_WEIGHT)
+@given(snapshot=snapshots(), now=st.sampled_from([NOW, "2026-06-01T12:10:00Z", "2030-01-01T00:00:00Z"]))
+def test_united_plans_hold_their_invariants(workdir: Path, snapshot: list[Any], now: str) -> None:
+    """Well-formed snapshots (the hostile test above mostly meets refusals and bad input)."""
+    code, out, _ = run(["united", "plan", "--state", write(workdir / "ud-valid-state.json", snapshot), "--now", now,
+                        "-o", "json"])
+    assert code in (0, 1)
+    uds = [o for o in snapshot if isinstance(o, dict) and o.get("kind") == "UnitedDeployment"]
+    assert len(uds) == 1
+    check_plan(uds[0], json.loads(out))
 
 
 @pytest.mark.timeout(timeout_for(VALIDATE_WEIGHT))

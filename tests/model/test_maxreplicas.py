@@ -38,3 +38,26 @@ def test_percent_cap_is_smallest_integer_at_least_the_share(pct: int, replicas: 
     cap = MaxReplicas(pct, percent=True).resolve(replicas)
     assert cap * 100 >= pct * replicas
     assert (cap - 1) * 100 < pct * replicas or cap == 0
+
+
+# ------------------------------------------- what mutation testing found unpinned (docs/testing.md)
+
+
+def test_zero_and_whole_floats_are_counts() -> None:
+    assert parse_max_replicas(0) == MaxReplicas(0)
+    assert parse_max_replicas(0.0) == MaxReplicas(0)
+    parsed = parse_max_replicas(2.0)
+    assert parsed == MaxReplicas(2) and isinstance(parsed.value, int)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    (-1, "maxReplicas: must not be negative, got -1"),
+    ("20 %", "maxReplicas: '20 %' is not a whole percentage like \"20%\""),
+    ([3], "maxReplicas: must be an integer or a percentage string, not [3]"),
+    (True, "maxReplicas: must be an integer or a percentage string, not True"),
+    (-2.0, "maxReplicas: must be an integer or a percentage string, not -2.0"),
+])
+def test_errors_name_the_field_and_the_value(raw: object, message: str) -> None:
+    with pytest.raises(ModelError) as caught:
+        parse_max_replicas(raw)
+    assert str(caught.value) == message

@@ -1,18 +1,21 @@
-"""Property tests: the key-based orders agree with the pairwise comparators.
+"""Property tests: the orders Spreadgate computes obey the upstream rules.
 
-The comparators (`decide`, `kruise_decide`) are written rule for rule after
-upstream and serve as the specification; the orders Spreadgate computes come
-from precomputed integer keys and one `sorted()`. These properties check, over
-generated pods:
+The specification is not the product: `tests/scaledown_oracle.py` restates each upstream rule
+on its own from docs/design-scaledown.md (Kubernetes' `ActivePodsWithRanks`, Kruise's CloneSet
+comparator). The orders come from precomputed integer keys and one `sorted()`. These properties
+check, over generated pods:
 
-* Kruise: `key(a) < key(b)` exactly when upstream's `Less(a, b)`: a total
-  preorder identical to the comparator.
-* Kubernetes: with unique UIDs, whenever upstream's pairwise decisions admit an
-  order at all (no cycle, see `kubernetes.py`), the computed order respects every
-  one of them; equal keys only for pods upstream calls equal, UIDs unique or not.
-* Results do not depend on input order: every pod gets the same key whatever the
-  order of the input, and only pods with equal keys swap places (they keep input
-  order, as documented).
+* Each rule on its own: two pods that differ only in what one rule reads are ordered as that
+  rule says (or tie when the rule is gated off).
+* The order is total: every pod exactly once; the keys order every pair one way, or tie.
+* Kruise: `key(a) < key(b)` exactly when the restated `Less(a, b)`: a total preorder identical
+  to the rules.
+* Kubernetes: with unique UIDs, whenever the restated pairwise decisions admit an order at all
+  (no cycle, see `kubernetes.py`), the computed order respects every one of them; equal keys
+  only for pods the rules call equal, UIDs unique or not. Victims of a scale-down are a valid
+  prefix: no survivor goes before a victim.
+* Results do not depend on input order: every pod gets the same key whatever the order of the
+  input, and only pods with equal keys swap places (they keep input order, as documented).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import re
 from collections import Counter
 from datetime import datetime
 
+import pytest
+import scaledown_oracle as upstream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scaledown_times import NOW, NOW_NS
@@ -40,9 +45,7 @@ from py_engine.scaledown import (
     SpreadConstraint,
     cloneset_deletion_order,
     cloneset_victims,
-    decide,
     get_pods_to_delete,
-    kruise_decide,
     parse_deletion_cost,
     related_pod_ranks,
     same_node_ranks,
@@ -53,6 +56,30 @@ from py_engine.scaledown.kubernetes import uid_codes
 from py_engine.scaledown.timekeys import go_log2_bucket, log2_bucket
 
 SECOND = 1_000_000_000
+
+
+def oracle_pod(pod: PodFacts) -> upstream.Pod:
+    """The same pod as the oracle's plain data (a field-by-field copy, no rule applied)."""
+    return upstream.Pod(name=pod.name, uid=pod.uid, node=pod.node_name, phase=pod.phase, ready=pod.ready,
+                        ready_time=pod.ready_time, restarts=pod.restarts, created=pod.created, cost=pod.cost,
+                        terminating=pod.terminating)
+
+
+def decide(a: PodFacts, b: PodFacts, rank_a: int = 0, rank_b: int = 0, *, now: datetime | None = None,
+           gates: FeatureGates = DEFAULT) -> tuple[int, str]:
+    """The Kubernetes rules restated (tests/scaledown_oracle.py) for one pair."""
+    ctx = upstream.Context(rank_a=rank_a, rank_b=rank_b, now=None if now is None else NOW_NS,
+                           deletion_cost=gates.pod_deletion_cost, logarithmic=gates.logarithmic_scale_down)
+    assert now is None or now == NOW
+    return upstream.compare(oracle_pod(a), oracle_pod(b), ctx)
+
+
+def kruise_decide(a: PodFacts, b: PodFacts, rank_a: float, rank_b: float, available_a: bool | None,
+                  available_b: bool | None) -> tuple[int, str]:
+    """The Kruise rules restated (tests/scaledown_oracle.py) for one pair."""
+    return upstream.compare(oracle_pod(a), oracle_pod(b),
+                            upstream.kruise_context(rank_a, rank_b, available_a, available_b), upstream.CLONESET_RULES)
+
 HOUR = 3600 * SECOND
 # Ages chosen to share and to straddle log2 buckets, plus the zero time and the future.
 AGES = [
@@ -380,16 +407,24 @@ def test_placements_explain_each_adjacent_pair(
     assert order.placements(limit) == placements[:limit]
 
 
-@settings(deadline=None, max_examples=150)
+def _no_cycle(pods: list[PodFacts], ranks: list[int]) -> bool:
+    return not _has_cycle(_upstream_edges(pods, ranks, NOW, DEFAULT))
+
+
+@settings(deadline=None, max_examples=100)
 @given(pods=pod_lists, data=st.data())
-def test_pods_to_delete_is_a_prefix_of_the_order(pods: list[PodFacts], data: st.DataObject) -> None:
+def test_pods_to_delete_are_a_valid_first_diff_of_the_upstream_order(pods: list[PodFacts], data: st.DataObject) -> None:
+    pods = _unique_uids(pods, data)
     diff = data.draw(st.integers(0, len(pods)))
     chosen = get_pods_to_delete(pods, pods, diff, now=NOW)
+    assert len(chosen) == len(set(chosen)) == diff
     if diff == len(pods):
-        assert chosen == list(range(len(pods)))
-    else:
-        order = K8sOrder(pods, related_pod_ranks(pods, pods), now=NOW).order
-        assert chosen == order[:diff]
+        assert chosen == list(range(len(pods)))  # upstream does not sort then: lister order
+        return
+    facts = [oracle_pod(pod) for pod in pods]
+    ranks = upstream.replicaset_ranks(facts, facts)
+    if _no_cycle(pods, ranks):
+        assert upstream.victims_are_first(facts, ranks, set(chosen), NOW_NS) == []
 
 
 @settings(deadline=None, max_examples=100)
@@ -401,18 +436,20 @@ def test_scale_down_passes_rerank_between_syncs(pods: list[PodFacts], data: st.D
     passes = scale_down_passes(pods, pods, count, now=NOW, burst=burst)
     victims = [p.item for chosen in passes for p in chosen]
     assert len(victims) == len(set(victims)) == count
-    # Replay: each sync is getPodsToDelete over what is left, with the related pods left.
+    # Each sync deletes at most `burst`, and its victims come first among what is left, ranked
+    # by what is left (the victims of earlier syncs no longer count on their nodes).
     remaining = list(range(len(pods)))
-    expected: list[int] = []
     left = count
-    while left > 0:
-        diff = min(left, burst)
-        subset = [pods[i] for i in remaining]
-        chosen = [remaining[i] for i in get_pods_to_delete(subset, subset, diff, now=NOW)]
-        expected.extend(chosen)
-        remaining = [i for i in remaining if i not in chosen]
-        left -= diff
-    assert victims == expected
+    for chosen in passes:
+        assert len(chosen) == min(left, burst)
+        facts = [oracle_pod(pods[i]) for i in remaining]
+        ranks = upstream.replicaset_ranks(facts, facts)
+        picked = {remaining.index(p.item) for p in chosen}
+        if len(picked) < len(remaining) and _no_cycle([pods[i] for i in remaining], ranks):
+            assert upstream.victims_are_first(facts, ranks, picked, NOW_NS) == []
+        remaining = [i for i in remaining if i not in {p.item for p in chosen}]
+        left -= len(chosen)
+    assert left == 0
 
 
 @settings(deadline=None, max_examples=150)
@@ -428,9 +465,12 @@ def test_same_node_ranks_count_down_on_each_node(pods: list[PodFacts]) -> None:
             assert ranks[index] == 0
     for members in by_node.values():
         assert sorted(ranks[i] for i in members) == [float(k) for k in range(len(members))]
-        # The kept pod (rank 0) is the one the comparator would delete last.
-        last = KruiseOrder([pods[i] for i in members]).order[-1]
-        assert ranks[members[last]] == 0
+        # Along the ranks (highest first), no pod goes before one ranked higher under the Kruise
+        # rules (no ranker, no availability): the kept pod, rank 0, is one the rules delete last.
+        for i in members:
+            for j in members:
+                if ranks[i] > ranks[j]:
+                    assert kruise_decide(pods[j], pods[i], 0.0, 0.0, None, None)[0] >= 0, (pods[i], pods[j])
 
 
 @settings(deadline=None, max_examples=150)
@@ -552,3 +592,69 @@ def test_shuffled_large_input_keeps_the_same_keys() -> None:
         shuffled = [pods[i] for i in permutation]
         again = K8sOrder(shuffled, [ranks[i] for i in permutation], now=NOW)
         assert [key_of[shuffled[i].name] for i in again.order] == [key_of[pods[i].name] for i in base.order]
+
+
+# ------------------------------------------------------------------ each upstream rule on its own
+
+BASE = PodFacts("p", "default", "", "n1", "Running", False, True, NOW_NS - 5 * HOUR, 0, NOW_NS - 9 * HOUR, 0, "",
+                False, None, None)
+
+
+def _two(first: dict[str, object], second: dict[str, object]) -> list[PodFacts]:
+    return [BASE._replace(name="a", uid="ua", **first), BASE._replace(name="b", uid="ub", **second)]  # type: ignore[arg-type]
+
+
+RULE_CASES = [
+    # (rule, fields of the pod that must go first, fields of the other one)
+    ("scheduled", {"node_name": ""}, {"node_name": "n1"}),
+    ("phase", {"phase": "Pending"}, {"phase": "Running"}),
+    ("phase", {"phase": "Unknown"}, {"phase": "Running"}),
+    ("phase", {"phase": "Succeeded"}, {"phase": "Unknown"}),  # unknown phases rank with Pending
+    ("ready", {"ready": False}, {"ready": True}),
+    ("deletion-cost", {"cost": -1}, {"cost": 0}),
+    ("ready-time", {"ready_time": NOW_NS - 2 * HOUR}, {"ready_time": NOW_NS - 5 * HOUR}),  # younger bucket
+    ("ready-time", {"ready_time": None}, {"ready_time": NOW_NS - 5 * HOUR}),  # zero time first
+    ("restarts", {"restarts": 2}, {"restarts": 1}),
+    ("creation-time", {"created": NOW_NS - 2 * HOUR}, {"created": NOW_NS - 9 * HOUR}),
+]
+
+
+@pytest.mark.parametrize(("rule", "first", "second"), RULE_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(RULE_CASES)])
+@pytest.mark.parametrize("swap", [False, True])
+def test_each_replicaset_rule_on_its_own(rule: str, first: dict[str, object], second: dict[str, object],
+                                         swap: bool) -> None:
+    """Two pods alike in all but what one rule reads: the rule alone decides, whatever the input order."""
+    pods = _two(first, second)
+    assert decide(pods[0], pods[1], now=NOW) == (-1, rule)  # the restated rule, as a sanity check
+    if swap:
+        pods.reverse()
+    order = K8sOrder(pods, [1, 1], now=NOW)
+    assert [pods[i].name for i in order.order] == ["a", "b"]
+    assert order.criterion(order.order[0], order.order[1]) == rule
+
+
+def test_the_rank_rule_on_its_own_and_the_gates() -> None:
+    pods = _two({}, {})
+    assert [pods[i].name for i in K8sOrder(pods, [1, 3], now=NOW).order] == ["b", "a"]  # higher rank first
+    cheap = _two({"cost": 5}, {"cost": -5})
+    assert [cheap[i].name for i in K8sOrder(cheap, [1, 1], now=NOW).order] == ["b", "a"]
+    off = FeatureGates(pod_deletion_cost=False, logarithmic_scale_down=True)
+    # With the gate off the cost is not read: the next rules decide (here nothing does: a tie, input order).
+    assert K8sOrder(cheap, [1, 1], now=NOW, gates=off).keys[0] == K8sOrder(cheap, [1, 1], now=NOW, gates=off).keys[1]
+    # Same log2 bucket (5 h and 6 h ago): the UID decides and ends the comparison (restarts unread).
+    bucketed = _two({"ready_time": NOW_NS - 6 * HOUR, "restarts": 0}, {"ready_time": NOW_NS - 5 * HOUR, "restarts": 9})
+    assert [bucketed[i].name for i in K8sOrder(bucketed, [1, 1], now=NOW).order] == ["a", "b"]
+    linear = FeatureGates(pod_deletion_cost=True, logarithmic_scale_down=False)
+    assert [bucketed[i].name for i in K8sOrder(bucketed, [1, 1], now=NOW, gates=linear).order] == ["b", "a"]
+
+
+@settings(deadline=None, max_examples=80)
+@given(pods=mixed_pod_lists, data=st.data(), gate_values=gates)
+def test_the_order_is_total(pods: list[PodFacts], data: st.DataObject, gate_values: FeatureGates) -> None:
+    ranks = draw_ranks(data, len(pods))
+    order = K8sOrder(pods, ranks, now=NOW, gates=gate_values)
+    assert sorted(order.order) == list(range(len(pods)))
+    assert [order.keys[i] for i in order.order] == sorted(order.keys)
+    kruise = KruiseOrder(pods)
+    assert sorted(kruise.order) == list(range(len(pods)))
+    assert [kruise.keys[i] for i in kruise.order] == sorted(kruise.keys)

@@ -69,3 +69,22 @@ def test_integer_views_round_up_like_kubernetes() -> None:
     assert value(parse_quantity("1.5")) == 2
     assert value(parse_quantity("1Ki")) == 1024
     assert value(parse_quantity("100m")) == 1
+
+
+# ------------------------------------------- what mutation testing found unpinned (docs/testing.md)
+
+
+@pytest.mark.parametrize("raw", ["", "abc", "1.2.3", "5Zi", "--1", True, float("nan"), float("inf"), [1], None])
+def test_what_is_not_a_quantity_is_named(raw: object) -> None:
+    with pytest.raises(QuantityError) as caught:
+        parse_quantity(raw)
+    assert str(caught.value) == f"not a quantity: {raw!r}"
+
+
+def test_decimal_exponents_up_to_60_either_way() -> None:
+    assert parse_quantity("1e60") == Fraction(10) ** 60
+    assert parse_quantity("1e-60") == Fraction(1, 10**60)
+    for raw in ("1e61", "1e-61"):
+        with pytest.raises(QuantityError) as caught:
+            parse_quantity(raw)
+        assert str(caught.value) == f"quantity exponent out of range: {raw!r}"

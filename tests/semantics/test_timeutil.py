@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from py_engine.semantics.timeutil import format_time, parse_time
+from py_engine.semantics.timeutil import TimestampError, format_micro_time, format_time, parse_time
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -21,8 +23,20 @@ ZONES = st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone
 def test_every_moment_formats_as_strftime_in_utc(moments: list[tuple[datetime, timezone]]) -> None:
     for naive, zone in moments:
         moment = naive.replace(tzinfo=zone)
-        assert format_time(moment) == moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        assert format_time(moment) == format_time(moment)  # the reused text
+        utc = moment.astimezone(UTC)
+        literal = f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
+        assert format_time(moment) == utc.strftime("%Y-%m-%dT%H:%M:%SZ") == literal
+        assert format_time(moment) == literal  # the reused text of the same second
+
+
+def test_the_reused_text_is_the_right_second_after_a_different_one() -> None:
+    """The cache holds one second: a different second in between must not leak into the next answer."""
+    first = datetime(2024, 6, 1, 12, 0, 0, 100_000, tzinfo=UTC)
+    assert format_time(first) == "2024-06-01T12:00:00Z"
+    assert format_time(first.replace(microsecond=900_000)) == "2024-06-01T12:00:00Z"  # reused
+    assert format_time(datetime(2024, 6, 1, 11, 59, 59, tzinfo=UTC)) == "2024-06-01T11:59:59Z"
+    assert format_time(first.astimezone(timezone(timedelta(hours=-8)))) == "2024-06-01T12:00:00Z"
+    assert format_time(datetime(2024, 6, 1, 4, 0, 0, tzinfo=timezone(timedelta(hours=-8)))) == "2024-06-01T12:00:00Z"
 
 
 def test_the_same_second_in_another_zone_or_microsecond_gives_the_same_text() -> None:
@@ -32,3 +46,42 @@ def test_the_same_second_in_another_zone_or_microsecond_gives_the_same_text() ->
     assert format_time(moment + timedelta(microseconds=1)) == "2024-06-01T12:00:01Z"
     assert format_time(datetime(1969, 12, 31, 23, 59, 59, 500_000, tzinfo=UTC)) == "1969-12-31T23:59:59Z"
     assert parse_time(format_time(moment)) == moment.replace(microsecond=0)
+
+
+# ------------------------------------------- what mutation testing found unpinned (docs/testing.md)
+
+
+@pytest.fixture
+def far_east_local_time(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's local time zone set to UTC+05:30, so a conversion to local time shows."""
+    monkeypatch.setenv("TZ", "IST-5:30")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_formatting_and_parsing_are_utc_whatever_the_local_zone(far_east_local_time: None) -> None:
+    format_time(datetime(2000, 1, 1, tzinfo=UTC))  # another second first: no reused text below
+    moment = datetime(2031, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=2)))
+    assert format_time(moment) == "2031-03-04T03:06:07Z"
+    assert format_micro_time(moment.replace(microsecond=123456)) == "2031-03-04T03:06:07.123456Z"
+    parsed = parse_time("2024-06-01T12:00:00+02:00")
+    assert parsed.utcoffset() == timedelta(0) and parsed.hour == 10
+
+
+@pytest.mark.parametrize("text", ["2024-06-01T10:00:00Z", "2024-06-01T10:00:00z", "2024-06-01T12:00:00+02:00"])
+def test_both_zulu_spellings_and_offsets_parse(text: str) -> None:
+    assert parse_time(text) == datetime(2024, 6, 1, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (5, "timestamp must be a non-empty RFC 3339 string, got 5"),
+    ("", "timestamp must be a non-empty RFC 3339 string, got ''"),
+    ("yesterday", "not an RFC 3339 timestamp: 'yesterday'"),
+    ("2024-06-01T10:00:00", "timestamp has no time zone: '2024-06-01T10:00:00'"),
+])
+def test_unreadable_timestamps_say_why(value: object, message: str) -> None:
+    with pytest.raises(TimestampError) as caught:
+        parse_time(value)  # type: ignore[arg-type]
+    assert str(caught.value) == message
