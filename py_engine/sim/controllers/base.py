@@ -576,6 +576,20 @@ class Controller(abc.ABC):
             self.queue.add(key)
 
 
+CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def crd_storage_resource(crd: JSON) -> tuple[str, str] | None:
+    """(`group/version/plural`, kind) of a CustomResourceDefinition at the version it stores
+    (the first one when none says so); None for a CRD without versions or names."""
+    spec = crd.get("spec") or {}
+    versions = [v for v in spec.get("versions") or [] if v.get("storage")] or spec.get("versions") or []
+    names = spec.get("names") or {}
+    if not versions or not names.get("plural") or not names.get("kind"):
+        return None
+    return f"{spec.get('group')}/{versions[0]['name']}/{names['plural']}", str(names["kind"])
+
+
 def controller_ref(obj: JSON) -> dict[str, Any] | None:
     """The ownerReference with `controller: true`, if any."""
     for ref in obj.get("metadata", {}).get("ownerReferences") or []:

@@ -29,7 +29,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from py_engine.semantics.labels import selector_from_label_selector
-from py_engine.sim.controllers.base import Controller, controller_ref, controller_uid, object_key
+from py_engine.sim.controllers.base import (
+    CRDS,
+    Controller,
+    controller_ref,
+    controller_uid,
+    crd_storage_resource,
+    object_key,
+)
 from py_engine.sim.controllers.cloneset_victims import choose, kruise_available, kruise_order
 from py_engine.sim.controllers.podutil import is_active, is_available, is_ready, template_hash
 from py_engine.sim.controllers.replicaset import pod_from_template
@@ -38,7 +45,6 @@ from py_engine.sim.interface import JSON, ApiError
 __all__ = ["CLONESET_CRD", "CloneSetController", "rolling_update_fields"]
 
 CLONESET_CRD = "clonesets.apps.kruise.io"
-CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 PODS = "v1/pods"
 REVISION_LABEL = "controller-revision-hash"
 INSTANCE_LABEL = "apps.kruise.io/cloneset-instance-id"
@@ -85,12 +91,11 @@ class CloneSetController(Controller):
     def _on_crd(self, event: str, crd: JSON) -> None:
         if event == "DELETED" or (crd.get("metadata") or {}).get("name") != CLONESET_CRD or self.resource:
             return
-        spec = crd.get("spec") or {}
-        versions = [v for v in spec.get("versions") or [] if v.get("storage")] or spec.get("versions") or []
-        if not versions:
+        stored = crd_storage_resource(crd)
+        if stored is None:
             return
-        self.version = str(versions[0]["name"])
-        self.resource = f"apps.kruise.io/{self.version}/clonesets"
+        self.resource = stored[0]
+        self.version = self.resource.split("/")[1]
         informer = self.informers.get(self.resource)
         informer.add_handler(lambda _event, obj: self.enqueue(object_key(obj)))
 

@@ -30,12 +30,11 @@ from collections.abc import Mapping, Sequence
 
 from py_engine.semantics import objects
 from py_engine.semantics.timeutil import format_time
-from py_engine.sim.controllers.base import Controller, object_key
+from py_engine.sim.controllers.base import CRDS, Controller, crd_storage_resource, object_key
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["DEFAULT_GC_RESOURCES", "GarbageCollector", "PodGC"]
 
-CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
@@ -79,11 +78,9 @@ class GarbageCollector(Controller):
         """Collect the custom resource a CRD defines, at its storage version."""
         if event == "DELETED":
             return
-        spec = crd.get("spec") or {}
-        versions = [v for v in spec.get("versions") or [] if v.get("storage")] or spec.get("versions") or []
-        names = spec.get("names") or {}
-        if versions and names.get("plural") and names.get("kind"):
-            self.add_resource(f"{spec.get('group')}/{versions[0]['name']}/{names['plural']}", str(names["kind"]))
+        stored = crd_storage_resource(crd)
+        if stored is not None:
+            self.add_resource(*stored)
 
     def add_resource(self, resource: str, kind: str) -> None:
         """Also collect a custom resource (e.g. a CRD whose objects own pods)."""

@@ -30,7 +30,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from py_engine.sim.controllers.base import Controller, controller_uid, new_owner_ref, object_key, owner_key
+from py_engine.sim.controllers.base import (
+    CRDS,
+    Controller,
+    controller_uid,
+    crd_storage_resource,
+    new_owner_ref,
+    object_key,
+    owner_key,
+)
 from py_engine.sim.controllers.podutil import is_available, is_ready, is_terminal, template_hash
 from py_engine.sim.interface import JSON, ApiError
 
@@ -38,7 +46,7 @@ __all__ = ["REVISION_LABEL", "AdvancedStatefulSetController", "StatefulSetContro
            "statefulset_pod"]
 
 ADVANCED_CRD = "statefulsets.apps.kruise.io"
-CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
+
 
 STATEFULSETS = "apps/v1/statefulsets"
 PODS = "v1/pods"
@@ -268,8 +276,7 @@ class AdvancedStatefulSetController(StatefulSetController):
     def _on_crd(self, event: str, crd: JSON) -> None:
         if event == "DELETED" or (crd.get("metadata") or {}).get("name") != ADVANCED_CRD or self.resource:
             return
-        spec = crd.get("spec") or {}
-        versions = [v for v in spec.get("versions") or [] if v.get("storage")] or spec.get("versions") or []
-        if versions:
-            self.api_version = f"apps.kruise.io/{versions[0]['name']}"
-            self._watch(f"{self.api_version}/statefulsets")
+        stored = crd_storage_resource(crd)
+        if stored is not None:
+            self.api_version = stored[0].rsplit("/", 1)[0]
+            self._watch(stored[0])
