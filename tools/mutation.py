@@ -138,6 +138,7 @@ def configure(copy: Path, modules: Sequence[str], tests: Sequence[str]) -> None:
 def collect(copy: Path, modules: Sequence[str]) -> dict[str, dict[str, object]]:
     """Per module: counts by status and the surviving mutants with their diffs."""
     results: dict[str, dict[str, object]] = {}
+    wanted: dict[str, str] = {}  # surviving mutant -> its module's path
     for module in modules:
         meta_path = copy / "mutants" / (module + ".meta")
         counts: dict[str, int] = {}
@@ -147,19 +148,47 @@ def collect(copy: Path, modules: Sequence[str]) -> dict[str, dict[str, object]]:
             status = STATUS_BY_EXIT_CODE.get(code, "not checked" if code is None else "suspicious")
             counts[status] = counts.get(status, 0) + 1
             if status in ("survived", "no tests", "timeout", "suspicious", "segfault"):
-                survivors.append({"name": name, "status": status, "diff": show(copy, name)})
+                survivors.append({"name": name, "status": status, "diff": ""})
+                wanted[name] = module
         killed = counts.get("killed", 0) + counts.get("timeout", 0)
         total = sum(n for s, n in counts.items() if s not in ("not checked", "skipped"))
         results[module] = {"package": package_of(module), "counts": counts, "killed": killed, "total": total,
                            "survivors": survivors}
+    diffs = show(copy, wanted)
+    for data in results.values():
+        for survivor in data["survivors"]:  # type: ignore[attr-defined]
+            survivor["diff"] = diffs.get(survivor["name"], "")
     return results
 
 
-def show(copy: Path, name: str) -> str:
-    shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=copy, capture_output=True,
+# One process computes every diff (a `mutmut show` per mutant costs a Python start each: minutes
+# for a few hundred survivors).
+_SHOW = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+diffs = {}
+for name, path in json.load(sys.stdin).items():
+    try:
+        text = get_diff_for_mutant(name, path=path)
+    except Exception as exc:  # one unreadable mutant must not lose the others' diffs
+        text = f"(no diff: {exc})"
+    diffs[name] = "\\n".join(line for line in text.splitlines()
+                             if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
+json.dump(diffs, sys.stdout)
+"""
+
+
+def show(copy: Path, wanted: dict[str, str]) -> dict[str, str]:
+    """The diff (changed lines only) of each mutant in `wanted` (name -> module path)."""
+    if not wanted:
+        return {}
+    shown = subprocess.run([sys.executable, "-c", _SHOW], cwd=copy, input=json.dumps(wanted), capture_output=True,
                            text=True, check=False, env=_env())
-    return "\n".join(line for line in shown.stdout.splitlines()
-                     if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
+    try:
+        diffs: dict[str, str] = json.loads(shown.stdout)
+    except json.JSONDecodeError:
+        return {name: f"(no diff: {shown.stderr.strip()[-200:]})" for name in wanted}
+    return diffs
 
 
 def _env() -> dict[str, str]:

@@ -50,7 +50,7 @@ def test_a_forked_child_never_repeats_its_parents_next_uuids() -> None:
 
 
 def test_batch_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match=r"^batch must be at least 1$"):
         UuidSource(batch=0)
 
 
