@@ -183,3 +183,23 @@ def test_labels_of_reads_metadata_labels_or_nothing() -> None:
 
 def test_union_keys_collects_every_key_mentioned() -> None:
     assert union_keys([parse_selector("a=1,!b"), parse_selector("c in (x)"), everything(), nothing()]) == {"a", "b", "c"}
+
+
+@pytest.mark.parametrize("token", ["(", ")", ",", "=", "==", "!=", "!", ">", "<"])
+def test_no_operator_or_bracket_is_taken_for_a_value(token: str) -> None:
+    refused(parse_selector, f"rank>{token}", f"unable to parse requirement in selector 'rank>{token}': expected a value")
+
+
+@pytest.mark.parametrize("token", ["(", ")", ",", "=", "==", "!=", "!"])
+def test_no_operator_or_bracket_is_taken_for_a_key_after_not(token: str) -> None:
+    refused(parse_selector, f"! {token}", f"unable to parse selector '! {token}': '!' must be followed by a key")
+
+
+@pytest.mark.parametrize("token", ["(", ")", ",", "=", "==", "!=", ">", "<"])
+def test_no_operator_or_bracket_is_taken_for_a_key(token: str) -> None:
+    refused(parse_selector, f"{token} a", f"unable to parse selector '{token} a': unexpected {token!r}")
+
+
+def test_a_set_requirement_may_be_followed_by_another() -> None:
+    assert parse_selector("a in (x),b").requirements == (Requirement("a", "in", frozenset({"x"})),
+                                                         Requirement("b", "exists"))
