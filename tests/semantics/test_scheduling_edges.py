@@ -162,3 +162,15 @@ def test_pods_are_counted_by_the_pods_on_the_node_not_as_a_request() -> None:
     full = {"pods": Fraction(1)}
     assert insufficient_resources({"pods": Fraction(1)}, full, {"pods": Fraction(1)}, 0) == []
     assert insufficient_resources({}, full, {}, 1) == ["Too many pods"]
+
+
+def test_a_node_without_metadata_or_name_has_the_empty_name() -> None:
+    assert node_selector_term_matches(fields_term("NotIn", "n1"), {})
+    assert node_selector_term_matches(fields_term("In", ""), {"metadata": {}})
+    assert not node_selector_term_matches(fields_term("In", "None"), {"metadata": {}})
+
+
+def test_a_requirement_without_a_string_key_matches_nothing_even_not_in() -> None:
+    for key in (5, "", None):
+        assert not node_selector_requirement_matches({"key": key, "operator": "NotIn", "values": ["a"]}, {"zone": "a"})
+        assert not node_selector_requirement_matches({"key": key, "operator": "DoesNotExist"}, {})

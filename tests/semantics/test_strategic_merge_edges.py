@@ -180,3 +180,9 @@ def test_json_merge_patch_values_share_nothing_with_the_patch() -> None:
     out = json_merge_patch({}, patch)
     out["a"][0]["b"].append(2)
     assert patch == {"a": [{"b": [1]}]}
+
+
+def test_messages_keep_a_field_name_whole() -> None:
+    schema = {"boxX": Field("merge", "name")}
+    refused({"boxX": ["x"]}, "boxX: list elements must be objects (merge key 'name')", original={}, schema=schema)
+    refused({"boxX": [{}]}, "boxX: element does not contain declared merge key 'name'", original={}, schema=schema)
