@@ -200,6 +200,8 @@ def test_no_operator_or_bracket_is_taken_for_a_key(token: str) -> None:
     refused(parse_selector, f"{token} a", f"unable to parse selector '{token} a': unexpected {token!r}")
 
 
-def test_a_set_requirement_may_be_followed_by_another() -> None:
+def test_set_and_numeric_requirements_may_be_followed_by_another() -> None:
     assert parse_selector("a in (x),b").requirements == (Requirement("a", "in", frozenset({"x"})),
                                                          Requirement("b", "exists"))
+    assert parse_selector("a>3,b<2").requirements == (Requirement("a", "gt", frozenset({"3"})),
+                                                      Requirement("b", "lt", frozenset({"2"})))
