@@ -49,8 +49,9 @@ def _placement(report: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from py_engine.assembled_stack import Stack, StackNotStable
-    from py_engine.cli.scenario import ScenarioError, Step, load_scenario, load_shipped_scenario
+    from py_engine.cli.scenario import ScenarioError, Step
     from py_engine.cli.scenario_run import ScenarioRun
+    from py_engine.cli.scenarios import load_scenario, load_shipped_scenario
 
     logging.basicConfig(level=logging.ERROR)
     started = time.monotonic()

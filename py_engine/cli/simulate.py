@@ -59,12 +59,8 @@ def _fail(message: str) -> int:
 
 def _load(reference: str) -> Any:
     """The scenario in the file `reference`, else the shipped scenario of that name."""
-    from py_engine.cli.scenario import (
-        ScenarioError,
-        load_scenario,
-        load_shipped_scenario,
-        shipped_scenario_names,
-    )
+    from py_engine.cli.scenario import ScenarioError
+    from py_engine.cli.scenarios import load_scenario, load_shipped_scenario, shipped_scenario_names
 
     if Path(reference).exists():
         return load_scenario(reference)
@@ -76,10 +72,11 @@ def _load(reference: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from py_engine.assembled_stack import Stack, StackNotStable
-    from py_engine.cli.scenario import ScenarioError, shipped_scenario_names
+    from py_engine.cli.scenario import ScenarioError
     from py_engine.cli.scenario_report import render_html, render_json, render_table
     from py_engine.cli.scenario_run import ScenarioRun
     from py_engine.cli.scenario_united import UnitedScenarioRun
+    from py_engine.cli.scenarios import shipped_scenario_names
     from py_engine.sim.interface import ApiError
 
     logging.basicConfig(level=logging.ERROR)
