@@ -54,3 +54,10 @@ def test_activity_and_owner() -> None:
     owned = pod(ownerReferences=[{"kind": "X", "controller": False}, {"kind": "ReplicaSet", "name": "rs", "controller": True}])
     assert controller_owner(owned) == {"kind": "ReplicaSet", "name": "rs", "controller": True}
     assert controller_owner(pod()) is None
+
+
+def test_a_failed_pod_is_inactive_and_odd_metadata_has_no_owner() -> None:
+    assert not is_pod_active({"metadata": {}, "status": {"phase": "Failed"}})
+    assert is_pod_active({"metadata": {}, "status": {"phase": "Running"}}) and is_pod_active({})
+    assert controller_owner({"metadata": "x"}) is None and controller_owner({}) is None
+    assert controller_owner({"metadata": {"ownerReferences": "x"}}) is None

@@ -195,3 +195,27 @@ def test_replicas_path_list_overrides_every_kind_and_refuses_missing_paths() -> 
         controller_replicas(missing, workload, EMPTY_WHITELIST)
     with pytest.raises(PathError, match=r"spec\.extra\.2\.n"):
         webhook_replicas(missing, workload, EMPTY_WHITELIST)
+
+
+def test_group_and_kind_of_objects_references_and_odd_values() -> None:
+    assert registry.group_kind_of({"apiVersion": "apps/v1", "kind": "Deployment"}) == ("apps", "Deployment")
+    assert registry.group_kind_of({"apiVersion": "v1", "kind": "Pod"}) == ("", "Pod")
+    assert registry.group_kind_of({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet"}) == (
+        "apps.kruise.io", "CloneSet")
+    assert registry.group_kind_of({}) == ("", "")
+    assert registry.group_kind_of({"apiVersion": None, "kind": None}) == ("", "")
+
+
+def test_listing_replicas_reads_the_workload_itself() -> None:
+    """Built-in kinds: their replicas field (or its default), never a path or a scale answer;
+    custom kinds: the scale answer, else `spec.replicas`, else unknown."""
+    deployment = spread("Deployment", "apps/v1", replicasPathList=["spec.other"])
+    assert registry.listing_replicas(deployment, {"spec": {"replicas": 0, "other": 5}}, scale_replicas=7) == 0
+    assert registry.listing_replicas(deployment, {"spec": {}}) == 1
+    assert registry.listing_replicas(spread("Job", "batch/v1"), {"spec": {"parallelism": 2, "replicas": 9}}) == 2
+    game = spread("Game", "mock.io/v1")
+    assert registry.listing_replicas(game, {"spec": {"replicas": 3}}, scale_replicas=0) == 0
+    assert registry.listing_replicas(game, {"spec": {"replicas": 3}}) == 3
+    assert registry.listing_replicas(game, {"spec": {"replicas": True}}) == UNKNOWN_REPLICAS
+    assert registry.listing_replicas(game, {"spec": {"replicas": "3"}}) == UNKNOWN_REPLICAS
+    assert registry.listing_replicas(game, {"spec": {}}) == UNKNOWN_REPLICAS
