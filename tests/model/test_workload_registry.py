@@ -219,3 +219,18 @@ def test_listing_replicas_reads_the_workload_itself() -> None:
     assert registry.listing_replicas(game, {"spec": {"replicas": True}}) == UNKNOWN_REPLICAS
     assert registry.listing_replicas(game, {"spec": {"replicas": "3"}}) == UNKNOWN_REPLICAS
     assert registry.listing_replicas(game, {"spec": {}}) == UNKNOWN_REPLICAS
+
+
+def test_the_entry_of_a_custom_kind_names_every_field() -> None:
+    full = CustomWorkload("mock.io", "Game", "spec.size", (("mock.io", "Server"),))
+    assert full.entry() == {"group": "mock.io", "kind": "Game", "replicasPath": "spec.size",
+                            "subResources": [{"group": "mock.io", "kind": "Server"}]}
+    assert CustomWorkload("", "K").entry() == {"group": "", "kind": "K", "subResources": []}
+
+
+def test_only_configmaps_named_kruise_configuration_with_data_count() -> None:
+    value = '{"workloads":[{"Kind":"K"}]}'
+    secret = {"kind": "Secret", "metadata": {"name": "kruise-configuration"}, "data": {registry.WHITELIST_KEY: value}}
+    odd = [{"kind": "ConfigMap", "metadata": "x"}, {"kind": "ConfigMap", "metadata": {"name": "kruise-configuration"},
+                                                     "data": "x"}]
+    assert whitelist_in_objects([secret, *odd]) == EMPTY_WHITELIST

@@ -97,3 +97,13 @@ def test_other_kinds_are_not_spreads() -> None:
     assert not is_workloadspread({"apiVersion": "apps/v1", "kind": "WorkloadSpread"})
     with pytest.raises(ModelError):
         WorkloadSpread.from_object({"kind": "Deployment"})
+
+
+@pytest.mark.parametrize("term", [None, "x"])
+def test_a_preferred_term_must_be_an_object(term: Any) -> None:
+    obj = copy.deepcopy(SPREAD)
+    obj["spec"]["subsets"] = [{"name": "a", "preferredNodeSelectorTerms": [term]}]
+    with pytest.raises(ModelError) as excinfo:
+        WorkloadSpread.from_object(obj)
+    assert (excinfo.value.field, excinfo.value.message) == (
+        "spec.subsets[0].preferredNodeSelectorTerms[0]", "is required" if term is None else "must be an object")
