@@ -72,3 +72,8 @@ def test_the_version_of_odd_labels() -> None:
     assert versioned({"controller-revision-hash": ""}) == versioned({"pod-template-hash": 5}) == "versionIgnored"
     assert versioned("x") == "versionIgnored"
     assert pod_version({"metadata": "x"}, versioned=True) == "versionIgnored"
+
+
+def test_an_annotation_with_a_uid_that_is_not_a_string_is_unreadable() -> None:
+    bad_uid = json.dumps({"name": "ws", "subset": "a", "uid": 5})
+    assert matched_spread(pod({"spreadgate.dev/matched-workloadspread": bad_uid})) is None

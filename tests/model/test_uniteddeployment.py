@@ -178,3 +178,21 @@ def test_a_subset_is_found_by_its_name() -> None:
     found = ud.subset("b")
     assert found is not None and found.name == "b"
     assert ud.subset("c") is None
+
+
+def test_beta_status_keeps_existing_subset_statuses_and_its_own_revision() -> None:
+    alpha = {"subsetStatuses": [{"name": "a", "conditions": [{"type": "X"}]}], "subsetReplicas": {"a": 2, "b": 1},
+             "updatedRevision": "mine", "updateStatus": {"updatedRevision": "old"}}
+    beta = status_to_v1beta1(alpha)
+    assert beta["subsetStatuses"] == [{"name": "a", "conditions": [{"type": "X"}], "replicas": 2},
+                                      {"name": "b", "replicas": 1}]
+    assert beta["updatedRevision"] == "mine"
+    beta["subsetStatuses"][0]["conditions"][0]["type"] = "changed"
+    assert alpha["subsetStatuses"][0]["conditions"] == [{"type": "X"}]  # a copy, nothing shared
+
+
+def test_beta_status_writes_subset_statuses_and_revision_only_when_there_are_some() -> None:
+    assert status_to_v1beta1({"replicas": 3}) == {"replicas": 3}
+    assert status_to_v1beta1({"replicas": 3, "updateStatus": {"updatedRevision": ""}}) == {"replicas": 3}
+    assert status_to_v1beta1({"subsetStatuses": []}) == {"subsetStatuses": []}
+    assert status_to_v1beta1({"subsetStatuses": "x"}) == {"subsetStatuses": []}

@@ -234,3 +234,19 @@ def test_only_configmaps_named_kruise_configuration_with_data_count() -> None:
     odd = [{"kind": "ConfigMap", "metadata": "x"}, {"kind": "ConfigMap", "metadata": {"name": "kruise-configuration"},
                                                      "data": "x"}]
     assert whitelist_in_objects([secret, *odd]) == EMPTY_WHITELIST
+
+
+def test_the_webhook_reads_a_built_in_kind_s_replica_field() -> None:
+    assert webhook_replicas(spread("Deployment", "apps/v1"), {"spec": {"replicas": 4}}, EMPTY_WHITELIST) == 4
+    assert webhook_replicas(spread("Deployment", "apps/v1"), {"spec": {}}, EMPTY_WHITELIST) == 1
+
+
+def test_an_empty_replicas_path_counts_zero_for_the_controller() -> None:
+    game = spread("Game", "mock.io/v1")
+    empty_path = Whitelist((CustomWorkload("mock.io", "Game", ""),))
+    assert controller_replicas(game, {"spec": {"replicas": 3}}, empty_path, scale_replicas=5) == 0
+
+
+def test_a_path_error_names_the_path_and_the_value() -> None:
+    with pytest.raises(PathError, match=r"^path 'spec\.replicas' holds '4', not an integer$"):
+        controller_replicas(spread("Deployment", "apps/v1"), {"spec": {"replicas": "4"}}, EMPTY_WHITELIST)

@@ -107,3 +107,34 @@ def test_a_preferred_term_must_be_an_object(term: Any) -> None:
         WorkloadSpread.from_object(obj)
     assert (excinfo.value.field, excinfo.value.message) == (
         "spec.subsets[0].preferredNodeSelectorTerms[0]", "is required" if term is None else "must be an object")
+
+
+def _with_term(term: Any) -> dict[str, Any]:
+    obj = copy.deepcopy(SPREAD)
+    obj["spec"]["subsets"] = [{"name": "a", "requiredNodeSelectorTerm": term}]
+    return obj
+
+
+@pytest.mark.parametrize(("term", "field", "message"), [
+    ("x", "spec.subsets[0].requiredNodeSelectorTerm", "must be an object"),
+    ({"matchExpressions": [None]}, "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0]", "is required"),
+    ({"matchFields": ["x"]}, "spec.subsets[0].requiredNodeSelectorTerm.matchFields[0]", "must be an object"),
+    ({"matchExpressions": [{"key": 5, "operator": "Exists"}]},
+     "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].key", "must be a non-empty string"),
+])
+def test_malformed_node_selector_terms_name_the_field_and_the_fault(term: Any, field: str, message: str) -> None:
+    with pytest.raises(ModelError) as excinfo:
+        WorkloadSpread.from_object(_with_term(term))
+    assert (excinfo.value.field, excinfo.value.message) == (field, message)
+
+
+def test_a_requirement_may_omit_its_key() -> None:
+    WorkloadSpread.from_object(_with_term({"matchExpressions": [{"operator": "Exists"}, {"key": "", "operator": "In",
+                                                                                           "values": ["a"]}]}))
+
+
+@pytest.mark.parametrize(("value", "expected"), [("0", 77), ("1", 1), ("600", 600), ("-5", 77), ("x", 77), ("", 77)])
+def test_the_recovery_window_annotation_must_be_a_positive_integer(value: str, expected: int) -> None:
+    obj = copy.deepcopy(SPREAD)
+    obj["metadata"]["annotations"]["spreadgate.dev/recovery-window-seconds"] = value
+    assert WorkloadSpread.from_object(obj).recovery_window_seconds(77) == expected
