@@ -250,3 +250,10 @@ def test_an_empty_replicas_path_counts_zero_for_the_controller() -> None:
 def test_a_path_error_names_the_path_and_the_value() -> None:
     with pytest.raises(PathError, match=r"^path 'spec\.replicas' holds '4', not an integer$"):
         controller_replicas(spread("Deployment", "apps/v1"), {"spec": {"replicas": "4"}}, EMPTY_WHITELIST)
+
+
+def test_whitelist_entries_that_are_not_objects_name_their_type_and_sub_resources_default_to_the_core_group() -> None:
+    with pytest.raises(WhitelistError, match=r"^workloads\[0\] must be an object, not list$"):
+        whitelist_from_entries([["x"]])
+    found = whitelist_from_entries([{"Kind": "Game", "subResources": [{"Kind": "Pod"}]}])
+    assert found.workloads[0].sub_resources == (("", "Pod"),)

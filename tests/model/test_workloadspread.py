@@ -138,3 +138,66 @@ def test_the_recovery_window_annotation_must_be_a_positive_integer(value: str, e
     obj = copy.deepcopy(SPREAD)
     obj["metadata"]["annotations"]["spreadgate.dev/recovery-window-seconds"] = value
     assert WorkloadSpread.from_object(obj).recovery_window_seconds(77) == expected
+
+
+SUBSET_PATH = ("spec", "subsets")
+
+
+@pytest.mark.parametrize(("path", "value", "field", "message"), [
+    (("spec", "targetRef"), None, "spec.targetRef", "is required"),
+    (("spec", "targetRef"), "x", "spec.targetRef", "must be an object"),
+    (("spec", "targetRef", "apiVersion"), 5, "spec.targetRef.apiVersion", "must be a non-empty string"),
+    (("spec", "targetRef", "kind"), "", "spec.targetRef.kind", "must be a non-empty string"),
+    (("spec", "targetFilter"), "x", "spec.targetFilter", "must be an object"),
+    (("spec", "targetFilter"), {"selector": 3}, "spec.targetFilter.selector", "must be a label selector object"),
+    (("spec", "targetFilter"), {"replicasPathList": "x"}, "spec.targetFilter.replicasPathList", "must be a list"),
+    (("spec", "targetFilter"), {"replicasPathList": [5]}, "spec.targetFilter.replicasPathList[0]",
+     "must be a non-empty string"),
+    (SUBSET_PATH, "x", "spec.subsets", "must be a list"),
+    (SUBSET_PATH, [], "spec.subsets", "at least one subset is required"),
+    (SUBSET_PATH, [None], "spec.subsets[0]", "is required"),
+    (SUBSET_PATH, [{"name": 5}], "spec.subsets[0].name", "must be a non-empty string"),
+    (SUBSET_PATH, [{"name": "a"}, {"name": "a"}], "spec.subsets[1].name", "duplicate subset name 'a'"),
+    (SUBSET_PATH, [{"name": "a", "preferredNodeSelectorTerms": "x"}], "spec.subsets[0].preferredNodeSelectorTerms",
+     "must be a list"),
+    (SUBSET_PATH, [{"name": "a", "tolerations": [None]}], "spec.subsets[0].tolerations[0]", "is required"),
+    (SUBSET_PATH, [{"name": "a", "tolerations": ["x"]}], "spec.subsets[0].tolerations[0]", "must be an object"),
+    (SUBSET_PATH, [{"name": "a", "patch": "x"}], "spec.subsets[0].patch", "must be an object"),
+    (("spec", "scheduleStrategy"), "x", "spec.scheduleStrategy", "must be an object"),
+    (("spec", "scheduleStrategy"), {"type": 5}, "spec.scheduleStrategy.type", "must be a non-empty string"),
+    (("spec", "scheduleStrategy"), {"adaptive": "x"}, "spec.scheduleStrategy.adaptive", "must be an object"),
+    (("spec", "scheduleStrategy"), {"adaptive": {"rescheduleCriticalSeconds": True}},
+     "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", "must be an integer"),
+])
+def test_every_fault_is_named_with_its_field_and_what_is_wrong(path: tuple[str, ...], value: Any, field: str,
+                                                                 message: str) -> None:
+    obj = copy.deepcopy(SPREAD)
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(ModelError) as excinfo:
+        WorkloadSpread.from_object(obj)
+    assert (excinfo.value.field, excinfo.value.message) == (field, message)
+
+
+def test_what_a_subset_and_the_strategy_keep() -> None:
+    ws = WorkloadSpread.from_object(SPREAD)
+    assert [s.index for s in ws.subsets] == [0, 1]
+    assert ws.subsets[0].patch == {"metadata": {"labels": {"x": "y"}}} and ws.subsets[1].patch is None
+    assert ws.target_filter is not None and ws.target_filter.selector == {"matchLabels": {"a": "b"}}
+    assert ws.strategy.adaptive_set and not ws.strategy.disable_simulation_schedule
+    obj = copy.deepcopy(SPREAD)
+    obj["spec"]["scheduleStrategy"] = {"type": "Adaptive", "adaptive": {"disableSimulationSchedule": True}}
+    assert WorkloadSpread.from_object(obj).strategy.disable_simulation_schedule
+    obj["spec"]["scheduleStrategy"] = {"type": "Adaptive"}
+    assert not WorkloadSpread.from_object(obj).strategy.adaptive_set
+    obj["spec"]["targetFilter"] = {"replicasPathList": ["spec.replicas"]}
+    assert WorkloadSpread.from_object(obj).target_filter.selector is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("generation", "expected"), [(3, 3), ("3", 0), (True, 0), (None, 0), (2.0, 0)])
+def test_a_generation_that_is_not_a_whole_number_reads_as_zero(generation: Any, expected: int) -> None:
+    obj = copy.deepcopy(SPREAD)
+    obj["metadata"]["generation"] = generation
+    assert WorkloadSpread.from_object(obj).generation == expected
