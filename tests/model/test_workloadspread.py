@@ -201,3 +201,35 @@ def test_a_generation_that_is_not_a_whole_number_reads_as_zero(generation: Any, 
     obj = copy.deepcopy(SPREAD)
     obj["metadata"]["generation"] = generation
     assert WorkloadSpread.from_object(obj).generation == expected
+
+
+def test_identity_fields_and_the_raw_object_are_kept() -> None:
+    ws = WorkloadSpread.from_object(SPREAD)
+    assert (ws.name, ws.namespace, ws.uid) == ("ws", "default", "u1")
+    assert ws.raw == SPREAD
+    nameless = copy.deepcopy(SPREAD)
+    nameless["metadata"] = {}
+    ws = WorkloadSpread.from_object(nameless)
+    assert (ws.name, ws.namespace, ws.uid, ws.annotations) == ("", "", "", {})
+
+
+@pytest.mark.parametrize(("metadata", "field", "message"), [
+    ("x", "metadata", "must be an object"),
+    ({"name": 5}, "metadata.name", "must be a non-empty string"),
+    ({"namespace": 5}, "metadata.namespace", "must be a non-empty string"),
+    ({"uid": 5}, "metadata.uid", "must be a non-empty string"),
+    ({"annotations": "x"}, "metadata.annotations", "must be an object"),
+])
+def test_metadata_faults_are_named(metadata: Any, field: str, message: str) -> None:
+    obj = copy.deepcopy(SPREAD)
+    obj["metadata"] = metadata
+    with pytest.raises(ModelError) as excinfo:
+        WorkloadSpread.from_object(obj)
+    assert (excinfo.value.field, excinfo.value.message) == (field, message)
+
+
+def test_another_kind_is_refused_by_name() -> None:
+    with pytest.raises(ModelError) as excinfo:
+        WorkloadSpread.from_object({**SPREAD, "kind": "Deployment"})
+    assert (excinfo.value.field, excinfo.value.message) == (
+        "kind", "not a WorkloadSpread (spreadgate.dev or apps.kruise.io)")
