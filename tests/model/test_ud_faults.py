@@ -1,0 +1,123 @@
+"""`UnitedDeployment.from_object` names every fault by its field and says what is wrong, and
+keeps what it reads (mutation testing found the paths, the messages and several fields
+unpinned). py_engine/model/uniteddeployment.py."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from ud_testkit import ud_object
+
+from py_engine.model.errors import ModelError
+from py_engine.model.ud_constants import DEFAULT_REVISION_HISTORY_LIMIT, TEMPLATE_KINDS
+from py_engine.model.uniteddeployment import UnitedDeployment
+
+pytestmark = pytest.mark.timeout(60)
+
+SUBSETS = ("spec", "topology", "subsets")
+SCHEDULE = ("spec", "topology", "scheduleStrategy")
+UPDATE = ("spec", "updateStrategy")
+ADAPTIVE = "spec.topology.scheduleStrategy.adaptive"
+PARTITIONS = "spec.updateStrategy.manualUpdate.partitions"
+
+
+def sample() -> dict[str, Any]:
+    return ud_object(10, [{"name": "a", "replicas": "40%", "patch": {"metadata": {"labels": {"x": "y"}}},
+                           "tolerations": [{"key": "k", "operator": "Exists"}]},
+                          {"name": "b", "minReplicas": 1, "maxReplicas": 3}])
+
+
+def changed(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    obj = sample()
+    target = obj
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+    return obj
+
+
+@pytest.mark.parametrize(("path", "value", "field", "message"), [
+    (("kind",), "Deployment", "kind",
+     "not a UnitedDeployment (spreadgate.dev or apps.kruise.io, v1beta1 or v1alpha1)"),
+    (("metadata",), "x", "metadata", "must be an object"),
+    (("metadata", "name"), 5, "metadata.name", "must be a string"),
+    (("metadata", "namespace"), 5, "metadata.namespace", "must be a string"),
+    (("metadata", "uid"), 5, "metadata.uid", "must be a string"),
+    (("metadata", "labels"), {"a": 1}, "metadata.labels[a]", "must be a string"),
+    (("spec",), None, "spec", "is required"),
+    (("spec", "replicas"), -1, "spec.replicas", "must be at least 0, got -1"),
+    (("spec", "replicas"), "3", "spec.replicas", "must be an integer, not '3'"),
+    (("spec", "replicas"), 2**31, "spec.replicas", "2147483648 is out of the int32 range"),
+    (("spec", "selector"), None, "spec.selector", "is required"),
+    (("spec", "selector"), {}, "spec.selector", "an empty selector would select every workload and pod"),
+    (("spec", "selector"), {"matchLabels": {"a": 1}}, "spec.selector", "matchLabels['a'] must be a string"),
+    (("spec", "template"), None, "spec.template", "is required"),
+    (("spec", "template"), {}, "spec.template",
+     "should provide one of " + ", ".join(key for key, _, _ in TEMPLATE_KINDS)),
+    (("spec", "topology"), "x", "spec.topology", "must be an object"),
+    (SUBSETS, "x", "spec.topology.subsets", "must be a list"),
+    (SUBSETS, [None], "spec.topology.subsets[0]", "is required"),
+    (SUBSETS, [{}], "spec.topology.subsets[0].name", "must be a non-empty string"),
+    (SUBSETS, [{"name": "A"}], "spec.topology.subsets[0].name", "invalid subset name 'A': must be a DNS-1123 label"),
+    (SUBSETS, [{"name": "a"}, {"name": "a"}], "spec.topology.subsets[1].name", "duplicated subset name a"),
+    (SUBSETS, [{"name": "a", "nodeSelectorTerm": {"matchExpressions": [{"operator": "In"}]}}],
+     "spec.topology.subsets[0].nodeSelectorTerm.matchExpressions[0].key", "must be a non-empty string"),
+    (SUBSETS, [{"name": "a", "tolerations": [None]}], "spec.topology.subsets[0].tolerations[0]", "is required"),
+    (SUBSETS, [{"name": "a", "patch": "x"}], "spec.topology.subsets[0].patch", "must be an object"),
+    (SUBSETS, [{"name": f"s{i}"} for i in range(101)], "spec.topology.subsets",
+     "101 subsets, more than the 100 allowed (the CRD's maxItems); nothing is reconciled until it is fixed"),
+    (SCHEDULE, "x", "spec.topology.scheduleStrategy", "must be an object"),
+    (SCHEDULE, {"type": 5}, "spec.topology.scheduleStrategy.type", "must be a string"),
+    (SCHEDULE, {"type": "Other"}, "spec.topology.scheduleStrategy.type", "unsupported value 'Other': Fixed or Adaptive"),
+    (SCHEDULE, {"adaptive": "x"}, ADAPTIVE, "must be an object"),
+    (SCHEDULE, {"adaptive": {"reserveUnschedulablePods": "yes"}}, f"{ADAPTIVE}.reserveUnschedulablePods",
+     "must be a boolean"),
+    (SCHEDULE, {"adaptive": {"rescheduleCriticalSeconds": -1}}, f"{ADAPTIVE}.rescheduleCriticalSeconds",
+     "must be at least 0, got -1"),
+    (SCHEDULE, {"adaptive": {"unschedulableDuration": "x"}}, f"{ADAPTIVE}.unschedulableDuration",
+     "must be an integer, not 'x'"),
+    (SCHEDULE, {"adaptive": {"unschedulableLastSeconds": "x"}}, f"{ADAPTIVE}.unschedulableLastSeconds",
+     "must be an integer, not 'x'"),
+    (UPDATE, "x", "spec.updateStrategy", "must be an object"),
+    (UPDATE, {"type": 5}, "spec.updateStrategy.type", "must be a string"),
+    (UPDATE, {"type": "Auto"}, "spec.updateStrategy.type", "unsupported value 'Auto': only Manual"),
+    (UPDATE, {"manualUpdate": "x"}, "spec.updateStrategy.manualUpdate", "must be an object"),
+    (UPDATE, {"manualUpdate": {"partitions": "x"}}, PARTITIONS, "must be an object"),
+    (UPDATE, {"manualUpdate": {"partitions": {"a": "1"}}}, f"{PARTITIONS}[a]", "must be an integer, not '1'"),
+    (("spec", "revisionHistoryLimit"), "x", "spec.revisionHistoryLimit", "must be an integer, not 'x'"),
+])
+def test_every_fault_is_named_with_its_field_and_what_is_wrong(path: tuple[str, ...], value: Any, field: str,
+                                                                 message: str) -> None:
+    with pytest.raises(ModelError) as excinfo:
+        UnitedDeployment.from_object(changed(path, value))
+    assert (excinfo.value.field, excinfo.value.message) == (field, message)
+
+
+def test_spelled_out_defaults_are_accepted() -> None:
+    ud = UnitedDeployment.from_object(changed(SCHEDULE, {"type": "Fixed"}))
+    assert ud.schedule.type == "Fixed"
+    ud = UnitedDeployment.from_object(changed(UPDATE, {"type": "Manual"}))
+    assert ud.update_strategy.type == "Manual" and ud.update_strategy.partitions == {}
+
+
+def test_partitions_may_be_negative_and_null_reads_as_zero() -> None:
+    ud = UnitedDeployment.from_object(changed(UPDATE, {"manualUpdate": {"partitions": {"a": 2, "b": None, "c": -1}}}))
+    assert ud.update_strategy.partitions == {"a": 2, "b": 0, "c": -1}
+
+
+def test_revision_history_limit_is_read_or_defaulted() -> None:
+    assert UnitedDeployment.from_object(changed(("spec", "revisionHistoryLimit"), 3)).revision_history_limit == 3
+    assert UnitedDeployment.from_object(sample()).revision_history_limit == DEFAULT_REVISION_HISTORY_LIMIT
+
+
+def test_what_a_subset_keeps() -> None:
+    ud = UnitedDeployment.from_object(sample())
+    a, b = ud.subsets
+    assert (a.index, b.index) == (0, 1)
+    assert a.patch == {"metadata": {"labels": {"x": "y"}}} and b.patch is None
+    assert a.tolerations == ({"key": "k", "operator": "Exists"},) and b.tolerations == ()
+    labelled = copy.deepcopy(sample())
+    labelled["metadata"]["labels"] = {"team": "x"}
+    assert UnitedDeployment.from_object(labelled).labels == {"team": "x"}
