@@ -121,3 +121,32 @@ def test_what_a_subset_keeps() -> None:
     labelled = copy.deepcopy(sample())
     labelled["metadata"]["labels"] = {"team": "x"}
     assert UnitedDeployment.from_object(labelled).labels == {"team": "x"}
+
+
+def test_adaptive_options_are_read_or_defaulted() -> None:
+    default = UnitedDeployment.from_object(changed(SCHEDULE, {"type": "Adaptive"})).schedule.adaptive
+    assert (default.reschedule_critical_seconds, default.unschedulable_duration_seconds,
+            default.reserve_unschedulable_pods) == (30, 300, False)
+    given = UnitedDeployment.from_object(changed(SCHEDULE, {"type": "Adaptive", "adaptive": {
+        "rescheduleCriticalSeconds": 7, "unschedulableDuration": 70, "unschedulableLastSeconds": 99,
+        "reserveUnschedulablePods": True}})).schedule.adaptive
+    assert (given.reschedule_critical_seconds, given.unschedulable_duration_seconds,
+            given.reserve_unschedulable_pods) == (7, 70, True)
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ("101%", "'101%' must be between 0% and 100%"),
+    ("-1%", "'-1%' must be between 0% and 100%"),
+    ("1.5%", "'1.5%' is not an integer or a percentage like \"25%\""),
+])
+def test_replica_percentages_are_whole_and_within_0_and_100(raw: str, message: str) -> None:
+    with pytest.raises(ModelError) as excinfo:
+        UnitedDeployment.from_object(changed(SUBSETS, [{"name": "a", "replicas": raw}]))
+    assert (excinfo.value.field, excinfo.value.message) == ("spec.topology.subsets[0].replicas", message)
+
+
+def test_replica_percentages_of_0_and_100_are_accepted() -> None:
+    ud = UnitedDeployment.from_object(changed(SUBSETS, [{"name": "a", "replicas": "0%"},
+                                                        {"name": "b", "maxReplicas": "100%"}]))
+    assert ud.subsets[0].replicas is not None and ud.subsets[0].replicas.value == 0
+    assert ud.subsets[1].max_replicas is not None and ud.subsets[1].max_replicas.value == 100
