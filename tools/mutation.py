@@ -178,7 +178,8 @@ for name, path in json.load(sys.stdin).items():
     try:
         text = get_diff_for_mutant(name, path=path)
     except Exception as exc:  # one unreadable mutant must not lose the others' diffs
-        text = f"(no diff: {exc})"
+        diffs[name] = f"(no diff: {type(exc).__name__}: {exc})"
+        continue
     diffs[name] = "\\n".join(line for line in text.splitlines()
                              if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
 json.dump(diffs, sys.stdout)
@@ -233,6 +234,17 @@ def print_report(results: dict[str, dict[str, object]], packages: dict[str, dict
             print(f"\n{survivor['status']}: {survivor['name']}\n{survivor['diff']}")
 
 
+def survivors_of(report: Path, only: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The modules and surviving mutants of an earlier report (limited to `only` when given).
+
+    A survivor is found again by its name (function and number), so the module's source must
+    not have changed since that run; only the tests may have."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    modules = [m for m in data["modules"] if not only or m in only]
+    names = [str(s["name"]) for m in modules for s in data["modules"][m]["survivors"] if s["status"] != "timeout"]
+    return modules, names
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/mutation.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="module files, e.g. py_engine/uniteddeployment/controller/capacity.py")
@@ -245,10 +257,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--report", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--fail-under", type=float, metavar="PERCENT", help="exit 1 when a package scores lower")
     parser.add_argument("--keep", action="store_true", help="keep the working copy (to browse with mutmut)")
+    parser.add_argument("--retest", metavar="REPORT",
+                        help="test only the survivors of an earlier --report (of the named modules, else all of "
+                             "its modules) against the tests as they are now")
     args = parser.parse_args(argv)
 
-    modules = list(dict.fromkeys([*args.modules, *decision_modules(args.package),
-                                  *(changed_modules(args.changed_since) if args.changed_since else [])]))
+    retest: list[str] = []
+    if args.retest:
+        modules, retest = survivors_of(Path(args.retest), args.modules)
+        if not retest:
+            print("mutation: the report lists no survivor to test again", file=sys.stderr)
+            return 0
+    else:
+        modules = list(dict.fromkeys([*args.modules, *decision_modules(args.package),
+                                      *(changed_modules(args.changed_since) if args.changed_since else [])]))
     if not modules:
         print("mutation: no module to mutate", file=sys.stderr)
         return 0 if args.changed_since else 2
@@ -263,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         copy_tree(copy)
         configure(copy, modules, tests)
         print(f"mutation: {len(modules)} module(s), tests {' '.join(tests)}, in {copy}", file=sys.stderr)
-        run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)], cwd=copy,
+        run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *retest], cwd=copy,
                              env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
         if run.returncode != 0:
             # mutmut refuses to start when the tests fail without any mutant: say which.
