@@ -150,3 +150,16 @@ def test_replica_percentages_of_0_and_100_are_accepted() -> None:
                                                         {"name": "b", "maxReplicas": "100%"}]))
     assert ud.subsets[0].replicas is not None and ud.subsets[0].replicas.value == 0
     assert ud.subsets[1].max_replicas is not None and ud.subsets[1].max_replicas.value == 100
+
+
+@pytest.mark.parametrize(("term", "field", "message"), [
+    ("x", "spec.topology.subsets[0].nodeSelectorTerm", "must be an object"),
+    ({"matchFields": "x"}, "spec.topology.subsets[0].nodeSelectorTerm.matchFields", "must be a list"),
+    ({"matchFields": [None]}, "spec.topology.subsets[0].nodeSelectorTerm.matchFields[0]", "is required"),
+    ({"matchFields": [{"key": "metadata.name", "operator": "In", "values": [1]}]},
+     "spec.topology.subsets[0].nodeSelectorTerm.matchFields[0].values[0]", "must be a string"),
+])
+def test_node_selector_term_faults_are_named(term: Any, field: str, message: str) -> None:
+    with pytest.raises(ModelError) as excinfo:
+        UnitedDeployment.from_object(changed(SUBSETS, [{"name": "a", "nodeSelectorTerm": term}]))
+    assert (excinfo.value.field, excinfo.value.message) == (field, message)
