@@ -121,6 +121,10 @@ def _with_term(term: Any) -> dict[str, Any]:
     ({"matchFields": ["x"]}, "spec.subsets[0].requiredNodeSelectorTerm.matchFields[0]", "must be an object"),
     ({"matchExpressions": [{"key": 5, "operator": "Exists"}]},
      "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].key", "must be a non-empty string"),
+    ({"matchExpressions": [{"key": "k", "operator": "In", "values": "x"}]},
+     "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values", "must be a list"),
+    ({"matchExpressions": [{"key": "k", "operator": "In", "values": ["a", 1]}]},
+     "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values[1]", "must be a string"),
 ])
 def test_malformed_node_selector_terms_name_the_field_and_the_fault(term: Any, field: str, message: str) -> None:
     with pytest.raises(ModelError) as excinfo:
