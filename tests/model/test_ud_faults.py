@@ -156,6 +156,8 @@ def test_replica_percentages_of_0_and_100_are_accepted() -> None:
     ("x", "spec.topology.subsets[0].nodeSelectorTerm", "must be an object"),
     ({"matchFields": "x"}, "spec.topology.subsets[0].nodeSelectorTerm.matchFields", "must be a list"),
     ({"matchFields": [None]}, "spec.topology.subsets[0].nodeSelectorTerm.matchFields[0]", "is required"),
+    ({"matchExpressions": [{"key": "k", "operator": "In", "values": "x"}]},
+     "spec.topology.subsets[0].nodeSelectorTerm.matchExpressions[0].values", "must be a list"),
     ({"matchFields": [{"key": "metadata.name", "operator": "In", "values": [1]}]},
      "spec.topology.subsets[0].nodeSelectorTerm.matchFields[0].values[0]", "must be a string"),
 ])
