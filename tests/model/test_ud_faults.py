@@ -165,3 +165,23 @@ def test_node_selector_term_faults_are_named(term: Any, field: str, message: str
     with pytest.raises(ModelError) as excinfo:
         UnitedDeployment.from_object(changed(SUBSETS, [{"name": "a", "nodeSelectorTerm": term}]))
     assert (excinfo.value.field, excinfo.value.message) == (field, message)
+
+
+def test_bounds_of_subset_names_and_counts() -> None:
+    ud = UnitedDeployment.from_object(changed(SUBSETS, [{"name": "a" * 63}]))
+    assert ud.subsets[0].name == "a" * 63
+    with pytest.raises(ModelError) as excinfo:
+        UnitedDeployment.from_object(changed(SUBSETS, [{"name": "a" * 64}]))
+    assert excinfo.value.message == f"invalid subset name {'a' * 64!r}: must be a DNS-1123 label"
+    assert len(UnitedDeployment.from_object(changed(SUBSETS, [{"name": f"s{i}"} for i in range(100)])).subsets) == 100
+
+
+def test_min_replicas_and_tolerations_are_read_and_checked() -> None:
+    ud = UnitedDeployment.from_object(sample())
+    assert ud.subsets[1].min_replicas is not None and ud.subsets[1].min_replicas.value == 1
+    assert ud.subsets[0].min_replicas is None
+    for field, value, message in (("minReplicas", "x", "'x' is not an integer or a percentage like \"25%\""),
+                                  ("tolerations", "x", "must be a list")):
+        with pytest.raises(ModelError) as excinfo:
+            UnitedDeployment.from_object(changed(SUBSETS, [{"name": "a", field: value}]))
+        assert (excinfo.value.field, excinfo.value.message) == (f"spec.topology.subsets[0].{field}", message)
