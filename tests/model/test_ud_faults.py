@@ -185,3 +185,42 @@ def test_min_replicas_and_tolerations_are_read_and_checked() -> None:
         with pytest.raises(ModelError) as excinfo:
             UnitedDeployment.from_object(changed(SUBSETS, [{"name": "a", field: value}]))
         assert (excinfo.value.field, excinfo.value.message) == (f"spec.topology.subsets[0].{field}", message)
+
+
+def _template_with(change: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    obj = sample()
+    (key,) = obj["spec"]["template"]
+    body = obj["spec"]["template"][key]
+    for path, value in change.items():
+        target = body
+        parts = path.split(".")
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+        target[parts[-1]] = value
+    return obj, f"spec.template.{key}"
+
+
+@pytest.mark.parametrize(("change", "suffix", "message"), [
+    ({"metadata": "x"}, ".metadata", "must be an object"),
+    ({"metadata.annotations": {"a": 1}}, ".metadata.annotations[a]", "must be a string"),
+    ({"metadata.labels": {"a": 1}}, ".metadata.labels[a]", "must be a string"),
+    ({"spec": "x"}, ".spec", "must be an object"),
+    ({"spec.template": "x"}, ".spec.template", "must be an object"),
+    ({"spec.template.metadata": "x"}, ".spec.template.metadata", "must be an object"),
+    ({"spec.template.metadata.labels": {"a": 1}}, ".spec.template.metadata.labels[a]", "must be a string"),
+    ({"spec.template.spec": "x"}, ".spec.template.spec", "must be an object"),
+])
+def test_template_faults_are_named(change: dict[str, Any], suffix: str, message: str) -> None:
+    obj, prefix = _template_with(change)
+    with pytest.raises(ModelError) as excinfo:
+        UnitedDeployment.from_object(obj)
+    assert (excinfo.value.field, excinfo.value.message) == (prefix + suffix, message)
+
+
+def test_a_template_that_is_not_an_object_is_named() -> None:
+    obj = sample()
+    (key,) = obj["spec"]["template"]
+    obj["spec"]["template"][key] = "x"
+    with pytest.raises(ModelError) as excinfo:
+        UnitedDeployment.from_object(obj)
+    assert (excinfo.value.field, excinfo.value.message) == (f"spec.template.{key}", "must be an object")
