@@ -224,3 +224,9 @@ def test_a_template_that_is_not_an_object_is_named() -> None:
     with pytest.raises(ModelError) as excinfo:
         UnitedDeployment.from_object(obj)
     assert (excinfo.value.field, excinfo.value.message) == (f"spec.template.{key}", "must be an object")
+
+
+@pytest.mark.parametrize(("raw", "expected"), [(0, 0), (2**31 - 1, 2**31 - 1), (3.0, 3)])
+def test_whole_numbers_from_0_to_the_int32_bound_are_read(raw: Any, expected: int) -> None:
+    replicas = UnitedDeployment.from_object(changed(("spec", "replicas"), raw)).replicas
+    assert replicas == expected and type(replicas) is int
