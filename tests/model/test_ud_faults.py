@@ -12,7 +12,7 @@ from ud_testkit import ud_object
 
 from py_engine.model.errors import ModelError
 from py_engine.model.ud_constants import DEFAULT_REVISION_HISTORY_LIMIT, TEMPLATE_KINDS
-from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.model.uniteddeployment import UnitedDeployment, is_uniteddeployment
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -230,3 +230,18 @@ def test_a_template_that_is_not_an_object_is_named() -> None:
 def test_whole_numbers_from_0_to_the_int32_bound_are_read(raw: Any, expected: int) -> None:
     replicas = UnitedDeployment.from_object(changed(("spec", "replicas"), raw)).replicas
     assert replicas == expected and type(replicas) is int
+
+
+def test_only_a_group_and_version_of_ours_make_a_united_deployment() -> None:
+    for api_version in ("v1", 5, None, "apps/v1", "apps.kruise.io/v2"):
+        assert not is_uniteddeployment({"kind": "UnitedDeployment", "apiVersion": api_version})
+    assert is_uniteddeployment({"kind": "UnitedDeployment", "apiVersion": "apps.kruise.io/v1alpha1"})
+
+
+@pytest.mark.parametrize(("generation", "expected"), [(4, 4), ("4", 0), (True, 0), (None, 0)])
+def test_a_generation_that_is_not_a_whole_number_reads_as_zero(generation: Any, expected: int) -> None:
+    assert UnitedDeployment.from_object(changed(("metadata", "generation"), generation)).generation == expected
+
+
+def test_the_raw_object_is_kept() -> None:
+    assert UnitedDeployment.from_object(sample()).raw == sample()
