@@ -233,7 +233,7 @@ def test_whole_numbers_from_0_to_the_int32_bound_are_read(raw: Any, expected: in
 
 
 def test_only_a_group_and_version_of_ours_make_a_united_deployment() -> None:
-    for api_version in ("v1", 5, None, "apps/v1", "apps.kruise.io/v2"):
+    for api_version in ("v1", 5, None, "apps/v1", "apps.kruise.io/v2", "apps/v1beta1", "apps.kruise.io/v1beta1/x"):
         assert not is_uniteddeployment({"kind": "UnitedDeployment", "apiVersion": api_version})
     assert is_uniteddeployment({"kind": "UnitedDeployment", "apiVersion": "apps.kruise.io/v1alpha1"})
 
