@@ -245,3 +245,11 @@ def test_a_generation_that_is_not_a_whole_number_reads_as_zero(generation: Any, 
 
 def test_the_raw_object_is_kept() -> None:
     assert UnitedDeployment.from_object(sample()).raw == sample()
+
+
+def test_the_template_keeps_its_key_metadata_and_spec() -> None:
+    obj = sample()
+    (key,) = obj["spec"]["template"]
+    template = UnitedDeployment.from_object(obj).template
+    body = obj["spec"]["template"][key]
+    assert (template.key, template.metadata, template.spec) == (key, body.get("metadata", {}), body["spec"])
