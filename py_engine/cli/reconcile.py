@@ -37,8 +37,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from py_engine.model.constants import DELETION_COST_ANNOTATION
 from py_engine.semantics import objects
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 PROG = "spreadgate reconcile"
