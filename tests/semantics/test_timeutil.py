@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from py_engine.semantics.timeutil import TimestampError, format_micro_time, format_time, parse_time, parse_time_or_none
+from py_engine.semantics.timeutil import (
+    TimestampError,
+    format_micro_time,
+    format_time,
+    parse_time,
+    parse_time_or_none,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
