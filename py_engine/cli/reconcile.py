@@ -67,8 +67,8 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from py_engine.cli.snapshot_input import InputError, now_from, read_objects
-    from py_engine.controller import ReconcileError, reconcile, snapshot_from_objects
     from py_engine.model.workloads import WhitelistError, whitelist_from_flags
+    from py_engine.workloadspread.controller import ReconcileError, reconcile, snapshot_from_objects
 
     try:
         custom = whitelist_from_flags(args.custom_workload)

@@ -69,8 +69,8 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from py_engine.cli.snapshot_input import InputError, now_from, read_objects
     from py_engine.model.errors import ModelError
-    from py_engine.united.plan import plan
-    from py_engine.united.state import StateError, state_from_objects
+    from py_engine.uniteddeployment.controller.plan import plan
+    from py_engine.uniteddeployment.controller.state import StateError, state_from_objects
     from py_engine.validation.patch_fields import parse_patch_fields
 
     try:
@@ -102,8 +102,8 @@ def controller_checks(state: Any, patch_fields: tuple[str, ...]) -> tuple[Any, d
     nodes, the subset patch allowlist), and the node-fit summary for the output."""
     from dataclasses import replace
 
-    from py_engine.unitedctl.nodefit import NodeFit, node_fit_enabled
-    from py_engine.unitedctl.patchcheck import PatchCheck
+    from py_engine.uniteddeployment.controller.runtime.nodefit import NodeFit, node_fit_enabled
+    from py_engine.uniteddeployment.controller.runtime.patchcheck import PatchCheck
 
     ud = state.ud
     fit: dict[str, Any] = {"checked": False, "noNodeFit": []}
