@@ -3,7 +3,7 @@ and code that cites only sections that exist (issue 27).
 
 README.md stays under 300 lines (everything else lives in `docs/`); every relative link in
 README.md and `docs/*.md` names an existing file and, with a `#fragment`, a heading of it (the
-anchors GitHub derives from headings); every document of `docs/` named in the code exists, and a section
+anchors GitHub derives from headings), and so does every repository path they name; every document of `docs/` named in the code exists, and a section
 the code cites by title (after the README or a docs file, in double quotes) is a heading of that file (or the bold words that lead one of its paragraphs).
 """
 
@@ -26,6 +26,7 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 _CITED_DOC = re.compile(r"docs/([\w.-]+\.md)")
 _CITED_SECTION = re.compile(r"""(README(?:\.md)?|docs/[\w.-]+\.md),?\s+(?:section\s+)?"([^"]+)\"""")
 _COMMENT_BREAK = re.compile(r"\s*\n\s*(?:#\s*)?")
+_REPO_PATH = re.compile(r"`((?:py_engine|webhook|tests|benchmarks|tools|manifests|policies)/[^`\s:]*)")
 _BOLD_LEAD = re.compile(r"\*\*([^*]+?)\.?\*\*")
 
 
@@ -86,6 +87,17 @@ def test_the_link_check_sees_a_missing_file_and_a_missing_heading(tmp_path: Path
     page.write_text("[ok](other.md#a-section-with-code) [gone](missing.md) [bad](other.md#nope)\n"
                     "[web](https://example.com/x.md)\n```\n[in code](ignored.md)\n```\n", encoding="utf-8")
     assert broken_links(page) == ["missing.md: no such file", "other.md#nope: no such heading"]
+
+
+def test_every_repository_path_a_document_names_exists() -> None:
+    """Paths in backquotes (`py_engine/...`, `tests/...`) survive package moves only if kept up to date."""
+    missing = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        for path in _REPO_PATH.findall(text):
+            if not any(c in path for c in "{*<") and not (REPO / path).exists():
+                missing.append(f"{document.relative_to(REPO)}: {path}")
+    assert missing == []
 
 
 def test_code_cites_only_documents_that_exist() -> None:
