@@ -67,8 +67,12 @@ def broken_links(path: Path) -> list[str]:
 
 
 def code_files() -> list[Path]:
-    return [p for d in CODE_DIRS for p in sorted((REPO / d).rglob("*"))
-            if p.suffix in CODE_SUFFIXES and p.is_file() and "vectors" not in p.parts]
+    return [
+        p
+        for d in CODE_DIRS
+        for p in sorted((REPO / d).rglob("*"))
+        if p.suffix in CODE_SUFFIXES and p.is_file() and "vectors" not in p.parts
+    ]
 
 
 def test_the_readme_stays_under_the_line_limit() -> None:
@@ -84,8 +88,11 @@ def test_every_relative_link_leads_to_a_file_and_heading(document: Path) -> None
 def test_the_link_check_sees_a_missing_file_and_a_missing_heading(tmp_path: Path) -> None:
     (tmp_path / "other.md").write_text("# Other\n\n## A section: with `code`\n", encoding="utf-8")
     page = tmp_path / "page.md"
-    page.write_text("[ok](other.md#a-section-with-code) [gone](missing.md) [bad](other.md#nope)\n"
-                    "[web](https://example.com/x.md)\n```\n[in code](ignored.md)\n```\n", encoding="utf-8")
+    page.write_text(
+        "[ok](other.md#a-section-with-code) [gone](missing.md) [bad](other.md#nope)\n"
+        "[web](https://example.com/x.md)\n```\n[in code](ignored.md)\n```\n",
+        encoding="utf-8",
+    )
     assert broken_links(page) == ["missing.md: no such file", "other.md#nope: no such heading"]
 
 
@@ -101,9 +108,14 @@ def test_every_repository_path_a_document_names_exists() -> None:
 
 
 def test_code_cites_only_documents_that_exist() -> None:
-    missing = sorted({f"{p.relative_to(REPO)}: docs/{name}" for p in code_files()
-                      for name in _CITED_DOC.findall(p.read_text(encoding="utf-8"))
-                      if not (REPO / "docs" / name).exists()})
+    missing = sorted(
+        {
+            f"{p.relative_to(REPO)}: docs/{name}"
+            for p in code_files()
+            for name in _CITED_DOC.findall(p.read_text(encoding="utf-8"))
+            if not (REPO / "docs" / name).exists()
+        }
+    )
     assert missing == []
 
 
@@ -118,5 +130,5 @@ def test_sections_cited_by_title_are_headings_of_the_cited_document() -> None:
                 target = REPO / name
                 known[name] = set(citable_titles(target)) if target.exists() else set()
             if not any(h == title or h.startswith(title) for h in known[name]):
-                stale.append(f"{path.relative_to(REPO)}: {document}, \"{title}\"")
+                stale.append(f'{path.relative_to(REPO)}: {document}, "{title}"')
     assert stale == []
