@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine
 from py_engine.workloadspread.admission.caches import AdmissionCaches
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
-from py_engine.workloadspread.admission.nodes import NodeClassCache
 
 Lookup = Callable[[str, str, str, str], "dict[str, Any] | None"]
 """(apiVersion, kind, namespace, name) -> the object from a cache, or None when it does not exist."""
@@ -73,7 +73,7 @@ class AdmissionContext:
 
     `engine` None skips the Rego subset policy (only the reference's
     Schedulable-condition check is applied); `nodes` are compact node facts
-    (see `py_engine.workloadspread.admission.nodes`) used for node-fit simulation of Adaptive
+    (see `py_engine.placement.inventory`) used for node-fit simulation of Adaptive
     spreads; `custom_workloads` are whitelist entries
     `{group, kind, replicasPath, subResources: [{group, kind}]}` (Kruise's
     capitalised keys are accepted too); `patch_guard` None applies subset
