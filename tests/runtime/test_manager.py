@@ -23,6 +23,10 @@ from py_engine.runtime.leader import LeaderConfig
 from py_engine.runtime.manager import Managed, Manager
 from py_engine.runtime.reconciler import Reconciler
 from py_engine.semantics.clock import VirtualClock
+from py_engine.uniteddeployment.controller.runtime.runtime import add_united_controller
+from py_engine.uniteddeployment.controller.runtime.source import CachedUnitedSource
+from py_engine.workloadspread.controller.runtime.daemon import add_spread_controller
+from py_engine.workloadspread.controller.runtime.sources import CachedSource
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
 pytestmark = pytest.mark.timeout(60)
@@ -207,3 +211,17 @@ def test_a_stop_racing_a_won_lease_leaves_nothing_running(env: KubeEnv) -> None:
     stopper.join(30)
     assert not stopper.is_alive()
     assert not m.is_leading() and not any(loop.running for loop in loops(m))
+
+
+def test_both_products_read_pods_nodes_and_shared_workload_kinds_from_one_cache(env: KubeEnv) -> None:
+    m = manager(env, clock(), None)
+    spread = add_spread_controller(m)
+    united = add_united_controller(m)
+    assert isinstance(spread.source, CachedSource) and isinstance(united.source, CachedUnitedSource)
+    assert spread.source.pod_cache is united.source.pod_cache
+    assert spread.source.node_cache is united.source.node_cache
+    for kind in ("Deployment", "StatefulSet"):
+        assert spread.source.workload_caches[("apps", kind)] is united.source.workload_caches[("apps", kind)]
+    resources = [cache.resource for cache in m.caches.caches()]
+    assert len(resources) == len(set(resources))
+    assert [c.name for c in m.controllers] == ["workloadspread", "uniteddeployment"]
