@@ -33,6 +33,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Any
@@ -84,7 +85,9 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _serve_metrics(host: str, port: int, render: Any) -> ThreadingHTTPServer:
+def _serve_metrics(host: str, port: int, render: Callable[[], bytes]) -> ThreadingHTTPServer:
+    from py_engine.metrics import CONTENT_TYPE
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
@@ -93,9 +96,9 @@ def _serve_metrics(host: str, port: int, render: Any) -> ThreadingHTTPServer:
             if self.path.split("?")[0] not in ("/metrics", "/healthz"):
                 self.send_error(404)
                 return
-            body = (render() if self.path.startswith("/metrics") else "ok\n").encode()
+            body = render() if self.path.startswith("/metrics") else b"ok\n"
             self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Type", CONTENT_TYPE)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -210,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(problem)
 
     from py_engine.apiclient import KubeClient, KubeError
+    from py_engine.metrics import exposition
     from py_engine.runtime.leader import LeaderConfig
     from py_engine.workloadspread.controller.options import ReconcileOptions
     from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
@@ -275,8 +279,9 @@ def run(args: argparse.Namespace) -> int:
             runtime.stop()
             return _fail(str(exc))
 
-    def render_metrics() -> str:
-        return runtime.metrics.render() + (united.metrics.render() if united is not None else "")
+    def render_metrics() -> bytes:
+        """One `/metrics` body for the process: each controller's registry in turn."""
+        return exposition(runtime.metrics.registry, *([united.metrics.registry] if united is not None else []))
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()

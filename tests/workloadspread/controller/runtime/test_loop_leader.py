@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import webhook_testkit
+from metrics_kit import value
 from webhook_testkit import KubeEnv, wait_until
 
 from py_engine.apiclient import LEASES
@@ -75,10 +76,10 @@ def test_runtime_stops_its_workers_when_leadership_is_lost(kube_env: KubeEnv) ->
     runtime.start(sync_timeout=10)
     try:
         assert runtime.wait_started(5) and runtime.controller.running and runtime.is_leading()
-        assert "leader_election_master_status 1" in runtime.metrics.render()
+        assert value(runtime.metrics.render(), "leader_election_master_status") == 1
         steal(kube_env)
         wait_until(lambda: lost == [True], 5, "on_lost")
         wait_until(lambda: not runtime.controller.running, 5, "the workers to stop")
-        assert "leader_election_master_status 0" in runtime.metrics.render()
+        assert value(runtime.metrics.render(), "leader_election_master_status") == 0
     finally:
         runtime.stop()
