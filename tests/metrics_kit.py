@@ -14,6 +14,14 @@ def exposed_types(text: str) -> dict[str, str]:
             for family in text_string_to_metric_families(text)}
 
 
+def label_names(text: str) -> dict[str, set[frozenset[str]]]:
+    """Each metric's exposed name (as `exposed_types`) and the label-name sets of its samples
+    (a histogram's `le` left out)."""
+    return {family.name + "_total" if family.type == "counter" else family.name:
+            {frozenset(sample.labels) - {"le"} for sample in family.samples}
+            for family in text_string_to_metric_families(text)}
+
+
 def samples(text: str) -> list[Sample]:
     return [sample for family in text_string_to_metric_families(text) for sample in family.samples]
 
