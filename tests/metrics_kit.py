@@ -10,16 +10,21 @@ from prometheus_client.samples import Sample
 def exposed_types(text: str) -> dict[str, str]:
     """Each metric's name as its `# TYPE` line writes it, and its type. The parser drops a
     counter family's `_total`; it is put back, as the exposition (and docs/operations.md) name it."""
-    return {family.name + "_total" if family.type == "counter" else family.name: family.type
-            for family in text_string_to_metric_families(text)}
+    return {
+        family.name + "_total" if family.type == "counter" else family.name: family.type
+        for family in text_string_to_metric_families(text)
+    }
 
 
 def label_names(text: str) -> dict[str, set[frozenset[str]]]:
     """Each metric's exposed name (as `exposed_types`) and the label-name sets of its samples
     (a histogram's `le` left out)."""
-    return {family.name + "_total" if family.type == "counter" else family.name:
-            {frozenset(sample.labels) - {"le"} for sample in family.samples}
-            for family in text_string_to_metric_families(text)}
+    return {
+        family.name + "_total" if family.type == "counter" else family.name: {
+            frozenset(sample.labels) - {"le"} for sample in family.samples
+        }
+        for family in text_string_to_metric_families(text)
+    }
 
 
 def samples(text: str) -> list[Sample]:

@@ -19,10 +19,17 @@ EVAL_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
 
 COMMITTER_COUNTERS = (
     ("spreadgate_status_writes_total", "writes", "WorkloadSpread status writes."),
-    ("spreadgate_status_update_conflicts_total", "conflicts",
-     "409 Conflicts on WorkloadSpread status writes (re-read and retried)."),
+    (
+        "spreadgate_status_update_conflicts_total",
+        "conflicts",
+        "409 Conflicts on WorkloadSpread status writes (re-read and retried).",
+    ),
     ("spreadgate_commit_timeouts_total", "timeouts", "Reservations not committed before their deadline."),
-    ("spreadgate_commit_errors_total", "errors", "Failed WorkloadSpread reads or writes other than conflicts."),
+    (
+        "spreadgate_commit_errors_total",
+        "errors",
+        "Failed WorkloadSpread reads or writes other than conflicts.",
+    ),
 )
 """The committer's counters exposed as counters: name, key in `CommitterStats.snapshot`, help."""
 
@@ -32,23 +39,36 @@ class WebhookMetrics(MetricSet):
 
     def __init__(self) -> None:
         super().__init__()
-        self.latency = self.histogram("spreadgate_webhook_latency_seconds",
-                                      "Time to answer an admission request, by webhook path.", LATENCY_BUCKETS,
-                                      ("webhook",))
-        self.requests = self.counter("spreadgate_webhook_requests_total", "Admission HTTP requests by webhook and code.",
-                                     ("webhook", "code"))
-        self.decisions = self.counter("spreadgate_webhook_decisions_total",
-                                      "Admission decisions by webhook and outcome.", ("webhook", "outcome"))
-        self.policy_eval = self.histogram("spreadgate_policy_eval_seconds", "Rego evaluation time by rule.",
-                                          EVAL_BUCKETS, ("rule",))
+        self.latency = self.histogram(
+            "spreadgate_webhook_latency_seconds",
+            "Time to answer an admission request, by webhook path.",
+            LATENCY_BUCKETS,
+            ("webhook",),
+        )
+        self.requests = self.counter(
+            "spreadgate_webhook_requests_total",
+            "Admission HTTP requests by webhook and code.",
+            ("webhook", "code"),
+        )
+        self.decisions = self.counter(
+            "spreadgate_webhook_decisions_total",
+            "Admission decisions by webhook and outcome.",
+            ("webhook", "outcome"),
+        )
+        self.policy_eval = self.histogram(
+            "spreadgate_policy_eval_seconds", "Rego evaluation time by rule.", EVAL_BUCKETS, ("rule",)
+        )
         self.committer: Callable[[], Mapping[str, Any]] | None = None
         """Reads the committer's counters (`CommitterStats.snapshot`) at scrape time; until it
         is set (an app without a committer) they read 0."""
         for name, key, help_text in COMMITTER_COUNTERS:
             self.add_counter_reading(name, help_text, self._committer_count(key))
-        self.add_histogram_reading("spreadgate_commit_batch_size",
-                                   "Reservations carried by one WorkloadSpread status write.", BATCH_BUCKETS,
-                                   self._batch_sizes)
+        self.add_histogram_reading(
+            "spreadgate_commit_batch_size",
+            "Reservations carried by one WorkloadSpread status write.",
+            BATCH_BUCKETS,
+            self._batch_sizes,
+        )
 
     def _committer_stats(self) -> Mapping[str, Any]:
         return self.committer() if self.committer is not None else {}

@@ -79,9 +79,12 @@ class _Labelled(Generic[MetricT]):
 class Counter(_Labelled[prometheus_client.Counter]):
     """A monotonically increasing count per label set, registered on one registry."""
 
-    def __init__(self, registry: CollectorRegistry, name: str, help_text: str, labels: Sequence[str] = ()) -> None:
-        super().__init__(registry, prometheus_client.Counter(name, help_text, labelnames=tuple(labels),
-                                                             registry=registry))
+    def __init__(
+        self, registry: CollectorRegistry, name: str, help_text: str, labels: Sequence[str] = ()
+    ) -> None:
+        super().__init__(
+            registry, prometheus_client.Counter(name, help_text, labelnames=tuple(labels), registry=registry)
+        )
         self.name = name.removesuffix("_total") + "_total"
         """The exposed name: prometheus_client keeps the family's name without `_total`
         and writes the suffix back on the sample and in `# TYPE`."""
@@ -97,10 +100,20 @@ class Counter(_Labelled[prometheus_client.Counter]):
 class Histogram(_Labelled[prometheus_client.Histogram]):
     """Cumulative buckets, sum and count per label set, registered on one registry."""
 
-    def __init__(self, registry: CollectorRegistry, name: str, help_text: str, buckets: Sequence[float],
-                 labels: Sequence[str] = ()) -> None:
-        super().__init__(registry, prometheus_client.Histogram(name, help_text, labelnames=tuple(labels),
-                                                               buckets=tuple(buckets), registry=registry))
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        name: str,
+        help_text: str,
+        buckets: Sequence[float],
+        labels: Sequence[str] = (),
+    ) -> None:
+        super().__init__(
+            registry,
+            prometheus_client.Histogram(
+                name, help_text, labelnames=tuple(labels), buckets=tuple(buckets), registry=registry
+            ),
+        )
         self.name = name
 
     def observe(self, value: float, **labels: str) -> None:
@@ -131,15 +144,19 @@ def _bound_text(bound: float) -> str:
     return text
 
 
-def _histogram_family(name: str, help_text: str, bounds: Sequence[float],
-                      counts: Mapping[float, int] | None) -> HistogramMetricFamily:
+def _histogram_family(
+    name: str, help_text: str, bounds: Sequence[float], counts: Mapping[float, int] | None
+) -> HistogramMetricFamily:
     """A histogram family from how many times each value was observed (None: no samples)."""
     if counts is None:
         return HistogramMetricFamily(name, help_text)
-    cumulative = [(_bound_text(bound), sum(n for value, n in counts.items() if value <= bound))
-                  for bound in (*sorted(bounds), float("inf"))]
-    return HistogramMetricFamily(name, help_text, buckets=cumulative,
-                                 sum_value=sum(value * n for value, n in counts.items()))
+    cumulative = [
+        (_bound_text(bound), sum(n for value, n in counts.items() if value <= bound))
+        for bound in (*sorted(bounds), float("inf"))
+    ]
+    return HistogramMetricFamily(
+        name, help_text, buckets=cumulative, sum_value=sum(value * n for value, n in counts.items())
+    )
 
 
 class MetricSet:
@@ -151,7 +168,9 @@ class MetricSet:
     def counter(self, name: str, help_text: str, labels: Sequence[str] = ()) -> Counter:
         return Counter(self.registry, name, help_text, labels)
 
-    def histogram(self, name: str, help_text: str, buckets: Sequence[float], labels: Sequence[str] = ()) -> Histogram:
+    def histogram(
+        self, name: str, help_text: str, buckets: Sequence[float], labels: Sequence[str] = ()
+    ) -> Histogram:
         return Histogram(self.registry, name, help_text, buckets, labels)
 
     def add_gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
@@ -160,14 +179,21 @@ class MetricSet:
 
     def add_counter_reading(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         """A counter whose running total `read` returns at scrape time."""
-        self.registry.register(_ReadAtScrape(
-            lambda scrape: CounterMetricFamily(name, help_text, value=read() if scrape else None)))
+        self.registry.register(
+            _ReadAtScrape(
+                lambda scrape: CounterMetricFamily(name, help_text, value=read() if scrape else None)
+            )
+        )
 
-    def add_histogram_reading(self, name: str, help_text: str, buckets: Sequence[float],
-                              read: Callable[[], Mapping[float, int]]) -> None:
+    def add_histogram_reading(
+        self, name: str, help_text: str, buckets: Sequence[float], read: Callable[[], Mapping[float, int]]
+    ) -> None:
         """A histogram built at scrape time from `read()`: how many times each value was observed."""
-        self.registry.register(_ReadAtScrape(
-            lambda scrape: _histogram_family(name, help_text, buckets, read() if scrape else None)))
+        self.registry.register(
+            _ReadAtScrape(
+                lambda scrape: _histogram_family(name, help_text, buckets, read() if scrape else None)
+            )
+        )
 
     def render(self) -> str:
         """The `/metrics` body of this instance alone."""

@@ -20,8 +20,10 @@ from py_engine.metrics import CONTENT_TYPE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
-SUBSETS: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")},
-                                 {"name": "b", "nodeSelectorTerm": term("b")}]
+SUBSETS: list[dict[str, Any]] = [
+    {"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")},
+    {"name": "b", "nodeSelectorTerm": term("b")},
+]
 CONTROLLER_PREFIXES = ("spreadgate_controller_", "spreadgate_united_", "leader_election_")
 
 
@@ -32,7 +34,10 @@ def documented() -> dict[str, tuple[str, frozenset[str]]]:
     for line in section.splitlines():
         if line.startswith("| `"):
             name, kind, labels = (cell.strip() for cell in line.strip("|").split("|")[:3])
-            table[name.strip("`")] = (kind.split()[0], frozenset(filter(None, (x.strip() for x in labels.split(",")))))
+            table[name.strip("`")] = (
+                kind.split()[0],
+                frozenset(filter(None, (x.strip() for x in labels.split(",")))),
+            )
     return table
 
 
@@ -58,9 +63,23 @@ def test_the_exposed_metrics_are_the_documented_ones(tmp_path: Path) -> None:
         log = tmp_path / "controller.log"
         with log.open("w", encoding="utf-8") as sink:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "py_engine.cli", "controller", "--kubeconfig",
-                 str(stack.cluster.kubeconfig_path), "--metrics-port", str(port), "--metrics-host", "127.0.0.1",
-                 "--log-format", "json"], stdout=sink, stderr=sink)
+                [
+                    sys.executable,
+                    "-m",
+                    "py_engine.cli",
+                    "controller",
+                    "--kubeconfig",
+                    str(stack.cluster.kubeconfig_path),
+                    "--metrics-port",
+                    str(port),
+                    "--metrics-host",
+                    "127.0.0.1",
+                    "--log-format",
+                    "json",
+                ],
+                stdout=sink,
+                stderr=sink,
+            )
             try:
                 url = f"http://127.0.0.1:{port}/metrics"
 
@@ -81,8 +100,22 @@ def test_the_exposed_metrics_are_the_documented_ones(tmp_path: Path) -> None:
                 proc.wait(timeout=30)
         assert stack.hook is not None
         hook_client = stack.hook.app.test_client()
-        poll(lambda: (value(hook_client.get("/metrics").get_data(as_text=True), "spreadgate_webhook_requests_total",
-                            webhook="/mutate/pods", code="200") or 0) >= 1, 60, "the webhook to admit a pod")
+        poll(
+            lambda: (
+                (
+                    value(
+                        hook_client.get("/metrics").get_data(as_text=True),
+                        "spreadgate_webhook_requests_total",
+                        webhook="/mutate/pods",
+                        code="200",
+                    )
+                    or 0
+                )
+                >= 1
+            ),
+            60,
+            "the webhook to admit a pod",
+        )
         page = hook_client.get("/metrics")
         webhook_text = page.get_data(as_text=True)
     assert content_type == page.content_type == CONTENT_TYPE
@@ -95,5 +128,10 @@ def test_the_exposed_metrics_are_the_documented_ones(tmp_path: Path) -> None:
         assert label_sets <= {table[name][1]}, (name, label_sets, table[name])
         labelled |= {name for labels in label_sets if labels}
     # the labelled families were seen with their labels, not only by name
-    assert {"spreadgate_united_syncs_total", "spreadgate_united_writes_total", "spreadgate_webhook_requests_total",
-            "spreadgate_webhook_decisions_total", "spreadgate_webhook_latency_seconds"} <= labelled
+    assert {
+        "spreadgate_united_syncs_total",
+        "spreadgate_united_writes_total",
+        "spreadgate_webhook_requests_total",
+        "spreadgate_webhook_decisions_total",
+        "spreadgate_webhook_latency_seconds",
+    } <= labelled

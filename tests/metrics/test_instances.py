@@ -13,9 +13,17 @@ from py_engine.workloadspread.controller.metrics import ControllerMetrics
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
 
-REVIEW = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-          "request": {"uid": "u-1", "operation": "CREATE", "namespace": "default",
-                      "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": {"metadata": {}}}}
+REVIEW = {
+    "apiVersion": "admission.k8s.io/v1",
+    "kind": "AdmissionReview",
+    "request": {
+        "uid": "u-1",
+        "operation": "CREATE",
+        "namespace": "default",
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "object": {"metadata": {}},
+    },
+}
 
 
 def test_two_webhook_apps_in_one_process_count_apart() -> None:
@@ -28,7 +36,9 @@ def test_two_webhook_apps_in_one_process_count_apart() -> None:
     assert busy_page.content_type == idle_page.content_type == CONTENT_TYPE
     busy_text, idle_text = busy_page.get_data(as_text=True), idle_page.get_data(as_text=True)
     assert value(busy_text, "spreadgate_webhook_requests_total", webhook="/mutate/pods", code="200") == 3
-    assert value(busy_text, "spreadgate_webhook_decisions_total", webhook="/mutate/pods", outcome="allowed") == 3
+    assert (
+        value(busy_text, "spreadgate_webhook_decisions_total", webhook="/mutate/pods", outcome="allowed") == 3
+    )
     assert value(busy_text, "spreadgate_webhook_latency_seconds_count", webhook="/mutate/pods") == 3
     assert value(idle_text, "spreadgate_webhook_requests_total", webhook="/mutate/pods", code="200") is None
     assert value(idle_text, "spreadgate_webhook_latency_seconds_count", webhook="/mutate/pods") is None

@@ -22,12 +22,18 @@ def test_counter_histogram_and_gauge_expose_names_types_and_values() -> None:
     latency.observe(1.0)  # a bound is inclusive: `le` means less than or equal
     metrics.add_gauge("x_queue_depth", "Depth.", lambda: 4)
     text = metrics.render()
-    assert exposed_types(text) == {"x_requests_total": "counter", "x_latency_seconds": "histogram",
-                                   "x_queue_depth": "gauge"}
+    assert exposed_types(text) == {
+        "x_requests_total": "counter",
+        "x_latency_seconds": "histogram",
+        "x_queue_depth": "gauge",
+    }
     assert "# HELP x_requests_total Requests.\n# TYPE x_requests_total counter\n" in text
     assert value(text, "x_requests_total", code="200", webhook="/mutate") == 3
     assert [(s.labels["le"], s.value) for s in samples(text) if s.name == "x_latency_seconds_bucket"] == [
-        ("0.1", 1), ("1.0", 4), ("+Inf", 4)]
+        ("0.1", 1),
+        ("1.0", 4),
+        ("+Inf", 4),
+    ]
     assert value(text, "x_latency_seconds_count") == 4
     assert value(text, "x_latency_seconds_sum") == pytest.approx(2.05)
     assert value(text, "x_queue_depth") == 4
@@ -64,13 +70,20 @@ def test_readings_are_taken_at_scrape_time() -> None:
     assert exposed_types(text) == {"x_writes_total": "counter", "x_batch_size": "histogram"}
     assert value(text, "x_writes_total") == 1
     assert [(s.labels["le"], s.value) for s in samples(text) if s.name == "x_batch_size_bucket"] == [
-        ("1.0", 2), ("4.0", 2), ("8.0", 3), ("+Inf", 3)]
+        ("1.0", 2),
+        ("4.0", 2),
+        ("8.0", 3),
+        ("+Inf", 3),
+    ]
     assert value(text, "x_batch_size_count") == 3 and value(text, "x_batch_size_sum") == 7
     writes.append(5.0)
     sizes[300.0] = 1
     text = metrics.render()
     assert value(text, "x_writes_total") == 5
-    assert value(text, "x_batch_size_bucket", le="8.0") == 3 and value(text, "x_batch_size_bucket", le="+Inf") == 4
+    assert (
+        value(text, "x_batch_size_bucket", le="8.0") == 3
+        and value(text, "x_batch_size_bucket", le="+Inf") == 4
+    )
 
 
 def test_instances_keep_separate_registries() -> None:

@@ -18,11 +18,20 @@ class ControllerMetrics(MetricSet):
 
     def __init__(self) -> None:
         super().__init__()
-        self.sync_duration = self.histogram("spreadgate_controller_sync_duration_seconds",
-                                            "Time one sync of one WorkloadSpread took.", SYNC_BUCKETS)
-        self.syncs = self.counter("spreadgate_controller_syncs_total", "Syncs by result (success, error, conflict).",
-                                  ("result",))
-        self.writes = self.counter("spreadgate_controller_writes_total",
-                                   "API writes by kind (status, deletion_cost, adoption, pod_delete, event).", ("kind",))
-        self.conflicts = self.counter("spreadgate_controller_status_update_conflicts_total",
-                                      "Status writes refused with 409 Conflict (retried by requeue).")
+        self.sync_duration = self.histogram(
+            "spreadgate_controller_sync_duration_seconds",
+            "Time one sync of one WorkloadSpread took.",
+            SYNC_BUCKETS,
+        )
+        self.syncs = self.counter(
+            "spreadgate_controller_syncs_total", "Syncs by result (success, error, conflict).", ("result",)
+        )
+        self.writes = self.counter(
+            "spreadgate_controller_writes_total",
+            "API writes by kind (status, deletion_cost, adoption, pod_delete, event).",
+            ("kind",),
+        )
+        self.conflicts = self.counter(
+            "spreadgate_controller_status_update_conflicts_total",
+            "Status writes refused with 409 Conflict (retried by requeue).",
+        )

@@ -14,12 +14,22 @@ class UnitedMetrics(MetricSet):
 
     def __init__(self) -> None:
         super().__init__()
-        self.sync_duration = self.histogram("spreadgate_united_sync_duration_seconds",
-                                            "Time one sync of one UnitedDeployment took.", SYNC_BUCKETS)
-        self.syncs = self.counter("spreadgate_united_syncs_total",
-                                  "UnitedDeployment syncs by result (success, error, conflict, invalid).", ("result",))
-        self.writes = self.counter("spreadgate_united_writes_total",
-                                   "API writes by kind (create, update, delete, release, pod_label, status, event).",
-                                   ("kind",))
-        self.conflicts = self.counter("spreadgate_united_update_conflicts_total",
-                                      "Writes refused with 409 Conflict (retried with a fresh object).")
+        self.sync_duration = self.histogram(
+            "spreadgate_united_sync_duration_seconds",
+            "Time one sync of one UnitedDeployment took.",
+            SYNC_BUCKETS,
+        )
+        self.syncs = self.counter(
+            "spreadgate_united_syncs_total",
+            "UnitedDeployment syncs by result (success, error, conflict, invalid).",
+            ("result",),
+        )
+        self.writes = self.counter(
+            "spreadgate_united_writes_total",
+            "API writes by kind (create, update, delete, release, pod_label, status, event).",
+            ("kind",),
+        )
+        self.conflicts = self.counter(
+            "spreadgate_united_update_conflicts_total",
+            "Writes refused with 409 Conflict (retried with a fresh object).",
+        )
