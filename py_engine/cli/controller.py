@@ -91,6 +91,8 @@ def _fail(message: str) -> int:
 def _serve_metrics(host: str, port: int, render: Callable[[], str], ready: Callable[[], bool]) -> ThreadingHTTPServer:
     """`/metrics`, `/healthz` (the process serves) and `/readyz` (503 until every watch cache
     has its first list)."""
+    from py_engine.metrics import CONTENT_TYPE
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
@@ -108,7 +110,7 @@ def _serve_metrics(host: str, port: int, render: Callable[[], str], ready: Calla
             else:
                 body = b"ok\n"
             self.send_response(status)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Type", CONTENT_TYPE)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from py_engine.metrics import Counter, Gauge, Histogram
+from py_engine.metrics import MetricSet
 from py_engine.runtime.workqueue import RateLimit
 
 
@@ -24,13 +23,10 @@ class Options:
     rate_limit: RateLimit = field(default_factory=RateLimit)
 
 
-class Metrics:
-    """What the loop records, under test names; gauges by name."""
+class Metrics(MetricSet):
+    """What the loop records, under test names."""
 
     def __init__(self) -> None:
-        self.sync_duration = Histogram("t_sync_duration_seconds", "Sync duration.", (0.1, 1.0))
-        self.syncs = Counter("t_syncs_total", "Syncs by result.")
-        self.gauges: dict[str, Gauge] = {}
-
-    def add_gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
-        self.gauges[name] = Gauge(name, help_text, read)
+        super().__init__()
+        self.sync_duration = self.histogram("t_sync_duration_seconds", "Sync duration.", (0.1, 1.0))
+        self.syncs = self.counter("t_syncs_total", "Syncs by result.", ("result",))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import webhook_testkit
+from metrics_kit import value
 from webhook_testkit import KubeEnv, wait_until
 
 from py_engine.apiclient import LEASES
@@ -77,10 +78,10 @@ def test_the_spread_controller_stops_its_workers_when_leadership_is_lost(kube_en
     manager.start(sync_timeout=10)
     try:
         assert manager.wait_leading(5) and controller.running and manager.is_leading()
-        assert "leader_election_master_status 1" in manager.render_metrics()
+        assert value(manager.render_metrics(), "leader_election_master_status") == 1
         steal(kube_env)
         wait_until(lambda: lost == [True], 5, "on_lost")
         wait_until(lambda: not controller.running, 5, "the workers to stop")
-        assert "leader_election_master_status 0" in manager.render_metrics()
+        assert value(manager.render_metrics(), "leader_election_master_status") == 0
     finally:
         manager.stop()

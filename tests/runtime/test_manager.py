@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 import webhook_testkit
+from metrics_kit import value
 from reconciler_kit import Metrics, Options, Report
 from webhook_testkit import KubeEnv, wait_until
 
 from py_engine.apiclient import LEASES, NODES, PODS, WatchCache
 from py_engine.logsetup import record_fields
-from py_engine.metrics import render_all
 from py_engine.runtime.cachegroup import CacheGroup, SharedCaches
 from py_engine.runtime.leader import LeaderConfig
 from py_engine.runtime.manager import Managed, Manager
@@ -50,11 +50,6 @@ class Loop(Reconciler[Report]):
         return Report(key, outcome, error=error)
 
 
-class RenderedMetrics(Metrics):
-    def render(self) -> str:
-        return render_all([self.syncs, *self.gauges.values()])
-
-
 class Caches(CacheGroup):
     """Pods plus one resource of its own, through the group's (maybe shared) caches."""
 
@@ -68,7 +63,7 @@ class Caches(CacheGroup):
 
 
 def controller(manager: Manager, env: KubeEnv, name: str, other: Any = NODES) -> Managed:
-    metrics = RenderedMetrics()
+    metrics = Metrics()
     loop = Loop(manager.clock, Options(workers=1, resync_seconds=3600.0), metrics, (f"{name}_depth", "Depth."))
     source = Caches(env, manager.caches, pods=f"{name}-pods", other=other)
     return manager.add(Managed(name, source, loop, metrics, (f"{name}_leader", "Leads.")))
@@ -94,7 +89,7 @@ def loops(m: Manager) -> list[Reconciler[Any]]:
 
 
 def synced(controller: Managed) -> float:
-    assert isinstance(controller.metrics, RenderedMetrics)
+    assert isinstance(controller.metrics, Metrics)
     return controller.metrics.syncs.value(result="success")
 
 
@@ -137,14 +132,14 @@ def test_without_election_every_controller_runs_at_once_and_stop_joins_every_thr
     assert m.is_leading() and m.ready() and all(loop.running for loop in loops(m))
     wait_until(lambda: all("ns/a" in loop.last for loop in loops(m)), 5, "both resyncs to sync the key")
     body = m.render_metrics()
-    assert "one_leader 1" in body and "two_leader 1" in body
+    assert value(body, "one_leader") == 1 and value(body, "two_leader") == 1
     threads = [t for loop in loops(m) for t in loop._threads]
     caches = m.caches.caches()
     m.stop()
     m.stop()  # idempotent
     assert not m.is_leading() and not any(t.is_alive() for t in threads)
     assert not any(cache.running for cache in caches)
-    assert "one_leader 0" in m.render_metrics()
+    assert value(m.render_metrics(), "one_leader") == 0
 
 
 def test_one_election_drives_both_controllers_lost_stops_both_won_back_restarts_both(
@@ -164,7 +159,7 @@ def test_one_election_drives_both_controllers_lost_stops_both_won_back_restarts_
             wait_until(lambda: lost == ["a"], 5, "on_lost")
             assert not m.is_leading() and not any(loop.running for loop in loops(m))
             assert all(synced(c) == 1 for c in m.controllers)  # the first term's resync
-            assert "one_leader 0" in m.render_metrics() and "two_leader 0" in m.render_metrics()
+            assert value(m.render_metrics(), "one_leader") == 0 and value(m.render_metrics(), "two_leader") == 0
             clk.advance(LEASE["lease_duration"] + 0.5)  # the thief does not renew: its Lease expires
             wait_until(lambda: all(loop.running for loop in loops(m)), 5, "both controllers to restart")
         assert m.is_leading() and holder(env) == "a" and lost == ["a"]
