@@ -125,3 +125,12 @@ def test_no_module_global_caches_or_state() -> None:
     found = [line for root in ("py_engine", "webhook") for path in sorted((REPO / root).rglob("*.py"))
              for line in _module_state(path)]
     assert found == []
+
+
+def test_the_pre_commit_hooks_run_the_checks_this_suite_runs() -> None:
+    """`.pre-commit-config.yaml` must not drift from the checks above: same tools, same scope."""
+    import yaml
+
+    config = yaml.safe_load((REPO / ".pre-commit-config.yaml").read_text())
+    entries = {hook["entry"].split(" --")[0] for repo in config["repos"] for hook in repo["hooks"]}
+    assert entries == {"ruff format", "ruff check", "mypy", "lint-imports"}

@@ -29,14 +29,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from py_engine.cli.helpformat import command_parser
 from py_engine.cli.preflight import port
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("simulate", help="run a scenario on the embedded cluster (virtual time)",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_parser(subparsers, "simulate", __doc__, help="run a scenario on the embedded cluster (virtual time)")
     parser.add_argument("scenario", metavar="SCENARIO", nargs="?",
                         help="a scenario file, or the name of a shipped scenario (see --list)")
     parser.add_argument("--list", action="store_true", help="print the names of the shipped scenarios and exit")

@@ -30,6 +30,17 @@ def parse_time(value: str) -> datetime:
     return parsed.astimezone(UTC)
 
 
+def parse_time_or_none(value: object) -> datetime | None:
+    """`parse_time` for fields read from objects others wrote: None when the value is missing,
+    not a string or not RFC 3339 (a condition without a time is treated as having none)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_time(value)
+    except TimestampError:
+        return None
+
+
 def format_time(moment: datetime) -> str:
     """Format as Kubernetes `metav1.Time`: whole seconds, UTC, `Z` suffix.
 

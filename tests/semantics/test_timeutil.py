@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from py_engine.semantics.timeutil import TimestampError, format_micro_time, format_time, parse_time
+from py_engine.semantics.timeutil import (
+    TimestampError,
+    format_micro_time,
+    format_time,
+    parse_time,
+    parse_time_or_none,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -83,3 +89,13 @@ def test_unreadable_timestamps_say_why(value: object, message: str) -> None:
     with pytest.raises(TimestampError) as caught:
         parse_time(value)  # type: ignore[arg-type]
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("value", [None, "", 0, 1.5, "yesterday", "2024-06-01T12:00:00", {"t": 1}])
+def test_a_missing_or_unreadable_time_reads_as_none(value: object) -> None:
+    assert parse_time_or_none(value) is None
+
+
+def test_a_readable_time_reads_as_parse_time_reads_it() -> None:
+    assert parse_time_or_none("2024-06-01T14:00:00+02:00") == datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
+    assert parse_time_or_none("2024-06-01T12:00:00Z") == parse_time("2024-06-01T12:00:00Z")
