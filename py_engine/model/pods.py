@@ -8,6 +8,7 @@ always writes its own key with lower-case keys.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,20 +47,27 @@ def matched_spread(pod: Mapping[str, Any]) -> MatchedSpread | None:
     annotations = objects.annotations(pod)
     for key in (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION):
         raw = annotations.get(key)
-        if not isinstance(raw, str):
-            continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return None
-        if not isinstance(value, dict):
-            return None
-        folded = {str(k).lower(): v for k, v in value.items()}
-        name, subset, uid = folded.get("name"), folded.get("subset"), folded.get("uid", "")
-        if not isinstance(name, str) or not isinstance(subset, str) or not isinstance(uid, str):
-            return None
-        return MatchedSpread(name=name, subset=subset, uid=uid)
+        if isinstance(raw, str):
+            return _parse_matched(raw)
     return None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _parse_matched(raw: str) -> MatchedSpread | None:
+    """One annotation text's reading, remembered: a controller pass reads each pod's three
+    times (listing, status, costs), and json.loads was a fifth of a 50,000-pod pass (issue 28).
+    The answer is immutable; the bound keeps at most 65,536 texts (about 15 MB)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    folded = {str(k).lower(): v for k, v in value.items()}
+    name, subset, uid = folded.get("name"), folded.get("subset"), folded.get("uid", "")
+    if not isinstance(name, str) or not isinstance(subset, str) or not isinstance(uid, str):
+        return None
+    return MatchedSpread(name=name, subset=subset, uid=uid)
 
 
 def pod_version(pod: Mapping[str, Any], *, versioned: bool) -> str:
