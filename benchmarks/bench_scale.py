@@ -112,17 +112,58 @@ def populate(bench: Bench, pods: int, spreads: int) -> None:
                      "subsets": [{"name": "a", "maxReplicas": per_spread // 2}, {"name": "b"}]}})
         for i in range(per_spread):
             subset = "a" if i < per_spread // 2 else "b"
-            api.create("v1/pods", namespace, {
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": f"{app}-h-{i}", "labels": {"app": app, "pod-template-hash": "h"},
-                             "annotations": {MATCHED_ANNOTATION: json.dumps({"name": f"ws-{k}", "subset": subset})},
-                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-h",
-                                                  "uid": rs["metadata"]["uid"], "controller": True}]},
-                "spec": {"nodeName": f"node-{serial % NODES}",
-                         "containers": [{"name": "c", "image": "nginx:1.27",
-                                         "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]},
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+            api.create("v1/pods", namespace, realistic_pod(app, i, f"ws-{k}", subset, rs["metadata"]["uid"],
+                                                           f"node-{serial % NODES}"))
             serial += 1
+
+
+def realistic_pod(app: str, i: int, spread: str, subset: str, rs_uid: str, node: str) -> JSON:
+    """A Running pod the size of a typical one in a watch cache (about 3.5 KB of JSON: two
+    containers with env, ports, probes and mounts, managedFields, container statuses), so
+    memory per pod is not flattered by toy objects."""
+    name = f"{app}-h-{i}"
+    container = {"image": "registry.example/team/service:1.27.3", "imagePullPolicy": "IfNotPresent",
+                 "env": [{"name": f"SETTING_{n}", "value": f"value-{n}"} for n in range(6)],
+                 "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+                 "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+                 "readinessProbe": {"httpGet": {"path": "/readyz", "port": 8080}, "periodSeconds": 10},
+                 "volumeMounts": [{"name": "config", "mountPath": "/etc/app"},
+                                  {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                                   "readOnly": True}]}
+    stamp = "2026-06-01T12:00:00Z"
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": app, "pod-template-hash": "h", "team": "payments",
+                                              "tier": "backend"},
+                     "annotations": {MATCHED_ANNOTATION: json.dumps({"name": spread, "subset": subset}),
+                                     "kubectl.kubernetes.io/restartedAt": stamp},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-h",
+                                          "uid": rs_uid, "controller": True, "blockOwnerDeletion": True}],
+                     "managedFields": [{"manager": "kube-controller-manager", "operation": "Update",
+                                        "apiVersion": "v1", "time": stamp, "fieldsType": "FieldsV1",
+                                        "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}, "f:tier": {}}},
+                                                     "f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {}}}}},
+                                       {"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+                                        "time": stamp, "fieldsType": "FieldsV1", "subresource": "status",
+                                        "fieldsV1": {"f:status": {"f:conditions": {}, "f:podIP": {}}}}]},
+        "spec": {"nodeName": node, "serviceAccountName": "default", "restartPolicy": "Always",
+                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler",
+                 "containers": [dict(container, name="app"), dict(container, name="sidecar")],
+                 "volumes": [{"name": "config", "configMap": {"name": f"{app}-config"}},
+                             {"name": "kube-api-access", "projected": {"sources": [
+                                 {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}]}}],
+                 "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                                  "effect": "NoExecute", "tolerationSeconds": 300}]},
+        "status": {"phase": "Running", "podIP": f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}",
+                   "hostIP": "192.168.0.1", "startTime": stamp, "qosClass": "Burstable",
+                   "conditions": [{"type": t, "status": "True", "lastTransitionTime": stamp}
+                                  for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")],
+                   "containerStatuses": [{"name": c, "ready": True, "restartCount": 0, "started": True,
+                                          "image": "registry.example/team/service:1.27.3",
+                                          "imageID": "registry.example/team/service@sha256:" + "0" * 64,
+                                          "containerID": "containerd://" + "1" * 64,
+                                          "state": {"running": {"startedAt": stamp}}}
+                                         for c in ("app", "sidecar")]}}
 
 
 class Churn:
@@ -188,7 +229,8 @@ def load(url: str, ca_pem: str, template: JSON, count: int, **kw: Any) -> JSON:
 
 # ----------------------------------------------------------------- 1. cluster size
 
-def measure_size(pods: int, spreads: int, rounds: int, per_round: int, *, memory_only: bool = False) -> JSON:
+def measure_size(pods: int, spreads: int, rounds: int, per_round: int, *, memory_only: bool = False,
+                 controller: bool = False) -> JSON:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         bench = Bench(Path(tmp))
         hook: WebhookProcess | None = None
@@ -208,6 +250,8 @@ def measure_size(pods: int, spreads: int, rounds: int, per_round: int, *, memory
             before = bench.server.requests
             time.sleep(3.0)
             out["idle_rps"] = (bench.server.requests - before) / 3.0
+            if controller:  # the controller's steady state on this cluster, the webhook idle beside it
+                out["controller_rps"] = controller_steady(bench)
             template = bench.template()
             lat: dict[str, list[float]] = {"/noop": [], "/mutate/pods": []}
             cpu = {"/noop": 0.0, "/mutate/pods": 0.0}
@@ -333,9 +377,12 @@ def burst(bench: Bench, replicas: Replicas, *, kill_after: float | None = None) 
                         record=True)
         killed_at = None
         if kill_after is not None:
-            time.sleep(kill_after)
+            # Mid-burst: once the spread's status holds a third of the burst's reservations.
+            deadline = time.monotonic() + 120
+            while reserved(bench, name) < kill_after * BURST and time.monotonic() < deadline:
+                time.sleep(0.01)
+            killed_at = reserved(bench, name)
             replicas.hooks[0].proc.send_signal(signal.SIGKILL)
-            killed_at = time.perf_counter()
         result = finish_load(proc, strict=kill_after is None)
         requests = bench.server.requests - before_requests
         after = replicas.committer()
@@ -344,10 +391,18 @@ def burst(bench: Bench, replicas: Replicas, *, kill_after: float | None = None) 
     pods = admitted_pods(template, result["patches"])
     out: JSON = {"spread": name, "wall": result["wall"], "admitted": len(pods), "errors": result["bad"],
                  "error_samples": result["errors"][:2], "subsets": over_caps(pods), "requests": requests,
-                 "p99": pct(result["latencies"], 99), "pods": pods, "killed": killed_at is not None}
+                 "p99": pct(result["latencies"], 99), "pods": pods, "killed_at": killed_at}
     if kill_after is None:  # every replica answered: the counters cover the whole burst
         out |= {key: after[key] - before[key] for key in ("writes", "conflicts", "reads")}
     return out
+
+
+def reserved(bench: Bench, spread: str) -> int:
+    """Reservations (creatingPods entries) in the spread's stored status, read in process."""
+    status = bench.api.get("spreadgate.dev/v1alpha1/workloadspreads", "default", spread).get("status") or {}
+    versioned = status.get("versionedSubsetStatuses") or {}
+    entries = [e for bucket in versioned.values() for e in bucket] or list(status.get("subsetStatuses") or [])
+    return sum(len(e.get("creatingPods") or {}) for e in entries)
 
 
 def finalise(bench: Bench, tmp: Path, spread: str, pods: list[JSON]) -> JSON:
@@ -368,7 +423,9 @@ def finalise(bench: Bench, tmp: Path, spread: str, pods: list[JSON]) -> JSON:
     expected = over_caps(pods)
     uids = {json.loads(p["metadata"]["annotations"][MATCHED_ANNOTATION]).get("uid") for p in pods
             if MATCHED_ANNOTATION in (p["metadata"].get("annotations") or {})}
-    still_creating = sum(1 for e in entries.values() for key in (e.get("creatingPods") or {}) if key in uids)
+    every_entry = [*entries.values(), *(e for bucket in (status.get("versionedSubsetStatuses") or {}).values()
+                                        for e in bucket)]
+    still_creating = sum(1 for e in every_entry for key in (e.get("creatingPods") or {}) if key in uids)
     counted = {s: int((entries.get(s) or {}).get("replicas", 0)) for s in CAPS}
     mismatched = sum(abs(counted[s] - expected[s]) for s in CAPS)
     return {"counted": counted, "expected": {s: expected[s] for s in CAPS}, "lost": mismatched + still_creating,
@@ -388,12 +445,10 @@ def replicas_run(quick: bool) -> JSON:
             three = Replicas(bench, REPLICAS, TOTAL_THREADS // REPLICAS)
             try:
                 out["three"] = burst(bench, three)
-                out["killed"] = burst(bench, three, kill_after=out["three"]["wall"] / 3)
+                out["killed"] = burst(bench, three, kill_after=1 / 3)
             finally:
                 three.close()
             out["finalised"] = finalise(bench, Path(tmp), out["killed"]["spread"], out["killed"]["pods"])
-            # The controller's steady state on this cluster: non-watch requests per second.
-            out["controller_rps"] = controller_steady(bench)
         finally:
             bench.close()
     for run in ("one", "three", "killed"):
@@ -402,14 +457,18 @@ def replicas_run(quick: bool) -> JSON:
 
 
 def controller_steady(bench: Bench, window: float = 4.0) -> float:
-    """`spreadgate controller` against the cluster: requests per second after its first sync
-    (the sync ends when a poll of a few seconds sees no new request)."""
+    """`spreadgate controller` against the cluster: non-watch requests per second after its first
+    sync (every spread's status written, then two seconds without a request)."""
     proc = subprocess.Popen(["spreadgate", "controller", "--kubeconfig", bench.kubeconfig, "--no-united-deployments",
                              "--metrics-port", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not all(  # first sync: every spread's status written
+                (ws.get("status") or {}).get("observedGeneration")
+                for ws in bench.api.list("spreadgate.dev/v1alpha1/workloadspreads")["items"]):
+            time.sleep(0.5)
         last = -1
-        while time.monotonic() < deadline:  # settle: two seconds without a request
+        while time.monotonic() < deadline:  # then settled: two seconds without a request
             time.sleep(2.0)
             now = bench.server.requests
             if now == last:
@@ -433,7 +492,7 @@ def main(quick: bool = False) -> dict[str, Any]:
     sizes = QUICK_SIZES if quick else FULL_SIZES
     rounds, per_round = (2, 600) if quick else (2, 1500)
     print(f"  load average before: {load_averages()}")
-    by_size = [measure_size(p, s, rounds, per_round) for p, s in sizes]
+    by_size = [measure_size(p, s, rounds, per_round, controller=n == 0) for n, (p, s) in enumerate(sizes)]
     memory_point = measure_size(*MEMORY_POINT, 0, 0, memory_only=True)
     print(f"  load average after the cluster sizes: {load_averages()}")
     rows = []
@@ -479,9 +538,12 @@ def main(quick: bool = False) -> dict[str, Any]:
                 ["webhooks", "admitted", "errors", "wall s", "pods/s", "a / b / c", "over cap", "writes", "writes/pod",
                  "conflicts/pod", "API req/pod", "p99 ms"], rep_rows)
     fin = rep["finalised"]
+    print(f"  replica killed with {rep['killed']['killed_at']} pods reserved; "
+          f"{rep['killed']['errors']} requests cut off (the API server would fail those creates; the "
+          "ReplicaSet controller retries them)")
     print(f"  after the kill: {fin['counted']} counted by the controller for {fin['expected']} admitted and created; "
           f"lost or double-counted: {fin['lost']} (first errors: {rep['killed']['error_samples']})")
-    print(f"  controller steady state: {rep['controller_rps']:.2f} non-watch requests/s; "
+    print(f"  controller steady state ({small['pods']:,} pods / {small['spreads']} spreads): {small['controller_rps']:.2f} non-watch requests/s; "
           f"idle webhook: {max(r['idle_rps'] for r in by_size):.2f} requests/s at most")
     return {"sizes": by_size, "memory_point": memory_point, "cpu_growth": cpu_growth, "p99_growth": p99_growth,
             "raw_cpu_growth": raw_cpu_growth, "rss_per_1000_pods": per_pod * 1000, "rss_per_100_spreads": per_spread * 100,
@@ -505,8 +567,8 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
         Target("webhook RSS per 1,000 pods / per 100 spreads", f"{result['rss_per_1000_pods'] / 2**20:.1f} / "
                f"{result['rss_per_100_spreads'] / 2**20:.1f} MiB", "stated", True),
         Target("idle webhook / controller non-watch requests/s",
-               f"{max(r['idle_rps'] for r in result['sizes']):.2f} / {rep['controller_rps']:.2f}", "0 (watches only)",
-               max(r["idle_rps"] for r in result["sizes"]) == 0 and rep["controller_rps"] == 0),
+               f"{max(r['idle_rps'] for r in result['sizes']):.2f} / {small['controller_rps']:.2f}", "0 (watches only)",
+               max(r["idle_rps"] for r in result["sizes"]) == 0 and small["controller_rps"] == 0),
         Target(f"{REPLICAS} replicas, {BURST:,}-pod burst at 10 ms: pods over a cap",
                str(three["subsets"]["over"]), "0", three["subsets"]["over"] == 0),
         Target(f"{REPLICAS} replicas: writes per pod (conflicts per pod)",
