@@ -9,7 +9,7 @@ webhook's own.
 
 Protocol: one JSON line on stdin configures it (kubeconfig, cert, key,
 batching, threads, commit_timeout, node_simulation (default off), sync_timeout (seconds for the
-first sync, default 30), server: "spreadgate" or "hypercorn", the latter serving
+first sync, default 30), api_timeout (the client's, default 10 s as shipped), server: "spreadgate" or "hypercorn", the latter serving
 the same app through `benchmarks.hypercorn_serve` to compare the servers' CPU); it answers one JSON line `{"url": ...}`
 once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
 the process CPU seconds, the CPU seconds spent inside Rego evaluation (thread
@@ -96,7 +96,7 @@ def main() -> int:
         cert_file=config["cert"], key_file=config["key"], kubeconfig=config["kubeconfig"], host="127.0.0.1",
         port=0, threads=int(config.get("threads", 64)), node_simulation=bool(config.get("node_simulation", False)),
         batching=bool(config.get("batching", True)), commit_timeout=float(config.get("commit_timeout", 8.0)),
-        extra_routes={"/noop": noop}), engine=engine)
+        api_timeout=float(config.get("api_timeout", 10.0)), extra_routes={"/noop": noop}), engine=engine)
     stop_other: Callable[[], None] | None = None
     if config.get("server", "spreadgate") == "hypercorn":  # the same app behind hypercorn (measurement only)
         from benchmarks.hypercorn_serve import serve_in_thread
