@@ -21,7 +21,7 @@ figure is the one to compare (wall includes waiting for a core).
 Targets: 50,000 / 1,000 first sync <= 5 s, steady pass <= 2 s with 0 writes; 1,000 UDs x 5
 steady pass <= 1 s with 0 writes.
 
-Run: `python -m benchmarks bench_controller_scale` (about 2 minutes on 2 quiet cores;
+Run: `python -m benchmarks bench_controller_scale` (about 6 minutes on a loaded 2-core machine;
 `--quick` at a fifth of the sizes).
 """
 

@@ -31,8 +31,8 @@ normalised by the same size's /noop, so machine load cancels); replicas: 0 pods 
 <= 0.1 writes per pod, throughput >= one process's; after the kill: 0 over cap, 0 lost; 0
 non-watch requests per second in steady state.
 
-Run: `python -m benchmarks bench_scale` (about 6 minutes on 2 quiet cores; `--quick` about
-2 minutes at 1,000 / 5,000 pods).
+Run: `python -m benchmarks bench_scale` (about 6 minutes on a loaded 2-core machine; `--quick`
+at 1,000 / 5,000 pods and a 600-pod burst, about 2 minutes).
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ CLIENTS = 64
 FLAT_TARGET = 1.2
 WRITES_TARGET = 0.1
 BURST = 1_500
+QUICK_BURST = 600
 CAPS = {"a": 400, "b": 400, "c": None}
 TOTAL_THREADS = 66
 REPLICAS = 3
@@ -377,20 +378,20 @@ def over_caps(pods: list[JSON]) -> dict[str, int]:
                                                              for s, cap in CAPS.items() if cap is not None)}
 
 
-def burst(bench: Bench, replicas: Replicas, *, kill_after: float | None = None) -> JSON:
+def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | None = None) -> JSON:
     bench.api.faults.set_spec("workloadspreads/status:update:latency=10ms")
     try:
         name = capped_spread(bench)
         template = bench.template()
         before = replicas.committer()
         before_requests = bench.server.requests
-        proc = run_load(replicas.url + "/mutate/pods", bench.ca.cert_pem, template, BURST, warm=CLIENTS, warm_path="/noop",
+        proc = run_load(replicas.url + "/mutate/pods", bench.ca.cert_pem, template, count, warm=CLIENTS, warm_path="/noop",
                         record=True)
         killed_at = None
         if kill_after is not None:
             # Mid-burst: once the spread's status holds a third of the burst's reservations.
             deadline = time.monotonic() + 120
-            while reserved(bench, name) < kill_after * BURST and time.monotonic() < deadline:
+            while reserved(bench, name) < kill_after * count and time.monotonic() < deadline:
                 time.sleep(0.01)
             killed_at = reserved(bench, name)
             replicas.hooks[0].proc.send_signal(signal.SIGKILL)
@@ -444,19 +445,20 @@ def finalise(bench: Bench, tmp: Path, spread: str, pods: list[JSON]) -> JSON:
 
 
 def replicas_run(quick: bool) -> JSON:
-    out: JSON = {}
+    count = QUICK_BURST if quick else BURST
+    out: JSON = {"burst": count}
     with tempfile.TemporaryDirectory(prefix="bench-replicas-") as tmp:
         bench = Bench(Path(tmp))
         try:
             one = Replicas(bench, 1, TOTAL_THREADS)
             try:
-                out["one"] = burst(bench, one)
+                out["one"] = burst(bench, one, count)
             finally:
                 one.close()
             three = Replicas(bench, REPLICAS, TOTAL_THREADS // REPLICAS)
             try:
-                out["three"] = burst(bench, three)
-                out["killed"] = burst(bench, three, kill_after=1 / 3)
+                out["three"] = burst(bench, three, count)
+                out["killed"] = burst(bench, three, count, kill_after=1 / 3)
             finally:
                 three.close()
             out["finalised"] = finalise(bench, Path(tmp), out["killed"]["spread"], out["killed"]["pods"])
@@ -501,7 +503,7 @@ def controller_steady(bench: Bench, window: float = 4.0) -> float:
 
 def main(quick: bool = False) -> dict[str, Any]:
     sizes = QUICK_SIZES if quick else FULL_SIZES
-    rounds, per_round = (2, 600) if quick else (2, 1500)
+    rounds, per_round = (2, 400) if quick else (2, 1500)
     print(f"  load average before: {load_averages()}")
     by_size = [measure_size(p, s, rounds, per_round, controller=n == 0, without_simulation=n == len(sizes) - 1)
                for n, (p, s) in enumerate(sizes)]
@@ -549,7 +551,7 @@ def main(quick: bool = False) -> dict[str, Any]:
                          r.get("writes", "-"), f"{r['writes'] / r['admitted']:.3f}" if "writes" in r else "-",
                          f"{r['conflicts'] / r['admitted']:.3f}" if "conflicts" in r else "-",
                          f"{r['requests'] / r['admitted']:.3f}", f"{r['p99'] * 1e3:.0f}"])
-    print_table(f"Burst of {BURST:,} pods at 10 ms status-write latency, caps "
+    print_table(f"Burst of {rep['burst']:,} pods at 10 ms status-write latency, caps "
                 + " / ".join(f"{s}={c if c is not None else 'none'}" for s, c in CAPS.items()),
                 ["webhooks", "admitted", "errors", "wall s", "pods/s", "a / b / c", "over cap", "writes", "writes/pod",
                  "conflicts/pod", "API req/pod", "p99 ms"], rep_rows)
@@ -585,7 +587,7 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
         Target("idle webhook / controller non-watch requests/s",
                f"{max(r['idle_rps'] for r in result['sizes']):.2f} / {small['controller_rps']:.2f}", "0 (watches only)",
                max(r["idle_rps"] for r in result["sizes"]) == 0 and small["controller_rps"] == 0),
-        Target(f"{REPLICAS} replicas, {BURST:,}-pod burst at 10 ms: pods over a cap",
+        Target(f"{REPLICAS} replicas, {rep['burst']:,}-pod burst at 10 ms: pods over a cap",
                str(three["subsets"]["over"]), "0", three["subsets"]["over"] == 0),
         Target(f"{REPLICAS} replicas: writes per pod (conflicts per pod)",
                f"{three['writes'] / three['admitted']:.3f} ({three['conflicts'] / three['admitted']:.3f})",
