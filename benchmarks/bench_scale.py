@@ -17,9 +17,10 @@ from `python -m benchmarks.loadgen`; replicas sit behind `python -m benchmarks.r
    synced. One more point, (1,000 pods, 1,000 spreads), separates memory per spread from
    memory per pod.
 2. Replicas. A spread with caps 400 / 400 / none and a 1,500-pod burst at 10 ms injected
-   status-write latency: one webhook process with 66 threads (baseline), then three with 22
-   each behind the proxy; then the three again with one replica killed (SIGKILL) a third of
-   the way into the burst. Every allowed answer's patch is read back: pods per subset against
+   status-write latency: one webhook process with 66 threads (baseline) and three with 22
+   each behind the proxy, bursts alternated three times (each keeps its best throughput;
+   writes, conflicts and requests per pod over all three); then the three again with one
+   replica killed (SIGKILL) once a third of the burst is reserved. Every allowed answer's patch is read back: pods per subset against
    its cap. After the kill run, every admitted pod is created in the API server and the real
    controller syncs once (`spreadgate controller --once`): each created pod must be counted
    exactly once in the spread's status (subset replicas; its creatingPods entry gone).
@@ -65,6 +66,7 @@ FLAT_TARGET = 1.2
 WRITES_TARGET = 0.1
 BURST = 1_500
 QUICK_BURST = 600
+BURST_ROUNDS = 3
 CAPS = {"a": 400, "b": 400, "c": None}
 TOTAL_THREADS = 66
 REPLICAS = 3
@@ -445,24 +447,35 @@ def finalise(bench: Bench, tmp: Path, spread: str, pods: list[JSON]) -> JSON:
 
 
 def replicas_run(quick: bool) -> JSON:
+    """One process and three replicas side by side, bursts alternated `BURST_ROUNDS` times (the
+    machine's load shifts between bursts: each configuration keeps its least disturbed burst,
+    by throughput, as `common.best_of`); then the three with one killed mid-burst."""
     count = QUICK_BURST if quick else BURST
-    out: JSON = {"burst": count}
+    out: JSON = {"burst": count, "rounds": BURST_ROUNDS}
     with tempfile.TemporaryDirectory(prefix="bench-replicas-") as tmp:
         bench = Bench(Path(tmp))
+        one: Replicas | None = None
+        three: Replicas | None = None
         try:
             one = Replicas(bench, 1, TOTAL_THREADS)
-            try:
-                out["one"] = burst(bench, one, count)
-            finally:
-                one.close()
             three = Replicas(bench, REPLICAS, TOTAL_THREADS // REPLICAS)
-            try:
-                out["three"] = burst(bench, three, count)
-                out["killed"] = burst(bench, three, count, kill_after=1 / 3)
-            finally:
-                three.close()
+            runs: dict[str, list[JSON]] = {"one": [], "three": []}
+            for _ in range(BURST_ROUNDS):
+                runs["one"].append(burst(bench, one, count))
+                runs["three"].append(burst(bench, three, count))
+            for key, done in runs.items():
+                best = dict(max(done, key=lambda r: r["admitted"] / r["wall"]))
+                # Caps and counters over every round: any pod over a cap in any burst counts.
+                best["subsets"] = dict(best["subsets"], over=sum(r["subsets"]["over"] for r in done))
+                for counter in ("writes", "conflicts", "requests"):
+                    best[counter] = sum(r[counter] for r in done) * best["admitted"] / sum(r["admitted"] for r in done)
+                out[key] = best
+            out["killed"] = burst(bench, three, count, kill_after=1 / 3)
             out["finalised"] = finalise(bench, Path(tmp), out["killed"]["spread"], out["killed"]["pods"])
         finally:
+            for replicas in (one, three):
+                if replicas is not None:
+                    replicas.close()
             bench.close()
     for run in ("one", "three", "killed"):
         out[run].pop("pods")
@@ -541,14 +554,16 @@ def main(quick: bool = False) -> dict[str, Any]:
     rep = replicas_run(quick)
     print(f"  load average after the replicas: {load_averages()}")
     rep_rows = []
-    for key, label in (("one", f"1 process x {TOTAL_THREADS} threads"),
-                       ("three", f"{REPLICAS} replicas x {TOTAL_THREADS // REPLICAS} threads, round robin"),
+    for key, label in (("one", f"1 process x {TOTAL_THREADS} threads (best of {rep['rounds']})"),
+                       ("three", f"{REPLICAS} replicas x {TOTAL_THREADS // REPLICAS} threads, round robin "
+                                 f"(best of {rep['rounds']})"),
                        ("killed", f"{REPLICAS} replicas, one killed at 1/3 of the burst")):
         r = rep[key]
         subsets = r["subsets"]
         rep_rows.append([label, r["admitted"], r["errors"], f"{r['wall']:.2f}", f"{r['admitted'] / r['wall']:.0f}",
                          " / ".join(f"{subsets[s]}" for s in CAPS), subsets["over"],
-                         r.get("writes", "-"), f"{r['writes'] / r['admitted']:.3f}" if "writes" in r else "-",
+                         f"{r['writes']:.0f}" if "writes" in r else "-",
+                         f"{r['writes'] / r['admitted']:.3f}" if "writes" in r else "-",
                          f"{r['conflicts'] / r['admitted']:.3f}" if "conflicts" in r else "-",
                          f"{r['requests'] / r['admitted']:.3f}", f"{r['p99'] * 1e3:.0f}"])
     print_table(f"Burst of {rep['burst']:,} pods at 10 ms status-write latency, caps "
