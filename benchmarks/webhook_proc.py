@@ -30,7 +30,7 @@ from typing import Any
 
 from py_engine.policy import PolicyEngine, create_engine
 from py_engine.workloadspread.admission.service import Decision
-from webhook.collector import YOUNG_THRESHOLD, tune_collector
+from webhook.collector import YOUNG_THRESHOLD, freeze_when_ready, tune_collector
 from webhook.runtime import Webhook, WebhookOptions
 
 
@@ -112,6 +112,7 @@ def main() -> int:
         if not hook.view.wait_ready(float(config.get("sync_timeout", 30))):
             print(json.dumps({"error": "caches did not sync"}), flush=True)
             return 1
+        freeze_when_ready(hook.view.wait_ready).join()  # as `spreadgate webhook` does once synced
         print(json.dumps({"url": url}), flush=True)
         for line in sys.stdin:
             command = line.strip()
