@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from webhook_testkit import AnswersAtOnce
+from webhook_testkit import AnswersAtOnce, StubValidation
 
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
@@ -39,15 +39,12 @@ class StubService(AnswersAtOnce):
     def validate_pod(self, request: dict[str, Any]) -> Decision:
         return Decision(False, "denied", code=403, message="no", reason="Forbidden")
 
-    def validate_workloadspread(self, request: dict[str, Any]) -> Decision:
-        return Decision(True, "allowed")
-
 
 @pytest.fixture
 def setup() -> Any:
     service = StubService()
     metrics = WebhookMetrics()
-    app = create_app(service, metrics=metrics, max_body=64 * 1024)  # type: ignore[arg-type]
+    app = create_app(service, StubValidation(), metrics=metrics, max_body=64 * 1024)  # type: ignore[arg-type]
     return app.test_client(), service, metrics
 
 

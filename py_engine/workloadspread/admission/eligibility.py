@@ -27,8 +27,8 @@ from typing import Any
 
 from py_engine.model.subset_status import subset_conditions
 from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.semantics.lru import put_recent
 from py_engine.semantics.objects import JSON_OBJECT
-from py_engine.workloadspread.admission.lru import put_recent
 
 SUBSET_DECISION_RULE = "data.spreadgate.subset.decision"
 

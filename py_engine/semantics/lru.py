@@ -1,5 +1,6 @@
-"""The one eviction rule of the admission's bounded caches (eligibility decisions, subset
-inputs, spread views, patch verdicts): least recently used entries leave first."""
+"""The one eviction rule of the bounded caches (admission's eligibility decisions, subset
+inputs, spread views and patch verdicts; validation's authorization answers): least recently
+used entries leave first."""
 
 from __future__ import annotations
 
