@@ -41,7 +41,7 @@ from py_engine.validation.authorship import (
 )
 from py_engine.validation.uniteddeployment import review_uniteddeployment
 from py_engine.validation.validator import build_review_input, policy_workload, validate_spread
-from py_engine.validation.verdict import Verdict, admitted, refused
+from py_engine.validation.verdict import Verdict, admitted, refused, screened, unconfigured
 
 
 class ValidationReader(Protocol):
@@ -66,6 +66,10 @@ def _object(request: Mapping[str, Any], key: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _is_workloadspread(obj: Any) -> bool:
+    return isinstance(obj, dict) and is_workloadspread(obj)
+
+
 def _namespace(request: Mapping[str, Any], obj: Mapping[str, Any]) -> str:
     return str(request.get("namespace") or objects.meta(obj).get("namespace") or "")
 
@@ -84,14 +88,13 @@ class ValidationService:
 
     def review_workloadspread(self, request: Mapping[str, Any]) -> Verdict:
         """A WorkloadSpread CREATE or UPDATE, decided (see the module docstring)."""
-        operation = str(request.get("operation") or "")
-        if operation not in ("CREATE", "UPDATE"):
-            return admitted("skipped", "not a CREATE or UPDATE")
-        obj = _object(request, "object")
-        if obj is None or not is_workloadspread(obj):
-            return refused(400, "request.object must be a WorkloadSpread", "error", "BadRequest")
+        early = screened(request, _is_workloadspread, "WorkloadSpread")
+        if early is not None:
+            return early
         if self.engine is None:
-            return refused(500, "no policy engine configured for WorkloadSpread validation", "error")
+            return unconfigured("WorkloadSpread")
+        operation = str(request.get("operation"))
+        obj: dict[str, Any] = request["object"]
         namespace = _namespace(request, obj)
         name = str(objects.meta(obj).get("name") or request.get("name") or "")
         obj = dict(obj, metadata={**objects.meta(obj), "namespace": namespace})

@@ -16,7 +16,7 @@ from typing import Any
 from py_engine.model.constants import GROUP, KRUISE_GROUP
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.validation.validator import Violation
-from py_engine.validation.verdict import Verdict, admitted, refused
+from py_engine.validation.verdict import Verdict, admitted, refused, screened, unconfigured
 
 UD_VALIDATION_RULE = "data.spreadgate.uniteddeployment.violation"
 UD_KIND = "UnitedDeployment"
@@ -77,14 +77,13 @@ def review_uniteddeployment(engine: PolicyEngine | None, request: Mapping[str, A
     UPDATE checks the create rules on the new object and the update rules against the old.
     `allowed_patch_fields` widens the subset patch allowlist (the webhook's `--allow-patch-field`).
     """
-    operation = str(request.get("operation") or "")
-    if operation not in ("CREATE", "UPDATE"):
-        return admitted("skipped", "not a CREATE or UPDATE")
-    obj = _object(request, "object")
-    if obj is None or not is_validated_uniteddeployment(obj):
-        return refused(400, "request.object must be a UnitedDeployment", "error", "BadRequest")
+    early = screened(request, is_validated_uniteddeployment, UD_KIND)
+    if early is not None:
+        return early
     if engine is None:
-        return refused(500, "no policy engine configured for UnitedDeployment validation", "error")
+        return unconfigured(UD_KIND)
+    operation = str(request.get("operation"))
+    obj = request["object"]
     old = _object(request, "oldObject") if operation == "UPDATE" else None
     try:
         policy_input = build_ud_review_input(obj, operation=operation, old=old,

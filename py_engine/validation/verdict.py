@@ -9,7 +9,9 @@ request, the engine failed or the rights could not be checked).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -30,3 +32,18 @@ def admitted(outcome: str = "allowed", message: str = "") -> Verdict:
 
 def refused(code: int, message: str, outcome: str, reason: str = "") -> Verdict:
     return Verdict(False, outcome, code, message, reason)
+
+
+def screened(request: Mapping[str, Any], of_kind: Callable[[Any], bool], kind: str) -> Verdict | None:
+    """What a review of a `kind` object gets before its policy runs, the same for both kinds:
+    skipped unless it is a CREATE or UPDATE, 400 when its object is not `of_kind`; None when
+    the policy is to run."""
+    if request.get("operation") not in ("CREATE", "UPDATE"):
+        return admitted("skipped", "not a CREATE or UPDATE")
+    if not of_kind(request.get("object")):
+        return refused(400, f"request.object must be a {kind}", "error", "BadRequest")
+    return None
+
+
+def unconfigured(kind: str) -> Verdict:
+    return refused(500, f"no policy engine configured for {kind} validation", "error")
