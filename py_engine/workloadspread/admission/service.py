@@ -40,12 +40,16 @@ a well-formed AdmissionReview response.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
+from py_engine.model.workloads import Whitelist, whitelist_from_entries
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock
@@ -59,14 +63,12 @@ from py_engine.workloadspread.admission.context import (
     PatchCheck,
     admission_context,
 )
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
 from py_engine.workloadspread.admission.inject import make_patch
 from py_engine.workloadspread.admission.matched import (
     MATCHED_KEYS,
     SPREADGATE_KEY,
     without_matched_annotations,
 )
-from py_engine.workloadspread.admission.nodes import NodeClassCache
 from py_engine.workloadspread.admission.patch_guard import PatchGuard, inject_checked
 from py_engine.workloadspread.admission.ports import (
     AdmissionReader,
@@ -122,11 +124,18 @@ class ServiceConfig:
     deny_deletes_on_failure: bool = False
     versioned_kinds: frozenset[str] = frozenset({"deployment", "replicaset"})
     custom_workloads: tuple[Mapping[str, Any], ...] = ()
+    """Whitelist entries `{group, kind, replicasPath, subResources: [{group, kind}]}` (Kruise's
+    capitalised keys are accepted too); parsed once, into `whitelist`."""
     allowed_patch_fields: tuple[str, ...] = ()
     """Pod fields a subset patch may set beyond the default allowlist (policies/validation/patch.rego)."""
     check_subset_patches: bool = True
     """Enforce the subset patch allowlist; only the reference-vector tests turn it off
     (the reference has no allowlist)."""
+
+    @functools.cached_property
+    def whitelist(self) -> Whitelist:
+        """`custom_workloads` parsed, once per configuration (raises WhitelistError naming the entry)."""
+        return whitelist_from_entries(self.custom_workloads, "custom workloads")
 
 
 class TimedEngine:
@@ -205,7 +214,7 @@ class AdmissionService:
         """What a decision made now is a function of (reader, engines, caches, configuration)."""
         return admission_context(
             now=self.clock.now(), lookup=self.view.lookup, engine=self.engine, nodes=self.view.node_inventory(),
-            versioned_kinds=self.config.versioned_kinds, custom_workloads=self.config.custom_workloads,
+            versioned_kinds=self.config.versioned_kinds, whitelist=self.config.whitelist,
             decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup, patch_guard=self.patch_guard,
             node_classes=self.node_classes, caches=self.caches)
 

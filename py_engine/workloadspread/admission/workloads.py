@@ -2,44 +2,19 @@
 
 The kinds, the custom-workload whitelist and the replica readers are the workload
 registry's (`py_engine/model/workloads.py`); this module adds what only admission
-needs: the whitelist as the admission context carries it (entries, parsed once per
-distinct sequence) and the lookup of the workload through the context, with Kruise's
+needs: the lookup of the workload through the context, with Kruise's
 denial when `targetFilter.replicasPathList` does not resolve (docs/design-workloadspread.md §1.4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 from py_engine.model import WorkloadSpread
 from py_engine.model.workloads import (
-    EMPTY_WHITELIST,
     PathError,
-    Whitelist,
     target_kind,
     webhook_replicas,
-    whitelist_from_entries,
 )
 from py_engine.workloadspread.admission.context import AdmissionContext, AdmissionError, Lookup
-
-# The last entries parsed and their whitelist: a service hands every request the same tuple,
-# so it is parsed once, not per admission. A tuple assignment is atomic: no lock needed.
-_parsed: tuple[Sequence[Mapping[str, Any]], Whitelist] = ((), EMPTY_WHITELIST)
-
-
-def context_whitelist(ctx: AdmissionContext) -> Whitelist:
-    """The custom kinds of the admission context (its whitelist entries, see the registry)."""
-    global _parsed
-    entries = ctx.custom_workloads
-    if not entries:
-        return EMPTY_WHITELIST
-    last_entries, last = _parsed
-    if last_entries is entries:
-        return last
-    whitelist = whitelist_from_entries(entries, "custom workloads")
-    _parsed = (entries, whitelist)
-    return whitelist
 
 
 def is_statefulset_target(view: WorkloadSpread) -> bool:
@@ -70,6 +45,6 @@ def current_replicas(
     if workload is None:
         return None
     try:
-        return webhook_replicas(view, workload, context_whitelist(ctx))
+        return webhook_replicas(view, workload, ctx.whitelist)
     except PathError as exc:
         raise AdmissionError(f"WorkloadSpread {namespace}/{view.name}: targetFilter.replicasPathList: {exc}") from None
