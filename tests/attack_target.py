@@ -1,6 +1,6 @@
 """A webhook front end to attack, in its own process: `python tests/attack_target.py CONFIG_JSON`.
 
-Serves the real Flask app (`webhook.app.create_app`) over a stub admission service on
+Serves the real Flask app (`webhook.app.create_app`) over stub admission and validation services on
 127.0.0.1, through either server the attack tests compare (docs/operations.md, "The server
 itself"): `spreadgate` (the webhook's own front end, `webhook.server.TLSServer`, with the
 `ServerLimits` fields given in the config) or `hypercorn` (the maintained ASGI/WSGI server,
@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from py_engine.validation.verdict import Verdict
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
 from webhook.limits import ServerLimits
@@ -37,14 +38,21 @@ class StubService:
     def validate_pod(self, request: Any) -> Decision:
         return Decision(True, "allowed")
 
-    def validate_workloadspread(self, request: Any) -> Decision:
-        return Decision(True, "allowed")
-
     def mutate_pod_async(self, request: Any, answer: Any) -> None:
         answer(lambda: self.mutate_pod(request))
 
     def validate_pod_async(self, request: Any, answer: Any) -> None:
         answer(lambda: self.validate_pod(request))
+
+
+class AllowingValidation:
+    """Allows every WorkloadSpread and UnitedDeployment review at once."""
+
+    def review_workloadspread(self, request: Any) -> Verdict:
+        return Verdict(True, "allowed")
+
+    def review_uniteddeployment(self, request: Any) -> Verdict:
+        return Verdict(True, "allowed")
 
 
 def serve_spreadgate(app: Any, config: dict[str, Any]) -> None:
@@ -71,7 +79,7 @@ def serve_hypercorn(app: Any, config: dict[str, Any]) -> None:
 
 def main() -> int:
     config = json.loads(sys.argv[1])
-    app = create_app(StubService(), metrics=WebhookMetrics())  # type: ignore[arg-type]
+    app = create_app(StubService(), AllowingValidation(), metrics=WebhookMetrics())  # type: ignore[arg-type]
     if config.get("server", "spreadgate") == "hypercorn":
         serve_hypercorn(app, config)
     else:

@@ -7,6 +7,7 @@ Import fixtures by name into a test module (`from webhook_testkit import kube_en
 - `wait_until(cond, timeout, what)`  poll with a deadline (no sleeps as synchronisation).
 - `AnswersAtOnce`  for stub admission services: the asynchronous entry points the app uses
               under the real server answer with the synchronous ones' decision, at once.
+- `StubValidation`  for stub apps: the validation port answering every review with one verdict.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.http_server import RunningServer, serve_https
 from py_engine.sim.tls import CertificateAuthority
+from py_engine.validation.verdict import Verdict
 from py_engine.workloadspread.admission.service import Answer, Decision
 
 __all__ = ["SPREADS"]  # re-exported for the tests
@@ -76,6 +78,20 @@ class AnswersAtOnce:
 
     def validate_pod_async(self, request: Any, answer: Answer) -> None:
         answer(partial(self.validate_pod, request))
+
+
+class StubValidation:
+    """The validation port of a stub app (webhook/endpoints.py, `Validation`): every WorkloadSpread
+    and UnitedDeployment review gets `verdict` (allowed unless told), at once."""
+
+    def __init__(self, verdict: Verdict | None = None) -> None:
+        self.verdict = verdict or Verdict(True, "allowed")
+
+    def review_workloadspread(self, request: Any) -> Verdict:
+        return self.verdict
+
+    def review_uniteddeployment(self, request: Any) -> Verdict:
+        return self.verdict
 
 
 def spread(name: str, subsets: list[dict[str, Any]], target: str = "web", namespace: str = "default",

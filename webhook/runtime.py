@@ -1,5 +1,5 @@
 """Assembling a running webhook: client, watch caches, committer, policy engine,
-service, Flask app and the TLS server. Used by `spreadgate webhook`, the
+admission and validation services, Flask app and the TLS server. Used by `spreadgate webhook`, the
 end-to-end tests and the benchmark, so all three run the same wiring."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from py_engine.placement.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS, IsolatedEngine
 from py_engine.semantics.clock import Clock, RealClock
-from py_engine.workloadspread.admission.authorization import DEFAULT_TTL, AuthorGate
+from py_engine.validation.authorization import DEFAULT_TTL, AuthorGate
+from py_engine.validation.service import ValidationConfig, ValidationService
 from py_engine.workloadspread.admission.runtime.access_review import KubeAccessReviewer
 from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView
@@ -70,7 +71,7 @@ class WebhookOptions:
     """Keep a CA in a Secret, write cert_file/key_file from it and patch caBundle (webhook.certs)."""
     authorize_authors: bool = True
     """Check with a SubjectAccessReview that a WorkloadSpread's or UnitedDeployment's author may
-    change the workloads it acts on (`--authorize-authors`; py_engine/workloadspread/admission/authorization.py)."""
+    change the workloads it acts on (`--authorize-authors`; py_engine/validation/authorization.py)."""
     authorization_ttl: float = DEFAULT_TTL
     """Seconds an authorization answer is reused (`--authorization-cache-ttl`)."""
     client_ca: str | None = None
@@ -115,13 +116,15 @@ class Webhook:
         self.author_gate = (AuthorGate(KubeAccessReviewer(self.client), self.clock.monotonic,
                                        ttl=options.authorization_ttl) if options.authorize_authors else None)
         self.service = AdmissionService(self.view, self.committer, self.clock, engine=self.engine, config=config,
-                                        decision_cache=self.decision_cache, node_classes=NodeClassCache(),
-                                        author_gate=self.author_gate,
-                                        review_engine=self.review_engine)
+                                        decision_cache=self.decision_cache, node_classes=NodeClassCache())
+        self.validation = ValidationService(
+            self.view, self.review_engine, author_gate=self.author_gate,
+            config=ValidationConfig(custom_workloads=options.custom_workloads,
+                                    allowed_patch_fields=options.allowed_patch_fields))
         self.metrics.add_gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
                                lambda: 1.0 if self.view.ready() else 0.0)
         self.readiness = Readiness(self.view.ready, base_engine)
-        self.app = create_app(self.service, metrics=self.metrics, extra_routes=options.extra_routes,
+        self.app = create_app(self.service, self.validation, metrics=self.metrics, extra_routes=options.extra_routes,
                               max_body=options.limits.max_body_bytes, readiness=self.readiness.problem)
         self.ca: SelfManagedCA | None = None
         if options.self_signed is not None:  # the files must exist before the TLS server loads them

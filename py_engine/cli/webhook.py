@@ -47,7 +47,7 @@ from typing import Any
 from py_engine import logsetup
 from py_engine.cli.preflight import opa_url
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS
-from py_engine.workloadspread.admission.authorization import DEFAULT_TTL
+from py_engine.validation.authorization import DEFAULT_TTL
 from webhook.collector import YOUNG_THRESHOLD, freeze_when_ready, tune_collector
 
 log = logging.getLogger("spreadgate.webhook")

@@ -1,5 +1,6 @@
 """The one eviction rule of bounded caches (the placement query's eligibility decisions and subset
-inputs, spread views, patch verdicts): least recently used entries leave first."""
+inputs, spread views, patch verdicts, validation's authorization answers): least recently used
+entries leave first."""
 
 from __future__ import annotations
 

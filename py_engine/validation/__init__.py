@@ -1,8 +1,11 @@
-"""Validating WorkloadSpread manifests with the Rego validation policy.
+"""Validating WorkloadSpreads and UnitedDeployments with the Rego policies.
 
 Shared by `spreadgate validate`, the webhook's `/validate/workloadspreads` and
-the tests: reading manifests (YAML/JSON, multi-document, Lists) and turning
-policy violations into field-addressed messages.
+`/validate/uniteddeployments` and the tests: reading manifests (YAML/JSON, multi-document,
+Lists), building each kind's policy input and turning violations into field-addressed
+messages (`validator`, `uniteddeployment`), and the one service both validating endpoints call
+(`service.ValidationService`: a review in, a `verdict.Verdict` out, the author's rights
+checked through `authorization.AuthorGate` by the rules of `authorship`).
 """
 
 from py_engine.validation.documents import Document, DocumentError, read_documents

@@ -11,12 +11,12 @@ specs convert one to one (docs/uniteddeployment-validation.md).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from py_engine.model.constants import GROUP, KRUISE_GROUP
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.validation.validator import Violation
+from py_engine.validation.verdict import Verdict, admitted, refused, screened, unconfigured
 
 UD_VALIDATION_RULE = "data.spreadgate.uniteddeployment.violation"
 UD_KIND = "UnitedDeployment"
@@ -64,48 +64,33 @@ def validate_uniteddeployment(engine: PolicyEngine, policy_input: Mapping[str, A
     return sorted(violations, key=lambda v: (v.field, v.message))
 
 
-@dataclass(frozen=True)
-class UdReviewResult:
-    """The answer to one UnitedDeployment admission request, before it becomes an AdmissionReview.
-
-    `outcome` is the webhook's metrics label (allowed, skipped, invalid, error).
-    """
-
-    allowed: bool
-    outcome: str
-    code: int = 200
-    message: str = ""
-    reason: str = ""
-
-
 def _object(request: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
     value = request.get(key)
     return value if isinstance(value, Mapping) else None
 
 
 def review_uniteddeployment(engine: PolicyEngine | None, request: Mapping[str, Any], *,
-                            allowed_patch_fields: tuple[str, ...] = ()) -> UdReviewResult:
+                            allowed_patch_fields: tuple[str, ...] = ()) -> Verdict:
     """Decide one admission request for a UnitedDeployment (CREATE and UPDATE; others pass).
 
     Like Kruise's webhook: any violation is a denial with HTTP 422 listing them all;
     UPDATE checks the create rules on the new object and the update rules against the old.
     `allowed_patch_fields` widens the subset patch allowlist (the webhook's `--allow-patch-field`).
     """
-    operation = str(request.get("operation") or "")
-    if operation not in ("CREATE", "UPDATE"):
-        return UdReviewResult(True, "skipped", message="not a CREATE or UPDATE")
-    obj = _object(request, "object")
-    if obj is None or not is_validated_uniteddeployment(obj):
-        return UdReviewResult(False, "error", 400, "request.object must be a UnitedDeployment", "BadRequest")
+    early = screened(request, is_validated_uniteddeployment, UD_KIND)
+    if early is not None:
+        return early
     if engine is None:
-        return UdReviewResult(False, "error", 500, "no policy engine configured for UnitedDeployment validation")
+        return unconfigured(UD_KIND)
+    operation = str(request.get("operation"))
+    obj = request["object"]
     old = _object(request, "oldObject") if operation == "UPDATE" else None
     try:
         policy_input = build_ud_review_input(obj, operation=operation, old=old,
                                              allowed_patch_fields=allowed_patch_fields)
         violations = validate_uniteddeployment(engine, policy_input)
     except PolicyError as exc:
-        return UdReviewResult(False, "error", 500, f"UnitedDeployment validation failed to run: {exc}", "InternalError")
+        return refused(500, f"UnitedDeployment validation failed to run: {exc}", "error", "InternalError")
     if violations:
-        return UdReviewResult(False, "invalid", 422, "; ".join(v.message for v in violations), "Invalid")
-    return UdReviewResult(True, "allowed")
+        return refused(422, "; ".join(v.message for v in violations), "invalid", "Invalid")
+    return admitted()

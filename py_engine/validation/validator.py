@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.semantics.objects import JSON_OBJECT
 
 VALIDATION_RULE = "data.spreadgate.validation.violation"
 
@@ -62,3 +63,28 @@ def validate_spread(engine: PolicyEngine, policy_input: Mapping[str, Any]) -> li
         details = item.get("details", {}) if isinstance(item, dict) else {}
         violations.append(Violation(field=str(details.get("field", "")), message=str(item.get("msg", item))))
     return sorted(violations, key=lambda v: (v.field, v.message))
+
+
+def container_names(containers: Any) -> tuple[str, ...]:
+    """The names of a pod spec's container list, skipping what is not a named container."""
+    if not isinstance(containers, list):
+        return ()
+    return tuple(c["name"] for c in containers if isinstance(c, dict) and isinstance(c.get("name"), str))
+
+
+def policy_workload(workload: Mapping[str, Any]) -> dict[str, Any]:
+    """What the validation policy reads of a target workload: its selector and its pod template's
+    container names, each of the type the policy expects (a custom kind's stored object may hold
+    anything: a `containers` that is not a list would be a Rego type error). A workload without
+    a pod template stays without one, so container names are not checked against it."""
+    spec = workload.get("spec")
+    spec = spec if isinstance(spec, JSON_OBJECT) else {}
+    view: dict[str, Any] = {}
+    if isinstance(spec.get("selector"), JSON_OBJECT):
+        view["selector"] = spec["selector"]
+    template = spec.get("template")
+    pod_spec = template.get("spec") if isinstance(template, JSON_OBJECT) else None
+    if isinstance(pod_spec, JSON_OBJECT):
+        view["template"] = {"spec": {key: [{"name": n} for n in container_names(pod_spec.get(key))]
+                                     for key in ("containers", "initContainers")}}
+    return {"spec": view}

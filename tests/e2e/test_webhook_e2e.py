@@ -192,7 +192,7 @@ def test_a_spread_beyond_the_subset_bound_is_refused_by_its_count(env: Env) -> N
     crds = "apiextensions.k8s.io/v1/customresourcedefinitions"
     older = without_subset_bound(env.api.get(crds, None, CRD["metadata"]["name"]))
     env.api.update(crds, None, CRD["metadata"]["name"], older)
-    assert env.hook.isolated is not None and env.hook.service.review_engine is env.hook.review_engine
+    assert env.hook.isolated is not None and env.hook.validation.engine is env.hook.review_engine
     with pytest.raises(ApiError) as many:
         env.api.create(SPREADS_PATH, "default", spread("many", subsets))
     assert "spec.subsets: Too many: 5000: must have at most 100 subsets" in str(many.value)

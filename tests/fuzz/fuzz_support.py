@@ -21,6 +21,7 @@ from py_engine.placement.inventory import NodeInventory, build_node_inventory
 from py_engine.policy import create_engine
 from py_engine.semantics import objects
 from py_engine.semantics.clock import RealClock
+from py_engine.validation.service import ValidationConfig, ValidationService
 from py_engine.workloadspread.admission.runtime.committer import Committer
 from py_engine.workloadspread.admission.service import AdmissionService, ServiceConfig
 from webhook.app import create_app
@@ -96,10 +97,12 @@ class MemoryCluster:
 
 
 def webhook_app(cluster: MemoryCluster, **config: Any) -> Flask:
-    """The real Flask app and admission service over `cluster` (a 1 MiB body cap keeps huge cases quick)."""
+    """The real Flask app, admission and validation services over `cluster` (a 1 MiB body cap keeps huge cases quick)."""
     clock = RealClock()
     committer = Committer(cluster, clock)
     service = AdmissionService(cluster, committer, clock, engine=ENGINE,  # type: ignore[arg-type]
                                config=ServiceConfig(commit_timeout=2.0, **config),
                                decision_cache=EligibilityCache())
-    return create_app(service, metrics=WebhookMetrics(), max_body=1024 * 1024)
+    validation = ValidationService(cluster, ENGINE, config=ValidationConfig(  # type: ignore[arg-type]
+        custom_workloads=config.get("custom_workloads", ()), allowed_patch_fields=config.get("allowed_patch_fields", ())))
+    return create_app(service, validation, metrics=WebhookMetrics(), max_body=1024 * 1024)

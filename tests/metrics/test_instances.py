@@ -4,7 +4,7 @@ the tests, the embedded stack and the benchmarks, count apart and never clash on
 from __future__ import annotations
 
 import prometheus_client
-from attack_target import StubService
+from attack_target import AllowingValidation, StubService
 from metrics_kit import exposed_types, value
 
 from py_engine.metrics import CONTENT_TYPE
@@ -28,8 +28,8 @@ REVIEW = {
 
 def test_two_webhook_apps_in_one_process_count_apart() -> None:
     busy, idle = WebhookMetrics(), WebhookMetrics()
-    busy_client = create_app(StubService(), metrics=busy).test_client()  # type: ignore[arg-type]
-    idle_client = create_app(StubService(), metrics=idle).test_client()  # type: ignore[arg-type]
+    busy_client = create_app(StubService(), AllowingValidation(), metrics=busy).test_client()  # type: ignore[arg-type]
+    idle_client = create_app(StubService(), AllowingValidation(), metrics=idle).test_client()  # type: ignore[arg-type]
     for _ in range(3):
         assert busy_client.post("/mutate/pods", json=REVIEW).status_code == 200
     busy_page, idle_page = busy_client.get("/metrics"), idle_client.get("/metrics")

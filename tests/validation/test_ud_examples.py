@@ -15,13 +15,14 @@ import yaml
 from py_engine.cli import main
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
 from py_engine.semantics.clock import RealClock
+from py_engine.validation.service import ValidationConfig, ValidationService
 from py_engine.validation.ud_gatekeeper import (
     UD_CONSTRAINT_FILE,
     UD_TEMPLATE_FILE,
     ud_gatekeeper_documents,
 )
 from py_engine.validation.uniteddeployment import UD_VALIDATION_RULE
-from py_engine.workloadspread.admission.service import AdmissionService, ServiceConfig
+from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -126,10 +127,10 @@ class _View:
         return True
 
 
-def _service(engine: PolicyEngine | None, allowed_patch_fields: tuple[str, ...] = ()) -> AdmissionService:
-    """The real service; the UnitedDeployment route reads only its engine and patch allowlist flag."""
-    return AdmissionService(_View(), None, RealClock(), engine=engine,  # type: ignore[arg-type]
-                            config=ServiceConfig(allowed_patch_fields=allowed_patch_fields))
+def _validation(engine: PolicyEngine | None, allowed_patch_fields: tuple[str, ...] = ()) -> ValidationService:
+    """The real validation service; the UnitedDeployment route reads only its engine and patch allowlist."""
+    return ValidationService(_View(), engine,  # type: ignore[arg-type]
+                             config=ValidationConfig(allowed_patch_fields=allowed_patch_fields))
 
 
 def _review(operation: str, obj: Any, old: Any = None) -> dict[str, Any]:
@@ -142,7 +143,8 @@ def _review(operation: str, obj: Any, old: Any = None) -> dict[str, Any]:
 
 
 def _answer(engine: PolicyEngine | None, review: dict[str, Any], allowed: tuple[str, ...] = ()) -> dict[str, Any]:
-    client = create_app(_service(engine, allowed)).test_client()
+    admission = AdmissionService(_View(), None, RealClock())  # type: ignore[arg-type]
+    client = create_app(admission, _validation(engine, allowed)).test_client()
     resp = client.post("/validate/uniteddeployments", json=review)
     assert resp.status_code == 200
     body: dict[str, Any] = resp.get_json()["response"]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from metrics_kit import value
-from webhook_testkit import AnswersAtOnce
+from webhook_testkit import AnswersAtOnce, StubValidation
 
 from py_engine.metrics import CONTENT_TYPE
 from py_engine.workloadspread.admission.service import Decision
@@ -41,15 +41,12 @@ class StubService(AnswersAtOnce):
     def validate_pod(self, request: dict[str, Any]) -> Decision:
         return Decision(False, "denied", code=403, message="no", reason="Forbidden")
 
-    def validate_workloadspread(self, request: dict[str, Any]) -> Decision:
-        return Decision(True, "allowed")
-
 
 @pytest.fixture
 def setup() -> Any:
     service = StubService()
     metrics = WebhookMetrics()
-    app = create_app(service, metrics=metrics, max_body=64 * 1024)  # type: ignore[arg-type]
+    app = create_app(service, StubValidation(), metrics=metrics, max_body=64 * 1024)  # type: ignore[arg-type]
     return app.test_client(), service, metrics
 
 

@@ -1,5 +1,5 @@
 """Issue 24: the validating webhook denies a WorkloadSpread or UnitedDeployment change whose author
-may not change the workloads it acts on. The real app and admission service, the SubjectAccessReview
+may not change the workloads it acts on. The real app and validation service, the SubjectAccessReview
 port replaced by a fake that answers from a table of grants (the embedded cluster's answer is
 tested end to end in tests/e2e/test_author_authorization.py)."""
 
@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
+from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
 from py_engine.validation.authorship import ResourceCheck, UserInfo
-from py_engine.workloadspread.admission.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
+from py_engine.validation.service import ValidationService
 from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
@@ -58,8 +59,8 @@ class Grants:
 
 def _client(grants: Grants | None) -> Any:
     gate = AuthorGate(grants, RealClock().monotonic) if grants is not None else None
-    service = AdmissionService(View(), None, RealClock(), engine=ENGINE, author_gate=gate)  # type: ignore[arg-type]
-    return create_app(service).test_client()
+    service = AdmissionService(View(), None, RealClock(), engine=ENGINE)  # type: ignore[arg-type]
+    return create_app(service, ValidationService(View(), ENGINE, author_gate=gate)).test_client()
 
 
 def _spread(patch: Any = None) -> dict[str, Any]:
@@ -171,7 +172,7 @@ def test_system_masters_are_not_asked() -> None:
 def test_the_knobs_are_documented_with_their_defaults() -> None:
     from pathlib import Path
 
-    from py_engine.workloadspread.admission.authorization import DEFAULT_TTL
+    from py_engine.validation.authorization import DEFAULT_TTL
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
     tuning = text[text.index("## Tuning"):]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from metrics_kit import value
-from webhook_testkit import AnswersAtOnce, shared_ca, wait_until, write_cert
+from webhook_testkit import AnswersAtOnce, StubValidation, shared_ca, wait_until, write_cert
 
 from py_engine.workloadspread.admission.service import Answer, Decision
 from webhook.app import create_app
@@ -193,9 +193,6 @@ class LaterService(AnswersAtOnce):
     def validate_pod(self, request: Any) -> Decision:
         return Decision(True, "released", audit={"workloadspread": "ws", "subset": "a"})
 
-    def validate_workloadspread(self, request: Any) -> Decision:
-        raise AssertionError("not routed here")
-
     def mutate_pod_async(self, request: Any, answer: Answer) -> None:
         if self.fail_before_answering:
             raise RuntimeError("before answering")
@@ -223,7 +220,7 @@ def deferred_post(client: Any, path: str) -> list[tuple[int, list[tuple[str, str
 def test_the_app_answers_the_same_deferred_or_not() -> None:
     service = LaterService()
     metrics = WebhookMetrics()
-    client = create_app(service, metrics=metrics).test_client()  # type: ignore[arg-type]
+    client = create_app(service, StubValidation(), metrics=metrics).test_client()  # type: ignore[arg-type]
     for path in ("/mutate/pods", "/validate/pods"):
         direct = client.post(path, json=review())
         replies = deferred_post(client, path)
@@ -240,7 +237,7 @@ def test_a_deferred_handler_that_raises_before_answering_gets_the_panic_answer(
         caplog: pytest.LogCaptureFixture) -> None:
     service = LaterService()
     service.fail_before_answering = True
-    client = create_app(service, metrics=WebhookMetrics()).test_client()  # type: ignore[arg-type]
+    client = create_app(service, StubValidation(), metrics=WebhookMetrics()).test_client()  # type: ignore[arg-type]
     replies = deferred_post(client, "/mutate/pods")
     assert len(replies) == 1
     answer = json.loads(replies[0][2])["response"]

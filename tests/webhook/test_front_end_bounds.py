@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from webhook_testkit import shared_ca, wait_until, write_cert
+from webhook_testkit import StubValidation, shared_ca, wait_until, write_cert
 
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
@@ -52,7 +52,6 @@ class Stub:
         return Decision(True, "allowed")
 
     validate_pod = mutate_pod
-    validate_workloadspread = mutate_pod
 
     def mutate_pod_async(self, request: Any, answer: Any) -> None:
         answer(lambda: self.mutate_pod(request))
@@ -77,7 +76,7 @@ class Served:
 def start(tmp_path: Path, **limits: Any) -> Served:
     cert, key = write_cert(tmp_path)
     stub = Stub()
-    app = create_app(stub, metrics=WebhookMetrics())  # type: ignore[arg-type]
+    app = create_app(stub, StubValidation(), metrics=WebhookMetrics())  # type: ignore[arg-type]
     server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=4,
                        limits=ServerLimits(**limits)).start()
     return Served(server, stub)

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 from logging_kit import root_logger_restored
-from webhook_testkit import AnswersAtOnce
+from webhook_testkit import AnswersAtOnce, StubValidation
 
 from py_engine import logsetup
 from py_engine.policy import PolicyError, create_engine
 from py_engine.policy.opa_rest import OpaRestEngine
+from py_engine.validation.verdict import Verdict
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
@@ -31,6 +32,10 @@ class StubView:
 
     def ready(self) -> bool:
         return self.synced
+
+
+OPA_DOWN = StubValidation(Verdict(False, "error", code=500, message="WorkloadSpread validation failed to run: OPA down",
+                                  reason="InternalError"))
 
 
 class StubService(AnswersAtOnce):
@@ -55,9 +60,6 @@ class StubService(AnswersAtOnce):
         return Decision(False, "denied", code=403, message="subset full", reason="Forbidden",
                         audit={"workloadspread": "ws"})
 
-    def validate_workloadspread(self, request: dict[str, Any]) -> Decision:
-        return Decision(False, "error", code=500, message="WorkloadSpread validation failed to run: OPA down",
-                        reason="InternalError")
 
 
 def review(name: str = "web-1", operation: str = "CREATE", uid: str = "u-1") -> dict[str, Any]:
@@ -69,7 +71,7 @@ def review(name: str = "web-1", operation: str = "CREATE", uid: str = "u-1") -> 
 
 @pytest.fixture
 def client() -> Any:
-    return create_app(StubService(), metrics=WebhookMetrics()).test_client()  # type: ignore[arg-type]
+    return create_app(StubService(), OPA_DOWN, metrics=WebhookMetrics()).test_client()  # type: ignore[arg-type]
 
 
 def app_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -161,7 +163,7 @@ def test_readyz_fails_with_the_reason_while_opa_is_unreachable(caplog: pytest.Lo
     url = dead_url()
     engine = OpaRestEngine(url)
     readiness = Readiness(lambda: True, engine, ttl=60.0)
-    app = create_app(StubService(), metrics=WebhookMetrics(), readiness=readiness.problem)  # type: ignore[arg-type]
+    app = create_app(StubService(), OPA_DOWN, metrics=WebhookMetrics(), readiness=readiness.problem)  # type: ignore[arg-type]
     caplog.set_level(logging.INFO)
     try:
         client = app.test_client()
@@ -183,7 +185,7 @@ def test_readyz_with_the_embedded_engine_and_synced_caches_is_ok(caplog: pytest.
     service = StubService()
     service.view.synced = False
     readiness = Readiness(service.view.ready, engine)
-    app = create_app(service, metrics=WebhookMetrics(), readiness=readiness.problem)  # type: ignore[arg-type]
+    app = create_app(service, OPA_DOWN, metrics=WebhookMetrics(), readiness=readiness.problem)  # type: ignore[arg-type]
     caplog.set_level(logging.INFO)
     try:
         client = app.test_client()

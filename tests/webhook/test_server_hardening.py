@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from webhook_testkit import AnswersAtOnce, shared_ca, wait_until, write_cert
+from webhook_testkit import AnswersAtOnce, StubValidation, shared_ca, wait_until, write_cert
 
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
@@ -52,9 +52,6 @@ class StubService(AnswersAtOnce):
         return Decision(True, "allowed")
 
     def validate_pod(self, request: dict[str, Any]) -> Decision:
-        return Decision(True, "allowed")
-
-    def validate_workloadspread(self, request: dict[str, Any]) -> Decision:
         return Decision(True, "allowed")
 
 
@@ -102,7 +99,7 @@ def review(uid: str = "u-1", obj: Any = None) -> bytes:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     cert, key = write_cert(tmp_path)
-    app = create_app(StubService(), metrics=WebhookMetrics())  # type: ignore[arg-type]
+    app = create_app(StubService(), StubValidation(), metrics=WebhookMetrics())  # type: ignore[arg-type]
     server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=WORKERS,
                        limits=LIMITS).start()
     try:
@@ -331,7 +328,7 @@ def test_keep_alive_and_pipelined_requests_are_answered_in_order(served: Served)
 def test_connections_beyond_the_limit_displace_the_oldest_idle_ones(tmp_path: Path) -> None:
     cert, key = write_cert(tmp_path)
     limits = ServerLimits(handshake_timeout=1.0, max_connections=4, peer_share=1.0)
-    app = create_app(StubService(), metrics=WebhookMetrics())  # type: ignore[arg-type]
+    app = create_app(StubService(), StubValidation(), metrics=WebhookMetrics())  # type: ignore[arg-type]
     server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=2, limits=limits).start()
     served = Served(server, shared_ca().cert_pem)
     idle = [socket.create_connection(("127.0.0.1", served.port), timeout=2) for _ in range(4)]

@@ -12,6 +12,7 @@ from py_engine import logsetup
 from py_engine.policy import PolicySource
 from py_engine.policy.isolated import IsolatedEngine
 from py_engine.semantics.clock import RealClock
+from py_engine.validation.service import ValidationService
 from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
@@ -25,9 +26,10 @@ def test_a_review_past_its_deadline_is_denied_and_logged_once(caplog: pytest.Log
     caplog.set_level(logging.DEBUG)
     engine = IsolatedEngine((SLOW,), deadline_seconds=2.0, workers=1).start()
     try:
-        # The real service: the UnitedDeployment route reads only its review engine (no author gate).
-        service = AdmissionService(None, None, RealClock(), review_engine=engine)  # type: ignore[arg-type]
-        client = create_app(service, ready=lambda: True).test_client()
+        # The real services: the UnitedDeployment route reads only the validation engine (no author gate).
+        service = AdmissionService(None, None, RealClock())  # type: ignore[arg-type]
+        validation = ValidationService(None, engine)  # type: ignore[arg-type]
+        client = create_app(service, validation, ready=lambda: True).test_client()
         review: dict[str, Any] = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
             "uid": "u-1", "operation": "CREATE", "namespace": "default", "name": "ud",
             "resource": {"group": "spreadgate.dev", "version": "v1beta1", "resource": "uniteddeployments"},

@@ -40,6 +40,7 @@ from py_engine.semantics.lru import put_recent
 from py_engine.semantics.nesting import MAX_REVIEW_DEPTH, depth_exceeds
 from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.validation import PATCH_VIOLATION_RULE, build_review_input
+from py_engine.validation.validator import container_names
 from py_engine.workloadspread.admission.context import AdmissionContext
 from py_engine.workloadspread.admission.inject import inject
 
@@ -86,12 +87,6 @@ def sets_labels(spread: Mapping[str, Any], subset: str) -> bool:
     return isinstance(metadata, JSON_OBJECT) and "labels" in metadata
 
 
-def _names(containers: Any) -> tuple[str, ...]:
-    if not isinstance(containers, list):
-        return ()
-    return tuple(c["name"] for c in containers if isinstance(c, dict) and isinstance(c.get("name"), str))
-
-
 def _facts(pod: Mapping[str, Any], workload: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
     """(container names, init container names, the workload's selector or None): all a verdict
     depends on besides the spread and the allowlist."""
@@ -99,7 +94,7 @@ def _facts(pod: Mapping[str, Any], workload: Mapping[str, Any] | None) -> tuple[
     spec = pod_spec if isinstance(pod_spec, dict) else {}
     workload_spec = workload.get("spec") if workload is not None else None
     selector = workload_spec.get("selector") if isinstance(workload_spec, dict) else None
-    return _names(spec.get("containers")), _names(spec.get("initContainers")), selector
+    return container_names(spec.get("containers")), container_names(spec.get("initContainers")), selector
 
 
 def _checked(facts: tuple[tuple[str, ...], tuple[str, ...], Any]) -> dict[str, Any]:
@@ -109,24 +104,6 @@ def _checked(facts: tuple[tuple[str, ...], tuple[str, ...], Any]) -> dict[str, A
     if selector is not None:
         checked["selector"] = selector
     return {"spec": checked}
-
-
-def policy_workload(workload: Mapping[str, Any]) -> dict[str, Any]:
-    """What the validation policy reads of a target workload: its selector and its pod template's
-    container names, each of the type the policy expects (a custom kind's stored object may hold
-    anything: a `containers` that is not a list would be a Rego type error). A workload without
-    a pod template stays without one, so container names are not checked against it."""
-    spec = workload.get("spec")
-    spec = spec if isinstance(spec, JSON_OBJECT) else {}
-    view: dict[str, Any] = {}
-    if isinstance(spec.get("selector"), JSON_OBJECT):
-        view["selector"] = spec["selector"]
-    template = spec.get("template")
-    pod_spec = template.get("spec") if isinstance(template, JSON_OBJECT) else None
-    if isinstance(pod_spec, JSON_OBJECT):
-        view["template"] = {"spec": {key: [{"name": n} for n in _names(pod_spec.get(key))]
-                                     for key in ("containers", "initContainers")}}
-    return {"spec": view}
 
 
 def checked_workload(pod: Mapping[str, Any], workload: Mapping[str, Any] | None) -> dict[str, Any]:

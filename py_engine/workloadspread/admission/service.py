@@ -9,11 +9,10 @@ Every guard (operation, resource, namespace, mirror pod, controller owner,
 active pod, dry run) is here and nowhere else: the decision functions it calls
 assume a pod that passed them.
 
-Three entry points, one per webhook path (the two that commit also come as
-`mutate_pod_async` and `validate_pod_async`, which answer through a continuation
-once the committer has written, so the webhook holds no thread while a pod
-waits for its batch; both forms share every step, `_prepare_create` and
-`_prepare_release`):
+Two entry points, one per pod webhook path (both also come as `mutate_pod_async` and
+`validate_pod_async`, which answer through a continuation once the committer has written, so
+the webhook holds no thread while a pod waits for its batch; both forms share every step,
+`_prepare_create` and `_prepare_release`):
 
 * `mutate_pod` (pod CREATE): trace the pod to its WorkloadSpread through the
   reader, take a slot with `reserve_create` through the committer
@@ -23,13 +22,9 @@ waits for its batch; both forms share every step, `_prepare_create` and
 * `validate_pod` (pod DELETE, `pods/eviction` CREATE): give the slot back with
   `release_delete` (deletingPods), committed the same way. A delete is never
   denied because of our own failure unless `deny_deletes_on_failure` is set.
-* `validate_workloadspread` (WorkloadSpread CREATE/UPDATE): the Rego validation policy,
-  given what only the API can tell: the namespace's other spreads (one spread
-  per workload), the old object (immutable targetRef), the target workload
-  (subset patch checks); then, with an `AuthorGate`, the author's right to
-  `update` the target workload (py_engine/workloadspread/admission/authorization.py).
-* `validate_uniteddeployment` (UnitedDeployment CREATE/UPDATE): its policy, then
-  the author's right to `create` and `update` its template's kind.
+
+Validating WorkloadSpreads and UnitedDeployments is not admission: it is the validation
+service's (py_engine/validation/service.py), beside each other.
 
 Skipped without any write: dry runs of deletes, mirror pods, pods without a
 controller owner, inactive pods. A dry-run CREATE is decided on the freshest
@@ -51,21 +46,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
 from py_engine.model.workloads import Whitelist, whitelist_from_entries
 from py_engine.placement.classes import NodeClassCache
 from py_engine.placement.eligibility import EligibilityCache
-from py_engine.policy import PolicyEngine, PolicyError
+from py_engine.policy import PolicyEngine
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock
 from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.semantics.uids import UuidSource
-from py_engine.validation import build_review_input, validate_spread
-from py_engine.validation.authorship import ResourceCheck, UserInfoError, read_user_info, spread_checks
-from py_engine.validation.authorship import uniteddeployment_checks as united_checks
-from py_engine.validation.uniteddeployment import review_uniteddeployment
-from py_engine.workloadspread.admission.authorization import AuthorGate
 from py_engine.workloadspread.admission.caches import AdmissionCaches
 from py_engine.workloadspread.admission.context import (
     AdmissionContext,
@@ -80,7 +69,7 @@ from py_engine.workloadspread.admission.matched import (
     SPREADGATE_KEY,
     without_matched_annotations,
 )
-from py_engine.workloadspread.admission.patch_guard import PatchGuard, inject_checked, policy_workload
+from py_engine.workloadspread.admission.patch_guard import PatchGuard, inject_checked
 from py_engine.workloadspread.admission.ports import (
     AdmissionReader,
     Apply,
@@ -203,29 +192,21 @@ class AdmissionService:
                  config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None,
                  node_classes: NodeClassCache | None = None,
                  new_uid: Callable[[], str] | None = None,
-                 caches: AdmissionCaches | None = None, author_gate: AuthorGate | None = None,
-                 review_engine: PolicyEngine | None = None) -> None:
+                 caches: AdmissionCaches | None = None) -> None:
         """`view` and `committer` are the two ports; `node_classes` and `decision_cache` are
         owned by the caller (one per webhook process or offline run); `new_uid` keys the
         `creatingPods` entry of a pod with only `generateName`; `caches` (spreads parsed per
-        version, py_engine/workloadspread/admission/caches.py) is the service's own unless one is given;
-        `author_gate` checks the author's rights on WorkloadSpread and UnitedDeployment
-        changes (None: not checked, `--authorize-authors=false`);
-        `review_engine` evaluates the WorkloadSpread and UnitedDeployment reviews (the webhook's
-        runs in worker processes under a deadline, py_engine/policy/isolated.py), by default
-        `validation_engine`."""
+        version, py_engine/workloadspread/admission/caches.py) is the service's own unless one is given."""
         self.view = view
         self.committer = committer
         self.clock = clock
         self.engine = engine
         self.validation_engine = validation_engine or engine
-        self.review_engine = review_engine or self.validation_engine
         self.config = config or ServiceConfig()
         self.decision_cache = decision_cache
         self.node_classes = node_classes
         self.new_uid = new_uid or UuidSource()
         self.caches = caches if caches is not None else AdmissionCaches()
-        self.author_gate = author_gate
         self.patch_guard: PatchCheck | None = (PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
                                                if self.config.check_subset_patches else None)
 
@@ -419,79 +400,6 @@ class AdmissionService:
             return replace(refused, audit={"workloadspread": name}, spread=name)
 
         return _Commit(namespace, name, apply, committed, failed)
-
-    # ------------------------------------------------ WorkloadSpread CREATE/UPDATE
-
-    def validate_workloadspread(self, request: Mapping[str, Any]) -> Decision:
-        operation = str(request.get("operation") or "")
-        if operation not in ("CREATE", "UPDATE"):
-            return allow("skipped", "not a CREATE or UPDATE")
-        obj = _object(request, "object")
-        if obj is None or not is_workloadspread(obj):
-            return deny(400, "request.object must be a WorkloadSpread", "error", "BadRequest")
-        if self.review_engine is None:
-            return deny(500, "no policy engine configured for WorkloadSpread validation", "error")
-        namespace = str(request.get("namespace") or objects.meta(obj).get("namespace") or "")
-        name = str(objects.meta(obj).get("name") or request.get("name") or "")
-        obj = dict(obj, metadata={**objects.meta(obj), "namespace": namespace})
-        others = [s for s in self.view.spreads_in(namespace) if objects.meta(s).get("name") != name]
-        policy_input = build_review_input(
-            obj, operation=operation, old=_object(request, "oldObject") if operation == "UPDATE" else None,
-            other_spreads=others, workload=self._target_workload(obj, namespace),
-            custom_workloads=[dict(c) for c in self.config.custom_workloads],
-            allowed_patch_fields=self.config.allowed_patch_fields)
-        try:
-            violations = validate_spread(self.review_engine, policy_input)
-        except PolicyError as exc:
-            return deny(500, f"WorkloadSpread validation failed to run: {exc}", "error", "InternalError")
-        if violations:
-            return deny(422, "; ".join(v.message for v in violations), "invalid", "Invalid")
-        return self._authorized(request, spread_checks(obj, namespace)) or allow("allowed")
-
-    # ------------------------------------------------ UnitedDeployment CREATE/UPDATE
-
-    def validate_uniteddeployment(self, request: Mapping[str, Any]) -> Decision:
-        result = review_uniteddeployment(self.review_engine, request,
-                                         allowed_patch_fields=tuple(self.config.allowed_patch_fields))
-        decision = Decision(result.allowed, result.outcome, code=result.code, message=result.message,
-                            reason=result.reason)
-        if result.outcome != "allowed":
-            return decision
-        obj = _object(request, "object") or {}
-        namespace = str(request.get("namespace") or objects.meta(obj).get("namespace") or "")
-        return self._authorized(request, united_checks(obj, namespace)) or decision
-
-    def _authorized(self, request: Mapping[str, Any], checks: Sequence[ResourceCheck]) -> Decision | None:
-        """None when the review's user may make this change (or nobody checks); else the denial.
-        An UPDATE that leaves `spec` as it was (labels, finalizers) lends nothing and is not checked."""
-        gate = self.author_gate
-        if gate is None or not checks:
-            return None
-        old, new = _object(request, "oldObject"), _object(request, "object")
-        if request.get("operation") == "UPDATE" and old is not None and new is not None and old.get("spec") == new.get("spec"):
-            return None
-        try:
-            user = read_user_info(request.get("userInfo"))
-        except UserInfoError as exc:
-            return deny(400, str(exc), "error", "BadRequest")
-        refusal = gate.refusal(user, checks)
-        if refusal is None:
-            return None
-        return deny(refusal.code, refusal.message, "forbidden" if refusal.code == 403 else "error", refusal.reason)
-
-    def _target_workload(self, obj: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
-        spec = obj.get("spec")
-        ref = spec.get("targetRef") if isinstance(spec, JSON_OBJECT) else None
-        if not isinstance(ref, JSON_OBJECT):
-            return None
-        api_version, kind, name = (str(ref.get(k) or "") for k in ("apiVersion", "kind", "name"))
-        if not (api_version and kind and name):
-            return None
-        try:
-            workload = self.view.lookup(api_version, kind, namespace, name)
-        except Exception:  # a lookup failure only skips the patch checks, as for a missing workload
-            return None
-        return policy_workload(workload) if workload is not None else None
 
 
 def _governs(spread: Mapping[str, Any], pod: dict[str, Any], spreads: Sequence[dict[str, Any]],

@@ -8,7 +8,7 @@ webhook's ServiceAccount needs `create` on `subjectaccessreviews`
 (manifests/base/rbac-webhook.yaml). A custom workload kind's resource comes from discovery,
 remembered per kind. Any failure (unreachable, 403, an answer without a boolean
 `status.allowed`) raises `AccessReviewFailed`, which the gate turns into a denial
-(py_engine/workloadspread/admission/authorization.py).
+(py_engine/validation/authorization.py).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from py_engine.apiclient import KubeClient, KubeError
 from py_engine.apiclient.discovery import discover_resource
+from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed
 from py_engine.validation.authorship import ResourceCheck, UserInfo
-from py_engine.workloadspread.admission.authorization import AccessAnswer, AccessReviewFailed
 
 SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 SAR_TIMEOUT = 3.0

@@ -1,5 +1,6 @@
 """What the admission service reads in the webhook: watch caches of spreads, workloads and
-nodes (the live `AdmissionReader`, `py_engine.workloadspread.admission.ports`).
+nodes (the live `AdmissionReader`, `py_engine.workloadspread.admission.ports`). The validation
+service reads the same view (its `ValidationReader`, py_engine/validation/service.py).
 
 Requests never list: WorkloadSpreads, Deployments, ReplicaSets, StatefulSets,
 Jobs (and CloneSets when their CRD exists) are kept by watch caches. A cache

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from py_engine.apiclient import KubeError, NotFound
+from py_engine.validation.authorization import AccessReviewFailed
 from py_engine.validation.authorship import ResourceCheck, UserInfo
-from py_engine.workloadspread.admission.authorization import AccessReviewFailed
 from py_engine.workloadspread.admission.runtime.access_review import SAR_PATH, KubeAccessReviewer, read_answer
 
 USER = UserInfo("alice", "u-1", ("dev", "system:authenticated"), (("scopes", ("a", "b")),))

@@ -12,6 +12,7 @@ from py_engine.apiclient import DEPLOYMENTS, NAMESPACES, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
+from py_engine.validation.service import ValidationService
 from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView
 from py_engine.workloadspread.admission.service import AdmissionService, ServiceConfig
@@ -174,16 +175,18 @@ def test_a_pod_no_spread_governs_loses_spreadgates_key_only(env: KubeEnv, servic
     assert decision.patch == [{"op": "remove", "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread"}]
 
 
-def test_validate_workloadspread_uses_the_caches(env: KubeEnv, service: AdmissionService) -> None:
-    dup = service.validate_workloadspread({"uid": "v", "operation": "CREATE", "namespace": "default",
+def test_workloadspread_validation_reads_the_caches(env: KubeEnv, service: AdmissionService) -> None:
+    """The validation service over the same live view (its `ValidationReader`)."""
+    validation = ValidationService(service.view, ENGINE)  # type: ignore[arg-type]
+    dup = validation.review_workloadspread({"uid": "v", "operation": "CREATE", "namespace": "default",
                                            "object": spread("other", [{"name": "x"}])})
     assert not dup.allowed and dup.code == 422 and "targetRef" in dup.message
     old = spread("ws", [{"name": "a"}])
     moved = spread("ws", [{"name": "a"}], target="elsewhere")
-    upd = service.validate_workloadspread({"uid": "v", "operation": "UPDATE", "namespace": "default",
+    upd = validation.review_workloadspread({"uid": "v", "operation": "UPDATE", "namespace": "default",
                                            "object": moved, "oldObject": old})
     assert not upd.allowed and "targetRef" in upd.message
-    ok = service.validate_workloadspread({"uid": "v", "operation": "CREATE", "namespace": "default",
+    ok = validation.review_workloadspread({"uid": "v", "operation": "CREATE", "namespace": "default",
                                           "object": spread("fine", [{"name": "x"}], target="free")})
     assert ok.allowed
 

@@ -14,6 +14,7 @@ from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # no
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
+from py_engine.validation.service import ValidationConfig, ValidationService
 from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView
 from py_engine.workloadspread.admission.service import AdmissionService, ServiceConfig
@@ -65,6 +66,11 @@ def service_factory(env: KubeEnv, rs: dict[str, Any]) -> Iterator[Any]:
         view.stop()
 
 
+def validation_of(service: AdmissionService, **config: Any) -> ValidationService:
+    """The validation service over `service`'s live view, as the webhook builds it."""
+    return ValidationService(service.view, ENGINE, config=ValidationConfig(**config))  # type: ignore[arg-type]
+
+
 def pod_request(rs: dict[str, Any], name: str) -> dict[str, Any]:
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": name, "labels": {"app": "web", "pod-template-hash": "h"},
@@ -105,11 +111,11 @@ def test_validating_webhook_refuses_and_honours_the_flag(env: KubeEnv, service_f
                                                          rs: dict[str, Any]) -> None:
     stored = env.client.get(SPREADS, "default", "ws")
     request = {"uid": "v", "operation": "CREATE", "namespace": "default", "name": "ws", "object": stored}
-    refused = service_factory().validate_workloadspread(request)
+    refused = validation_of(service_factory()).review_workloadspread(request)
     assert not refused.allowed and refused.code == 422
     assert "spec.subsets[0].patch.spec.hostPID: Forbidden" in refused.message
-    widened = service_factory(allowed_patch_fields=("spec.hostPID", "spec.containers[].securityContext"))
-    assert widened.validate_workloadspread(request).allowed
+    widened = ("spec.hostPID", "spec.containers[].securityContext")
+    assert validation_of(service_factory(), allowed_patch_fields=widened).review_workloadspread(request).allowed
 
 
 def test_update_keeping_a_stored_patch_is_accepted(env: KubeEnv, service_factory: Any, rs: dict[str, Any]) -> None:
@@ -118,9 +124,9 @@ def test_update_keeping_a_stored_patch_is_accepted(env: KubeEnv, service_factory
     edited = {**stored, "spec": {**stored["spec"], "subsets": [{**stored["spec"]["subsets"][0], "maxReplicas": 2}]}}
     request = {"uid": "v", "operation": "UPDATE", "namespace": "default", "name": "ws", "object": edited,
                "oldObject": stored}
-    service = service_factory()
-    assert service.validate_workloadspread(request).allowed
+    validation = validation_of(service_factory())
+    assert validation.review_workloadspread(request).allowed
     changed = {**edited, "spec": {**edited["spec"], "subsets": [{**edited["spec"]["subsets"][0],
                                                                  "patch": {"spec": {"hostPID": True}}}]}}
-    refused = service.validate_workloadspread({**request, "object": changed})
+    refused = validation.review_workloadspread({**request, "object": changed})
     assert not refused.allowed and "spec.subsets[0].patch.spec.hostPID" in refused.message

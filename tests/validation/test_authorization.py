@@ -1,4 +1,4 @@
-"""The author gate (py_engine/workloadspread/admission/authorization.py) over a fake reviewer and a fake clock:
+"""The author gate (py_engine/validation/authorization.py) over a fake reviewer and a fake clock:
 answers cached by the whole user and the attributes for the TTL, bounded, failures denied
 and not cached, `system:masters` not asked."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
 from py_engine.validation.authorship import ResourceCheck, UserInfo
-from py_engine.workloadspread.admission.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
 
 UPDATE_WEB = ResourceCheck("update", "apps", "Deployment", "deployments", "ns", "web")
 CREATE = ResourceCheck("create", "apps", "Deployment", "deployments", "ns")
