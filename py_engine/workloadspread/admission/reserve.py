@@ -102,8 +102,8 @@ def reserve_create(
     if len(view.subsets) == 1 and view.subsets[0].max_replicas is None:
         return CreateReservation(view.subsets[0].name, None, name)
 
-    replicas = target.replicas()
-    ledger = SubsetLedger(view, version_of(pod, ctx), lambda: replicas)
+    replicas = target.replicas()  # the workload is read (at most) once, before the counts
+    ledger = SubsetLedger(view, version_of(pod, ctx), target.replicas)
     # Caps the controller has not resolved yet (a spec change it has not synced) are
     # counted from the spec and the slots each entry holds; percentages always are.
     ledger.follow_caps(replicas)
