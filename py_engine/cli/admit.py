@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from py_engine.cli.helpformat import command_parser
 from py_engine.cli.preflight import opa_url
 from py_engine.cli.snapshot_input import InputError, now_from
 from py_engine.semantics import objects
@@ -47,12 +48,7 @@ OPERATIONS = ("CREATE", "DELETE", "EVICT")
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "admit",
-        help="show the admission webhook's decision for one pod over a cluster snapshot",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(subparsers, "admit", __doc__, help="show the admission webhook's decision for one pod over a cluster snapshot")
     parser.add_argument("--state", action="append", required=True, metavar="STATE.yaml",
                         help="snapshot: WorkloadSpreads, workloads, pods, nodes (YAML/JSON, Lists; repeatable; - for stdin)")
     parser.add_argument("--pod", required=True, metavar="POD.yaml", help="the pod being admitted (or deleted/evicted)")

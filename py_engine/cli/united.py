@@ -35,6 +35,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from py_engine.cli.helpformat import command_parser
+
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 PROG = "spreadgate united plan"
 
@@ -46,12 +48,7 @@ def register(subparsers: Any) -> None:
         description="UnitedDeployment tools.",
     )
     commands = parser.add_subparsers(dest="united_command", metavar="SUBCOMMAND", required=True)
-    plan = commands.add_parser(
-        "plan",
-        help="plan one UnitedDeployment sync over a snapshot of objects",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    plan = command_parser(commands, "plan", __doc__, help="plan one UnitedDeployment sync over a snapshot of objects")
     plan.add_argument("--state", required=True, metavar="STATE.yaml|-", help="objects to plan over; - reads stdin")
     plan.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     plan.add_argument("--name", help="the UnitedDeployment to plan when the state holds several")

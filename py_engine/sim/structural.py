@@ -35,7 +35,6 @@ walk stops `MAX_DEPTH` levels down with a cause saying so, and at
 from __future__ import annotations
 
 import base64
-import functools
 import ipaddress
 import json
 import math
@@ -138,6 +137,23 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _canonical(value: Any) -> Any:
+    """`value` with every whole float as an int, so that equal JSON (`same_json`) dumps equal."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def _json_key(value: Any) -> str:
+    """A text equal for two values exactly when `same_json` says they are equal (`true` stays
+    apart from `1`), so duplicates in a list are found with a set in one pass, not pairwise."""
+    return json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"))
+
+
 # ------------------------------------------------------------------ causes
 
 def _required(path: str, detail: str = "") -> Cause:
@@ -214,9 +230,9 @@ _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a rejected pattern is an answer here, not a log line on stderr
 
 
-@functools.lru_cache(maxsize=256)
 def _pattern(text: str) -> Any:
-    """The compiled pattern (an RE2 object), None when RE2 rejects it."""
+    """The compiled pattern (an RE2 object), None when RE2 rejects it (compiled per use: RE2
+    compiles a CRD's short patterns in microseconds, and nothing module-wide is cached)."""
     try:
         return re2.compile(text, options=_RE2_OPTIONS)
     except re2.error:
@@ -364,27 +380,29 @@ class _Walk:
             self._map_list(value, keys, path)
 
     def _set(self, value: list[Any], path: str) -> None:
-        seen: list[Any] = []
+        seen: set[str] = set()
         for i, item in enumerate(value):
-            if any(same_json(item, s) for s in seen):
+            text = _json_key(item)
+            if text in seen:
                 self.add(_duplicate(f"{path}[{i}]", item))
             else:
-                seen.append(item)
+                seen.add(text)
 
     def _map_list(self, value: list[Any], keys: list[str], path: str) -> None:
         for i, item in enumerate(value):
             if item is not None and not isinstance(item, dict):
                 self.add(_invalid(f"{path}[{i}]", item, "must be an object for an array of list-type map"))
                 return
-        seen: list[dict[str, Any]] = []
+        seen: set[str] = set()
         for i, item in enumerate(value):
             if item is None:
                 continue
             key = {k: item[k] for k in keys if k in item}
-            if any(same_json(key, s) for s in seen):
+            text = _json_key(key)
+            if text in seen:
                 self.add(_duplicate(f"{path}[{i}]", key))
             else:
-                seen.append(key)
+                seen.add(text)
 
     def _object(self, value: Mapping[str, Any], schema: Schema, path: str, depth: int, *, root: bool,
                 old: Any) -> None:

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack, poll
-from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION
+from py_engine.model import MATCHED_ANNOTATION
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
 from py_engine.workloadspread.controller.runtime.loop import LoopOptions
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
 from py_engine.policy import PolicyEngine
 from py_engine.workloadspread.admission.caches import AdmissionCaches
 from py_engine.workloadspread.admission.eligibility import EligibilityCache
@@ -74,9 +75,8 @@ class AdmissionContext:
     `engine` None skips the Rego subset policy (only the reference's
     Schedulable-condition check is applied); `nodes` are compact node facts
     (see `py_engine.workloadspread.admission.nodes`) used for node-fit simulation of Adaptive
-    spreads; `custom_workloads` are whitelist entries
-    `{group, kind, replicasPath, subResources: [{group, kind}]}` (Kruise's
-    capitalised keys are accepted too); `patch_guard` None applies subset
+    spreads; `whitelist` holds the custom workload kinds, parsed once by whoever
+    builds contexts (`ServiceConfig.whitelist`), never per decision; `patch_guard` None applies subset
     patches unchecked (the webhook and `spreadgate admit` always set one);
     `node_classes` remembers node inventories reduced for the policy (None:
     reduced for every decision); `caches` remembers spreads parsed per version
@@ -88,7 +88,7 @@ class AdmissionContext:
     engine: PolicyEngine | None = None
     nodes: Sequence[Mapping[str, Any]] | None = None
     versioned_kinds: frozenset[str] = DEFAULT_VERSIONED_KINDS
-    custom_workloads: Sequence[Mapping[str, Any]] = ()
+    whitelist: Whitelist = EMPTY_WHITELIST
     decision_cache: EligibilityCache | None = None
     fresh_lookup: Lookup | None = None
     patch_guard: PatchCheck | None = None

@@ -91,7 +91,9 @@ def _stored_entries(status: Mapping[str, Any], version: str) -> list[SubsetStatu
     entries = versioned.get(version) if isinstance(versioned, JSON_OBJECT) else None
     if not isinstance(entries, list):
         return []
-    return [dict(entry) for entry in entries if isinstance(entry, dict) and isinstance(entry.get("name"), str)]
+    return [
+        dict(entry) for entry in entries if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+    ]
 
 
 class SubsetLedger:
@@ -125,8 +127,9 @@ class SubsetLedger:
             replicas = replicas_of() or 0
             for subset in view.subsets:
                 cap = subset.cap(replicas)
-                self.entries.append({"name": subset.name, "replicas": 0,
-                                     "missingReplicas": -1 if cap is None else cap})
+                self.entries.append(
+                    {"name": subset.name, "replicas": 0, "missingReplicas": -1 if cap is None else cap}
+                )
             self.from_spec = False
         else:
             observed = status.get("observedGeneration")
@@ -219,8 +222,9 @@ class SubsetLedger:
             entry["missingReplicas"] = missing - 1
         return True
 
-    def release(self, entry: SubsetStatus, key: str, now: datetime, cap: int | None, *,
-                in_place: bool = False) -> bool | None:
+    def release(
+        self, entry: SubsetStatus, key: str, now: datetime, cap: int | None, *, in_place: bool = False
+    ) -> bool | None:
         """Record the deletion of the pod keyed `key` in `entry` (`deletingPods[key] = now`) and
         give its slot back when it held one; returns whether it did (`freed`), None when
         nothing is recorded (the subset is unlimited).

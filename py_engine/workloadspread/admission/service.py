@@ -45,6 +45,7 @@ a well-formed AdmissionReview response.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -52,6 +53,7 @@ from typing import Any, Literal
 
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
+from py_engine.model.workloads import Whitelist, whitelist_from_entries
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock
@@ -133,11 +135,18 @@ class ServiceConfig:
     deny_deletes_on_failure: bool = False
     versioned_kinds: frozenset[str] = frozenset({"deployment", "replicaset"})
     custom_workloads: tuple[Mapping[str, Any], ...] = ()
+    """Whitelist entries `{group, kind, replicasPath, subResources: [{group, kind}]}` (Kruise's
+    capitalised keys are accepted too); parsed once, into `whitelist`."""
     allowed_patch_fields: tuple[str, ...] = ()
     """Pod fields a subset patch may set beyond the default allowlist (policies/validation/patch.rego)."""
     check_subset_patches: bool = True
     """Enforce the subset patch allowlist; only the reference-vector tests turn it off
     (the reference has no allowlist)."""
+
+    @functools.cached_property
+    def whitelist(self) -> Whitelist:
+        """`custom_workloads` parsed, once per configuration (raises WhitelistError naming the entry)."""
+        return whitelist_from_entries(self.custom_workloads, "custom workloads")
 
 
 class TimedEngine:
@@ -224,7 +233,7 @@ class AdmissionService:
         """What a decision made now is a function of (reader, engines, caches, configuration)."""
         return admission_context(
             now=self.clock.now(), lookup=self.view.lookup, engine=self.engine, nodes=self.view.node_inventory(),
-            versioned_kinds=self.config.versioned_kinds, custom_workloads=self.config.custom_workloads,
+            versioned_kinds=self.config.versioned_kinds, whitelist=self.config.whitelist,
             decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup, patch_guard=self.patch_guard,
             node_classes=self.node_classes, caches=self.caches)
 

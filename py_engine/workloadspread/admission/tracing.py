@@ -22,7 +22,6 @@ from py_engine.semantics import objects
 from py_engine.semantics.labels import SelectorError, labels_of, matches_label_selector
 from py_engine.semantics.objects import JSON_OBJECT, api_group
 from py_engine.workloadspread.admission.context import AdmissionContext, OwnerNotFound
-from py_engine.workloadspread.admission.workloads import context_whitelist
 
 # Real chains are two or three links long (Pod -> ReplicaSet -> Deployment);
 # the bound only protects against ownerReference cycles in a broken cache.
@@ -96,7 +95,7 @@ def find_spread(pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: Adm
     owner = controller_owner(pod)
     if owner is None:
         return None
-    accepted = context_whitelist(ctx).owner_kinds
+    accepted = ctx.whitelist.owner_kinds
     if group_kind_of(owner) not in accepted:
         return None
     namespace = objects.namespace(pod)

@@ -2,47 +2,19 @@
 
 The kinds, the custom-workload whitelist and the replica readers are the workload
 registry's (`py_engine/model/workloads.py`); this module adds what only admission
-needs: the whitelist as the admission context carries it (entries, parsed once per
-distinct sequence) and the lookup of the workload through the context, with Kruise's
+needs: the lookup of the workload through the context, with Kruise's
 denial when `targetFilter.replicasPathList` does not resolve (docs/design-workloadspread.md §1.4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 from py_engine.model import WorkloadSpread
 from py_engine.model.workloads import (
-    EMPTY_WHITELIST,
     PathError,
-    Whitelist,
     target_kind,
     webhook_replicas,
-    whitelist_from_entries,
 )
 from py_engine.workloadspread.admission.context import AdmissionContext, AdmissionError, Lookup
-
-# The last entries parsed and their whitelist: a service hands every request the same tuple,
-# so it is parsed once, not per admission. A tuple assignment is atomic: no lock needed.
-_parsed: tuple[Sequence[Mapping[str, Any]], Whitelist] = ((), EMPTY_WHITELIST)
-
-
-def context_whitelist(ctx: AdmissionContext) -> Whitelist:
-    """The custom kinds of the admission context (its whitelist entries, see the registry)."""
-    global _parsed
-    entries = ctx.custom_workloads
-    if not entries:
-        return EMPTY_WHITELIST
-    last_entries, last = _parsed
-    if last_entries is entries:
-        return last
-    whitelist = whitelist_from_entries(entries, "custom workloads")
-    _parsed = (entries, whitelist)
-    return whitelist
-
-
-_UNREAD = object()
 
 
 class TargetWorkload:
@@ -55,24 +27,24 @@ class TargetWorkload:
     server (`fresh_replicas`).
     """
 
-    __slots__ = ("_replicas", "ctx", "ordinal_placement", "view")
+    __slots__ = ("_read_once", "ctx", "ordinal_placement", "view")
 
     def __init__(self, view: WorkloadSpread, ctx: AdmissionContext) -> None:
         self.view = view
         self.ctx = ctx
         kind = target_kind(view)
         self.ordinal_placement = kind is not None and kind.ordinal_placement
-        self._replicas: Any = _UNREAD
+        self._read_once: tuple[int | None] | None = None
+        """`(replicas(),)` once read."""
 
     def replicas(self) -> int | None:
         """The replica count as the webhook reads it from the caches (`ctx.lookup`): 0 without
         any percentage cap (the workload is not even fetched), None when the workload is not
         found. Read once. Raises AdmissionError when the spread's
         `targetFilter.replicasPathList` does not resolve to integers (Kruise denies)."""
-        if self._replicas is _UNREAD:
-            self._replicas = self._read(self.ctx.lookup)
-        replicas: int | None = self._replicas
-        return replicas
+        if self._read_once is None:
+            self._read_once = (self._read(self.ctx.lookup),)
+        return self._read_once[0]
 
     def fresh_replicas(self) -> int | None:
         """The count read from the API server (`ctx.fresh_lookup`), for when the caches may be
@@ -92,6 +64,6 @@ class TargetWorkload:
         if workload is None:
             return None
         try:
-            return webhook_replicas(view, workload, context_whitelist(self.ctx))
+            return webhook_replicas(view, workload, self.ctx.whitelist)
         except PathError as exc:
             raise AdmissionError(f"WorkloadSpread {namespace}/{view.name}: targetFilter.replicasPathList: {exc}") from None

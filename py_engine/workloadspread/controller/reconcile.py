@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from py_engine.model.constants import DELETION_COST_ANNOTATION
 from py_engine.model.errors import ModelError
 from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist, target_kind
 from py_engine.model.workloadspread import WorkloadSpread
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.workloadspread.controller.costs import REFERENCE_STEP, spread_bands
 from py_engine.workloadspread.controller.errors import ReconcileError
 from py_engine.workloadspread.controller.events import Event, unique

@@ -20,7 +20,7 @@ from typing import Any
 from py_engine.model.constants import SCHEDULABLE_CONDITION
 from py_engine.model.subset_status import subset_conditions
 from py_engine.model.workloadspread import WorkloadSpread
-from py_engine.semantics.timeutil import TimestampError, format_time, parse_time
+from py_engine.semantics.timeutil import format_time, parse_time_or_none
 from py_engine.workloadspread.controller.events import NORMAL, RECOVER_SCHEDULABLE, Event
 
 Obj = Mapping[str, Any]
@@ -36,13 +36,6 @@ class RescheduleOutcome:
     pods_to_delete: list[str] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     requeue_seconds: list[float] = field(default_factory=list)
-
-
-def _time(value: Any) -> datetime | None:
-    try:
-        return parse_time(value) if isinstance(value, str) else None
-    except TimestampError:
-        return None
 
 
 def old_condition(entry: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -72,7 +65,7 @@ def unschedulable_since(pod: Obj, critical: timedelta) -> datetime | None:
         and c.get("reason") == "Unschedulable"
         for c in status.get("conditions") or []
     )
-    created = _time(meta.get("creationTimestamp"))
+    created = parse_time_or_none(meta.get("creationTimestamp"))
     return created + critical if stuck and created is not None else None
 
 
@@ -119,7 +112,7 @@ def reschedule(
             outcome.pods_to_delete.extend(failed)
             continue
         if was == "False" and previous is not None:
-            moment = _time(previous.get("lastTransitionTime"))
+            moment = parse_time_or_none(previous.get("lastTransitionTime"))
             if moment is not None and not moment + window < now:
                 outcome.conditions[subset.name] = dict(previous)
                 outcome.requeue_seconds.append((moment + window - now).total_seconds())

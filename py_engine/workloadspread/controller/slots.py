@@ -48,10 +48,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from py_engine.model.constants import DELETION_COST_ANNOTATION
 from py_engine.scaledown import ScaledownInputError, constraints_from_workload, read_pods, same_node_ranks
 from py_engine.scaledown.kruise import KruiseKeys
 from py_engine.scaledown.rankers import HOSTNAME_LABEL
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.workloadspread.controller.errors import ReconcileError
 
 Obj = Mapping[str, Any]

@@ -18,7 +18,7 @@ from typing import Any
 
 from py_engine.model.pods import is_pod_active, matched_spread
 from py_engine.model.subset_status import pod_records
-from py_engine.semantics.timeutil import TimestampError, parse_time
+from py_engine.semantics.timeutil import parse_time_or_none
 from py_engine.workloadspread.controller.events import CREATE_POD_FAILED, DELETE_POD_FAILED, WARNING, Event
 from py_engine.workloadspread.controller.options import ReconcileOptions
 
@@ -33,13 +33,6 @@ class SubsetOutcome:
     entry: dict[str, Any]
     events: list[Event] = field(default_factory=list)
     requeue_seconds: list[float] = field(default_factory=list)
-
-
-def _time(value: Any) -> datetime | None:
-    try:
-        return parse_time(value) if isinstance(value, str) else None
-    except TimestampError:
-        return None
 
 
 def subset_status(
@@ -67,7 +60,7 @@ def subset_status(
             continue
         active += 1
         if pod_name in old_deleting:
-            since = _time(old_deleting[pod_name])
+            since = parse_time_or_none(old_deleting[pod_name])
             if since is None or since + delete_timeout < now:
                 outcome.events.append(
                     Event(WARNING, DELETE_POD_FAILED, f"Pod {namespace}/{pod_name} was expected to be deleted but it wasn't")
@@ -77,7 +70,7 @@ def subset_status(
                 outcome.requeue_seconds.append((since + delete_timeout - now).total_seconds())
     kept_creating: dict[str, Any] = {}
     for key, value in creating.items():
-        since = _time(value)
+        since = parse_time_or_none(value)
         if since is None or since + create_timeout < now:
             outcome.events.append(
                 Event(WARNING, CREATE_POD_FAILED, f"Pod {namespace}/{key} was expected to be created but it wasn't")

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from py_engine.model.workloads import EMPTY_WHITELIST, whitelist_from_entries
 from py_engine.workloadspread.admission.context import AdmissionContext, admission_context, no_lookup
 
 pytestmark = pytest.mark.timeout(10)
@@ -16,7 +17,7 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 def test_every_field_given_is_the_same_context_as_the_constructor_builds() -> None:
     values = {f.name: getattr(AdmissionContext(now=NOW, lookup=no_lookup), f.name)
               for f in dataclasses.fields(AdmissionContext)}
-    values["custom_workloads"] = ({"group": "x", "kind": "Y"},)
+    values["whitelist"] = whitelist_from_entries([{"group": "x", "kind": "Y"}])
     built = admission_context(**values)
     assert type(built) is AdmissionContext
     assert built == AdmissionContext(**values)
@@ -27,6 +28,6 @@ def test_every_field_given_is_the_same_context_as_the_constructor_builds() -> No
 def test_a_missing_or_unknown_field_goes_through_the_constructor() -> None:
     partial = admission_context(now=NOW, lookup=no_lookup)
     assert partial == AdmissionContext(now=NOW, lookup=no_lookup)
-    assert partial.caches is None and partial.custom_workloads == ()
+    assert partial.caches is None and partial.whitelist == EMPTY_WHITELIST
     with pytest.raises(TypeError):
         admission_context(now=NOW, lookup=no_lookup, unknown=1)

@@ -14,8 +14,12 @@ from py_engine.workloadspread.admission.workloads import TargetWorkload
 
 
 def test_a_version_without_entries_is_opened_from_the_spec_and_only_then_asks_the_replicas() -> None:
-    view = WorkloadSpread.from_object(spread([subset("a", "50%"), subset("b", 2), subset("c")],
-                                             status=versioned("old111", {"name": "a", "missingReplicas": 0})))
+    view = WorkloadSpread.from_object(
+        spread(
+            [subset("a", "50%"), subset("b", 2), subset("c")],
+            status=versioned("old111", {"name": "a", "missingReplicas": 0}),
+        )
+    )
     asked: list[int] = []
 
     def replicas() -> int | None:
@@ -24,25 +28,35 @@ def test_a_version_without_entries_is_opened_from_the_spec_and_only_then_asks_th
 
     ledger = SubsetLedger(view, "new222", replicas)
     assert ledger.initialised and not ledger.from_spec and asked == [1]
-    assert ledger.entries == [{"name": "a", "replicas": 0, "missingReplicas": 3},
-                              {"name": "b", "replicas": 0, "missingReplicas": 2},
-                              {"name": "c", "replicas": 0, "missingReplicas": -1}]
+    assert ledger.entries == [
+        {"name": "a", "replicas": 0, "missingReplicas": 3},
+        {"name": "b", "replicas": 0, "missingReplicas": 2},
+        {"name": "c", "replicas": 0, "missingReplicas": -1},
+    ]
     stored = SubsetLedger(view, "old111", replicas)
     assert not stored.initialised and asked == [1], "a stored version needs no replica count"
 
 
 def test_the_first_entry_with_room_is_the_one_reserved_even_beside_a_namesake() -> None:
     """A malformed status may list a subset twice; the slot is taken in the entry that had room."""
-    ws = spread([subset("a", 3)], status=versioned("abc123", {"name": "a", "replicas": 3, "missingReplicas": 0},
-                                                   {"name": "a", "replicas": 1, "missingReplicas": 2}))
+    ws = spread(
+        [subset("a", 3)],
+        status=versioned(
+            "abc123",
+            {"name": "a", "replicas": 3, "missingReplicas": 0},
+            {"name": "a", "replicas": 1, "missingReplicas": 2},
+        ),
+    )
     before = copy.deepcopy(ws)
     ledger = SubsetLedger(WorkloadSpread.from_object(ws), "abc123", lambda: 0)
     entry = ledger.first_with_room({"a"})
     assert entry is ledger.entries[1]
     assert ledger.reserve(entry, "p1", NOW)
     written = ledger.written()["status"]["versionedSubsetStatuses"]["abc123"]
-    assert written == [{"name": "a", "replicas": 3, "missingReplicas": 0},
-                       {"name": "a", "replicas": 1, "missingReplicas": 1, "creatingPods": {"p1": NOW_TEXT}}]
+    assert written == [
+        {"name": "a", "replicas": 3, "missingReplicas": 0},
+        {"name": "a", "replicas": 1, "missingReplicas": 1, "creatingPods": {"p1": NOW_TEXT}},
+    ]
     assert ws == before, "the stored object is not changed"
 
 

@@ -1,13 +1,18 @@
 """The reservation reads as one pass: following the spread through one pod CREATE visits each
-module at most twice (docs/design-workloadspread.md, "The per-version ledger").
+module at most twice (docs/design-workloadspread.md §2.3.1).
 
-The path is followed the way a reader follows it: from the function the committer applies for
-a CREATE (the service's `apply`, handed to `SpreadCommitter.submit`), every call of product code
-that is handed the spread (the stored object, its typed view, or an object holding the view, such
-as the ledger), in call order. Consecutive calls into one module are one visit; a module entered
-again after another one was is visited again. A reservation that ping-pongs between helper
-modules (the raw dict here, the view there, the ledger's operations spread over three files)
-fails; one that reads top to bottom passes.
+The path is followed the way a reader follows the spread: from the function the committer
+applies for a CREATE (the service's `apply`, handed to `SpreadCommitter.submit`), every call of
+product code that is handed the spread, in call order: the stored object, the object inside its
+typed view, or the view itself (its own accessors included). Consecutive calls into one module
+are one visit; a module entered again after another one was is visited again. A reservation that
+ping-pongs between helper modules (the raw dict here, the view there, the counts' operations
+spread over three files) fails; one that reads top to bottom passes.
+
+What is built from the view once per reservation (the ledger, the target workload) is followed
+where it is built and wherever it hands the view on, not through its own methods: those are
+the "one object" the reservation reads on. That each is built once, and that the stored object
+is handed to nothing once its view exists, is pinned separately below.
 
 The trace uses `sys.setprofile` on the calling thread only, around the one `apply`.
 """
@@ -79,7 +84,9 @@ class SpreadTrail:
             module = self._modules[code.co_filename] = _module_of(code.co_filename)
         if module is None:
             return
-        arguments = [frame.f_locals.get(name) for name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]]
+        arguments = [
+            frame.f_locals.get(name) for name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        ]
         if not any(self._carries(value) for value in arguments):
             return
         self.calls.append((module, code.co_qualname))
@@ -109,7 +116,9 @@ class TracingCommitter:
         self.snapshot = snapshot
         self.trails: list[SpreadTrail] = []
 
-    def submit(self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False) -> R:
+    def submit(
+        self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False
+    ) -> R:
         current = self.snapshot.spread(namespace, name)
         assert current is not None
         working = json_copy(current)
@@ -125,8 +134,16 @@ class TracingCommitter:
             self.snapshot.replace_spread(written)
         return result
 
-    def submit_async(self, namespace: str, name: str, apply: Apply[R], deadline: float, on_done: Done[R], *,
-                     dry_run: bool = False) -> None:
+    def submit_async(
+        self,
+        namespace: str,
+        name: str,
+        apply: Apply[R],
+        deadline: float,
+        on_done: Done[R],
+        *,
+        dry_run: bool = False,
+    ) -> None:
         on_done(self.submit(namespace, name, apply, deadline, dry_run=dry_run), None)
 
 
@@ -148,21 +165,34 @@ def engine() -> Iterator[PolicyEngine]:
     eng.close()
 
 
-def _create(reader: SnapshotReader, engine: PolicyEngine | None, the_pod: dict[str, Any]) -> tuple[Decision, SpreadTrail]:
+def _create(
+    reader: SnapshotReader, engine: PolicyEngine | None, the_pod: dict[str, Any]
+) -> tuple[Decision, SpreadTrail]:
     committer = TracingCommitter(reader)
     service = AdmissionService(reader, committer, FixedClock(NOW), engine=engine, new_uid=lambda: "uid-1")
-    request = {"uid": "r", "operation": "CREATE", "namespace": "default", "name": "", "resource": POD_RESOURCE,
-               "object": the_pod}
+    request = {
+        "uid": "r",
+        "operation": "CREATE",
+        "namespace": "default",
+        "name": "",
+        "resource": POD_RESOURCE,
+        "object": the_pod,
+    }
     decision = service.mutate_pod(request)
     assert len(committer.trails) == 1, decision
     return decision, committer.trails[0]
 
 
 def _counted(replicas: int = 6) -> list[dict[str, Any]]:
-    ws = spread([subset("a", 1, "z1"), subset("b", 3, "z2"), subset("c", None, "z3")],
-                status=versioned("abc123", {"name": "a", "replicas": 1, "missingReplicas": 0},
-                                 {"name": "b", "replicas": 1, "missingReplicas": 2},
-                                 {"name": "c", "replicas": 0, "missingReplicas": -1}))
+    ws = spread(
+        [subset("a", 1, "z1"), subset("b", 3, "z2"), subset("c", None, "z3")],
+        status=versioned(
+            "abc123",
+            {"name": "a", "replicas": 1, "missingReplicas": 0},
+            {"name": "b", "replicas": 1, "missingReplicas": 2},
+            {"name": "c", "replicas": 0, "missingReplicas": -1},
+        ),
+    )
     return [ws, *deployment_chain(replicas)]
 
 
@@ -181,23 +211,46 @@ def _spec_ahead() -> list[dict[str, Any]]:
 SCENARIOS: dict[str, Callable[[], SnapshotReader]] = {
     "counted subset with room": lambda: SnapshotReader(_counted()),
     "version initialised from the spec": lambda: SnapshotReader(_percentages(None, 4)),
-    "percentages follow the current replicas": lambda: SnapshotReader(_percentages(
-        versioned("abc123", {"name": "a", "replicas": 1, "missingReplicas": 0},
-                  {"name": "b", "replicas": 1, "missingReplicas": 0}), 4)),
-    "full until the API shows the scale-up": lambda: ScaledUpReader(_percentages(
-        versioned("abc123", {"name": "a", "replicas": 1, "missingReplicas": 0},
-                  {"name": "b", "replicas": 1, "missingReplicas": 0}), 2),
-        deployment_chain(8)),
+    "percentages follow the current replicas": lambda: SnapshotReader(
+        _percentages(
+            versioned(
+                "abc123",
+                {"name": "a", "replicas": 1, "missingReplicas": 0},
+                {"name": "b", "replicas": 1, "missingReplicas": 0},
+            ),
+            4,
+        )
+    ),
+    "full until the API shows the scale-up": lambda: ScaledUpReader(
+        _percentages(
+            versioned(
+                "abc123",
+                {"name": "a", "replicas": 1, "missingReplicas": 0},
+                {"name": "b", "replicas": 1, "missingReplicas": 0},
+            ),
+            2,
+        ),
+        deployment_chain(8),
+    ),
     "spec ahead of the status": lambda: SnapshotReader(_spec_ahead()),
-    "no subset has room": lambda: SnapshotReader(_percentages(
-        versioned("abc123", {"name": "a", "replicas": 1, "missingReplicas": 0},
-                  {"name": "b", "replicas": 1, "missingReplicas": 0}), 2)),
+    "no subset has room": lambda: SnapshotReader(
+        _percentages(
+            versioned(
+                "abc123",
+                {"name": "a", "replicas": 1, "missingReplicas": 0},
+                {"name": "b", "replicas": 1, "missingReplicas": 0},
+            ),
+            2,
+        )
+    ),
 }
 
 
 @pytest.mark.parametrize("with_engine", [False, True], ids=["reference checks", "subset policy"])
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_one_create_visits_each_module_at_most_twice(scenario: str, with_engine: bool, engine: PolicyEngine) -> None:
+def test_one_create_visits_each_module_at_most_twice(
+    scenario: str, with_engine: bool, engine: PolicyEngine
+) -> None:
     decision, trail = _create(SCENARIOS[scenario](), engine if with_engine else None, pod())
     assert decision.allowed
     visits = trail.visits()

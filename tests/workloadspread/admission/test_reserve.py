@@ -22,6 +22,7 @@ from admission_builders import (
 )
 
 from py_engine.model import MATCHED_ANNOTATION
+from py_engine.model.workloads import whitelist_from_entries
 from py_engine.policy import PolicyEngine, create_engine
 from py_engine.workloadspread.admission.choose import pod_ordinal
 from py_engine.workloadspread.admission.context import AdmissionContext, AdmissionError
@@ -261,7 +262,7 @@ def test_job_parallelism_custom_path_and_replicas_paths() -> None:
                       targetFilter={"selector": {}, "replicasPathList": ["spec.tfReplicaSpecs.Worker.replicas",
                                                                           "spec.tfReplicaSpecs.PS.replicas"]})
     whitelist = [{"group": "kubeflow.org", "kind": "TFJob", "replicasPath": "spec.tfReplicaSpecs.Worker.replicas"}]
-    ctx = make_ctx([tf], custom_workloads=whitelist)
+    ctx = make_ctx([tf], whitelist=whitelist_from_entries(whitelist))
     assert _statuses(reserve_create(filtered, pod("tf-1", owner=tf_owner), ctx, generated_uid=UID).spread,
                      "versionIgnored")[1]["missingReplicas"] == 4
     unfiltered = spread([subset("a", "50%"), subset("b", "50%")], target=("kubeflow.org/v1", "TFJob", "tf"))

@@ -17,6 +17,7 @@ from admission_builders import (
     workload,
 )
 
+from py_engine.model.workloads import whitelist_from_entries
 from py_engine.workloadspread.admission.context import AdmissionContext, AdmissionError, OwnerNotFound
 from py_engine.workloadspread.admission.tracing import find_spread
 
@@ -95,10 +96,10 @@ def test_custom_whitelist_with_sub_resources() -> None:
     assert find_spread(the_pod, [ws], ctx) is None  # not whitelisted
     kruise_style = [{"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServerSet", "replicasPath": "spec.replicas",
                      "subResources": [{"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServer"}]}]
-    ctx, _ = _ctx(objects, custom_workloads=kruise_style)
+    ctx, _ = _ctx(objects, whitelist=whitelist_from_entries(kruise_style))
     assert find_spread(the_pod, [ws], ctx) is ws
     ours = [{"group": "mock.kruise.io", "kind": "GameServerSet", "subResources": [{"group": "mock.kruise.io", "kind": "GameServer"}]}]
-    ctx, _ = _ctx(objects, custom_workloads=ours)
+    ctx, _ = _ctx(objects, whitelist=whitelist_from_entries(ours))
     assert find_spread(the_pod, [ws], ctx) is ws
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from py_engine.model.constants import DELETION_COST_ANNOTATION, IN_SUBSET_SPREAD_ANNOTATION
+from py_engine.model.constants import IN_SUBSET_SPREAD_ANNOTATION
 from py_engine.scaledown import CloneSetSpec, cloneset_deletion_order, constraints_from_keys, read_pods
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.workloadspread.controller.reconcile import ClusterView, SyncResult, reconcile
 from py_engine.workloadspread.controller.slots import (
     BAND_WIDTH,
