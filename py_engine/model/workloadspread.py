@@ -138,6 +138,13 @@ class WorkloadSpread:
     strategy: ScheduleStrategy
     annotations: Mapping[str, str]
     raw: JSON = field(repr=False, compare=False)
+    uses_percentages: bool = field(init=False, repr=False, compare=False)
+    """Whether a subset's cap is a percentage (then caps follow the workload's replica count).
+    Derived from `subsets` once, when the view is made: admission asks it several times per pod."""
+
+    def __post_init__(self) -> None:
+        percentages = any(s.max_replicas is not None and s.max_replicas.percent for s in self.subsets)
+        object.__setattr__(self, "uses_percentages", percentages)
 
     @classmethod
     def from_object(cls, obj: Any) -> WorkloadSpread:
@@ -180,10 +187,6 @@ class WorkloadSpread:
         """How long an unschedulable subset stays skipped (annotation, else `default`)."""
         value = self.annotations.get(RECOVERY_WINDOW_ANNOTATION, "")
         return int(value) if value.isdigit() and int(value) > 0 else default
-
-    @property
-    def uses_percentages(self) -> bool:
-        return any(s.max_replicas is not None and s.max_replicas.percent for s in self.subsets)
 
 
 def _generation(value: Any) -> int:

@@ -49,8 +49,8 @@ def _spec_text(spec: Any) -> str:
 
 def _with_raw(view: WorkloadSpread, raw: dict[str, Any]) -> WorkloadSpread:
     """`dataclasses.replace(view, raw=raw)` without re-running `__init__` over every field: the
-    view is a plain frozen dataclass (no `__post_init__`, no cached fields), and a hit is taken
-    once per reservation."""
+    view is a frozen dataclass whose one derived field (`uses_percentages`, from `__post_init__`)
+    depends on the spec alone, which the clone shares, and a hit is taken once per reservation."""
     clone = object.__new__(WorkloadSpread)
     clone.__dict__.update(view.__dict__)
     clone.__dict__["raw"] = raw

@@ -1,12 +1,11 @@
-"""Choosing a subset for a new pod: eligibility from the policy, room from the counts.
+"""Which subsets a new pod may go to, and where a StatefulSet pod goes.
 
 Eligibility does not depend on counts (Schedulable condition, contradictions
 with the pod's own node affinity, node fit when simulating), so it is asked
-of the Rego subset policy once per distinct input and cached. Counting is
-done here: the first eligible subset **in status order** (which is spec
-order once the controller has synced) with `missingReplicas > 0` or `-1`
-(unlimited) gets the pod (docs/design-workloadspread.md §2.1.1 step 4). StatefulSet pods are
-placed by ordinal instead (§2.1.3).
+of the Rego subset policy once per distinct input and cached. Counting is the
+ledger's: the first eligible subset with room gets the pod
+(`py_engine.workloadspread.admission.ledger`, docs/design-workloadspread.md §2.1.1 step 4).
+StatefulSet pods are placed by ordinal instead (§2.1.3, `choose_by_ordinal`).
 """
 
 from __future__ import annotations
@@ -17,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from py_engine.model import WorkloadSpread
-from py_engine.model.constants import MAX_INT32
+from py_engine.model.constants import MAX_INT32, SCHEDULABLE_CONDITION
+from py_engine.model.subset_status import subset_conditions
 from py_engine.placement.classes import constrained_label_keys, policy_node_classes
 from py_engine.workloadspread.admission.context import AdmissionContext
 from py_engine.workloadspread.admission.eligibility import decide_subsets
-from py_engine.workloadspread.admission.statuses import missing_replicas, schedulable
 
 # Without a policy engine only the reference's Schedulable check runs, and nobody can be asked
 # for its words: the one copy of the policy's `skip_reasons.unschedulable` in Python
@@ -35,6 +34,14 @@ class Eligibility:
 
     names: frozenset[str]
     rejected: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def schedulable(entry: Mapping[str, Any]) -> bool:
+    """False when a status entry carries a `Schedulable=False` condition (Adaptive mode)."""
+    for condition in subset_conditions(entry):
+        if condition.get("type") == SCHEDULABLE_CONDITION and condition.get("status") == "False":
+            return False
+    return True
 
 
 def simulation_nodes(view: WorkloadSpread, ctx: AdmissionContext) -> Sequence[Mapping[str, Any]] | None:
@@ -84,17 +91,6 @@ def eligibility(
         nodes_version=nodes_version if isinstance(nodes_version, str) else None,
     )
     return Eligibility(frozenset(decision.eligible), decision.rejected)
-
-
-def choose_counted(statuses: Sequence[Mapping[str, Any]], eligible: Eligibility) -> int | None:
-    """Index (in `statuses`) of the first eligible subset with room: missingReplicas > 0 or -1."""
-    for index, entry in enumerate(statuses):
-        if entry.get("name") not in eligible.names:
-            continue
-        missing = missing_replicas(entry)
-        if missing > 0 or missing == -1:
-            return index
-    return None
 
 
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")

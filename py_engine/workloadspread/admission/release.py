@@ -29,25 +29,11 @@ from typing import Any
 
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import matched_spread
-from py_engine.model.subset_status import pod_records
 from py_engine.semantics import objects
-from py_engine.semantics.timeutil import format_time
 from py_engine.workloadspread.admission.context import AdmissionContext
+from py_engine.workloadspread.admission.ledger import SubsetLedger, version_of
 from py_engine.workloadspread.admission.reserve import read_spread
-from py_engine.workloadspread.admission.statuses import (
-    missing_replicas,
-    occupied_slots,
-    recorded_subset,
-    spec_ahead_of_status,
-    statuses_for,
-    version_of,
-    with_version_statuses,
-)
-from py_engine.workloadspread.admission.workloads import (
-    current_replicas,
-    is_statefulset_target,
-    workload_replicas,
-)
+from py_engine.workloadspread.admission.workloads import TargetWorkload
 
 
 @dataclass(frozen=True)
@@ -91,7 +77,7 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     Otherwise `deletingPods[name] = now` and `missingReplicas` + 1 (no upper
     clamp, as in Kruise) — unless the pod is beyond the subset's cap (module
     docstring): then `missingReplicas` stays and `freed` is False. While the
-    spec is ahead of the status (`spec_ahead_of_status`) the room is counted
+    spec is ahead of the status (`SubsetLedger.from_spec`) the room is counted
     from the spec's cap instead: `max(0, cap - (replicas + creatingPods -
     deletingPods))`.
 
@@ -102,39 +88,28 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     if matched is None or matched.name != objects.name(spread):
         return DeleteRelease(None)
     view = read_spread(spread, ctx.caches)
-    if is_statefulset_target(view):
+    target = TargetWorkload(view, ctx)
+    if target.ordinal_placement:
         return DeleteRelease(None)
     if len(view.subsets) == 1 and view.subsets[0].max_replicas is None:
         return DeleteRelease(None, view.subsets[0].name)
     name = objects.name(pod)
-    version = version_of(pod, ctx)
-    statuses, initialised = statuses_for(view, version, lambda: workload_replicas(view, objects.namespace(spread), ctx))
-    if not name or recorded_subset(statuses, name) is not None:
+    ledger = SubsetLedger(view, version_of(pod, ctx), target.replicas)
+    if not name or ledger.recorded(name) is not None:
         return DeleteRelease(None)
-    entry = next((e for e in statuses if e.get("name") == matched.subset), None)
+    entry = ledger.entry(matched.subset)
     if entry is None:
         return DeleteRelease(None)
-    spec_subset = view.subset(matched.subset)
-    from_spec = not initialised and spec_ahead_of_status(view)
-    if from_spec and (spec_subset is None or spec_subset.max_replicas is None):
+    limit = ledger.spec_cap(matched.subset)
+    if ledger.from_spec and limit is None:
         return DeleteRelease(None)  # unlimited (or gone) in the spec the controller has not synced yet
     cap: int | None = None
-    if spec_subset is not None and spec_subset.max_replicas is not None:
-        replicas = current_replicas(view, objects.namespace(spread), ctx) if spec_subset.max_replicas.percent else 0
-        cap = None if replicas is None else spec_subset.max_replicas.resolve(replicas)
-    missing = missing_replicas(entry)
-    if missing < 0 and not (from_spec and cap is not None):
-        return DeleteRelease(None)
-    deleting = pod_records(entry, "deletingPods", in_place=status_owned)
-    deleting[name] = format_time(ctx.now)
-    entry["deletingPods"] = deleting
-    held = occupied_slots(entry)
-    freed = cap is None or held < cap
-    if from_spec and cap is not None:
-        entry["missingReplicas"] = max(0, cap - held)
-    elif freed:
-        entry["missingReplicas"] = missing + 1
+    if limit is not None:
+        replicas = target.replicas() if limit.percent else 0
+        cap = None if replicas is None else limit.resolve(replicas)
+    freed = ledger.release(entry, name, ctx.now, cap, in_place=status_owned)
+    if freed is None:
+        return DeleteRelease(None)  # unlimited: nothing to give back
     # Not freed: the pod was beyond the cap. Its deletion is still recorded, so the
     # subset's count goes down and a later delete below the cap frees a slot.
-    return DeleteRelease(with_version_statuses(spread, version, statuses), matched.subset, freed)
-
+    return DeleteRelease(ledger.written(), matched.subset, freed)

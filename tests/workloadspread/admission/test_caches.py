@@ -14,9 +14,9 @@ from admission_builders import NOW_TEXT, deployment_chain, make_ctx, pod, spread
 from py_engine.model import ModelError, WorkloadSpread
 from py_engine.workloadspread.admission.caches import AdmissionCaches, SpreadViews
 from py_engine.workloadspread.admission.context import AdmissionError
+from py_engine.workloadspread.admission.ledger import SubsetLedger
 from py_engine.workloadspread.admission.matched import without_matched_annotations
 from py_engine.workloadspread.admission.reserve import reserve_create
-from py_engine.workloadspread.admission.statuses import with_version_statuses
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -38,7 +38,7 @@ def test_a_hit_returns_what_a_fresh_parse_returns_with_the_asked_object_as_raw()
     first = stored()
     assert same_view(views.view(first), WorkloadSpread.from_object(first))
     # The same version with another status (what every reservation of a batch hands over).
-    second = with_version_statuses(first, "abc123", [{"name": "a", "replicas": 0, "missingReplicas": 1}])
+    second = {**first, "status": versioned("abc123", {"name": "a", "replicas": 0, "missingReplicas": 1})}
     hit = views.view(second)
     assert (views.hits, views.misses) == (1, 1)
     assert same_view(hit, WorkloadSpread.from_object(second))
@@ -182,7 +182,9 @@ def test_an_unreadable_spread_is_denied_with_the_caches_too() -> None:
 def test_status_copies_share_metadata_members_without_mutating_the_input() -> None:
     obj = stored()
     before = copy.deepcopy(obj)
-    updated = with_version_statuses(obj, "abc123", [{"name": "a", "creatingPods": {"p": NOW_TEXT}}])
+    ledger = SubsetLedger(WorkloadSpread.from_object(obj), "abc123", lambda: 0)
+    ledger.entries[0]["creatingPods"] = {"p": NOW_TEXT}
+    updated = ledger.written()
     updated["metadata"]["resourceVersion"] = "99"
     assert obj == before
     assert updated["metadata"] is not obj["metadata"]

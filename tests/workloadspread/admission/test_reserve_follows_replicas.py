@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from admission_builders import deployment_chain, make_ctx, pod, spread, subset, versioned
 
+from py_engine.workloadspread.admission.ledger import occupied_slots
 from py_engine.workloadspread.admission.reserve import reserve_create
-from py_engine.workloadspread.admission.statuses import occupied_slots
 
 SUBSETS = [subset("a", "20%", "z1"), subset("b", "20%", "z2"), subset("c", "60%", "z3")]
 

@@ -24,11 +24,11 @@ from py_engine.model.constants import GROUP
 from py_engine.policy import PolicyEngine, create_engine
 from py_engine.semantics.timeutil import parse_time
 from py_engine.workloadspread.admission.inject import apply_subset_patch
+from py_engine.workloadspread.admission.ledger import SubsetLedger
 from py_engine.workloadspread.admission.offline import OfflineAdmission
 from py_engine.workloadspread.admission.reserve import read_spread
 from py_engine.workloadspread.admission.service import ServiceConfig
-from py_engine.workloadspread.admission.statuses import initial_statuses
-from py_engine.workloadspread.admission.workloads import workload_replicas
+from py_engine.workloadspread.admission.workloads import TargetWorkload
 
 WEBHOOK_OPERATIONS = {"CREATE", "DELETE", "EVICTION", "INIT_STATUSES"}
 ADMISSION_KINDS = {"choose_subset", "inject", "missing_replicas"}
@@ -127,8 +127,10 @@ def test_webhook_vector(case: dict[str, Any], group: str, policy: str, request: 
     if operation == "INIT_STATUSES":
         view = read_spread(spread)
         ctx = _admission(case, spread, None).service.context()
-        statuses = initial_statuses(view, workload_replicas(view, "default", ctx))
-        _assert_statuses(statuses, expected["subsetStatuses"])
+        # A version the stored status has no entry for: the ledger is made from the spec.
+        ledger = SubsetLedger(view, "never-stored", TargetWorkload(view, ctx).replicas)
+        assert ledger.initialised
+        _assert_statuses(ledger.entries, expected["subsetStatuses"])
         return
 
     original_spread = copy.deepcopy(spread)
