@@ -9,7 +9,8 @@ webhook's own.
 
 Protocol: one JSON line on stdin configures it (kubeconfig, cert, key,
 batching, threads, commit_timeout, server: "spreadgate" or "hypercorn", the latter serving
-the same app through `benchmarks.hypercorn_serve` to compare the servers' CPU); it answers one JSON line `{"url": ...}`
+the same app through `benchmarks.hypercorn_serve` to compare the servers' CPU); it answers
+one JSON line `{"url": ...}`
 once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
 the process CPU seconds, the CPU seconds spent inside Rego evaluation (thread
 CPU time around every `evaluate`), the number of evaluations and the

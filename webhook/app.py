@@ -4,8 +4,9 @@ Routes: `POST /mutate/pods`, `POST /validate/pods` (DELETE + eviction),
 `POST /validate/workloadspreads`, `POST /validate/uniteddeployments`, `GET /healthz` (liveness only),
 `GET /readyz` (caches synced and policy engine answering, webhook/readiness.py; 503 with the reason
 otherwise), `GET /metrics`. The two validating routes for WorkloadSpreads and UnitedDeployments
-also check the author's rights with a SubjectAccessReview (py_engine/workloadspread/admission/authorization.py;
-403 naming the missing right). HTTP-level rules (controller-runtime's): the body is
+also check the author's rights with a SubjectAccessReview
+(py_engine/workloadspread/admission/authorization.py; 403 naming the missing right).
+HTTP-level rules (controller-runtime's): the body is
 capped (3 MiB, the API server's own request limit -> 413), must be `application/json` (else 415), must be an
 AdmissionReview (else 400 with a message). A well-formed review always gets a
 200 AdmissionReview answer echoing its uid, even when the service crashes

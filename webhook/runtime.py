@@ -71,7 +71,8 @@ class WebhookOptions:
     """Keep a CA in a Secret, write cert_file/key_file from it and patch caBundle (webhook.certs)."""
     authorize_authors: bool = True
     """Check with a SubjectAccessReview that a WorkloadSpread's or UnitedDeployment's author may
-    change the workloads it acts on (`--authorize-authors`; py_engine/workloadspread/admission/authorization.py)."""
+    change the workloads it acts on
+    (`--authorize-authors`; py_engine/workloadspread/admission/authorization.py)."""
     authorization_ttl: float = DEFAULT_TTL
     """Seconds an authorization answer is reused (`--authorization-cache-ttl`)."""
     client_ca: str | None = None
@@ -166,7 +167,8 @@ class Webhook:
             Gauge("spreadgate_webhook_refused_connections_total", "Connections refused at --max-connections "
                   "because every open one was answering a request, since start.", read("refused_connections")),
             Gauge("spreadgate_webhook_displaced_connections_total", "Connections closed to admit a newer one "
-                  "(oldest without a completed request, or idle; connection, handshake or peer cap) since start.",
+                  "(oldest without a completed request, or idle; connection, handshake or peer cap) "
+                  "since start.",
                   read("evicted_connections")),
         ]
 

@@ -15,7 +15,8 @@ ServiceAccount needs get/list/watch on it (docs/operations.md, "RBAC"). Spreads
 over any other custom kind report `TargetNotFound` (`KindNotAllowed`).
 
 `--united-deployments` (default on) runs the UnitedDeployment controller in the
-same process, under the same Lease (`py_engine/uniteddeployment/controller/runtime`, docs/uniteddeployment.md);
+same process, under the same Lease (`py_engine/uniteddeployment/controller/runtime`,
+docs/uniteddeployment.md);
 it is skipped, with a log line, when the cluster has no UnitedDeployment CRD.
 
 `--metrics-port` serves Prometheus metrics on `/metrics` (sync duration,

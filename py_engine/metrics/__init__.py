@@ -100,7 +100,8 @@ class Histogram:
             running = 0.0
             for bound, count in zip((*self.buckets, float("inf")), series[:-1], strict=True):
                 running += count
-                lines.append(f"{self.name}_bucket{_fmt_labels(key, [('le', format_number(bound))])} {format_number(running)}")
+                labels = _fmt_labels(key, [("le", format_number(bound))])
+                lines.append(f"{self.name}_bucket{labels} {format_number(running)}")
             lines.append(f"{self.name}_sum{_fmt_labels(key)} {series[-1]!r}")
             lines.append(f"{self.name}_count{_fmt_labels(key)} {format_number(running)}")
         return lines

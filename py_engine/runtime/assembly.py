@@ -1,7 +1,8 @@
 """A running controller: its watch caches, its reconcile loop, optional leader election.
 
-Both controllers (`daemon.ControllerRuntime`, `py_engine.uniteddeployment.controller.runtime.runtime.UnitedRuntime`)
-are run the same way, so the order lives here once:
+Both controllers (`daemon.ControllerRuntime`,
+`py_engine.uniteddeployment.controller.runtime.runtime.UnitedRuntime`) are run the same way, so the
+order lives here once:
 
 * caches are fed from `start()` on, whether or not this process leads, so a
   follower is warm when it takes over; `start` waits (bounded) for their first

@@ -146,7 +146,8 @@ def reserve_create(
     recorded = recorded_subset(statuses, key)
     if recorded is not None:
         if view.subset(recorded) is None:
-            warning = f"WorkloadSpread {view.namespace}/{view.name}: recorded subset {recorded!r} is no longer in the spec"
+            warning = (f"WorkloadSpread {view.namespace}/{view.name}: "
+                       f"recorded subset {recorded!r} is no longer in the spec")
             return CreateReservation(None, None, key, (warning,))
         return CreateReservation(recorded, None, key)
 

@@ -1,5 +1,5 @@
-"""The author gate (py_engine/workloadspread/admission/authorization.py) over a fake reviewer and a fake clock:
-answers cached by the whole user and the attributes for the TTL, bounded, failures denied
+"""The author gate (py_engine/workloadspread/admission/authorization.py) over a fake reviewer
+and a fake clock: answers cached by the whole user and the attributes for the TTL, bounded, failures denied
 and not cached, `system:masters` not asked."""
 
 from __future__ import annotations

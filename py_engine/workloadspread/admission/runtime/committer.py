@@ -242,8 +242,9 @@ def _working_copy(base: JSON) -> JSON:
     """What a batch's applies start from: `status` deep-copied (JSON data: many times cheaper than
     `copy.deepcopy`), so the applies may extend its maps in place (`Apply`) and nothing they do
     there reaches the cached object; `spec` and the maps inside `metadata` shared, as every
-    reservation and release already shares them with its input (py_engine/workloadspread/admission/statuses.py,
-    `with_version_statuses`). Sharing keeps the spec the very object the parsed-view cache saw
+    reservation and release already shares them with its input
+    (py_engine/workloadspread/admission/statuses.py, `with_version_statuses`). Sharing keeps the
+    spec the very object the parsed-view cache saw
     (py_engine/workloadspread/admission/caches.py), so the batch's reservations find their view by identity
     instead of re-encoding the spec each."""
     obj = dict(base)
