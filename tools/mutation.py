@@ -146,6 +146,7 @@ def configure(copy: Path, modules: Sequence[str], tests: Sequence[str]) -> None:
 def collect(copy: Path, modules: Sequence[str]) -> dict[str, dict[str, object]]:
     """Per module: counts by status and the surviving mutants with their diffs."""
     results: dict[str, dict[str, object]] = {}
+    wanted: dict[str, str] = {}  # surviving mutant -> its module's path
     for module in modules:
         meta_path = copy / "mutants" / (module + ".meta")
         counts: dict[str, int] = {}
@@ -155,19 +156,48 @@ def collect(copy: Path, modules: Sequence[str]) -> dict[str, dict[str, object]]:
             status = STATUS_BY_EXIT_CODE.get(code, "not checked" if code is None else "suspicious")
             counts[status] = counts.get(status, 0) + 1
             if status in ("survived", "no tests", "timeout", "suspicious", "segfault"):
-                survivors.append({"name": name, "status": status, "diff": show(copy, name)})
+                survivors.append({"name": name, "status": status, "diff": ""})
+                wanted[name] = module
         killed = counts.get("killed", 0) + counts.get("timeout", 0)
         total = sum(n for s, n in counts.items() if s not in ("not checked", "skipped"))
         results[module] = {"package": package_of(module), "counts": counts, "killed": killed, "total": total,
                            "survivors": survivors}
+    diffs = show(copy, wanted)
+    for data in results.values():
+        for survivor in data["survivors"]:  # type: ignore[attr-defined]
+            survivor["diff"] = diffs.get(survivor["name"], "")
     return results
 
 
-def show(copy: Path, name: str) -> str:
-    shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=copy, capture_output=True,
+# One process computes every diff (a `mutmut show` per mutant costs a Python start each: minutes
+# for a few hundred survivors).
+_SHOW = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+diffs = {}
+for name, path in json.load(sys.stdin).items():
+    try:
+        text = get_diff_for_mutant(name, path=path)
+    except Exception as exc:  # one unreadable mutant must not lose the others' diffs
+        diffs[name] = f"(no diff: {type(exc).__name__}: {exc})"
+        continue
+    diffs[name] = "\\n".join(line for line in text.splitlines()
+                             if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
+json.dump(diffs, sys.stdout)
+"""
+
+
+def show(copy: Path, wanted: dict[str, str]) -> dict[str, str]:
+    """The diff (changed lines only) of each mutant in `wanted` (name -> module path)."""
+    if not wanted:
+        return {}
+    shown = subprocess.run([sys.executable, "-c", _SHOW], cwd=copy, input=json.dumps(wanted), capture_output=True,
                            text=True, check=False, env=_env())
-    return "\n".join(line for line in shown.stdout.splitlines()
-                     if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
+    try:
+        diffs: dict[str, str] = json.loads(shown.stdout)
+    except json.JSONDecodeError:
+        return {name: f"(no diff: {shown.stderr.strip()[-200:]})" for name in wanted}
+    return diffs
 
 
 def _env() -> dict[str, str]:
@@ -206,6 +236,17 @@ def print_report(results: dict[str, dict[str, object]], packages: dict[str, dict
             print(f"\n{survivor['status']}: {survivor['name']}\n{survivor['diff']}")
 
 
+def survivors_of(report: Path, only: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The modules and surviving mutants of an earlier report (limited to `only` when given).
+
+    A survivor is found again by its name (function and number), so the module's source must
+    not have changed since that run; only the tests may have."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    modules = [m for m in data["modules"] if not only or m in only]
+    names = [str(s["name"]) for m in modules for s in data["modules"][m]["survivors"] if s["status"] != "timeout"]
+    return modules, names
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/mutation.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="module files, e.g. py_engine/uniteddeployment/controller/capacity.py")
@@ -218,10 +259,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--report", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--fail-under", type=float, metavar="PERCENT", help="exit 1 when a package scores lower")
     parser.add_argument("--keep", action="store_true", help="keep the working copy (to browse with mutmut)")
+    parser.add_argument("--retest", metavar="REPORT",
+                        help="test only the survivors of an earlier --report (of the named modules, else all of "
+                             "its modules) against the tests as they are now")
     args = parser.parse_args(argv)
 
-    modules = list(dict.fromkeys([*args.modules, *decision_modules(args.package),
-                                  *(changed_modules(args.changed_since) if args.changed_since else [])]))
+    retest: list[str] = []
+    if args.retest:
+        modules, retest = survivors_of(Path(args.retest), args.modules)
+        if not retest:
+            print("mutation: the report lists no survivor to test again", file=sys.stderr)
+            return 0
+    else:
+        modules = list(dict.fromkeys([*args.modules, *decision_modules(args.package),
+                                      *(changed_modules(args.changed_since) if args.changed_since else [])]))
     if not modules:
         print("mutation: no module to mutate", file=sys.stderr)
         return 0 if args.changed_since else 2
@@ -236,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         copy_tree(copy)
         configure(copy, modules, tests)
         print(f"mutation: {len(modules)} module(s), tests {' '.join(tests)}, in {copy}", file=sys.stderr)
-        run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)], cwd=copy,
+        run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *retest], cwd=copy,
                              env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
         if run.returncode != 0:
             # mutmut refuses to start when the tests fail without any mutant: say which.

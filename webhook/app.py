@@ -38,6 +38,8 @@ from typing import Any
 from flask import Flask, Response, request
 
 from py_engine.logsetup import fields
+from py_engine.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from py_engine.metrics import exposition
 from py_engine.policy import PolicyError
 from py_engine.semantics import objects
 from py_engine.semantics.jsontext import compact
@@ -229,7 +231,7 @@ def create_app(service: AdmissionService, *, metrics: WebhookMetrics | None = No
 
     @app.get("/metrics")
     def metrics_view() -> Response:
-        return Response(metrics.render(), mimetype="text/plain", content_type="text/plain; version=0.0.4")
+        return Response(exposition(metrics.registry), content_type=METRICS_CONTENT_TYPE)
 
     @app.errorhandler(404)
     def not_found(_: Exception) -> Response:

@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from py_engine.apiclient import KubeClient
-from py_engine.metrics import Gauge
 from py_engine.model.resource import SPREADS
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS, IsolatedEngine
 from py_engine.semantics.clock import Clock, RealClock
 from py_engine.workloadspread.admission.authorization import DEFAULT_TTL, AuthorGate
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
-from py_engine.workloadspread.admission.nodes import NodeClassCache
 from py_engine.workloadspread.admission.runtime.access_review import KubeAccessReviewer
 from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView
@@ -120,8 +119,8 @@ class Webhook:
                                         decision_cache=self.decision_cache, node_classes=NodeClassCache(),
                                         author_gate=self.author_gate,
                                         review_engine=self.review_engine)
-        self.metrics.extra.append(Gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
-                                        lambda: 1.0 if self.view.ready() else 0.0))
+        self.metrics.add_gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
+                               lambda: 1.0 if self.view.ready() else 0.0)
         self.readiness = Readiness(self.view.ready, base_engine)
         self.app = create_app(self.service, metrics=self.metrics, extra_routes=options.extra_routes,
                               max_body=options.limits.max_body_bytes, readiness=self.readiness.problem)
@@ -134,7 +133,7 @@ class Webhook:
                                 host=options.host, port=options.port, threads=options.threads,
                                 reload_interval=options.reload_interval, limits=options.limits,
                                 client_ca=options.client_ca)
-        self.metrics.extra.extend(self._front_end_gauges())
+        self._add_front_end_gauges()
         self._started = False
 
     def _answering(self) -> AbstractContextManager[object]:
@@ -142,7 +141,7 @@ class Webhook:
         front = self.server.front
         return front.posts_held() if front is not None else contextlib.nullcontext()
 
-    def _front_end_gauges(self) -> list[Gauge]:
+    def _add_front_end_gauges(self) -> None:
         """The front end's load and refusals (webhook.frontend), read at scrape time."""
         def read(field: str) -> Callable[[], float]:
             def value() -> float:
@@ -155,22 +154,23 @@ class Webhook:
                     return float(sum(front.stats.refused_requests.values()) + front.stats.refused_connections)
                 return float(getattr(front.stats, field))
             return value
-        return [
-            Gauge("spreadgate_webhook_open_connections", "Open client connections, handshaking ones included.",
-                  read("connections")),
-            Gauge("spreadgate_webhook_inflight_bytes", "Request body bytes held from head to answer.",
-                  read("inflight_bytes")),
-            Gauge("spreadgate_webhook_refused_total", "Connections and requests refused by a front-end limit "
-                  "(413, 431, 503, over max connections) since start.", read("refused")),
-            Gauge("spreadgate_webhook_client_timeouts_total", "Clients cut off by a header, body or "
-                  "write deadline since start.", read("timeouts")),
-            Gauge("spreadgate_webhook_refused_connections_total", "Connections refused at --max-connections "
-                  "because every open one was answering a request, since start.", read("refused_connections")),
-            Gauge("spreadgate_webhook_displaced_connections_total", "Connections closed to admit a newer one "
-                  "(oldest without a completed request, or idle; connection, handshake or peer cap) "
-                  "since start.",
-                  read("evicted_connections")),
-        ]
+        for name, help_text, stat in (
+            ("spreadgate_webhook_open_connections", "Open client connections, handshaking ones included.",
+             "connections"),
+            ("spreadgate_webhook_inflight_bytes", "Request body bytes held from head to answer.",
+             "inflight_bytes"),
+            ("spreadgate_webhook_refused_total", "Connections and requests refused by a front-end limit "
+             "(413, 431, 503, over max connections) since start.", "refused"),
+            ("spreadgate_webhook_client_timeouts_total", "Clients cut off by a header, body or "
+             "write deadline since start.", "timeouts"),
+            ("spreadgate_webhook_refused_connections_total", "Connections refused at --max-connections "
+             "because every open one was answering a request, since start.", "refused_connections"),
+            ("spreadgate_webhook_displaced_connections_total", "Connections closed to admit a newer one "
+             "(oldest without a completed request, or idle; connection, handshake or peer cap) "
+             "since start.",
+             "evicted_connections"),
+        ):
+            self.metrics.add_gauge(name, help_text, read(stat))
 
     def start(self) -> Webhook:
         self.view.start()

@@ -1,115 +1,200 @@
-"""Prometheus metrics in the text exposition format, without a client library.
+"""Prometheus metrics through `prometheus_client`, one registry per instance.
 
-Shared by the webhook and the controller (both expose `/metrics`). Metrics live
-in per-instance registries rather than process-global state, so tests and
-benchmarks can run several servers in one process. Names follow the
-conventions (docs/conventions.md §2.9): base units, counters end in `_total`.
+The webhook and both controllers expose `/metrics` (docs/operations.md, "Metrics").
+Each of them owns a `MetricSet`, and each `MetricSet` its own `CollectorRegistry`:
+nothing is registered on the library's process-wide default `REGISTRY`, so several
+instances in one process (the tests, the embedded stack, the benchmarks) never share
+or double-register a series. This module is the only one that imports
+`prometheus_client` (an import contract in `.importlinter` says so), which keeps the
+"always pass a registry" rule in one place.
+
+`Counter` and `Histogram` are thin handles on the library's metrics that keep the
+call sites' keyword-label form (`writes.inc(kind="status")`) and add the two reads
+tests use (`value`, `count`). Names follow docs/conventions.md §2.9: base units,
+counters end in `_total` (prometheus_client strips the suffix from a counter's family
+name and writes it back on the sample, so the exposed name is the one given here).
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Generic, TypeVar
 
-Labels = tuple[tuple[str, str], ...]
+import prometheus_client
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.utils import floatToGoString
 
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _fmt_labels(labels: Labels, extra: Iterable[tuple[str, str]] = ()) -> str:
-    pairs = [*labels, *extra]
-    if not pairs:
-        return ""
-    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in pairs) + "}"
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+"""The media type of `generate_latest`'s output: the Prometheus text format 0.0.4 (every
+name here is a legacy-valid one, so no UTF-8 escaping is ever needed). It is what
+prometheus_client's own handlers answer a scraper that does not ask for OpenMetrics."""
 
 
-def format_number(value: float) -> str:
-    """A sample value as Prometheus writes it (`+Inf`, integers without a fraction)."""
-    if value == float("inf"):
-        return "+Inf"
-    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+def new_registry() -> CollectorRegistry:
+    """An empty registry for one instance.
+
+    prometheus_client adds a `<name>_created` series beside each counter and histogram
+    unless told not to; those are not among the documented metrics, and the library's
+    only switch for them is process-wide, so it is thrown here, where every registry of
+    the product is built (idempotent)."""
+    prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]  # (untyped in the library)
+    return CollectorRegistry()
 
 
-class Counter:
-    """A monotonically increasing count per label set."""
+def exposition(*registries: CollectorRegistry) -> bytes:
+    """The `/metrics` body for these registries, one after the other (their names never overlap)."""
+    return b"".join(generate_latest(registry) for registry in registries)
 
-    def __init__(self, name: str, help_text: str) -> None:
-        self.name, self.help = name, help_text
-        self._values: dict[Labels, float] = {}
-        self._lock = threading.Lock()
+
+MetricT = TypeVar("MetricT", bound=MetricWrapperBase)
+
+
+class _Labelled(Generic[MetricT]):
+    """A library metric and its children by label set, looked up without the library's lock.
+
+    `labels(**kw)` validates the names and takes the metric's lock on every call, which
+    is most of the cost of one observation; the webhook records three per admission. The
+    cache keys a child by the label pairs in the caller's order (a call site always names
+    them in one order; another order only adds a key for the same child). Its size is the
+    number of label sets, which are low-cardinality by convention (docs/conventions.md §2.9)."""
+
+    def __init__(self, registry: CollectorRegistry, metric: MetricT) -> None:
+        self._registry = registry
+        self._metric = metric
+        self._children: dict[tuple[tuple[str, str], ...], MetricT] = {}
+
+    def _child(self, labels: dict[str, str]) -> MetricT:
+        if not labels:
+            return self._metric
+        key = tuple(labels.items())
+        child = self._children.get(key)
+        if child is None:  # two threads may both get here: labels() hands both the one child
+            child = self._children[key] = self._metric.labels(**labels)
+        return child
+
+
+class Counter(_Labelled[prometheus_client.Counter]):
+    """A monotonically increasing count per label set, registered on one registry."""
+
+    def __init__(
+        self, registry: CollectorRegistry, name: str, help_text: str, labels: Sequence[str] = ()
+    ) -> None:
+        super().__init__(
+            registry, prometheus_client.Counter(name, help_text, labelnames=tuple(labels), registry=registry)
+        )
+        self.name = name.removesuffix("_total") + "_total"
+        """The exposed name: prometheus_client keeps the family's name without `_total`
+        and writes the suffix back on the sample and in `# TYPE`."""
 
     def inc(self, amount: float = 1.0, **labels: str) -> None:
-        key = tuple(sorted(labels.items()))
-        with self._lock:
-            self._values[key] = self._values.get(key, 0.0) + amount
+        self._child(labels).inc(amount)
 
     def value(self, **labels: str) -> float:
-        with self._lock:
-            return self._values.get(tuple(sorted(labels.items())), 0.0)
-
-    def render(self) -> list[str]:
-        with self._lock:
-            items = sorted(self._values.items())
-        lines = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} counter"]
-        lines += [f"{self.name}{_fmt_labels(k)} {format_number(v)}" for k, v in items]
-        return lines
+        """The current count of one label set (0 when never incremented); for tests."""
+        return self._registry.get_sample_value(self.name, labels) or 0.0
 
 
-class Gauge:
-    """A gauge whose value is read at scrape time from a callback."""
+class Histogram(_Labelled[prometheus_client.Histogram]):
+    """Cumulative buckets, sum and count per label set, registered on one registry."""
 
-    def __init__(self, name: str, help_text: str, read: Callable[[], float]) -> None:
-        self.name, self.help, self.read = name, help_text, read
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        name: str,
+        help_text: str,
+        buckets: Sequence[float],
+        labels: Sequence[str] = (),
+    ) -> None:
+        super().__init__(
+            registry,
+            prometheus_client.Histogram(
+                name, help_text, labelnames=tuple(labels), buckets=tuple(buckets), registry=registry
+            ),
+        )
+        self.name = name
 
-    def render(self) -> list[str]:
-        return [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} gauge", f"{self.name} {format_number(self.read())}"]
-
-
-class Histogram:
-    """Cumulative buckets, sum and count per label set."""
-
-    def __init__(self, name: str, help_text: str, buckets: Sequence[float]) -> None:
-        self.name, self.help = name, help_text
-        self.buckets = tuple(sorted(buckets))
-        self._series: dict[Labels, list[float]] = {}  # bucket counts..., +Inf count, sum
-        self._lock = threading.Lock()
-
-    def observe(self, value: float, times: int = 1, **labels: str) -> None:
-        key = tuple(sorted(labels.items()))
-        index = bisect.bisect_left(self.buckets, value)
-        with self._lock:
-            series = self._series.get(key)
-            if series is None:
-                series = self._series[key] = [0.0] * (len(self.buckets) + 2)
-            series[index] += times
-            series[-1] += value * times
+    def observe(self, value: float, **labels: str) -> None:
+        self._child(labels).observe(value)
 
     def count(self, **labels: str) -> int:
-        with self._lock:
-            series = self._series.get(tuple(sorted(labels.items())))
-            return int(sum(series[:-1])) if series else 0
-
-    def render(self) -> list[str]:
-        with self._lock:
-            items = sorted((k, list(v)) for k, v in self._series.items())
-        lines = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} histogram"]
-        for key, series in items:
-            running = 0.0
-            for bound, count in zip((*self.buckets, float("inf")), series[:-1], strict=True):
-                running += count
-                labels = _fmt_labels(key, [("le", format_number(bound))])
-                lines.append(f"{self.name}_bucket{labels} {format_number(running)}")
-            lines.append(f"{self.name}_sum{_fmt_labels(key)} {series[-1]!r}")
-            lines.append(f"{self.name}_count{_fmt_labels(key)} {format_number(running)}")
-        return lines
+        """How many observations one label set holds (0 when none); for tests."""
+        return int(self._registry.get_sample_value(self.name + "_count", labels) or 0)
 
 
-def render_all(metrics: Iterable[Counter | Gauge | Histogram]) -> str:
-    """The `/metrics` body for these metrics."""
-    lines: list[str] = []
-    for metric in metrics:
-        lines.extend(metric.render())
-    return "\n".join(lines) + "\n"
+class _ReadAtScrape:
+    """A collector of one family built at scrape time from state its owner keeps anyway.
+    `describe` names the family, so the registry refuses a second one of the same name."""
+
+    def __init__(self, build: Callable[[bool], Metric]) -> None:
+        self._build = build
+
+    def collect(self) -> Iterator[Metric]:
+        yield self._build(True)
+
+    def describe(self) -> Iterator[Metric]:
+        yield self._build(False)
+
+
+def _bound_text(bound: float) -> str:
+    """A bucket bound as the library's own histograms write it (`1.0`, `+Inf`)."""
+    text: str = floatToGoString(bound)  # type: ignore[no-untyped-call]  # (untyped in the library)
+    return text
+
+
+def _histogram_family(
+    name: str, help_text: str, bounds: Sequence[float], counts: Mapping[float, int] | None
+) -> HistogramMetricFamily:
+    """A histogram family from how many times each value was observed (None: no samples)."""
+    if counts is None:
+        return HistogramMetricFamily(name, help_text)
+    cumulative = [
+        (_bound_text(bound), sum(n for value, n in counts.items() if value <= bound))
+        for bound in (*sorted(bounds), float("inf"))
+    ]
+    return HistogramMetricFamily(
+        name, help_text, buckets=cumulative, sum_value=sum(value * n for value, n in counts.items())
+    )
+
+
+class MetricSet:
+    """The metrics of one instance (a webhook, a controller loop) on their own registry."""
+
+    def __init__(self) -> None:
+        self.registry = new_registry()
+
+    def counter(self, name: str, help_text: str, labels: Sequence[str] = ()) -> Counter:
+        return Counter(self.registry, name, help_text, labels)
+
+    def histogram(
+        self, name: str, help_text: str, buckets: Sequence[float], labels: Sequence[str] = ()
+    ) -> Histogram:
+        return Histogram(self.registry, name, help_text, buckets, labels)
+
+    def add_gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
+        """A gauge whose value `read` returns at scrape time."""
+        prometheus_client.Gauge(name, help_text, registry=self.registry).set_function(read)
+
+    def add_counter_reading(self, name: str, help_text: str, read: Callable[[], float]) -> None:
+        """A counter whose running total `read` returns at scrape time."""
+        self.registry.register(
+            _ReadAtScrape(
+                lambda scrape: CounterMetricFamily(name, help_text, value=read() if scrape else None)
+            )
+        )
+
+    def add_histogram_reading(
+        self, name: str, help_text: str, buckets: Sequence[float], read: Callable[[], Mapping[float, int]]
+    ) -> None:
+        """A histogram built at scrape time from `read()`: how many times each value was observed."""
+        self.registry.register(
+            _ReadAtScrape(
+                lambda scrape: _histogram_family(name, help_text, buckets, read() if scrape else None)
+            )
+        )
+
+    def render(self) -> str:
+        """The `/metrics` body of this instance alone."""
+        return exposition(self.registry).decode()

@@ -156,7 +156,7 @@ def _merge_map(target: dict[str, Any], patch: Mapping[str, Any], schema: Schema 
         return _DELETE
     if directive == "replace":
         target.clear()
-        target.update(_clean_map(patch, schema, path))
+        target.update(_clean_map(patch))
         return target
     if directive not in (None, "merge"):
         raise StrategicMergeError(f"{path or '<root>'}: unknown $patch directive {directive!r}")
@@ -185,7 +185,7 @@ def _merge_map(target: dict[str, Any], patch: Mapping[str, Any], schema: Schema 
                 if _merge_map(cur, pval, children, sub) is _DELETE:
                     del target[key]
             else:
-                cleaned = _clean_map(pval, children, sub)
+                cleaned = _clean_map(pval)
                 if cleaned is _DELETE:
                     target.pop(key, None)
                 else:
@@ -215,7 +215,7 @@ def _merge_list(cur: list[Any], patch: list[Any], fld: Field | None, path: str) 
     if strategy == "merge" and fld is not None and fld.merge_key:
         mk = fld.merge_key
         if any(isinstance(e, Mapping) and e.get("$patch") == "replace" for e in patch):
-            return [_clean_map(e, fld.children, path) for e in patch
+            return [_clean_map(e) for e in patch
                     if isinstance(e, Mapping) and e.get("$patch") != "replace"]
         result = copy.deepcopy(cur)
         for el in patch:
@@ -232,7 +232,7 @@ def _merge_list(cur: list[Any], patch: list[Any], fld: Field | None, path: str) 
                 if _merge_map(result[idx], el, fld.children, path) is _DELETE:
                     del result[idx]
             else:
-                cleaned = _clean_map(el, fld.children, path)
+                cleaned = _clean_map(el)
                 if cleaned is not _DELETE:
                     result.append(cleaned)
         return result
@@ -242,7 +242,7 @@ def _merge_list(cur: list[Any], patch: list[Any], fld: Field | None, path: str) 
             if el not in result:
                 result.append(copy.deepcopy(el))
         return result
-    return [_clean_value(e, fld.children if fld else None, path) for e in patch
+    return [_clean_value(e) for e in patch
             if not (isinstance(e, Mapping) and e.get("$patch") == "delete")]
 
 
@@ -263,8 +263,11 @@ def _apply_order(items: list[Any], order: list[Any], merge_key: str | None) -> l
     return [item for _, item in sorted(enumerate(items), key=rank)]
 
 
-def _clean_map(value: Mapping[str, Any], schema: Schema | None, path: str) -> Any:
-    """A patch sub-document with nothing to merge into: drop directives and nulls."""
+def _clean_map(value: Mapping[str, Any]) -> Any:
+    """A patch sub-document with nothing to merge into: drop directives and nulls.
+
+    No schema is needed: with nothing to merge into, every list is taken as given (less its
+    `$patch` elements), whatever its strategy; and cleaning never fails, so it needs no path."""
     if value.get("$patch") == "delete":
         return _DELETE
     out: dict[str, Any] = {}
@@ -273,17 +276,16 @@ def _clean_map(value: Mapping[str, Any], schema: Schema | None, path: str) -> An
             continue
         if v is None:
             continue
-        fld = schema.get(key) if schema else None
-        out[key] = _clean_value(v, fld.children if fld else None, f"{path}{key}.")
+        out[key] = _clean_value(v)
     return out
 
 
-def _clean_value(value: Any, schema: Schema | None, path: str) -> Any:
+def _clean_value(value: Any) -> Any:
     if isinstance(value, Mapping):
-        cleaned = _clean_map(value, schema, path)
+        cleaned = _clean_map(value)
         return {} if cleaned is _DELETE else cleaned
     if isinstance(value, list):
-        return [_clean_value(v, schema, path) for v in value
+        return [_clean_value(v) for v in value
                 if not (isinstance(v, Mapping) and v.get("$patch") in ("delete", "replace"))]
     return copy.deepcopy(value)
 

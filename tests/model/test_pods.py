@@ -54,3 +54,26 @@ def test_activity_and_owner() -> None:
     owned = pod(ownerReferences=[{"kind": "X", "controller": False}, {"kind": "ReplicaSet", "name": "rs", "controller": True}])
     assert controller_owner(owned) == {"kind": "ReplicaSet", "name": "rs", "controller": True}
     assert controller_owner(pod()) is None
+
+
+def test_a_failed_pod_is_inactive_and_odd_metadata_has_no_owner() -> None:
+    assert not is_pod_active({"metadata": {}, "status": {"phase": "Failed"}})
+    assert is_pod_active({"metadata": {}, "status": {"phase": "Running"}}) and is_pod_active({})
+    assert controller_owner({"metadata": "x"}) is None and controller_owner({}) is None
+    assert controller_owner({"metadata": {"ownerReferences": "x"}}) is None
+
+
+def test_the_version_of_odd_labels() -> None:
+    def versioned(labels: Any) -> str:
+        return pod_version({"metadata": {"labels": labels}}, versioned=True)
+
+    assert versioned({"pod-template-hash": "", "controller-revision-hash": "web-app-7d9f"}) == "7d9f"
+    assert versioned({"controller-revision-hash": "abc"}) == "abc"
+    assert versioned({"controller-revision-hash": ""}) == versioned({"pod-template-hash": 5}) == "versionIgnored"
+    assert versioned("x") == "versionIgnored"
+    assert pod_version({"metadata": "x"}, versioned=True) == "versionIgnored"
+
+
+def test_an_annotation_with_a_uid_that_is_not_a_string_is_unreadable() -> None:
+    bad_uid = json.dumps({"name": "ws", "subset": "a", "uid": 5})
+    assert matched_spread(pod({"spreadgate.dev/matched-workloadspread": bad_uid})) is None

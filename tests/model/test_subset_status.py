@@ -27,3 +27,11 @@ def test_conditions_keep_only_objects() -> None:
     assert subset_conditions({"conditions": [condition, "junk", 3]}) == [condition]
     assert subset_conditions({"conditions": 5}) == [] and subset_conditions({"conditions": "abc"}) == []
     assert subset_conditions(None) == []
+
+
+def test_owned_records_are_handed_back_themselves_and_others_copied() -> None:
+    records = {"p1": "t"}
+    assert pod_records({"creatingPods": records}, "creatingPods", in_place=True) is records
+    copied = pod_records({"creatingPods": records}, "creatingPods")
+    assert copied == records and copied is not records
+    assert pod_records(None, "creatingPods", in_place=True) == {}

@@ -148,3 +148,51 @@ def test_hostile_input_raises_only_model_error(key: str, value: Any, subset_key:
     except ModelError:
         return
     assert is_uniteddeployment(obj) and ud.name == "web"
+
+
+def test_alpha_status_names_only_subsets_with_a_name_and_defaults_their_counts_to_zero() -> None:
+    beta = {"subsetStatuses": [{"name": "a"}, {"name": ""}, {"name": 5, "replicas": 3}, "junk"],
+            "conditions": [{"type": "Ready"}]}
+    alpha = status_to_v1alpha1(beta)
+    assert alpha["subsetReplicas"] == {"a": 0}
+    assert alpha["updateStatus"] == {"currentPartitions": {"a": 0}}
+    alpha["conditions"][0]["type"] = "changed"
+    assert beta["conditions"] == [{"type": "Ready"}]  # a copy, nothing shared
+
+
+def test_alpha_update_status_is_written_for_a_revision_alone_or_statuses_alone() -> None:
+    assert status_to_v1alpha1({"updatedRevision": "web-1"})["updateStatus"] == {"updatedRevision": "web-1"}
+    only_statuses = status_to_v1alpha1({"subsetStatuses": [{"name": "a", "replicas": 2, "partition": 1}]})
+    assert only_statuses["updateStatus"] == {"currentPartitions": {"a": 1}}
+
+
+def test_replica_values_resolve_and_print_as_written() -> None:
+    half = ReplicaValue(50, percent=True)
+    assert half.resolve(0) == 0 and half.resolve(3) == 2 and half.resolve(-1) is None
+    assert ReplicaValue(3).resolve(-1) == 3
+    assert half.to_json() == "50%" and ReplicaValue(3).to_json() == 3
+
+
+def test_a_subset_is_found_by_its_name() -> None:
+    ud = UnitedDeployment.from_object(sample())
+    found = ud.subset("b")
+    assert found is not None and found.name == "b"
+    assert ud.subset("c") is None
+
+
+def test_beta_status_keeps_existing_subset_statuses_and_its_own_revision() -> None:
+    alpha = {"subsetStatuses": [{"name": "a", "conditions": [{"type": "X"}]}], "subsetReplicas": {"a": 2, "b": 1},
+             "updatedRevision": "mine", "updateStatus": {"updatedRevision": "old"}}
+    beta = status_to_v1beta1(alpha)
+    assert beta["subsetStatuses"] == [{"name": "a", "conditions": [{"type": "X"}], "replicas": 2},
+                                      {"name": "b", "replicas": 1}]
+    assert beta["updatedRevision"] == "mine"
+    beta["subsetStatuses"][0]["conditions"][0]["type"] = "changed"
+    assert alpha["subsetStatuses"][0]["conditions"] == [{"type": "X"}]  # a copy, nothing shared
+
+
+def test_beta_status_writes_subset_statuses_and_revision_only_when_there_are_some() -> None:
+    assert status_to_v1beta1({"replicas": 3}) == {"replicas": 3}
+    assert status_to_v1beta1({"replicas": 3, "updateStatus": {"updatedRevision": ""}}) == {"replicas": 3}
+    assert status_to_v1beta1({"subsetStatuses": []}) == {"subsetStatuses": []}
+    assert status_to_v1beta1({"subsetStatuses": "x"}) == {"subsetStatuses": []}

@@ -195,3 +195,65 @@ def test_replicas_path_list_overrides_every_kind_and_refuses_missing_paths() -> 
         controller_replicas(missing, workload, EMPTY_WHITELIST)
     with pytest.raises(PathError, match=r"spec\.extra\.2\.n"):
         webhook_replicas(missing, workload, EMPTY_WHITELIST)
+
+
+def test_group_and_kind_of_objects_references_and_odd_values() -> None:
+    assert registry.group_kind_of({"apiVersion": "apps/v1", "kind": "Deployment"}) == ("apps", "Deployment")
+    assert registry.group_kind_of({"apiVersion": "v1", "kind": "Pod"}) == ("", "Pod")
+    assert registry.group_kind_of({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet"}) == (
+        "apps.kruise.io", "CloneSet")
+    assert registry.group_kind_of({}) == ("", "")
+    assert registry.group_kind_of({"apiVersion": None, "kind": None}) == ("", "")
+
+
+def test_listing_replicas_reads_the_workload_itself() -> None:
+    """Built-in kinds: their replicas field (or its default), never a path or a scale answer;
+    custom kinds: the scale answer, else `spec.replicas`, else unknown."""
+    deployment = spread("Deployment", "apps/v1", replicasPathList=["spec.other"])
+    assert registry.listing_replicas(deployment, {"spec": {"replicas": 0, "other": 5}}, scale_replicas=7) == 0
+    assert registry.listing_replicas(deployment, {"spec": {}}) == 1
+    assert registry.listing_replicas(spread("Job", "batch/v1"), {"spec": {"parallelism": 2, "replicas": 9}}) == 2
+    game = spread("Game", "mock.io/v1")
+    assert registry.listing_replicas(game, {"spec": {"replicas": 3}}, scale_replicas=0) == 0
+    assert registry.listing_replicas(game, {"spec": {"replicas": 3}}) == 3
+    assert registry.listing_replicas(game, {"spec": {"replicas": True}}) == UNKNOWN_REPLICAS
+    assert registry.listing_replicas(game, {"spec": {"replicas": "3"}}) == UNKNOWN_REPLICAS
+    assert registry.listing_replicas(game, {"spec": {}}) == UNKNOWN_REPLICAS
+
+
+def test_the_entry_of_a_custom_kind_names_every_field() -> None:
+    full = CustomWorkload("mock.io", "Game", "spec.size", (("mock.io", "Server"),))
+    assert full.entry() == {"group": "mock.io", "kind": "Game", "replicasPath": "spec.size",
+                            "subResources": [{"group": "mock.io", "kind": "Server"}]}
+    assert CustomWorkload("", "K").entry() == {"group": "", "kind": "K", "subResources": []}
+
+
+def test_only_configmaps_named_kruise_configuration_with_data_count() -> None:
+    value = '{"workloads":[{"Kind":"K"}]}'
+    secret = {"kind": "Secret", "metadata": {"name": "kruise-configuration"}, "data": {registry.WHITELIST_KEY: value}}
+    odd = [{"kind": "ConfigMap", "metadata": "x"}, {"kind": "ConfigMap", "metadata": {"name": "kruise-configuration"},
+                                                     "data": "x"}]
+    assert whitelist_in_objects([secret, *odd]) == EMPTY_WHITELIST
+
+
+def test_the_webhook_reads_a_built_in_kind_s_replica_field() -> None:
+    assert webhook_replicas(spread("Deployment", "apps/v1"), {"spec": {"replicas": 4}}, EMPTY_WHITELIST) == 4
+    assert webhook_replicas(spread("Deployment", "apps/v1"), {"spec": {}}, EMPTY_WHITELIST) == 1
+
+
+def test_an_empty_replicas_path_counts_zero_for_the_controller() -> None:
+    game = spread("Game", "mock.io/v1")
+    empty_path = Whitelist((CustomWorkload("mock.io", "Game", ""),))
+    assert controller_replicas(game, {"spec": {"replicas": 3}}, empty_path, scale_replicas=5) == 0
+
+
+def test_a_path_error_names_the_path_and_the_value() -> None:
+    with pytest.raises(PathError, match=r"^path 'spec\.replicas' holds '4', not an integer$"):
+        controller_replicas(spread("Deployment", "apps/v1"), {"spec": {"replicas": "4"}}, EMPTY_WHITELIST)
+
+
+def test_whitelist_entries_that_are_not_objects_name_their_type_and_sub_resources_default_to_the_core_group() -> None:
+    with pytest.raises(WhitelistError, match=r"^workloads\[0\] must be an object, not list$"):
+        whitelist_from_entries([["x"]])
+    found = whitelist_from_entries([{"Kind": "Game", "subResources": [{"Kind": "Pod"}]}])
+    assert found.workloads[0].sub_resources == (("", "Pod"),)

@@ -8,6 +8,7 @@ SPREADGATE_MUTATION=1: mutmut over the decision modules changed since SPREADGATE
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -41,6 +42,27 @@ def test_the_written_configuration_replaces_the_projects_section(tmp_path: Path)
     assert config["tool"]["mutmut"]["source_paths"] == ["py_engine/uniteddeployment/controller/capacity.py"]
     assert config["tool"]["mutmut"]["pytest_add_cli_args_test_selection"] == ["tests/uniteddeployment/controller/"]
     assert config["tool"]["pytest"]["ini_options"]["timeout"] == 120, "the rest of the file is kept"
+
+
+def test_a_retest_takes_the_survivors_of_a_report_but_not_its_timeouts(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"modules": {
+        "py_engine/semantics/labels.py": {"survivors": [{"name": "a.x_f__mutmut_1", "status": "survived"},
+                                                        {"name": "a.x_f__mutmut_2", "status": "timeout"},
+                                                        {"name": "a.x_f__mutmut_3", "status": "no tests"}]},
+        "py_engine/semantics/objects.py": {"survivors": [{"name": "b.x_g__mutmut_1", "status": "survived"}]}}}))
+    assert mutation.survivors_of(report, []) == (
+        ["py_engine/semantics/labels.py", "py_engine/semantics/objects.py"],
+        ["a.x_f__mutmut_1", "a.x_f__mutmut_3", "b.x_g__mutmut_1"])
+    assert mutation.survivors_of(report, ["py_engine/semantics/objects.py"]) == (
+        ["py_engine/semantics/objects.py"], ["b.x_g__mutmut_1"])
+
+
+def test_survivor_diffs_come_from_one_process_and_a_failure_is_reported_per_mutant(tmp_path: Path) -> None:
+    diffs = mutation.show(tmp_path, {"py_engine.semantics.labels.x_nothing__mutmut_1": "py_engine/semantics/labels.py"})
+    assert list(diffs) == ["py_engine.semantics.labels.x_nothing__mutmut_1"]
+    assert diffs["py_engine.semantics.labels.x_nothing__mutmut_1"].startswith("(no diff")
+    assert mutation.show(tmp_path, {}) == {}
 
 
 def test_rego_mutants_flip_comparisons_and_drop_conditions(tmp_path: Path) -> None:

@@ -64,3 +64,15 @@ def test_diff_skips_shared_members_and_replaces_a_number_that_became_a_boolean()
     mutated = dict(POD, spec=dict(POD["spec"], flag=True))  # shallow: every other member is shared
     assert diff(POD, mutated) == [{"op": "replace", "path": "/spec/flag", "value": True}]
     assert diff(POD, dict(POD, metadata=dict(POD["metadata"]))) == []
+
+
+def test_an_object_that_became_an_array_or_back_is_replaced_whole() -> None:
+    assert diff({"spec": {"a": 1}}, {"spec": [1]}) == [{"op": "replace", "path": "/spec", "value": [1]}]
+    assert diff({"spec": ["a"]}, {"spec": {"a": 1}}) == [{"op": "replace", "path": "/spec", "value": {"a": 1}}]
+
+
+def test_equal_scalars_that_are_distinct_objects_are_equal() -> None:
+    built = "".join(["we", "b"])  # a new string, not the interned literal
+    assert json_equal(built, "web")
+    assert json_equal(float("1.5"), 1.5) and json_equal(int("12345678901"), 12345678901)
+    assert not json_equal("web", "weB") and not json_equal(2, 3)

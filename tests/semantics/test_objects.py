@@ -27,3 +27,20 @@ def test_malformed_objects_read_as_empty(obj: Any) -> None:
 
 def test_namespace_default_can_be_chosen() -> None:
     assert objects.namespace({"metadata": {"namespace": ""}}, default="") == ""
+
+
+def test_an_empty_or_non_string_namespace_reads_as_the_default() -> None:
+    assert objects.namespace({"metadata": {"namespace": ""}}) == "default"
+    assert objects.namespace({"metadata": {"namespace": 7}}, default="prod") == "prod"
+
+
+def test_the_group_of_an_object_is_read_from_its_api_version() -> None:
+    assert objects.group_of({"apiVersion": "apps/v1", "kind": "Deployment"}) == "apps"
+    assert objects.group_of({"apiVersion": "apps.kruise.io/v1beta1"}) == "apps.kruise.io"
+    assert objects.group_of({"apiversion": "apps/v1"}) == ""  # the field name is case-sensitive
+
+
+def test_the_group_is_everything_before_the_last_slash() -> None:
+    # Not a valid apiVersion (Kubernetes refuses a second slash), but read one way only.
+    assert objects.api_group("example.com/extra/v1") == "example.com/extra"
+    assert objects.api_group("/v1") == ""

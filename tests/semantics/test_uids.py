@@ -50,7 +50,7 @@ def test_a_forked_child_never_repeats_its_parents_next_uuids() -> None:
 
 
 def test_batch_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match=r"^batch must be at least 1$"):
         UuidSource(batch=0)
 
 
@@ -76,3 +76,23 @@ def test_concurrent_callers_never_share_a_uuid() -> None:
         thread.join(timeout=20)
     texts = [text for into in drawn for text in into]
     assert len(texts) == 16000 and len(set(texts)) == 16000
+
+
+def test_a_batch_of_one_draws_per_call_and_the_default_batch_is_256() -> None:
+    one = UuidSource(batch=1)
+    with mock.patch("py_engine.semantics.uids.os.urandom", wraps=os.urandom) as urandom:
+        one()
+        one()
+        UuidSource()()
+    assert [call.args for call in urandom.call_args_list] == [(16,), (16,), (16 * 256,)]
+
+
+def test_the_fork_handler_empties_every_pool() -> None:
+    from py_engine.semantics import uids
+
+    source = UuidSource(batch=4)
+    source()  # three texts left in the pool
+    uids._after_fork_in_child()
+    with mock.patch("py_engine.semantics.uids.os.urandom", wraps=os.urandom) as urandom:
+        source()
+    assert urandom.call_count == 1

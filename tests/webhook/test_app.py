@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from metrics_kit import value
 from webhook_testkit import AnswersAtOnce
 
+from py_engine.metrics import CONTENT_TYPE
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
@@ -127,10 +129,12 @@ def test_probes_and_metrics(setup: Any) -> None:
     service.view.synced = True
     assert client.get("/readyz").status_code == 200
     client.post("/mutate/pods", json=review())
-    text = client.get("/metrics").get_data(as_text=True)
-    assert 'spreadgate_webhook_latency_seconds_count{webhook="/mutate/pods"} 1' in text
-    assert 'spreadgate_webhook_requests_total{code="200",webhook="/mutate/pods"} 1' in text
-    assert 'spreadgate_webhook_decisions_total{outcome="patched",webhook="/mutate/pods"} 1' in text
+    page = client.get("/metrics")
+    assert page.status_code == 200 and page.content_type == CONTENT_TYPE
+    text = page.get_data(as_text=True)
+    assert value(text, "spreadgate_webhook_latency_seconds_count", webhook="/mutate/pods") == 1
+    assert value(text, "spreadgate_webhook_requests_total", code="200", webhook="/mutate/pods") == 1
+    assert value(text, "spreadgate_webhook_decisions_total", outcome="patched", webhook="/mutate/pods") == 1
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from metrics_kit import value
 from webhook_testkit import AnswersAtOnce, shared_ca, wait_until, write_cert
 
 from py_engine.workloadspread.admission.service import Answer, Decision
@@ -231,8 +232,8 @@ def test_the_app_answers_the_same_deferred_or_not() -> None:
         assert status == 200 and ("Content-Type", "application/json") in headers
         assert json.loads(body) == direct.get_json()
     rendered = metrics.render()
-    assert 'spreadgate_webhook_requests_total{code="200",webhook="/mutate/pods"} 2' in rendered
-    assert 'spreadgate_webhook_decisions_total{outcome="patched",webhook="/mutate/pods"} 2' in rendered
+    assert value(rendered, "spreadgate_webhook_requests_total", code="200", webhook="/mutate/pods") == 2
+    assert value(rendered, "spreadgate_webhook_decisions_total", outcome="patched", webhook="/mutate/pods") == 2
 
 
 def test_a_deferred_handler_that_raises_before_answering_gets_the_panic_answer(

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.model import WorkloadSpread
-from py_engine.workloadspread.admission.eligibility import SubsetInputs
-from py_engine.workloadspread.admission.lru import put_recent
+from py_engine.placement.eligibility import SubsetInputs
+from py_engine.semantics.lru import put_recent
 
 DEFAULT_SPREAD_VIEWS = 256
 

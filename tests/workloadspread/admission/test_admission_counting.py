@@ -122,6 +122,19 @@ def test_deletes_beyond_a_lowered_cap_are_recorded_but_free_nothing() -> None:
     assert entry["missingReplicas"] == 1 and len(entry["deletingPods"]) == 5
 
 
+def test_after_the_fresh_lookup_every_percentage_entry_is_counted_from_the_spec() -> None:
+    """Spec ahead, workload not in the cache, 50% caps that read full: the API's count (4) makes
+    the room of *every* percentage entry 2 minus what it holds, also of a's stale `-1` (a is
+    unschedulable, so b takes the pod), in the status written."""
+    unschedulable = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable"}]
+    ws = synced(2, 1, {"name": "a", "replicas": 0, "missingReplicas": -1, "conditions": unschedulable},
+                {"name": "b", "replicas": 1, "missingReplicas": 0}, subsets=[subset("a", "50%"), subset("b", "50%")])
+    ctx = make_ctx(fresh_lookup=make_ctx(deployment_chain(replicas=4)).lookup)  # the cache has no workload
+    reservation = reserve_create(ws, pod("p1"), ctx, generated_uid="u")
+    assert reservation.subset == "b" and reservation.spread is not None
+    assert [e["missingReplicas"] for e in entries_of(reservation.spread)] == [2, 0]  # b: 2 - 1 - this pod
+
+
 # ----------------------------------------------------- which deletes free a slot
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime
 
+from metrics_kit import exposed_types, value
+
 from py_engine.runtime.workqueue import RateLimit, WorkQueue
 from py_engine.semantics.clock import VirtualClock
 from py_engine.workloadspread.controller.metrics import ControllerMetrics
@@ -86,8 +88,13 @@ def test_metrics_render_in_the_exposition_format() -> None:
     metrics.writes.inc(2, kind="deletion_cost")
     metrics.add_gauge("spreadgate_controller_queue_depth", "depth", lambda: 4.0)
     text = metrics.render()
-    assert 'spreadgate_controller_sync_duration_seconds_bucket{le="0.0025"} 0' in text
-    assert 'spreadgate_controller_sync_duration_seconds_bucket{le="0.005"} 1' in text
-    assert "spreadgate_controller_sync_duration_seconds_count 1" in text
-    assert 'spreadgate_controller_writes_total{kind="deletion_cost"} 2' in text
-    assert "# TYPE spreadgate_controller_queue_depth gauge\nspreadgate_controller_queue_depth 4" in text
+    assert value(text, "spreadgate_controller_sync_duration_seconds_bucket", le="0.0025") == 0
+    assert value(text, "spreadgate_controller_sync_duration_seconds_bucket", le="0.005") == 1
+    assert value(text, "spreadgate_controller_sync_duration_seconds_count") == 1
+    assert value(text, "spreadgate_controller_writes_total", kind="deletion_cost") == 2
+    assert value(text, "spreadgate_controller_writes_total", kind="status") == 1
+    assert value(text, "spreadgate_controller_queue_depth") == 4
+    assert exposed_types(text) == {
+        "spreadgate_controller_sync_duration_seconds": "histogram", "spreadgate_controller_syncs_total": "counter",
+        "spreadgate_controller_writes_total": "counter", "spreadgate_controller_status_update_conflicts_total": "counter",
+        "spreadgate_controller_queue_depth": "gauge"}
