@@ -40,7 +40,7 @@ from typing import Any
 from benchmarks.common import Target, best_of, machine_description, print_table
 from py_engine.model.constants import MATCHED_ANNOTATION
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
-from py_engine.workloadspread.controller.podlisting import PodList
+from py_engine.workloadspread.controller.podlisting import PodList, ReplicaSetList
 from py_engine.workloadspread.controller.reconcile import ClusterView, SyncResult, reconcile
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
@@ -154,8 +154,9 @@ def sync(ns: Namespace, workloads: list[Workload] | None = None) -> Pass:
     chosen = ns.workloads if workloads is None else workloads
     started = time.perf_counter()
     candidates = PodList(ns.pods)  # what the controller's source hands every sync of the namespace
+    replica_sets = ReplicaSetList(ns.replica_sets)  # likewise, indexed by controller
     results = [reconcile(w.spread, ClusterView(workload=w.deployment, pods=candidates, nodes=ns.nodes,
-                                               replica_sets=ns.replica_sets), NOW)
+                                               replica_sets=replica_sets), NOW)
                for w in chosen]
     report = Pass(time.perf_counter() - started, results=results)
     by_name = {p["metadata"]["name"]: p for p in ns.pods}

@@ -8,7 +8,7 @@ keep-alive TLS connection (urllib3, certificate verified), send the bodies as
 fast as they are answered (a closed loop, like the API server's admission
 calls during a burst). Answers one JSON line: per-request latencies in
 seconds, wall time, and the answers that were not an HTTP 200 allowing the
-request (count and the first few).
+request (count and the first few); with `record`, every allowed answer's patch too.
 """
 
 from __future__ import annotations
@@ -44,16 +44,20 @@ def connections(url: str, ca_pem: str, clients: int) -> tuple[list[urllib3.HTTPS
     return pools, "/" + path
 
 
-def fire(pools: list[urllib3.HTTPSConnectionPool], path: str, bodies: list[bytes]) -> dict[str, Any]:
-    """Send every body, one thread per connection; latencies in seconds, in completion order."""
+def fire(pools: list[urllib3.HTTPSConnectionPool], path: str, bodies: list[bytes],
+         record: bool = False) -> dict[str, Any]:
+    """Send every body, one thread per connection; latencies in seconds, in completion order
+    (with `record`, also every allowed answer's JSON patch, base64 as sent, or "" without one)."""
     lock = threading.Lock()
     pending = iter(range(len(bodies)))
     latencies: list[float] = []
     bad: list[str] = []
+    patches: list[str] = []
 
     def worker(pool: urllib3.HTTPSConnectionPool) -> None:
         mine: list[float] = []
         errors: list[str] = []
+        answers: list[str] = []
         while True:
             with lock:
                 index = next(pending, None)
@@ -70,9 +74,12 @@ def fire(pools: list[urllib3.HTTPSConnectionPool], path: str, bodies: list[bytes
                 errors.append(f"HTTP {resp.status}: {resp.data[:200]!r}")
             elif not json.loads(resp.data)["response"]["allowed"]:
                 errors.append(f"denied: {resp.data[:300]!r}")
+            elif record:
+                answers.append(str(json.loads(resp.data)["response"].get("patch") or ""))
         with lock:
             latencies.extend(mine)
             bad.extend(errors)
+            patches.extend(answers)
 
     threads = [threading.Thread(target=worker, args=(pool,)) for pool in pools]
     started = time.perf_counter()
@@ -80,7 +87,8 @@ def fire(pools: list[urllib3.HTTPSConnectionPool], path: str, bodies: list[bytes
         thread.start()
     for thread in threads:
         thread.join(600)
-    return {"latencies": latencies, "wall": time.perf_counter() - started, "bad": len(bad), "errors": bad[:5]}
+    out = {"latencies": latencies, "wall": time.perf_counter() - started, "bad": len(bad), "errors": bad[:5]}
+    return out | ({"patches": patches} if record else {})
 
 
 def main() -> int:
@@ -89,7 +97,7 @@ def main() -> int:
     try:
         if job.get("warm"):
             fire(pools, job.get("warm_path") or path, _bodies(job["template"], int(job["warm"])))
-        result = fire(pools, path, _bodies(job["template"], int(job["count"])))
+        result = fire(pools, path, _bodies(job["template"], int(job["count"])), bool(job.get("record")))
     finally:
         for pool in pools:
             pool.close()

@@ -8,13 +8,15 @@ the API server keeps their work off this interpreter's GIL, so latency is the
 webhook's own.
 
 Protocol: one JSON line on stdin configures it (kubeconfig, cert, key,
-batching, threads, commit_timeout, server: "spreadgate" or "hypercorn", the latter serving
-the same app through `benchmarks.hypercorn_serve` to compare the servers' CPU); it answers
-one JSON line `{"url": ...}`
-once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
+batching, threads, commit_timeout, node_simulation (default off), sync_timeout (seconds for the
+first sync, default 30), api_timeout (the client's, default 10 s as shipped), server:
+"spreadgate" or "hypercorn", the latter serving the same app through
+`benchmarks.hypercorn_serve` to compare the servers' CPU); it answers one JSON line
+`{"url": ...}` once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
 the process CPU seconds, the CPU seconds spent inside Rego evaluation (thread
 CPU time around every `evaluate`), the number of evaluations and the
-committer's counters; `nocache` -> drop the eligibility decision cache (every
+committer's counters, the resident set size (`rss`, bytes) and the view's direct GETs;
+`nocache` -> drop the eligibility decision cache (every
 admission then evaluates Rego); EOF or `quit` -> stop and exit.
 """
 
@@ -29,7 +31,7 @@ from typing import Any
 
 from py_engine.policy import PolicyEngine, create_engine
 from py_engine.workloadspread.admission.service import Decision
-from webhook.collector import YOUNG_THRESHOLD, tune_collector
+from webhook.collector import YOUNG_THRESHOLD, freeze_when_ready, tune_collector
 from webhook.runtime import Webhook, WebhookOptions
 
 
@@ -75,15 +77,27 @@ class CpuTimedEngine:
         self.engine.close()
 
 
+def resident_bytes() -> int:
+    """This process's resident set size now (VmRSS), 0 where /proc is absent."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def main() -> int:
     config = json.loads(sys.stdin.readline())
     tune_collector(YOUNG_THRESHOLD)  # as `spreadgate webhook` does by default
     engine = CpuTimedEngine(create_engine())
     hook = Webhook(WebhookOptions(
         cert_file=config["cert"], key_file=config["key"], kubeconfig=config["kubeconfig"], host="127.0.0.1",
-        port=0, threads=int(config.get("threads", 64)), node_simulation=False,
+        port=0, threads=int(config.get("threads", 64)), node_simulation=bool(config.get("node_simulation", False)),
         batching=bool(config.get("batching", True)), commit_timeout=float(config.get("commit_timeout", 8.0)),
-        extra_routes={"/noop": noop}), engine=engine)
+        api_timeout=float(config.get("api_timeout", 10.0)), extra_routes={"/noop": noop}), engine=engine)
     stop_other: Callable[[], None] | None = None
     if config.get("server", "spreadgate") == "hypercorn":  # the same app behind hypercorn (measurement only)
         from benchmarks.hypercorn_serve import serve_in_thread
@@ -96,9 +110,10 @@ def main() -> int:
         hook.start()
         url = hook.url
     try:
-        if not hook.view.wait_ready(30):
+        if not hook.view.wait_ready(float(config.get("sync_timeout", 30))):
             print(json.dumps({"error": "caches did not sync"}), flush=True)
             return 1
+        freeze_when_ready(hook.view.wait_ready).join()  # as `spreadgate webhook` does once synced
         print(json.dumps({"url": url}), flush=True)
         for line in sys.stdin:
             command = line.strip()
@@ -107,7 +122,8 @@ def main() -> int:
                     rego_cpu, calls, build_cpu, builds = engine.cpu, engine.calls, engine.build_cpu, engine.builds
                 print(json.dumps({"cpu": time.process_time(), "rego_cpu": rego_cpu, "rego_calls": calls,
                                   "rego_build_cpu": build_cpu, "rego_builds": builds,
-                                  "committer": hook.committer.stats.snapshot()}), flush=True)
+                                  "committer": hook.committer.stats.snapshot(), "rss": resident_bytes(),
+                                  "direct_gets": hook.view.direct_gets}), flush=True)
             elif command == "nocache":
                 hook.service.decision_cache = None
                 print(json.dumps({"ok": True}), flush=True)

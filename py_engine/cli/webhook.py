@@ -48,7 +48,7 @@ from py_engine import logsetup
 from py_engine.cli.preflight import opa_url
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS
 from py_engine.workloadspread.admission.authorization import DEFAULT_TTL
-from webhook.collector import YOUNG_THRESHOLD, tune_collector
+from webhook.collector import YOUNG_THRESHOLD, freeze_when_ready, tune_collector
 
 log = logging.getLogger("spreadgate.webhook")
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -287,6 +287,7 @@ def run(args: argparse.Namespace) -> int:
         hook.start()
         if hook.isolated is not None:
             hook.isolated.start()  # the policy workers load while the caches sync, before the first review
+        freeze_when_ready(hook.view.wait_ready)  # the cached cluster out of every full collection
     except OSError as exc:
         hook.stop()
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")

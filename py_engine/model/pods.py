@@ -46,20 +46,25 @@ def matched_spread(pod: Mapping[str, Any]) -> MatchedSpread | None:
     annotations = objects.annotations(pod)
     for key in (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION):
         raw = annotations.get(key)
-        if not isinstance(raw, str):
-            continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return None
-        if not isinstance(value, dict):
-            return None
-        folded = {str(k).lower(): v for k, v in value.items()}
-        name, subset, uid = folded.get("name"), folded.get("subset"), folded.get("uid", "")
-        if not isinstance(name, str) or not isinstance(subset, str) or not isinstance(uid, str):
-            return None
-        return MatchedSpread(name=name, subset=subset, uid=uid)
+        if isinstance(raw, str):
+            return _parse_matched(raw)
     return None
+
+
+def _parse_matched(raw: str) -> MatchedSpread | None:
+    """One annotation text's reading (a controller pass reads each pod's once, when grouping it;
+    the status reads it again only while creations are recorded)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    folded = {str(k).lower(): v for k, v in value.items()}
+    name, subset, uid = folded.get("name"), folded.get("subset"), folded.get("uid", "")
+    if not isinstance(name, str) or not isinstance(subset, str) or not isinstance(uid, str):
+        return None
+    return MatchedSpread(name=name, subset=subset, uid=uid)
 
 
 def pod_version(pod: Mapping[str, Any], *, versioned: bool) -> str:

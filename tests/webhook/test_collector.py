@@ -1,4 +1,4 @@
-"""`tune_collector`: the young generation's threshold set, the older ones kept, 0 a no-op."""
+"""`tune_collector`: the young generation's threshold set, the older ones kept, 0 a no-op; `freeze_when_ready`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from webhook.collector import YOUNG_THRESHOLD, tune_collector
+from webhook.collector import YOUNG_THRESHOLD, freeze_when_ready, tune_collector
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -32,3 +32,20 @@ def test_zero_leaves_the_interpreters_setting_and_negative_is_refused() -> None:
     with pytest.raises(ValueError, match="0 \\(unchanged\\) or positive"):
         tune_collector(-1)
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_the_cached_objects_are_frozen_once_the_caches_are_ready_and_not_before() -> None:
+    """`freeze_when_ready` (issue 28): live objects leave the cyclic collector's generations once
+    `ready` says the caches hold their first list; a `ready` that never becomes true freezes nothing."""
+    gc.unfreeze()
+    cached = [{"metadata": {"name": f"p{i}"}} for i in range(1000)]
+    try:
+        freeze_when_ready(lambda timeout: False, timeout=0.0).join(5)
+        assert gc.get_freeze_count() == 0
+        asked: list[float] = []
+        freeze_when_ready(lambda timeout: asked.append(timeout) or True, timeout=7.0).join(5)
+        assert asked == [7.0]
+        assert gc.get_freeze_count() >= len(cached)  # the cache's dicts among them
+        assert not any(obj is cached[0] for obj in gc.get_objects())  # out of every generation
+    finally:
+        gc.unfreeze()

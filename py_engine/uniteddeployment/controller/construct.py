@@ -16,7 +16,6 @@ docs/uniteddeployment.md, "Subset workloads".
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections.abc import Mapping
@@ -34,6 +33,7 @@ from py_engine.model.ud_constants import (
     UD_KIND,
 )
 from py_engine.model.uniteddeployment import UdSubset, UnitedDeployment
+from py_engine.semantics.jsoncopy import json_copy
 from py_engine.semantics.strategic_merge import POD_TEMPLATE_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.uniteddeployment.controller import kruise_layout
 from py_engine.uniteddeployment.controller.jsonview import as_list, as_map
@@ -142,8 +142,8 @@ def _selector(ud: UnitedDeployment, subset: UdSubset, existing: Mapping[str, Any
     """The existing selector (immutable once created), else the UD's plus the subset label."""
     current = as_map(as_map(existing).get("spec")).get("selector") if existing is not None else None
     if isinstance(current, Mapping) and current:
-        return copy.deepcopy(dict(current))
-    selector = copy.deepcopy(ud.selector)
+        return json_copy(dict(current))
+    selector = json_copy(dict(ud.selector))
     selector["matchLabels"] = {**(selector.get("matchLabels") or {}), SUBSET_NAME_LABEL: subset.name}
     return selector
 
@@ -196,13 +196,13 @@ def build_workload(
     """The subset workload as it should be; `existing` is never modified."""
     template = ud.template
     if existing is not None:
-        obj: JSON = copy.deepcopy(dict(existing))
+        obj: JSON = json_copy(dict(existing))  # decoded JSON: json_copy, a fraction of deepcopy's cost
     else:
         obj = {"apiVersion": template.api_version, "kind": template.kind,
                "metadata": {"generateName": name_prefix(ud.name, subset.name)}}
     kruise_too = uses_kruise_keys(existing)
     _metadata(obj, ud, subset, revision, kruise_too)
-    spec = copy.deepcopy(template.spec)
+    spec = json_copy(dict(template.spec))
     if template.kind == "CloneSet":
         spec = kruise_layout.convert_spec(spec, kruise_layout.BETA)
     spec["selector"] = _selector(ud, subset, existing)

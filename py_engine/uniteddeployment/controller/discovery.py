@@ -32,7 +32,7 @@ from py_engine.uniteddeployment.controller import kruise_layout
 from py_engine.uniteddeployment.controller.ownership import (
     names_ud,
     ownership,
-    owns_pod,
+    pod_owner_test,
     reference,
     released,
     selected,
@@ -126,7 +126,8 @@ class Discovery:
 
 def pods_of(workload: Obj, pods: Sequence[Obj]) -> tuple[Obj, ...]:
     """The pods `workload` controls (`ownership.owns_pod`): a duplicate's pods are its own."""
-    return tuple(p for p in pods if owns_pod(workload, p))
+    owns = pod_owner_test(workload)
+    return tuple(p for p in pods if owns(p))
 
 
 def _candidates(ud: UnitedDeployment, workloads: Sequence[Obj]) -> tuple[list[Obj], list[Obj], list[JSON]]:

@@ -69,9 +69,36 @@ def _owned_by(pods: Sequence[Obj], uids: set[str]) -> list[Obj]:
     return [pod for pod in pods if owner_uids(pod) & uids]
 
 
+class ReplicaSetList(list[Any]):
+    """A namespace's ReplicaSets in list order, with a controller-UID index built on first use.
+
+    Every Deployment-targeting sync asks for its Deployment's ReplicaSets (twice: the listing
+    and the latest version); a scan per sync makes a pass over N spreads cost N x ReplicaSets
+    (1,000 spreads: two million controller-owner reads, issue 28). Sources hand out one per
+    namespace and cache version, as `PodList`; the list must not be mutated after the first lookup.
+    """
+
+    _by_controller: dict[str, list[Obj]] | None = None
+
+    def controlled_by(self, uid: str) -> list[Obj]:
+        """ReplicaSets whose controller ownerReference has `uid`, in list order."""
+        index = self._by_controller
+        if index is None:
+            index = {}
+            for rs in self:
+                owner = controller_owner(rs)
+                owner_uid = owner.get("uid") if owner is not None else None
+                if isinstance(owner_uid, str):  # the scan's `owner uid == deployment uid`, as a key
+                    index.setdefault(owner_uid, []).append(rs)
+            self._by_controller = index  # a concurrent builder computes the same index: benign
+        return index.get(uid, [])
+
+
 def deployment_replicasets(deployment: Obj, replica_sets: Sequence[Obj]) -> list[Obj]:
     """Non-deleting ReplicaSets whose controller is the Deployment."""
     uid = objects.uid(deployment)
+    if isinstance(replica_sets, ReplicaSetList):
+        return [rs for rs in replica_sets.controlled_by(uid) if not (rs.get("metadata") or {}).get("deletionTimestamp")]
     found = []
     for rs in replica_sets:
         owner = controller_owner(rs)

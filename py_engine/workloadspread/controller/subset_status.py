@@ -54,8 +54,9 @@ def subset_status(
     active = 0
     for pod in pods:
         pod_name = str((pod.get("metadata") or {}).get("name") or "")
-        matched = matched_spread(pod)
-        creating.pop(matched.uid if matched is not None and matched.uid else pod_name, None)
+        if creating:  # the annotation is read only while creations are recorded (rarely: steady passes skip it)
+            matched = matched_spread(pod)
+            creating.pop(matched.uid if matched is not None and matched.uid else pod_name, None)
         if not is_pod_active(pod):
             continue
         active += 1

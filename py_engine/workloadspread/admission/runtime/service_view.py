@@ -8,15 +8,16 @@ arrives right after its ReplicaSet was created, before the watch delivered it;
 denying with "owner not found" would only make the controller retry.
 For node-fit simulation (Adaptive spreads) nodes and pods are cached too and
 folded into a `NodeInventory`, rebuilt at most once per `inventory_interval`
-seconds (node facts a second old are good enough for a placement heuristic).
+seconds (node facts a second old are good enough for a placement heuristic), and only
+when a decision reads it (an Adaptive spread's node-fit check).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, overload
 
 from py_engine.apiclient import (
     CRDS,
@@ -31,7 +32,7 @@ from py_engine.apiclient import (
 from py_engine.apiclient.discovery import resource_in_listing
 from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.model.resource import SPREADS
-from py_engine.placement.inventory import NodeInventory, build_node_inventory
+from py_engine.placement.inventory import NodeFacts, NodeInventory, build_node_inventory
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock
 
@@ -67,6 +68,7 @@ class LiveAdmissionView:
         self._inventory: NodeInventory | None = None
         self._inventory_key: tuple[int, int] | None = None
         self._inventory_at = float("-inf")
+        self._rebuilding = False
         self.direct_gets = 0
 
     # ------------------------------------------------------------- lifecycle
@@ -177,19 +179,76 @@ class LiveAdmissionView:
         return found
 
     def node_inventory(self) -> NodeInventory | None:
-        """Compact node facts for node-fit simulation; None when simulation is off."""
+        """Compact node facts for node-fit simulation; None when simulation is off.
+
+        Every admission's context asks, but only an Adaptive spread's decision reads it; the
+        inventory folds every cached pod and node, so it is built when first read (a
+        `LazyNodeInventory`), not here: a pod CREATE for any other spread does no work that
+        grows with the cluster (issue 28, tests/workloadspread/admission/runtime/
+        test_admission_work_vs_cluster_size.py).
+        """
         if self.nodes is None or self.pods is None:
             return None
+        return LazyNodeInventory(self._current_inventory)
+
+    def _current_inventory(self) -> NodeInventory:
+        """The inventory, rebuilt when the caches changed and `inventory_interval` passed.
+        One thread rebuilds at a time; the others read the previous inventory meanwhile."""
+        assert self.nodes is not None and self.pods is not None
         key = (self.nodes.version, self.pods.version)
         now = self.clock.monotonic()
         with self._lock:
-            if self._inventory is not None and (key == self._inventory_key
-                                                or now - self._inventory_at < self._inventory_interval):
-                return self._inventory
-        inventory = build_node_inventory(self.nodes.list(), self.pods.list())
+            current = self._inventory
+            if current is not None and (key == self._inventory_key or self._rebuilding
+                                        or now - self._inventory_at < self._inventory_interval):
+                return current
+            self._rebuilding = True
+        try:
+            inventory = build_node_inventory(self.nodes.list(), self.pods.list())
+        finally:
+            with self._lock:
+                self._rebuilding = False
         with self._lock:
             self._inventory, self._inventory_key, self._inventory_at = inventory, key, now
         return inventory
 
     def workload_kinds(self) -> Sequence[tuple[str, str]]:
         return sorted(self.workloads)
+
+
+class LazyNodeInventory(NodeInventory):
+    """A `NodeInventory` read from `source` on first use (its facts or its `version`), then
+    kept: one decision sees one inventory, and a decision that never reads it costs nothing."""
+
+    __slots__ = ("_built", "_source")
+
+    def __init__(self, source: Callable[[], NodeInventory]) -> None:  # no facts yet: not NodeInventory's
+        self._source = source
+        self._built: NodeInventory | None = None
+
+    def _resolved(self) -> NodeInventory:
+        if self._built is None:
+            self._built = self._source()
+        return self._built
+
+    @property
+    def version(self) -> str:  # type: ignore[override]  # read-only here: read from the source
+        return self._resolved().version
+
+    @overload
+    def __getitem__(self, index: int) -> NodeFacts: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NodeFacts]: ...
+
+    def __getitem__(self, index: int | slice) -> NodeFacts | Sequence[NodeFacts]:
+        return self._resolved()[index]
+
+    def __len__(self) -> int:
+        return len(self._resolved())
+
+    def __iter__(self) -> Iterator[NodeFacts]:
+        return iter(self._resolved())
+
+    def __repr__(self) -> str:
+        return repr(self._built) if self._built is not None else "LazyNodeInventory(not read yet)"

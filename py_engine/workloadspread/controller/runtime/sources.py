@@ -33,7 +33,7 @@ from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
 from py_engine.runtime.cachegroup import CacheGroup, SharedCaches
 from py_engine.runtime.listing import JSON, ListedLists, by_name
 from py_engine.semantics.objects import api_group, meta
-from py_engine.workloadspread.controller.podlisting import PodList
+from py_engine.workloadspread.controller.podlisting import PodList, ReplicaSetList
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,8 @@ class CachedSource(CacheGroup):
             for key, resource in workload_resources(client, whitelist).items()
         }
         self._pod_lists: dict[str, tuple[int, PodList]] = {}
+        self._replica_set_lists: dict[str, tuple[int, ReplicaSetList]] = {}
+        self._nodes: tuple[int, dict[str, JSON]] | None = None
 
     def caches(self) -> list[WatchCache]:
         return [self.spread_cache, self.pod_cache, self.node_cache, *self.workload_caches.values()]
@@ -125,11 +127,28 @@ class CachedSource(CacheGroup):
         return pods
 
     def replica_sets(self, namespace: str) -> list[JSON]:
+        """The namespace's ReplicaSets, sorted and controller-indexed once per cache version
+        (shared, read-only): a sort and a scan per sync grew with the spreads (issue 28)."""
         cache = self.workload_caches.get(("apps", "ReplicaSet"))
-        return by_name(cache.list(namespace)) if cache is not None else []
+        if cache is None:
+            return []
+        version = cache.version
+        memo = self._replica_set_lists.get(namespace)
+        if memo is not None and memo[0] == version:
+            return memo[1]
+        replica_sets = ReplicaSetList(by_name(cache.list(namespace)))
+        self._replica_set_lists[namespace] = (version, replica_sets)
+        return replica_sets
 
     def nodes(self) -> dict[str, JSON]:
-        return {str(meta(n).get("name")): n for n in self.node_cache.list()}
+        """Nodes by name, once per cache version (shared, read-only)."""
+        version = self.node_cache.version
+        memo = self._nodes
+        if memo is not None and memo[0] == version:
+            return memo[1]
+        nodes = {str(meta(n).get("name")): n for n in self.node_cache.list()}
+        self._nodes = (version, nodes)
+        return nodes
 
     def workload(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None:
         cache = self.workload_caches.get((api_group(api_version), kind))
@@ -149,6 +168,7 @@ class ListedSource(ListedLists):
         self.whitelist = whitelist
         self._resources = workload_resources(client, whitelist)
         self._pod_lists: dict[str, PodList] = {}
+        self._replica_set_lists: dict[str, ReplicaSetList] = {}
 
     def refresh(self) -> None:
         """List every resource a sync reads (raises `KubeError` when the API fails)."""
@@ -156,6 +176,7 @@ class ListedSource(ListedLists):
 
     def _lists_replaced(self) -> None:
         self._pod_lists = {}
+        self._replica_set_lists = {}
 
     def spreads(self) -> list[JSON]:
         return self._items(SPREADS)
@@ -168,7 +189,9 @@ class ListedSource(ListedLists):
         return self._derived(self._pod_lists, namespace, lambda: PodList(self._items(PODS, namespace)))
 
     def replica_sets(self, namespace: str) -> list[JSON]:
-        return self._items(REPLICASETS, namespace)
+        """One controller-indexed list per namespace and refresh (shared, read-only)."""
+        return self._derived(self._replica_set_lists, namespace,
+                             lambda: ReplicaSetList(self._items(REPLICASETS, namespace)))
 
     def nodes(self) -> dict[str, JSON]:
         return {str(meta(n).get("name")): n for n in self._items(NODES)}
