@@ -82,7 +82,8 @@ def _run(mode: str, n: int) -> dict[str, float]:
 
 def main(quick: bool = False) -> dict[str, Any]:
     n = 300 if quick else 2000
-    print(f"\nAuthorization: {n} GETs of one ConfigMap over HTTPS per identity, 250 extra RoleBindings/ClusterRoles")
+    print(f"\nAuthorization: {n} GETs of one ConfigMap over HTTPS per identity, "
+          "250 extra RoleBindings/ClusterRoles")
     baseline = _run("AlwaysAllow", n)["admin"]
     rbac = _run("RBAC", n)
     rows = [["AlwaysAllow (baseline)", f"{baseline * 1e6:.0f} µs", "1.00"]]

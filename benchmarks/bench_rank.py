@@ -170,7 +170,8 @@ def main(quick: bool = False) -> list[dict[str, Any]]:
             {"case": label, "pods": count, "seconds": best, "median_seconds": median, "ratio": best / base}
         )
     print_table(
-        f"Scale-down ranking of {count:,} pods (1,000 nodes, 3 zones), fastest of {rounds} interleaved rounds",
+        f"Scale-down ranking of {count:,} pods (1,000 nodes, 3 zones), "
+        f"fastest of {rounds} interleaved rounds",
         ["case", "pods", "best", "median", "ratio vs sorted()"],
         rows,
     )

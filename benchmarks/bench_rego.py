@@ -111,7 +111,8 @@ def main(quick: bool = False) -> list[dict[str, Any]]:
         rows,
     )
     decision = float(results[1]["seconds"])
-    print(f"  subset decision target <= 100 us: {'met' if decision <= 100e-6 else 'NOT met'} ({decision * 1e6:.1f} us)")
+    verdict = "met" if decision <= 100e-6 else "NOT met"
+    print(f"  subset decision target <= 100 us: {verdict} ({decision * 1e6:.1f} us)")
     results.append(_cache_hit(engine, build_eligibility_input(pod(), spread["spec"]["subsets"]), repeat))
     return results
 

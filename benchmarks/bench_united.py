@@ -159,7 +159,8 @@ def main(quick: bool = False) -> dict[str, Any]:
         ["/scale 20 -> 24 of one UD (its sync)", f"{len(ns.pods):,}", f"{scaled.seconds * 1e3:.1f} ms", scaled.writes],
         ["  pass after it", f"{len(ns.pods):,}", "-", after.writes],
     ]
-    print_table(f"UnitedDeployment sync core: {count} UnitedDeployments x {SUBSETS} subsets, {REPLICAS} replicas each "
+    print_table(f"UnitedDeployment sync core: {count} UnitedDeployments x {SUBSETS} subsets, "
+                f"{REPLICAS} replicas each "
                 f"(best of {rounds} for the steady state and the baseline)",
                 ["case", "pods", "time", "writes"], rows)
     ratio = steady_seconds / baseline_seconds

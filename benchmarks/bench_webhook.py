@@ -163,7 +163,9 @@ class Bench:
         return name
 
     def template(self) -> dict[str, Any]:
-        """An AdmissionReview for one pod of the ReplicaSet (the load generator sets a fresh uid per request)."""
+        """An AdmissionReview for one pod of the ReplicaSet.
+
+        The load generator sets a fresh uid per request."""
         pod = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {"generateName": "web-h-", "namespace": "default",
                             "labels": {"app": "web", "pod-template-hash": "h"},
@@ -287,7 +289,8 @@ def main(quick: bool = False) -> dict[str, Any]:
                 ["endpoint", "requests", "p50", "p99", "webhook CPU/req"], rows)
     print(f"  /mutate/pods vs /noop: p50 {pct(mutate, 50) / pct(noop, 50):.2f}x, p99 {p99_ratio:.2f}x "
           f"(target p99 <= {LATENCY_TARGET}x: {'met' if p99_ratio <= LATENCY_TARGET else 'NOT met'}); "
-          f"status writes {lat['writes']} for {lat['requests']} pods ({lat['writes'] / lat['requests']:.3f} per pod)")
+          f"status writes {lat['writes']} for {lat['requests']} pods "
+          f"({lat['writes'] / lat['requests']:.3f} per pod)")
     print(f"  webhook CPU per request: /mutate/pods {cpu_mutate / cpu_noop:.2f}x /noop "
           f"(target <= {CPU_TARGET}x: {'met' if cpu_mutate / cpu_noop <= CPU_TARGET else 'NOT met'})")
 
@@ -327,7 +330,8 @@ def main(quick: bool = False) -> dict[str, Any]:
     print(f"  interpreter builds in the cache-off window, counted apart: {nocache_builds} "
           f"({nocache_build_cpu:.3f} s CPU)")
     print(f"  target Rego <= {REGO_TARGET:.0%} of admission CPU: "
-          f"{'met' if max(share, share_nocache) <= REGO_TARGET else 'NOT met'} (worst case {max(share, share_nocache):.1%})")
+          f"{'met' if max(share, share_nocache) <= REGO_TARGET else 'NOT met'} "
+          f"(worst case {max(share, share_nocache):.1%})")
     return {"cpu_noop": cpu_noop, "cpu_mutate": cpu_mutate, "n_burst": n_burst, "per_pod": per_pod, "noop_p50": pct(noop, 50), "noop_p99": pct(noop, 99), "mutate_p50": pct(mutate, 50),
             "mutate_p99": pct(mutate, 99), "p99_ratio": p99_ratio, "bursts": bursts, "speedups": speedups,
             "rego_share": share, "rego_share_nocache": share_nocache}

@@ -1,4 +1,6 @@
-"""The webhook's own front end beside hypercorn under the same attacks: `python -m benchmarks.compare_servers`.
+"""The webhook's own front end beside hypercorn under the same attacks.
+
+Run it as `python -m benchmarks.compare_servers`.
 
 Runs `tests/webhook/test_attacks.py` (the short variants; the long ones too with
 SPREADGATE_STRESS=1) once per server through `SPREADGATE_ATTACK_SERVER`, and prints, per

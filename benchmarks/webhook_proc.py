@@ -9,9 +9,10 @@ webhook's own.
 
 Protocol: one JSON line on stdin configures it (kubeconfig, cert, key,
 batching, threads, commit_timeout, node_simulation (default off), sync_timeout (seconds for the
-first sync, default 30), api_timeout (the client's, default 10 s as shipped), server: "spreadgate" or "hypercorn", the latter serving
-the same app through `benchmarks.hypercorn_serve` to compare the servers' CPU); it answers one JSON line `{"url": ...}`
-once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
+first sync, default 30), api_timeout (the client's, default 10 s as shipped), server:
+"spreadgate" or "hypercorn", the latter serving the same app through
+`benchmarks.hypercorn_serve` to compare the servers' CPU); it answers one JSON line
+`{"url": ...}` once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
 the process CPU seconds, the CPU seconds spent inside Rego evaluation (thread
 CPU time around every `evaluate`), the number of evaluations and the
 committer's counters, the resident set size (`rss`, bytes) and the view's direct GETs;

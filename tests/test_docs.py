@@ -3,8 +3,10 @@ and code that cites only sections that exist (issue 27).
 
 README.md stays under 300 lines (everything else lives in `docs/`); every relative link in
 README.md and `docs/*.md` names an existing file and, with a `#fragment`, a heading of it (the
-anchors GitHub derives from headings), and so does every repository path they name; every document of `docs/` named in the code exists, and a section
-the code cites by title (after the README or a docs file, in double quotes) is a heading of that file (or the bold words that lead one of its paragraphs).
+anchors GitHub derives from headings), and so does every repository path they name; every
+document of `docs/` named in the code exists, and a section the code cites by title (after
+the README or a docs file, in double quotes) is a heading of that file (or the bold words
+that lead one of its paragraphs).
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Building UnitedDeployment objects and observations for the tests of py_engine.uniteddeployment.controller."""
+"""Building UnitedDeployment objects and observations.
+
+For the tests of py_engine.uniteddeployment.controller."""
 
 from __future__ import annotations
 

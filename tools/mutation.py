@@ -3,7 +3,8 @@
 Not part of the default suite: it runs for minutes to an hour. Install the tool with
 `pip install -e '.[mutation]'`, then for example
 
-  python tools/mutation.py py_engine/uniteddeployment/controller/capacity.py py_engine/uniteddeployment/controller/partitions.py
+  python tools/mutation.py py_engine/uniteddeployment/controller/capacity.py \\
+      py_engine/uniteddeployment/controller/partitions.py
   python tools/mutation.py --package united --package scaledown
   python tools/mutation.py --changed-since origin/main          # the decision modules a branch changed
   python tools/mutation.py --changed-since HEAD~3 --fail-under 90 --report mutation.json
@@ -227,7 +228,8 @@ def print_report(results: dict[str, dict[str, object]], packages: dict[str, dict
         print(f"{module:<48} {killed:>7} {total:>6} {score(killed, total):>6.1f}%")
     print()
     for package, entry in sorted(packages.items()):
-        print(f"package {package:<40} {int(entry['killed']):>7} {int(entry['total']):>6} {entry['score']:>6.1f}%")
+        killed, total = int(entry["killed"]), int(entry["total"])
+        print(f"package {package:<40} {killed:>7} {total:>6} {entry['score']:>6.1f}%")
     print(f"\n{seconds:.0f} s")
     for data in results.values():
         for survivor in data["survivors"]:  # type: ignore[attr-defined]

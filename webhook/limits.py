@@ -29,7 +29,9 @@ class ServerLimits:
     handshake_timeout: float = 5.0
     """Seconds for a new connection's TLS handshake."""
     header_timeout: float = 5.0
-    """Seconds for a request head to arrive: from the handshake (first request) or its first byte (later ones)."""
+    """Seconds for a request head to arrive.
+
+    From the handshake (first request) or its first byte (later ones)."""
     body_timeout: float = 10.0
     """Seconds for a request body to arrive once its head is read."""
     idle_timeout: float = 60.0

@@ -55,7 +55,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--operation", type=str.upper, choices=OPERATIONS, default="CREATE", help="(default: %(default)s)")
     parser.add_argument("--now", metavar="T", help="RFC 3339 time of the decision (default: the current time)")
     parser.add_argument("-o", "--output", choices=("text", "patch", "pod", "json"), default="text",
-                        help="text summary, the JSON patch, the mutated pod (YAML), or one JSON object (default: %(default)s)")
+                        help="text summary, the JSON patch, the mutated pod (YAML), or one JSON object "
+                        "(default: %(default)s)")
     parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
                         help="accept this custom workload kind as a pod owner (repeatable)")
     parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
@@ -126,7 +127,9 @@ def _load_pod(path: str, operation: str, snapshot: SnapshotReader) -> dict[str, 
 
 
 def _custom_workloads(values: list[str], snapshot: SnapshotReader) -> tuple[dict[str, Any], ...]:
-    """--custom-workload kinds, then the snapshot's `kruise-configuration` whitelist (the registry's parser)."""
+    """--custom-workload kinds, then the snapshot's `kruise-configuration` whitelist.
+
+    Both are read by the registry's parser."""
     from py_engine.model.workloads import WhitelistError, whitelist_from_flags, whitelist_in_objects
 
     try:

@@ -194,10 +194,11 @@ def _serve_playground(args: argparse.Namespace, nodes: list[Any] | None, kubelet
         kubeconfig = str(stack.cluster.kubeconfig_path)
         print(f"spreadgate cluster: serving {stack.cluster.url} with {count} node(s)", flush=True)
         print("spreadgate cluster: CRD workloadspreads.spreadgate.dev installed (short name sgws)", flush=True)
-        print(f"spreadgate cluster: webhook at {stack.hook.url if stack.hook else '?'} (registered with its CA), "
-              "controller running", flush=True)
-        print("spreadgate cluster: RBAC enforced; the kubeconfig's user is a cluster administrator, the webhook "
-              "and the controller run as the ServiceAccounts spreadgate-system/spreadgate-webhook and "
+        print(f"spreadgate cluster: webhook at {stack.hook.url if stack.hook else '?'} "
+              "(registered with its CA), controller running", flush=True)
+        print("spreadgate cluster: RBAC enforced; the kubeconfig's user is a cluster administrator, "
+              "the webhook and the controller run as the ServiceAccounts "
+              "spreadgate-system/spreadgate-webhook and "
               "spreadgate-system/spreadgate-controller", flush=True)
         print(f"kubeconfig: {kubeconfig}", flush=True)
         print(_next_steps(kubeconfig), flush=True)

@@ -36,7 +36,10 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="pod field a subset patch may set beyond the default allowlist (repeatable), e.g. spec.nodeSelector",
+        help=(
+            "pod field a subset patch may set beyond the default allowlist (repeatable), "
+            "e.g. spec.nodeSelector"
+        ),
     )
     parser.set_defaults(handler=run)
 
@@ -48,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from py_engine.validation.ud_gatekeeper import ud_gatekeeper_documents
 
     if args.deprecated_o is not None:
-        print("spreadgate gatekeeper: warning: -o DIR is deprecated (elsewhere -o is an output format) and will be "
-              "removed in the next release; use --out-dir DIR", file=sys.stderr)
+        print("spreadgate gatekeeper: warning: -o DIR is deprecated (elsewhere -o is an output format) "
+              "and will be removed in the next release; use --out-dir DIR", file=sys.stderr)
         if args.output_dir is not None and args.output_dir != args.deprecated_o:
             print("spreadgate gatekeeper: error: -o and --out-dir name different directories", file=sys.stderr)
             return 2

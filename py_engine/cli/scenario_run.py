@@ -135,7 +135,9 @@ class StepRunner(abc.ABC):
 
 def removed_pods(before: dict[str, dict[str, Any]], pods: dict[str, dict[str, Any]], subset_names: list[str],
                  subset_of: Callable[[dict[str, Any]], str]) -> list[dict[str, str]]:
-    """The pods of `before` gone from `pods`, in subset order (unknown subsets last), then by node and name."""
+    """The pods of `before` gone from `pods`.
+
+    In subset order (unknown subsets last), then by node and name."""
     order = {n: i for i, n in enumerate([*subset_names, "-"])}
     return sorted(({"pod": n, "subset": subset_of(p), "node": str(p["spec"].get("nodeName") or "")}
                    for n, p in before.items() if n not in pods),

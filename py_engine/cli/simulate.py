@@ -17,8 +17,8 @@ seed print byte-identical reports; a subset holding
 more pods than its cap is flagged.
 
 SCENARIO is a file, or the name of a scenario shipped with Spreadgate (with or
-without `.yaml`): `spreadgate simulate --list` prints those names. Exit status: 0 on success, 2 for an unreadable or
-invalid scenario or a simulation that did not settle (one line on stderr).
+without `.yaml`): `spreadgate simulate --list` prints those names. Exit status: 0 on
+success, 2 for an unreadable or invalid scenario or a simulation that did not settle (one line on stderr).
 """
 
 from __future__ import annotations

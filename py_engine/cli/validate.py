@@ -1,4 +1,5 @@
-"""`spreadgate validate FILE|DIR|-`: check WorkloadSpread and UnitedDeployment manifests with the Rego policies.
+"""`spreadgate validate FILE|DIR|-`: check WorkloadSpread and UnitedDeployment manifests
+with the Rego policies.
 
 Prints `file: name: field.path: message` per violation (and `file: name: valid`
 for a clean spread or UnitedDeployment). Exit status: 0 all valid, 1 violations
@@ -45,7 +46,10 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="pod field a subset patch may set beyond the default allowlist (repeatable), as the webhook's flag",
+        help=(
+            "pod field a subset patch may set beyond the default allowlist (repeatable), "
+            "as the webhook's flag"
+        ),
     )
     parser.add_argument("--opa-url", type=opa_url, metavar="URL",
                         help="evaluate in an OPA server (REST Data API) instead of the embedded engine")
@@ -114,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
         return exit_code
     if not spreads and not uds:
         found = ", ".join(sorted({f"{d.kind}" for d in documents})) or "nothing"
-        _error(f"no WorkloadSpread or UnitedDeployment (spreadgate.dev or apps.kruise.io) in the input; found {found}")
+        _error("no WorkloadSpread or UnitedDeployment (spreadgate.dev or apps.kruise.io) in the input; "
+               f"found {found}")
         return EXIT_BAD_INPUT
 
     try:

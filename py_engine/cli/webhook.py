@@ -291,7 +291,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         hook.stop()
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")
-    # tests/webhook_testkit.py reads the URL from this line (`serving on (https://\S+)`): keep a space after it.
+    # tests/webhook_testkit.py reads the URL from this line (`serving on (https://\S+)`):
+    # keep a space after it.
     log.info("serving on %s with %d worker threads", hook.url, args.threads,
              extra=logsetup.fields(policy_engine="opa" if args.opa_url else "embedded",
                                    authorize_authors=args.authorize_authors, client_ca=args.client_ca is not None,

@@ -37,7 +37,9 @@ def build_regorus_engine(sources: tuple[PolicySource, ...], *, coverage: bool = 
 
 
 def error_summary(message: str, limit: int = 8) -> str:
-    """The human part of a regorus error: regorus appends a Rust backtrace to errors; keep the human part only."""
+    """The human part of a regorus error.
+
+    Regorus appends a Rust backtrace to errors; keep the human part only."""
     head = message.split("Stack backtrace:", 1)[0]
     return "\n".join(head.strip().splitlines()[:limit])
 

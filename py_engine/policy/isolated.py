@@ -14,9 +14,10 @@ What it bounds: the WorkloadSpread and UnitedDeployment validation policies are 
 the size of the object, and the CRDs and policies bound the number of subsets
 (`MAX_SUBSETS`), but a 3 MiB object (the API server's limit) of tolerations or node
 selector terms still validates for seconds (4.6 s measured for 80,000 tolerations). The
-webhook evaluates those two reviews here (docs/operations.md, "Validation cost: the subset bound and the evaluation deadline");
-the per-pod decisions stay in-process (`EmbeddedEngine`), where a few microseconds must
-not pay for a round trip to another process.
+webhook evaluates those two reviews here
+(docs/operations.md, "Validation cost: the subset bound and the evaluation deadline"); the per-pod
+decisions stay in-process (`EmbeddedEngine`), where a few microseconds must not pay
+for a round trip to another process.
 
 A worker costs one Python process with the policies loaded (36 MB resident, measured) and a
 start of under a second (0.7 s measured on a loaded machine); `workers` of them serve at once,
@@ -169,7 +170,8 @@ class IsolatedEngine:
             worker.stop()
             worker = _Worker(self._sources)  # its replacement starts now, not on the next request
             raise PolicyDeadlineExceeded(
-                f"policy evaluation of {rule} did not finish within its deadline of {self.deadline_seconds:g} s "
+                f"policy evaluation of {rule} did not finish within its deadline of "
+                f"{self.deadline_seconds:g} s "
                 "(the object is too costly to validate; it was stopped)") from None
         except PolicyError:
             worker.stop()

@@ -2,9 +2,9 @@
 
 The WorkloadSpread writer (`py_engine.workloadspread.controller.runtime.writer.EventRecorder`)
 and the UnitedDeployment controller
-(`py_engine.uniteddeployment.controller.runtime.events.UnitedEventRecorder`) record the same Event body, differing
-only in the involved object's kind, the reporting component and the log fields of a
-failure. `event_body` builds it (pure: the time and the sequence number are passed in);
+(`py_engine.uniteddeployment.controller.runtime.events.UnitedEventRecorder`) record the same
+Event body, differing only in the involved object's kind, the reporting component and the
+log fields of a failure. `event_body` builds it (pure: the time and the sequence number are passed in);
 `ObjectEventRecorder` creates it. Recording is best effort: a failed Event is logged
 once, on the subclass's logger, and never raised, so it cannot fail a sync.
 

@@ -1,7 +1,8 @@
 """Lists taken at one moment, for the listed sources of both controllers.
 
-`sources.ListedSource` (WorkloadSpread) and `py_engine.uniteddeployment.controller.runtime.source.ListedUnitedSource`
-serve `--once` and the stepped simulator: every read of a sync comes from lists taken at
+`sources.ListedSource` (WorkloadSpread) and
+`py_engine.uniteddeployment.controller.runtime.source.ListedUnitedSource` serve `--once` and the
+stepped simulator: every read of a sync comes from lists taken at
 their last `refresh()`, so a sync sees exactly the API server's state at that moment, with
 no watch lag to wait for. What they list differs; how a list is taken (namespace scope,
 API list order), swapped in and read back under one lock is this base class, so the two
@@ -66,7 +67,9 @@ class ListedLists:
         return {resource: self._list(resource) for resource in resources}
 
     def _items(self, resource: Resource, namespace: str | None = None) -> list[JSON]:
-        """The last list of `resource` (a copy of the list, the objects shared), or its objects in `namespace`."""
+        """The last list of `resource`, or its objects in `namespace`.
+
+        A copy of the list, the objects shared."""
         with self._lock:
             items = self._lists.get(resource, [])
         if namespace is None:

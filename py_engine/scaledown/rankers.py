@@ -75,7 +75,8 @@ def constraints_from_workload(workload: Mapping[str, Any]) -> tuple[SpreadConstr
         key = item.get("topologyKey") if isinstance(item, Mapping) else None
         if not isinstance(key, str) or not key:
             raise ScaledownInputError(
-                f"spec.template.spec.topologySpreadConstraints[{index}].topologyKey must be a non-empty string"
+                f"spec.template.spec.topologySpreadConstraints[{index}].topologyKey "
+                "must be a non-empty string"
             )
         constraints.append(SpreadConstraint(key))
     return tuple(constraints)

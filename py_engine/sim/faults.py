@@ -22,7 +22,9 @@ Spec grammar (whitespace ignored)::
     DUR      := number ("us" | "ms" | "s")       e.g. 10ms, 0.5s, 0-5ms
     P        := probability in [0, 1]
 
-Examples: `pods:create:latency=10ms;workloadspreads/status:update:conflict=0.1,error500=0.02;*:*:latency=0-5ms`.
+Example:
+
+    pods:create:latency=10ms;workloadspreads/status:update:conflict=0.1,error500=0.02;*:*:latency=0-5ms
 
 Matching: `*` matches every resource *including subresources*; `pods` matches
 only the main resource; `pods/*` pods and all of its subresources; `*/status`

@@ -266,8 +266,8 @@ def _pod_spec_update_causes(new: JSON, old: JSON) -> list[Cause]:
         return [("spec", "FieldValueForbidden",
                  "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, "
                  "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only "
-                 "additions to existing tolerations), `spec.terminationGracePeriodSeconds` (allow it to be set "
-                 "to 1 if it was previously negative)")]
+                 "additions to existing tolerations), `spec.terminationGracePeriodSeconds` "
+                 "(allow it to be set to 1 if it was previously negative)")]
     return []
 
 
@@ -351,7 +351,8 @@ def _validate_webhooks(obj: JSON) -> list[Cause]:
         name = wh.get("name")
         if not isinstance(name, str) or "." not in name:
             causes.append((f"{p}.name", "FieldValueInvalid",
-                           f"Invalid value: {name!r}: should be a domain with at least three segments separated by dots"))
+                           f"Invalid value: {name!r}: "
+                           "should be a domain with at least three segments separated by dots"))
         elif name in names:
             causes.append((f"{p}.name", "FieldValueDuplicate", f"Duplicate value: \"{name}\""))
         else:

@@ -256,7 +256,8 @@ def _deployment(obj: JSON, now: datetime) -> list[Any]:
 
 _DEPLOYMENT_COLUMNS: list[Column] = [
     ("Ready", "string", 0, "Number of the pod with ready state"),
-    ("Up-to-date", "string", 0, "Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
+    ("Up-to-date", "string", 0, "Total number of non-terminated pods targeted by this deployment "
+                                "that have the desired template spec."),
     ("Available", "string", 0, "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
     ("Age", "string", 0, AGE_DESC),
     ("Containers", "string", 1, "Names of each container in the template."),

@@ -214,7 +214,8 @@ class _Grant:
         """How kube-apiserver names what allowed a request (formatted only when one is)."""
         b, ref = self.binding, self.binding.role_ref
         label = b.name + (f"/{b.namespace}" if b.namespace else "")
-        return f'{b.kind} "{label}" of {ref.get("kind")} "{ref.get("name")}" to {_describe(self.subject, b.namespace)}'
+        subject = _describe(self.subject, b.namespace)
+        return f'{b.kind} "{label}" of {ref.get("kind")} "{ref.get("name")}" to {subject}'
 
 
 def _subject_key(subject: Any, binding_namespace: str) -> tuple[str, str] | None:

@@ -84,9 +84,10 @@ def constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
                                 "allowedPatchFields": {
                                     "type": "array",
                                     "description": (
-                                        "Pod fields a subset patch may set beyond the default allowlist, as paths "
-                                        "such as spec.nodeSelector or spec.containers[].volumeMounts (an entry "
-                                        "allows everything below it)."
+                                        "Pod fields a subset patch may set beyond the default "
+                                        "allowlist, as paths such as spec.nodeSelector or "
+                                        "spec.containers[].volumeMounts (an entry allows "
+                                        "everything below it)."
                                     ),
                                     "items": {"type": "string"},
                                 },

@@ -50,7 +50,9 @@ def build_ud_review_input(
 
 
 def validate_uniteddeployment(engine: PolicyEngine, policy_input: Mapping[str, Any]) -> list[Violation]:
-    """Violations of the UnitedDeployment policy, sorted by field path; raises PolicyError on engine failure."""
+    """Violations of the UnitedDeployment policy, sorted by field path.
+
+    Raises PolicyError on engine failure."""
     result = engine.evaluate(UD_VALIDATION_RULE, policy_input)
     if result is None:
         return []

@@ -157,7 +157,8 @@ def test_bad_input_exits_2_without_traceback(case: str, tmp_path: Path, capsys: 
         "{BAD}": "kind: [unclosed\n",
         "{DEPLOYMENT}": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {}\n",
         "{GHOST}": "apiVersion: policy/v1\nkind: Eviction\nmetadata: {name: ghost, namespace: default}\n",
-        "{CONFIGMAP}": ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kruise-configuration, namespace: kruise-system}\n"
+        "{CONFIGMAP}": ("apiVersion: v1\nkind: ConfigMap\n"
+                        "metadata: {name: kruise-configuration, namespace: kruise-system}\n"
                         "data: {WorkloadSpread_Watch_Custom_Workload_WhiteList: '{oops'}\n"),
         "{BROKEN_SPREAD}": Path(STATE).read_text().replace("maxReplicas: 2", "maxReplicas: 2.5%", 1),
     }
@@ -191,10 +192,13 @@ def test_entry_point_usage_errors(tmp_path: Path) -> None:
 def test_subsets_the_policy_skipped_are_listed_with_their_reason(capsys: pytest.CaptureFixture[str],
                                                                  tmp_path: Path) -> None:
     text = Path(STATE).read_text().replace(
-        "      name: node-b1\n      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
+        "      name: node-b1\n"
+        "      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
         "node.kubernetes.io/lifecycle: on-demand}\n    spec: {}",
-        "      name: node-b1\n      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
-        "node.kubernetes.io/lifecycle: on-demand}\n    spec:\n      taints: [{key: maintenance, effect: NoSchedule}]")
+        "      name: node-b1\n"
+        "      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
+        "node.kubernetes.io/lifecycle: on-demand}\n"
+        "    spec:\n      taints: [{key: maintenance, effect: NoSchedule}]")
     assert "maintenance" in text
     state = tmp_path / "state.yaml"
     state.write_text(text)

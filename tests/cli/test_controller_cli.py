@@ -25,7 +25,10 @@ def test_once_reports_a_missing_target(kube_env: KubeEnv, capsys: pytest.Capture
     kube_env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}], target="absent"))
     assert main(["controller", "--kubeconfig", kube_env.kubeconfig, "--once"]) == 0
     out = capsys.readouterr().out
-    assert "default/ws: TargetNotFound (WorkloadNotFound): target Deployment default/absent (apps/v1) does not exist" in out
+    assert (
+        "default/ws: TargetNotFound (WorkloadNotFound): "
+        "target Deployment default/absent (apps/v1) does not exist" in out
+    )
     status = kube_env.client.get(SPREADS, "default", "ws")["status"]
     assert [(c["type"], c["reason"]) for c in status["conditions"]] == [("TargetNotFound", "WorkloadNotFound")]
 

@@ -79,7 +79,10 @@ def test_a_bad_flag_is_one_line_and_exit_2(command: str, value: str, tmp_path: P
     args = ["--state", state(tmp_path)] if command == "reconcile" else ["--once"]
     assert main([command, *args, "--custom-workload", value]) == 2
     err = capsys.readouterr().err
-    assert err == f"spreadgate {command}: error: --custom-workload {value!r} must look like GROUP/KIND[=REPLICAS_PATH]\n"
+    assert err == (
+        f"spreadgate {command}: error: --custom-workload {value!r} "
+        "must look like GROUP/KIND[=REPLICAS_PATH]\n"
+    )
 
 
 def test_a_malformed_whitelist_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -81,7 +81,8 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     [
         ("{not yaml: [", "not valid YAML"),
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "no UnitedDeployment"),
-        ("apiVersion: spreadgate.dev/v1beta1\nkind: UnitedDeployment\nmetadata: {name: u}\nspec: {replicas: -1}\n",
+        ("apiVersion: spreadgate.dev/v1beta1\nkind: UnitedDeployment\n"
+         "metadata: {name: u}\nspec: {replicas: -1}\n",
          "spec.replicas"),
     ],
 )

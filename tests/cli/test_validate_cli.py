@@ -95,9 +95,11 @@ def test_hostile_types_are_violations_not_crashes(tmp_path: Path, capsys: pytest
     path = tmp_path / "hostile.yaml"
     path.write_text(
         "apiVersion: spreadgate.dev/v1alpha1\nkind: WorkloadSpread\nmetadata: {name: h, annotations: 5}\n"
-        "spec:\n  targetRef: [1]\n  subsets:\n    - 7\n    - {name: [x], tolerations: 3, requiredNodeSelectorTerm:"
+        "spec:\n  targetRef: [1]\n  subsets:\n    - 7\n"
+        "    - {name: [x], tolerations: 3, requiredNodeSelectorTerm:"
         " {matchExpressions: [5]}, patch: {metadata: {labels: 1}, spec: {containers: [3]}}}\n"
-        "  scheduleStrategy: {type: 5, adaptive: {rescheduleCriticalSeconds: x}}\n  targetFilter: {selector: 3}\n"
+        "  scheduleStrategy: {type: 5, adaptive: {rescheduleCriticalSeconds: x}}\n"
+        "  targetFilter: {selector: 3}\n"
     )
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out

@@ -275,8 +275,9 @@ def test_reconcile_state_with_a_string_status_regression(workdir: Path) -> None:
 @given(caps=st.lists(st.one_of(st.integers(0, 3), st.integers(1, 3), st.none()), min_size=1, max_size=4),
        creations=st.integers(1, 10), synced=st.booleans())
 def test_admitted_pods_stay_inside_their_subsets_caps(caps: list[int | None], creations: int, synced: bool) -> None:
-    """Pods created one after another through `spreadgate admit`'s engine (py_engine.workloadspread.admission.offline),
-    each admission's status write kept: every pod goes to the first subset, in spec order, that is
+    """Pods created one after another through `spreadgate admit`'s engine
+    (py_engine.workloadspread.admission.offline), each admission's status write kept: every pod
+    goes to the first subset, in spec order, that is
     unlimited or below its cap (docs/design-workloadspread.md §2.1.1), so no subset ever holds more
     pods than its cap; with every subset full the pod is admitted without a subset. Both with the
     counts taken from the status (`synced`) and recounted from the spec (spec ahead of the status)."""

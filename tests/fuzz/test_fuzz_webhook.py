@@ -109,7 +109,9 @@ def spread_of(subsets: list[Any], **extra: Any) -> dict[str, Any]:
 
 
 def admit_replicaset_pod(spread: dict[str, Any], **spec_extra: Any) -> dict[str, Any]:
-    """The webhook's answer for a ReplicaSet pod of `web` (generateName only) in a cluster holding `spread`."""
+    """The webhook's answer for a ReplicaSet pod of `web` (generateName only).
+
+    The cluster holds `spread`."""
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"generateName": "web-h-", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",

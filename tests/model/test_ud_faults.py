@@ -67,7 +67,8 @@ def changed(path: tuple[str, ...], value: Any) -> dict[str, Any]:
     (SUBSETS, [{"name": "a", "tolerations": [None]}], "spec.topology.subsets[0].tolerations[0]", "is required"),
     (SUBSETS, [{"name": "a", "patch": "x"}], "spec.topology.subsets[0].patch", "must be an object"),
     (SUBSETS, [{"name": f"s{i}"} for i in range(101)], "spec.topology.subsets",
-     "101 subsets, more than the 100 allowed (the CRD's maxItems); nothing is reconciled until it is fixed"),
+     "101 subsets, more than the 100 allowed (the CRD's maxItems); "
+     "nothing is reconciled until it is fixed"),
     (SCHEDULE, "x", "spec.topology.scheduleStrategy", "must be an object"),
     (SCHEDULE, {"type": 5}, "spec.topology.scheduleStrategy.type", "must be a string"),
     (SCHEDULE, {"type": "Other"}, "spec.topology.scheduleStrategy.type", "unsupported value 'Other': Fixed or Adaptive"),

@@ -25,7 +25,8 @@ POLICY = PolicySource(
     "first := input.names[0]\n"
     "broken := 1 / input.zero\n"
     # tens of millions of steps: minutes for regorus, whatever the machine
-    "slow := count([x | some a in numbers.range(1, input.n); some b in numbers.range(1, input.n); x := a + b])\n",
+    "slow := count([x | some a in numbers.range(1, input.n); "
+    "some b in numbers.range(1, input.n); x := a + b])\n",
 )
 
 

@@ -25,7 +25,10 @@ from py_engine.semantics.labels import (
 
 pytestmark = pytest.mark.timeout(30)
 
-NAME_RULE = "must be 63 characters or less, begin and end with an alphanumeric character and contain only [-_.a-zA-Z0-9]"
+NAME_RULE = (
+    "must be 63 characters or less, begin and end with an alphanumeric character "
+    "and contain only [-_.a-zA-Z0-9]"
+)
 
 
 def refused(call: Any, argument: Any, message: str) -> None:

@@ -1,4 +1,6 @@
-"""Impersonation (py_engine/sim/impersonation.py) with a stand-in authorizer: what is checked, in which order."""
+"""Impersonation (py_engine/sim/impersonation.py) with a stand-in authorizer.
+
+What is checked, in which order."""
 
 from __future__ import annotations
 

@@ -95,7 +95,8 @@ def test_duplicate_names_at_the_bound_each_name_their_first_use() -> None:
     violations = validate_spread(ENGINE, build_review_input(spread([{"name": n} for n in names])))
     half = MAX_SUBSETS // 2
     assert [v.message for v in violations] == sorted(
-        f'spec.subsets[{j}].name: Invalid value: duplicate subset name "s{j - half}" (first used at index {j - half})'
+        f'spec.subsets[{j}].name: Invalid value: duplicate subset name "s{j - half}" '
+        f"(first used at index {j - half})"
         for j in range(half, MAX_SUBSETS))
 
 
@@ -110,8 +111,10 @@ def test_uniteddeployment_duplicates_and_update_lookups_at_the_bound() -> None:
     assert result.message.split("; ") == [
         f"spec.topology.subsets[{MAX_SUBSETS - 2}].name: Invalid value: duplicated subset name s0",
         # Renamed to s0, it is compared with the stored s0, whose term differs.
-        f"spec.topology.subsets[{MAX_SUBSETS - 2}].nodeSelectorTerm: Forbidden: may not be changed in an update",
-        f"spec.topology.subsets[{MAX_SUBSETS - 1}].nodeSelectorTerm: Forbidden: may not be changed in an update"]
+        f"spec.topology.subsets[{MAX_SUBSETS - 2}].nodeSelectorTerm: "
+        "Forbidden: may not be changed in an update",
+        f"spec.topology.subsets[{MAX_SUBSETS - 1}].nodeSelectorTerm: "
+        "Forbidden: may not be changed in an update"]
 
 
 def test_percent_sum_at_the_bound_is_reported_where_it_passes_100() -> None:
@@ -119,5 +122,5 @@ def test_percent_sum_at_the_bound_is_reported_where_it_passes_100() -> None:
     subsets = [{"name": f"s{i}", "maxReplicas": c} for i, c in enumerate(caps)] + [{"name": "rest"}]
     violations = validate_spread(ENGINE, build_review_input(spread(subsets)))
     assert [v.message for v in violations] == [
-        f"spec.subsets[{MAX_SUBSETS - 2}].maxReplicas: Invalid value: percentages add up to 101 at this subset, "
-        "more than 100%"]
+        f"spec.subsets[{MAX_SUBSETS - 2}].maxReplicas: Invalid value: "
+        "percentages add up to 101 at this subset, more than 100%"]

@@ -284,8 +284,9 @@ def test_one_peer_holds_at_most_its_share_of_the_in_flight_bytes(tmp_path: Path)
 def large_review(uid: str, size: int = 1_100_000) -> bytes:
     body = (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",'
             b'"operation":"CREATE","object":{"metadata":{}}}}' % uid.encode())
-    return b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (
-        size) + b" " * (size - len(body)) + body
+    head = (b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % size)
+    return head + b" " * (size - len(body)) + body
 
 
 @pytest.mark.timeout(30)

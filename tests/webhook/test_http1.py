@@ -1,4 +1,6 @@
-"""HTTP/1.1 request heads as the front end reads them: what is accepted, what is refused and with which status."""
+"""HTTP/1.1 request heads as the front end reads them.
+
+What is accepted, what is refused and with which status."""
 
 from __future__ import annotations
 

@@ -312,7 +312,8 @@ def test_keep_alive_and_pipelined_requests_are_answered_in_order(served: Served)
     with served.tls() as sock:
         one = review("first")
         two = review("second")
-        post = "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n"
+        post = ("POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                "Content-Length: {}\r\n\r\n")
         sock.sendall(post.format(len(one)).encode() + one + post.format(len(two)).encode() + two)
         received = b""
         deadline = time.monotonic() + 5

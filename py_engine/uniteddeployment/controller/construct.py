@@ -4,8 +4,9 @@ For subset `n` at revision `rev` with `r` replicas and partition `p`, starting
 from the existing workload (or a new object named `<ud>-<subset>-<random>`):
 labels = existing + template labels + selector matchLabels + subset and revision
 labels; annotations = existing + template annotations + the subset-patch
-annotation and the creating UnitedDeployment's name; a controller owner reference to the UnitedDeployment; the spec is a
-copy of the template's spec with the selector (+ subset label), `replicas = r`,
+annotation and the creating UnitedDeployment's name; a controller owner reference to the
+UnitedDeployment; the spec is a copy of the template's spec with the selector (+ subset
+label), `replicas = r`,
 the kind's partition field, the pod template labels, node affinity, tolerations
 and finally the subset patch (strategic merge on the pod template). Differences
 from Kruise (template keys that disappear are removed, the subset labels survive

@@ -38,8 +38,9 @@ class UnitedState:
     no_node_fit: frozenset[str] = frozenset()
     nodes: tuple[Obj, ...] = ()
     forbidden_patches: tuple[str, ...] = ()
-    """Subset patch fields off the allowlist (`py_engine.uniteddeployment.controller.runtime.patchcheck`): nothing is written
-    from such a UnitedDeployment but its status (docs/uniteddeployment.md, "Subset patch allowlist")."""
+    """Subset patch fields off the allowlist (`py_engine.uniteddeployment.controller.runtime.patchcheck`):
+    nothing is written from such a UnitedDeployment but its status
+    (docs/uniteddeployment.md, "Subset patch allowlist")."""
 
 
 def state_from_objects(objects: Iterable[Any], name: str | None = None) -> UnitedState:

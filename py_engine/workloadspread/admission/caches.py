@@ -134,4 +134,5 @@ class AdmissionCaches:
     def __init__(self, *, spread_views: int = DEFAULT_SPREAD_VIEWS) -> None:
         self.spreads = SpreadViews(spread_views)
         self.subset_inputs = SubsetInputs()
-        """The spread's part of the subset policy input (`py_engine.workloadspread.admission.eligibility.decide_subsets`)."""
+        """The spread's part of the subset policy input
+        (`py_engine.workloadspread.admission.eligibility.decide_subsets`)."""

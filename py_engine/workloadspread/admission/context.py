@@ -60,7 +60,8 @@ class OwnerNotFound(AdmissionError):
 
 
 class PatchCheck(Protocol):
-    """The subset patch allowlist at admission (`py_engine.workloadspread.admission.patch_guard.PatchGuard`)."""
+    """The subset patch allowlist at admission
+    (`py_engine.workloadspread.admission.patch_guard.PatchGuard`)."""
 
     def refusals(self, spread: Mapping[str, Any], subset: str, pod: Mapping[str, Any],
                  workload: Mapping[str, Any] | None) -> tuple[str, ...]:

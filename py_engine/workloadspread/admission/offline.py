@@ -70,7 +70,8 @@ def _summary(decision: Decision, spread: JSON | None, operation: str) -> str:
             return f"{label}: slot of subset {decision.subset!r} given back"
         return f"{label}: no status change"
     if decision.subset is None:
-        return f"{label}: no subset chosen; pod admitted {'with its annotation removed' if decision.patch else 'unchanged'}"
+        admitted = "with its annotation removed" if decision.patch else "unchanged"
+        return f"{label}: no subset chosen; pod admitted {admitted}"
     return f"{label}: admitted into subset {decision.subset!r}"
 
 

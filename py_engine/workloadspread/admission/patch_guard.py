@@ -219,7 +219,8 @@ def inject_checked(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid
     refused = guard.refusals(spread, subset, pod, workload)
     if not refused:
         return inject(pod, spread, subset, uid), ()
-    warning = (f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)}: the patch of subset {subset!r} was not "
-               f"applied, it sets what the subset patch allowlist refuses: {', '.join(refused)} "
+    warning = (f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)}: "
+               f"the patch of subset {subset!r} was not applied, "
+               f"it sets what the subset patch allowlist refuses: {', '.join(refused)} "
                "(`spreadgate validate` explains each)")
     return inject(pod, spread, subset, uid, apply_patch=False), (warning,)

@@ -66,8 +66,9 @@ def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionCo
     """Record a pod DELETE / `pods/eviction` in `deletingPods` and return its slot.
 
     The pod has passed the service's guards (annotated, active, with a controller
-    owner). No change when: the pod is not annotated for this spread; the target is a StatefulSet; the spread has exactly one
-    subset and it has no `maxReplicas` (Kruise's shortcut, which its DELETE and
+    owner). No change when: the pod is not annotated for this spread; the target is a
+    StatefulSet; the spread has exactly one subset and it has no `maxReplicas` (Kruise's
+    shortcut, which its DELETE and
     eviction paths take too: `DeleteRelease(None, subset)`); the pod's name is
     already in any `creatingPods`/`deletingPods` of its version (a pod deleted
     before the controller saw it gives nothing back); the annotated subset is not

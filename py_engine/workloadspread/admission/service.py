@@ -260,7 +260,8 @@ class AdmissionService:
         except AdmissionError as exc:
             return deny(exc.code, exc.message, "denied")
         if spread is None:
-            # Spreadgate's key on a pod no spread governs is a forgery (of Kruise's, Kruise may be the author).
+            # Spreadgate's key on a pod no spread governs is a forgery
+            # (of Kruise's, Kruise may be the author).
             skipped = _without_subset(pod, "skipped", (), keys=SPREADGATE_KEY)
             return replace(skipped, message="no WorkloadSpread targets the pod's workload")
         generated_uid = self.new_uid()

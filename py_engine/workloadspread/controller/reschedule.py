@@ -118,7 +118,9 @@ def reschedule(
                 outcome.requeue_seconds.append((moment + window - now).total_seconds())
                 continue
             outcome.events.append(
-                Event(NORMAL, RECOVER_SCHEDULABLE, f"Subset {subset.name} of WorkloadSpread {spread.namespace}/{spread.name} is recovered from unschedulable to schedulable")
+                Event(NORMAL, RECOVER_SCHEDULABLE,
+                      f"Subset {subset.name} of WorkloadSpread {spread.namespace}/{spread.name} "
+                      "is recovered from unschedulable to schedulable")
             )
             outcome.conditions[subset.name] = _condition("True", REASON_SUFFICIENT, stamp)
             continue

@@ -41,7 +41,8 @@ def _pick_spread(objects: Sequence[Obj], name: str | None) -> Obj:
         if not spreads:
             raise ReconcileError(f"no WorkloadSpread named {name!r} in the state")
     if not spreads:
-        raise ReconcileError("the state holds no WorkloadSpread (apiVersion spreadgate.dev/v1alpha1 or apps.kruise.io/v1alpha1)")
+        raise ReconcileError("the state holds no WorkloadSpread "
+                             "(apiVersion spreadgate.dev/v1alpha1 or apps.kruise.io/v1alpha1)")
     if len(spreads) > 1:
         names = ", ".join(sorted(name_of(o) for o in spreads))
         raise ReconcileError(f"the state holds several WorkloadSpreads ({names}); choose one with --name")

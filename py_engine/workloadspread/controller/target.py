@@ -56,8 +56,8 @@ def target_problem(spread: WorkloadSpread, workload: Mapping[str, Any] | None, w
     if not whitelist.allows(group, kind):
         return TargetProblem(
             KIND_NOT_ALLOWED,
-            f"target {described}: kind {kind!r} of group {group!r} is not a built-in workload kind and not in "
-            "the custom-workload whitelist, so the controller does not read it",
+            f"target {described}: kind {kind!r} of group {group!r} is not a built-in workload kind "
+            "and not in the custom-workload whitelist, so the controller does not read it",
         )
     if workload is None:
         return TargetProblem(WORKLOAD_NOT_FOUND, f"target {described} does not exist")

@@ -1,7 +1,8 @@
 """The UnitedDeployment reproductions of issue 25, one test each, against OpenKruise's answer.
 
-Each folder of `tests/uniteddeployment/controller/repros/` holds a snapshot (`state.json`) a comparison with a model
-of Kruise's controller (commit 07169cf) disagreed on, and Kruise's answer (`expected.json`):
+Each folder of `tests/uniteddeployment/controller/repros/` holds a snapshot (`state.json`) a
+comparison with a model of Kruise's controller (commit 07169cf) disagreed on, and Kruise's
+answer (`expected.json`):
 replicas and partitions per subset, the subset's `Schedulable` condition (status, reason, and
 whether it transitions in this sync), the status totals, reserved pods, pod relabels, the
 workloads created, updated and deleted, and a refusal. The sync runs at `NOW`. The values are

@@ -1,5 +1,5 @@
-"""The subset patch allowlist at admission (py_engine.workloadspread.admission.patch_guard): the same Rego rule
-as validation, a refused patch left out of the pod with a warning, one evaluation per spread
+"""The subset patch allowlist at admission (py_engine.workloadspread.admission.patch_guard): the
+same Rego rule as validation, a refused patch left out of the pod with a warning, one evaluation per spread
 generation, and fail-closed when the policy cannot be evaluated."""
 
 from __future__ import annotations

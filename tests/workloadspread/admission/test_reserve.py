@@ -105,7 +105,8 @@ def test_generate_name_pod_is_keyed_by_the_generated_uid() -> None:
     assert _statuses(result.spread)[0]["creatingPods"] == {UID: NOW_TEXT}
     mutated = inject(nameless, ws, "a", result.uid)
     assert mutated["metadata"]["annotations"][MATCHED_ANNOTATION] == '{"name":"ws","subset":"a","uid":"generated-1"}'
-    # The committer re-applies after a 409 with the same uid: when its first write landed, nothing more is taken.
+    # The committer re-applies after a 409 with the same uid: when its first write landed,
+    # nothing more is taken.
     assert result.spread is not None
     again = reserve_create(result.spread, nameless, make_ctx(deployment_chain()), generated_uid=UID)
     assert (again.subset, again.spread, again.uid) == ("a", None, UID)
@@ -379,8 +380,9 @@ def test_the_no_room_warning_names_the_spread_the_version_and_every_skipped_subs
     result = reserve_create(ws, pod(), make_ctx(), generated_uid=UID)
     assert (result.subset, result.spread, result.uid) == (None, None, "web-abc123-x1")
     assert result.warnings == (
-        "WorkloadSpread default/ws: no subset has room for this pod (version abc123); admitted without subset "
-        "constraints; skipped b: Schedulable condition is False (pods could not be scheduled there recently)",)
+        "WorkloadSpread default/ws: no subset has room for this pod (version abc123); admitted without "
+        "subset constraints; skipped b: Schedulable condition is False "
+        "(pods could not be scheduled there recently)",)
     full = reserve_create(_capped(("a", 0)), pod(), make_ctx(), generated_uid=UID)
     assert full.warnings == ("WorkloadSpread default/ws: no subset has room for this pod (version abc123); "
                              "admitted without subset constraints",)

@@ -1,5 +1,6 @@
-"""Adaptive rescheduling on its own (py_engine.workloadspread.controller.reschedule, docs/design-workloadspread.md
-§2.5.4): which pods count as stuck, and the Schedulable condition of each subset, the last one
+"""Adaptive rescheduling on its own (py_engine.workloadspread.controller.reschedule,
+docs/design-workloadspread.md §2.5.4): which pods count as stuck, and the Schedulable
+condition of each subset, the last one
 included. Written for what mutation testing found unpinned (docs/testing.md)."""
 
 from __future__ import annotations

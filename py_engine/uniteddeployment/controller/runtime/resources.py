@@ -104,7 +104,8 @@ def _cloneset_schema(version: str) -> dict[str, Any]:
     UnitedDeployment controller or a user of the embedded cluster touches (the pod
     template stays schemaless, as in Kruise's CRD). At v1beta1 the update knobs live in
     `updateStrategy.rollingUpdate`, at v1alpha1 directly in `updateStrategy`, so a field
-    written in the other version's place is pruned (py_engine/uniteddeployment/controller/kruise_layout.py)."""
+    written in the other version's place is pruned
+    (py_engine/uniteddeployment/controller/kruise_layout.py)."""
     knobs: dict[str, Any] = {
         "partition": _INT_OR_STRING, "maxUnavailable": _INT_OR_STRING, "maxSurge": _INT_OR_STRING,
         "paused": _typed("boolean"), "priorityStrategy": _object(preserve=True),

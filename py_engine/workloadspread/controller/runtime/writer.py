@@ -66,7 +66,9 @@ class WriteCounts:
 
 
 class EventRecorder(ObjectEventRecorder):
-    """Creates core/v1 Events on a spread (`events.ObjectEventRecorder`); failures are logged, never raised."""
+    """Creates core/v1 Events on a spread (`events.ObjectEventRecorder`).
+
+    Failures are logged, never raised."""
 
     component = COMPONENT
     log = log

@@ -1,4 +1,6 @@
-"""Which watch events enqueue which UnitedDeployments (py_engine/uniteddeployment/controller/runtime/triggers.py)."""
+"""Which watch events enqueue which UnitedDeployments.
+
+py_engine/uniteddeployment/controller/runtime/triggers.py decides it."""
 
 from __future__ import annotations
 
