@@ -373,7 +373,7 @@ def _others(managers: Iterable[Manager], identity: tuple[str, str, str, str]) ->
 
 
 def _conflicts(others: list[Manager], changed: Fields) -> list[Conflict]:
-    found = []
+    found: list[Conflict] = []
     for m in sorted(others, key=lambda m: (m.name, m.operation, m.api_version, m.subresource)):
         found.extend(Conflict(m, p) for p in members(intersection(m.fields, changed)))
     return found

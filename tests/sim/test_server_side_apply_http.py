@@ -117,7 +117,7 @@ def test_force_takes_ownership(apps_v1: kubernetes.client.AppsV1Api) -> None:
     assert owners["bob/Apply"]["fieldsV1"]["f:spec"]["f:replicas"] == {}
     # alice no longer owns replicas: leaving it out of her next apply removes nothing.
     code, again = apply(apps_v1, deployment(None), "alice")
-    assert again["spec"]["replicas"] == 5
+    assert code == 200 and again["spec"]["replicas"] == 5
 
 
 def test_fields_an_applier_drops_are_removed_unless_someone_else_owns_them(
@@ -167,6 +167,7 @@ def test_the_first_apply_to_an_unmanaged_object_meets_before_first_apply(
     assert body["message"] == ('Apply failed with 1 conflict: conflict with "before-first-apply" using apps/v1: '
                                '.spec.replicas')
     code, applied = apply(apps_v1, deployment(2), "kubectl")
+    assert code == 200
     assert set(managers(applied)) == {"kubectl/Apply", "before-first-apply/Update"}
 
 
