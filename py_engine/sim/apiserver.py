@@ -11,7 +11,10 @@ Spreadgate depends on:
   update writes nothing (no event, same resourceVersion);
 - status subresource isolation: main writes keep the stored status, status
   writes keep everything but status;
-- merge, JSON and strategic-merge patches (strategic merge is 415 for CRDs);
+- merge, JSON and strategic-merge patches (strategic merge is 415 for CRDs), and
+  server-side apply (`do_apply`, py_engine/sim/apply.py) with field managers recorded in
+  `metadata.managedFields` for every create, update, patch and scale
+  (docs/server-side-apply.md);
 - list/watch with label and field selectors, watch resume and 410 Gone,
   synthetic ADDED events for a watch without resourceVersion, bookmarks;
 - graceful deletion (pods on a node get a grace period and are removed when
