@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import copy
 import queue
 import random
 import secrets
@@ -59,6 +58,7 @@ import jsonpointer
 
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock, RealClock
+from py_engine.semantics.jsoncopy import json_copy
 from py_engine.semantics.labels import SelectorError, format_label_selector, parse_selector
 from py_engine.semantics.strategic_merge import StrategicMergeError, json_merge_patch, strategic_merge
 from py_engine.semantics.timeutil import format_time
@@ -170,7 +170,7 @@ class ApiWatch:
 
     def _event(self, typ: str, obj: JSON) -> WatchEvent:
         out = self._server.present(self._rd, obj)
-        return {"type": typ, "object": copy.deepcopy(out) if self._copy else out}
+        return {"type": typ, "object": json_copy(out) if self._copy else out}
 
     def __iter__(self) -> Iterator[WatchEvent]:
         try:
@@ -284,7 +284,7 @@ class ApiServer:
         object is defaulted on read, as kube-apiserver defaults what it reads from storage
         (a default added to the schema later shows up without a write)."""
         if rd.crd and declares_defaults(rd.schema) and needs_defaults(obj, rd.schema):
-            obj = copy.deepcopy(obj)
+            obj = json_copy(obj)
             default_custom_object(obj, rd.schema)
         if obj.get("apiVersion") == rd.api_version:
             return obj
@@ -395,9 +395,11 @@ class ApiServer:
         `managedFields` itself (`[]` or `[{}]` clears them); otherwise the stored ones carry on."""
         raw = objects.meta(new).get("managedFields")
         base: builtins.list[ssa.Manager] | None = None
-        if subresource is None:
-            base = [] if managed_fields.is_reset(raw) else managed_fields.read_entries(raw)
-        if base is None or (not base and not managed_fields.is_reset(raw)):
+        if subresource is None and managed_fields.is_reset(raw):
+            base = []
+        elif subresource is None and raw is not None and raw != objects.meta(cur).get("managedFields"):
+            base = managed_fields.read_entries(raw)  # the writer's own entries, when readable
+        if base is None:
             base = managed_fields.read(cur)
         return ssa.update(cur, new, self._apply_schema(rd), base, ctx.manager(), rd.api_version,
                           subresource=subresource or "", scope=self._scope(rd, subresource), now=self._now())
@@ -410,9 +412,9 @@ class ApiServer:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "create", name or "", ctx)
-        out, _ = self.do_create(rd, namespace, copy.deepcopy(obj), subresource=subresource, name=name,
+        out, _ = self.do_create(rd, namespace, json_copy(obj), subresource=subresource, name=name,
                                 dry_run=dry_run, ctx=ctx)
-        return copy.deepcopy(out)
+        return json_copy(out)
 
     def do_create(self, rd: ResourceDef, namespace: str | None, obj: Any, *, subresource: str | None,
                   name: str | None, dry_run: bool, ctx: RequestContext,
@@ -511,7 +513,7 @@ class ApiServer:
                 {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
                  "message": "the initial names have been accepted", "lastTransitionTime": now},
             ],
-            "acceptedNames": copy.deepcopy(spec.get("names") or {}),
+            "acceptedNames": json_copy(spec.get("names") or {}),
             "storedVersions": [storage] if storage else [],
         }
         try:
@@ -527,7 +529,7 @@ class ApiServer:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "get", name, ctx)
-        return copy.deepcopy(self.do_get(rd, namespace, name, subresource))
+        return json_copy(self.do_get(rd, namespace, name, subresource))
 
     def do_get(self, rd: ResourceDef, namespace: str | None, name: str, subresource: str | None) -> JSON:
         ns = self._ns_key(rd, namespace)
@@ -569,7 +571,7 @@ class ApiServer:
         rd = self.resolve(resource)
         self._fault(rd, None, "list", "", ctx)
         out = self.do_list(rd, namespace, label_selector, field_selector)
-        out["items"] = copy.deepcopy(out["items"])
+        out["items"] = json_copy(out["items"])
         return out
 
     def do_list(self, rd: ResourceDef, namespace: str | None, label_selector: str | None,
@@ -590,7 +592,7 @@ class ApiServer:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "update", name, ctx)
-        return copy.deepcopy(self.do_update(rd, namespace, name, copy.deepcopy(obj),
+        return json_copy(self.do_update(rd, namespace, name, json_copy(obj),
                                             subresource=subresource, dry_run=dry_run, ctx=ctx))
 
     def do_update(self, rd: ResourceDef, namespace: str | None, name: str, obj: Any, *,
@@ -614,7 +616,7 @@ class ApiServer:
             return self._update_once(rd, ns, name, obj, cur, subresource, dry_run, ctx, precondition)
         for _ in range(_RETRIES):
             cur = self._get_stored(rd, ns, name)
-            desired = copy.deepcopy(obj)
+            desired = json_copy(obj)
             try:
                 return self._update_once(rd, ns, name, desired, cur, subresource, dry_run, ctx, precondition)
             except _Retry:
@@ -723,7 +725,7 @@ class ApiServer:
             ctx.field_manager = field_manager
         rd = self.resolve(resource)
         self._fault(rd, subresource, "patch", name, ctx)
-        return copy.deepcopy(self.do_patch(rd, namespace, name, patch, patch_type,
+        return json_copy(self.do_patch(rd, namespace, name, patch, patch_type,
                                            subresource=subresource, dry_run=dry_run, ctx=ctx, force=force))
 
     def _apply_patch(self, rd: ResourceDef, doc: JSON, patch: Any, patch_type: str) -> JSON:
@@ -780,7 +782,7 @@ class ApiServer:
             raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
         for _ in range(_RETRIES):
             cur = self._get_stored(rd, ns, name)
-            doc = copy.deepcopy(self.present(rd, cur))
+            doc = json_copy(self.present(rd, cur))
             patched = self._apply_patch(rd, doc, patch, patch_type)
             patched = self._check_kind(rd, patched)
             pmeta = patched["metadata"]
@@ -882,7 +884,7 @@ class ApiServer:
         self._fault(rd, None, "delete", name, ctx)
         out, _ = self.do_delete(rd, namespace, name, grace=grace_period_seconds, propagation=propagation_policy,
                                 preconditions=preconditions, dry_run=dry_run, ctx=ctx)
-        return copy.deepcopy(out)
+        return json_copy(out)
 
     def do_delete(self, rd: ResourceDef, namespace: str | None, name: str, *, grace: int | None,
                   propagation: str | None, preconditions: Mapping[str, str] | None, dry_run: bool,
@@ -1010,7 +1012,7 @@ class ApiServer:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, None, "deletecollection", "", ctx)
-        return copy.deepcopy(self.do_delete_collection(rd, namespace, label_selector, field_selector,
+        return json_copy(self.do_delete_collection(rd, namespace, label_selector, field_selector,
                                                        grace_period_seconds, propagation_policy, dry_run, ctx))
 
     def do_delete_collection(self, rd: ResourceDef, namespace: str | None, label_selector: str | None,
@@ -1137,7 +1139,7 @@ class ApiServer:
             if bound:
                 raise errors.conflict("", "pods", str(pod_name),
                                       f'pod {pod_name} is already assigned to node "{bound}"')
-            new = copy.deepcopy(cur)
+            new = json_copy(cur)
             new["spec"]["nodeName"] = node
             if meta.get("annotations"):
                 new["metadata"].setdefault("annotations", {}).update(meta["annotations"])
@@ -1205,7 +1207,7 @@ class ApiServer:
             if base_rv and not precondition and base_rv != _rv(cur):
                 base_rv = ""  # patch base moved on; the patched replicas still apply
             old_scale = self._scale_of(rd, cur)
-            new_scale = copy.deepcopy(old_scale)
+            new_scale = json_copy(old_scale)
             new_scale["spec"]["replicas"] = replicas
             a = self._attrs(rd, "UPDATE", ns, name, new_scale, old_scale, dry_run, ctx, sub="scale",
                             kind=("autoscaling", "v1", "Scale"))
@@ -1213,7 +1215,7 @@ class ApiServer:
             want = (admitted.get("spec") or {}).get("replicas", replicas)
             if want == old_scale["spec"]["replicas"]:
                 return old_scale
-            new = copy.deepcopy(cur)
+            new = json_copy(cur)
             set_path(new, rd.scale.spec_replicas, want)
             managed_fields.write(new, ssa.update(cur, new, self._apply_schema(rd), managed_fields.read(cur),
                                                  ctx.manager(), rd.api_version, subresource="scale",

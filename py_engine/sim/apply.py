@@ -21,23 +21,25 @@ py_engine/sim/managed_fields.py's job. docs/server-side-apply.md lists what is m
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from py_engine.semantics.jsoncopy import json_copy
 from py_engine.sim import apply_schema as sch
 from py_engine.sim.fieldsets import (
     MEMBER,
     Fields,
     Path,
+    as_member,
     difference,
     field_pe,
-    insert,
     intersection,
+    is_member,
     key_pe,
     members,
+    place,
     union,
     value_pe,
 )
@@ -117,13 +119,14 @@ def tracked(obj: dict[str, Any], scope: str) -> dict[str, Any]:
 
 
 def _shape(value: Any, schema: sch.Schema | None) -> str:
-    if isinstance(value, dict):
-        return "leaf" if sch.is_atomic_map(schema) else "map"
-    if isinstance(value, list):
-        kind = sch.list_type(schema)
-        if kind == "map" and not sch.map_keys(schema):
-            return "leaf"
-        return {"map": "list_map", "set": "set"}.get(kind, "leaf")
+    kind = type(value)
+    if kind is dict or (kind is not list and isinstance(value, dict)):
+        return "leaf" if schema is not None and schema.get("x-kubernetes-map-type") == "atomic" else "map"
+    if kind is list or isinstance(value, list):
+        listed = sch.list_type(schema)
+        if listed == "map":
+            return "list_map" if sch.map_keys(schema) else "leaf"
+        return "set" if listed == "set" else "leaf"
     return "leaf"
 
 
@@ -174,34 +177,31 @@ def _index(items: list[Any], schema: sch.Schema | None, *, strict: bool) -> list
     return out
 
 
-def _collect(value: Any, schema: sch.Schema | None, node: Fields, strict: bool) -> None:
+def _fields_of(value: Any, schema: sch.Schema | None, strict: bool) -> Fields | None:
+    """The node for `value` (`{}`: a leaf, which is a member), or None when it sets nothing."""
     shape = _shape(value, schema)
     if shape == "map":
+        node: Fields = {}
         for key, child in value.items():
-            sub: Fields = {}
-            _collect(child, sch.child(schema, key), sub, strict)
-            if sub:
+            sub = _fields_of(child, sch.child(schema, key), strict)
+            if sub is not None:
                 node[field_pe(key)] = sub
-    elif shape == "list_map":
+        return node or None
+    if shape == "list_map":
         item_schema = sch.items(schema)
+        node = {}
         for pe, item in _index(value, schema, strict=strict):
-            sub = {MEMBER: {}}
-            if _shape(item, item_schema) == "map":
-                _collect(item, item_schema, sub, strict)
-            node[pe] = sub
-    elif shape == "set":
-        for pe, _ in _index(value, schema, strict=strict):
-            node[pe] = {MEMBER: {}}
-    else:
-        node[MEMBER] = {}
+            inner = _fields_of(item, item_schema, strict) if _shape(item, item_schema) == "map" else None
+            node[pe] = as_member(inner)
+        return node or None
+    if shape == "set":
+        return {pe: {} for pe, _ in _index(value, schema, strict=strict)} or None
+    return {}
 
 
 def field_set(obj: dict[str, Any], schema: sch.Schema | None, *, strict: bool = False) -> Fields:
     """The fields `obj` sets (the root itself is never a member)."""
-    out: Fields = {}
-    _collect(obj, schema, out, strict)
-    out.pop(MEMBER, None)
-    return out
+    return _fields_of(obj, schema, strict) or {}
 
 
 # ------------------------------------------------------------- comparison
@@ -222,18 +222,9 @@ class Comparison:
 
 
 def _graft(into: Fields, path: Path, value: Any, schema: sch.Schema | None) -> None:
-    """Insert `path` and every field `value` sets below it."""
-    insert(into, path)
-    sub: Fields = {}
-    _collect(value, schema, sub, False)
-    sub.pop(MEMBER, None)
-    if sub:
-        node = into
-        for pe in path:
-            node = node[pe]
-        merged = union(node, sub)
-        node.clear()
-        node.update(merged)
+    """Insert `path` and every field `value` sets below it (into a set being built)."""
+    node = _fields_of(value, schema, False)
+    place(into, path, {} if _shape(value, schema) == "leaf" else as_member(node))
 
 
 def _compare(lhs: Any, rhs: Any, schema: sch.Schema | None, path: Path, out: Comparison) -> None:
@@ -247,7 +238,7 @@ def _compare(lhs: Any, rhs: Any, schema: sch.Schema | None, path: Path, out: Com
         return
     shape = _shape(rhs, schema)
     if shape != _shape(lhs, schema) or shape == "leaf":
-        insert(out.modified, path)
+        place(out.modified, path, {})
         return
     if shape == "map":
         for key in [*lhs, *(k for k in rhs if k not in lhs)]:
@@ -266,7 +257,6 @@ def compare(lhs: dict[str, Any], rhs: dict[str, Any], schema: sch.Schema | None)
     out = Comparison()
     _compare(lhs, rhs, schema, (), out)
     for fields in (out.added, out.modified, out.removed):
-        fields.pop(MEMBER, None)
         meta = fields.get("f:metadata")
         if meta is not None:  # kube-apiserver never records metadata itself, only fields in it
             meta.pop(MEMBER, None)
@@ -322,10 +312,10 @@ def _merge_items(lhs: list[Any], rhs: list[Any], schema: sch.Schema | None) -> l
 def merge(live: Any, config: Any, schema: sch.Schema | None) -> Any:
     """`config` laid over `live` (neither is modified; unchanged parts of `live` are shared)."""
     if live is _MISSING or live is None:
-        return copy.deepcopy(config)
+        return json_copy(config)
     shape = _shape(config, schema)
     if shape == "leaf" or shape != _shape(live, schema):
-        return copy.deepcopy(config)
+        return json_copy(config)
     if shape == "map":
         out = dict(live)
         for key, value in config.items():
@@ -410,7 +400,7 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], schema: sch.Schem
 
     Raises `ApplyConflicts` (not forced) or `ApplyError` (a configuration the schema cannot read).
     """
-    base: dict[str, Any] = copy.deepcopy(live) if live is not None else {}
+    base: dict[str, Any] = json_copy(live) if live is not None else {}
     managers = [replace(m) for m in managers]
     if live is not None and not managers:  # fields set before anyone applied: owned, not orphaned
         managers = update({}, base, schema, [], BEFORE_FIRST_APPLY, api_version, subresource=subresource,
@@ -419,7 +409,7 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], schema: sch.Schem
     me = Manager(manager, "Apply", api_version, subresource, now, applied)
     previous = next((m for m in managers if m.identity == me.identity), None)
     others = _others(managers, me.identity)
-    merged = merge(copy.deepcopy(base), config, schema)  # pruned in place below: share nothing with base
+    merged = merge(json_copy(base), config, schema)  # pruned in place below: share nothing with base
     if previous is not None and previous.fields:
         owned = applied
         for m in others:
@@ -453,7 +443,7 @@ def _member(fields: Fields, path: Path) -> bool:
         if child is None:
             return False
         node = child
-    return MEMBER in node
+    return is_member(node)
 
 
 def _has_last_applied(obj: dict[str, Any]) -> bool:
@@ -462,7 +452,7 @@ def _has_last_applied(obj: dict[str, Any]) -> bool:
 
 def _set_last_applied(obj: dict[str, Any], config: dict[str, Any]) -> None:
     """Keep client-side apply's annotation in step with what kubectl applied server-side."""
-    last = copy.deepcopy(config)
+    last = json_copy(config)
     annotations = (last.get("metadata") or {}).get("annotations")
     if isinstance(annotations, dict):
         annotations.pop(LAST_APPLIED, None)

@@ -114,21 +114,23 @@ def child(schema: Schema | None, name: str) -> Schema | None:
     if not schema:
         return None
     props = schema.get("properties")
-    if isinstance(props, Mapping) and isinstance(props.get(name), Mapping):
-        return props[name]  # type: ignore[no-any-return]
+    if props:
+        found = props.get(name)
+        if isinstance(found, dict):
+            return found
     extra = schema.get("additionalProperties")
-    return extra if isinstance(extra, Mapping) else None
+    return extra if isinstance(extra, dict) else None
 
 
 def items(schema: Schema | None) -> Schema | None:
     found = schema.get("items") if schema else None
-    return found if isinstance(found, Mapping) else None
+    return found if isinstance(found, dict) else None
 
 
 def list_type(schema: Schema | None) -> str:
     """`atomic` (also for undescribed lists), `set` or `map`."""
     found = schema.get("x-kubernetes-list-type") if schema else None
-    return found if found in ("set", "map") else "atomic"
+    return found if found == "set" or found == "map" else "atomic"
 
 
 def map_keys(schema: Schema | None) -> tuple[str, ...]:
@@ -143,7 +145,7 @@ def key_default(item_schema: Schema | None, key: str) -> Any:
 
 
 def is_atomic_map(schema: Schema | None) -> bool:
-    return bool(schema) and schema.get("x-kubernetes-map-type") == "atomic"  # type: ignore[union-attr]
+    return schema is not None and schema.get("x-kubernetes-map-type") == "atomic"
 
 
 __all__ = ["BUILTIN", "OBJECT_META", "Schema", "child", "is_atomic_map", "items", "key_default", "list_type",

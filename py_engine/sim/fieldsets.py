@@ -2,15 +2,14 @@
 
 A field set names parts of an object: `f:<field>` for a map or struct field,
 `k:{"name":"c"}` for an item of an associative list (its key fields as compact JSON,
-sorted by name), `v:<json>` for a value of a set-typed list. A node whose key
-`"."` is present is itself in the set (a *member*); other nodes only lead to
-members below them. Encoded as `metadata.managedFields[].fieldsV1`, a member
-without children is written `{}` and a member with children carries `".": {}`
-(docs/server-side-apply.md shows examples).
+sorted by name), `v:<json>` for a value of a set-typed list. Sets are kept exactly as
+`metadata.managedFields[].fieldsV1` writes them, so nothing is converted per write: the
+root maps path elements to nodes; a node that is itself in the set (a *member*) is `{}`
+when nothing below it is, and carries `".": {}` when something is; a node without `"."`
+and with children only leads to members below it (docs/server-side-apply.md).
 
-Internally every member carries `"."`, so `{}` only ever means "nothing here";
-`decode` and `encode` convert at the edge. All functions are pure and never
-mutate their arguments unless they say so.
+All functions are pure and never mutate their arguments unless they say so; results share
+nodes with their inputs, so a field set is never changed in place once built.
 """
 
 from __future__ import annotations
@@ -19,55 +18,68 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from py_engine.semantics.jsontext import compact
+
 Fields = dict[str, Any]
-"""A field set node: `"."` -> {} when the node is a member, other keys -> child nodes."""
+"""The root of a set (path element -> node), or a node (see the module docstring)."""
 
 Path = tuple[str, ...]
 
 MEMBER = "."
+MAX_DEPTH = 100
+"""Deeper sets are not read (kube-apiserver's objects nest far less)."""
 
 
-def decode(fields_v1: Any) -> Fields:
-    """The internal form of a `fieldsV1` document; anything malformed reads as empty."""
-    if not isinstance(fields_v1, dict):
-        return {}
-    if not fields_v1:
-        return {MEMBER: {}}
-    out: Fields = {}
-    for key, child in fields_v1.items():
-        if key == MEMBER:
-            out[MEMBER] = {}
-        elif isinstance(key, str) and isinstance(child, dict):
-            node = decode(child)
-            if node:
-                out[key] = node
-    return out
+def is_member(node: Fields) -> bool:
+    return not node or MEMBER in node
 
 
-def encode(fields: Fields) -> dict[str, Any]:
-    """`fields` as kube-apiserver writes `fieldsV1` (children sorted, members as `{}`)."""
-    out: dict[str, Any] = {}
-    if MEMBER in fields and len(fields) > 1:
-        out[MEMBER] = {}
-    for key in sorted(k for k in fields if k != MEMBER):
-        out[key] = encode(fields[key])
-    return out
+def as_member(children: Fields | None) -> Fields:
+    """A member node with these children (a fresh dict)."""
+    return {MEMBER: {}, **children} if children else {}
+
+
+def valid(fields: Any) -> bool:
+    """Whether `fields` (from a client) is a readable set: nested objects only, bounded depth."""
+    stack = [(fields, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict) or depth > MAX_DEPTH:
+            return False
+        stack.extend((child, depth + 1) for child in node.values())
+    return True
+
+
+def place(fields: Fields, path: Path, node: Fields) -> None:
+    """Put `node` at `path` in a set being built (in place; unions with what is there)."""
+    cur = fields
+    for pe in path[:-1]:
+        nxt = cur.get(pe)
+        if nxt is None:
+            nxt = cur[pe] = {}
+        elif not nxt:  # a member leaf gains a child: it stays a member
+            nxt[MEMBER] = {}
+        cur = nxt
+    old = cur.get(path[-1])
+    cur[path[-1]] = node if old is None else _union_node(old, node)
 
 
 def insert(fields: Fields, path: Path) -> None:
-    """Make `path` a member of `fields` (in place)."""
-    node = fields
-    for pe in path:
-        node = node.setdefault(pe, {})
-    node[MEMBER] = {}
+    """Make `path` a member of a set being built (in place)."""
+    place(fields, path, {})
 
 
-def members(fields: Fields, prefix: Path = ()) -> Iterator[Path]:
-    """Every member path, a node's own membership before its children, children sorted."""
-    if MEMBER in fields:
-        yield prefix
-    for key in sorted(k for k in fields if k != MEMBER):
-        yield from members(fields[key], (*prefix, key))
+def _node_members(node: Fields, path: Path) -> Iterator[Path]:
+    if is_member(node):
+        yield path
+    for key in sorted(k for k in node if k != MEMBER):
+        yield from _node_members(node[key], (*path, key))
+
+
+def members(fields: Fields) -> Iterator[Path]:
+    """Every member path, a node before the nodes below it, siblings sorted."""
+    for key in sorted(fields):
+        yield from _node_members(fields[key], (key,))
 
 
 def has_node(fields: Fields, path: Path) -> bool:
@@ -81,46 +93,101 @@ def has_node(fields: Fields, path: Path) -> bool:
     return True
 
 
+def _union_node(a: Fields, b: Fields) -> Fields:
+    if a is b:
+        return a
+    member = is_member(a) or is_member(b)
+    kids = {k: v for k, v in a.items() if k != MEMBER}
+    for key, other in b.items():
+        if key != MEMBER:
+            mine = kids.get(key)
+            kids[key] = other if mine is None else _union_node(mine, other)
+    return as_member(kids) if member else kids
+
+
 def union(a: Fields, b: Fields) -> Fields:
-    out: Fields = {}
-    for key in a.keys() | b.keys():
-        if key == MEMBER:
-            out[MEMBER] = {}
-        elif key not in b:
-            out[key] = a[key]
-        elif key not in a:
-            out[key] = b[key]
-        else:
-            out[key] = union(a[key], b[key])
+    """The members of either."""
+    if not b:
+        return a
+    if not a:
+        return b
+    out = dict(a)
+    for key, other in b.items():
+        mine = a.get(key)
+        out[key] = other if mine is None else _union_node(mine, other)
     return out
+
+
+def _difference_node(a: Fields, b: Fields) -> Fields | None:
+    """`a` without the members of `b`: None when nothing is left, `a` itself when nothing goes."""
+    drop_self = is_member(a) and is_member(b)
+    kids: Fields | None = None
+    for key, other in b.items():
+        child = a.get(key)
+        if key == MEMBER or child is None:
+            continue
+        rest = _difference_node(child, other)
+        if rest is child:
+            continue
+        if kids is None:
+            kids = {k: v for k, v in a.items() if k != MEMBER}
+        if rest is None:
+            del kids[key]
+        else:
+            kids[key] = rest
+    if kids is None and not drop_self:
+        return a
+    if kids is None:
+        kids = {k: v for k, v in a.items() if k != MEMBER}
+    if is_member(a) and not drop_self:
+        return as_member(kids)
+    return kids or None
 
 
 def difference(a: Fields, b: Fields) -> Fields:
-    """The members of `a` that are not members of `b`."""
-    out: Fields = {}
-    if MEMBER in a and MEMBER not in b:
-        out[MEMBER] = {}
-    for key, child in a.items():
-        if key == MEMBER:
+    """The members of `a` that are not members of `b` (parts `b` does not reach are shared)."""
+    if not b or not a:
+        return a
+    out: Fields | None = None
+    for key, other in b.items():
+        child = a.get(key)
+        if child is None:
             continue
-        other = b.get(key)
-        rest = child if other is None else difference(child, other)
-        if rest:
+        rest = _difference_node(child, other)
+        if rest is child:
+            continue
+        if out is None:
+            out = dict(a)
+        if rest is None:
+            del out[key]
+        else:
             out[key] = rest
-    return out
+    return a if out is None else out
+
+
+def _intersection_node(a: Fields, b: Fields) -> Fields | None:
+    kids: Fields = {}
+    for key, child in a.items():
+        other = b.get(key)
+        if key == MEMBER or other is None:
+            continue
+        both = _intersection_node(child, other)
+        if both is not None:
+            kids[key] = both
+    if is_member(a) and is_member(b):
+        return as_member(kids)
+    return kids or None
 
 
 def intersection(a: Fields, b: Fields) -> Fields:
     """The members of both."""
     out: Fields = {}
-    if MEMBER in a and MEMBER in b:
-        out[MEMBER] = {}
     for key, child in a.items():
-        if key == MEMBER or key not in b:
-            continue
-        both = intersection(child, b[key])
-        if both:
-            out[key] = both
+        other = b.get(key)
+        if other is not None:
+            both = _intersection_node(child, other)
+            if both is not None:
+                out[key] = both
     return out
 
 
@@ -129,11 +196,11 @@ def field_pe(name: str) -> str:
 
 
 def key_pe(key: dict[str, Any]) -> str:
-    return "k:" + json.dumps(dict(sorted(key.items())), separators=(",", ":"), ensure_ascii=False)
+    return "k:" + compact(dict(sorted(key.items())))
 
 
 def value_pe(value: Any) -> str:
-    return "v:" + json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    return "v:" + compact(value)
 
 
 def _go_value(value: Any) -> str:
@@ -169,5 +236,5 @@ def path_string(path: Path) -> str:
     return "".join(out)
 
 
-__all__ = ["MEMBER", "Fields", "Path", "decode", "difference", "encode", "field_pe", "has_node", "insert",
-           "intersection", "key_pe", "members", "path_string", "union", "value_pe"]
+__all__ = ["MAX_DEPTH", "MEMBER", "Fields", "Path", "as_member", "difference", "field_pe", "has_node", "insert",
+           "intersection", "is_member", "key_pe", "members", "path_string", "place", "union", "valid", "value_pe"]

@@ -23,7 +23,7 @@ from typing import Any
 
 from py_engine.sim import errors
 from py_engine.sim.apply import Conflict, Manager
-from py_engine.sim.fieldsets import decode, encode, path_string, union
+from py_engine.sim.fieldsets import path_string, union, valid
 from py_engine.sim.interface import JSON, ApiError
 
 MAX_UPDATE_MANAGERS = 10
@@ -36,13 +36,14 @@ calls) carry no User-Agent; they are recorded under this name."""
 
 
 def read(obj: Mapping[str, Any]) -> list[Manager]:
-    """The object's managers; entries that cannot be read are dropped (kube-apiserver resets them)."""
+    """The managers of a stored object (its entries were checked when it was written)."""
     raw = (obj.get("metadata") or {}).get("managedFields")
-    return read_entries(raw) or []
+    return read_entries(raw, trusted=True) or []
 
 
-def read_entries(raw: Any) -> list[Manager] | None:
-    """Entries as managers, or None when `raw` is not a valid list of entries."""
+def read_entries(raw: Any, *, trusted: bool = False) -> list[Manager] | None:
+    """Entries as managers, or None when `raw` is not a valid list of entries (a client's
+    entries are checked through; kube-apiserver then keeps the stored ones)."""
     if not isinstance(raw, list):
         return None
     out = []
@@ -50,10 +51,12 @@ def read_entries(raw: Any) -> list[Manager] | None:
         if not isinstance(entry, Mapping):
             return None
         operation = entry.get("operation")
-        if operation not in ("Apply", "Update") or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
+        fields = entry.get("fieldsV1", {})
+        if operation not in ("Apply", "Update") or entry.get("fieldsType", "FieldsV1") != "FieldsV1" or \
+                not (trusted or valid(fields)):
             return None
         out.append(Manager(str(entry.get("manager") or ""), str(operation), str(entry.get("apiVersion") or ""),
-                           str(entry.get("subresource") or ""), entry.get("time"), decode(entry.get("fieldsV1"))))
+                           str(entry.get("subresource") or ""), entry.get("time"), fields))
     return out
 
 
@@ -89,7 +92,7 @@ def entries(managers: list[Manager]) -> list[JSON]:
         if m.time:
             entry["time"] = m.time
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = encode(m.fields)
+        entry["fieldsV1"] = m.fields
         if m.subresource:
             entry["subresource"] = m.subresource
         out.append(entry)

@@ -10,7 +10,7 @@ import pytest
 from py_engine.sim import apply as ssa
 from py_engine.sim import managed_fields
 from py_engine.sim.apply_schema import BUILTIN, object_schema
-from py_engine.sim.fieldsets import decode, encode, members, path_string
+from py_engine.sim.fieldsets import difference, intersection, members, path_string, union
 
 DEPLOY = BUILTIN["Deployment"]
 NOW = "2026-01-01T00:00:00Z"
@@ -37,7 +37,7 @@ def test_field_set_of_a_deployment_in_fieldsv1_form() -> None:
     obj = dep(3, [{"name": "web", "image": "a", "ports": [{"containerPort": 80}],
                    "env": [{"name": "X", "value": "1"}]}], labels={"app": "d"})
     obj["spec"]["selector"] = {"matchLabels": {"app": "d"}}
-    fields = encode(ssa.field_set(ssa.tracked(obj, "main"), DEPLOY))
+    fields = ssa.field_set(ssa.tracked(obj, "main"), DEPLOY)
     assert fields == {
         "f:metadata": {"f:labels": {"f:app": {}}},
         "f:spec": {
@@ -48,7 +48,18 @@ def test_field_set_of_a_deployment_in_fieldsv1_form() -> None:
                 # protocol is a key with a default: the item is keyed by both
                 "f:ports": {'k:{"containerPort":80,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}}}}}}},
     }
-    assert decode(fields) == ssa.field_set(ssa.tracked(obj, "main"), DEPLOY)
+
+
+def test_set_operations_keep_members_and_their_markers() -> None:
+    a = {"f:spec": {"f:replicas": {}, "f:template": {".": {}, "f:x": {}}}}
+    b = {"f:spec": {"f:template": {}, "f:paused": {}}}
+    assert union(a, b) == {"f:spec": {"f:replicas": {}, "f:template": {".": {}, "f:x": {}}, "f:paused": {}}}
+    assert difference(a, b) == {"f:spec": {"f:replicas": {}, "f:template": {"f:x": {}}}}
+    assert difference(a, {"f:spec": {"f:template": {"f:x": {}}}}) == {"f:spec": {"f:replicas": {},
+                                                                                 "f:template": {}}}
+    assert difference(a, {"f:other": {}}) is a  # nothing removed: the same set back
+    assert intersection(a, b) == {"f:spec": {"f:template": {}}}
+    assert [path_string(p) for p in members(a)] == [".spec.replicas", ".spec.template", ".spec.template.x"]
 
 
 def test_paths_print_as_kube_apiserver_prints_them() -> None:
@@ -182,7 +193,7 @@ def test_crd_schema_list_types_and_atomic_maps() -> None:
     merged = ssa.merge(live, config, schema)
     assert merged["spec"] == {"subsets": [{"name": "a", "max": 2}, {"name": "b"}], "tags": ["x", "y"],
                               "plain": ["3"], "selector": {"c": "3"}}
-    fields = encode(ssa.field_set(config, schema))
+    fields = ssa.field_set(config, schema)
     assert fields["f:spec"]["f:tags"] == {'v:"y"': {}}
     assert fields["f:spec"]["f:plain"] == {} and fields["f:spec"]["f:selector"] == {}
 
