@@ -38,9 +38,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from benchmarks.common import Target, best_of, machine_description, print_table
-from py_engine.controller.podlisting import PodList
-from py_engine.controller.reconcile import ClusterView, SyncResult, reconcile
-from py_engine.model.constants import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION
+from py_engine.model.constants import MATCHED_ANNOTATION
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
+from py_engine.workloadspread.controller.podlisting import PodList
+from py_engine.workloadspread.controller.reconcile import ClusterView, SyncResult, reconcile
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 ZONE = "topology.kubernetes.io/zone"

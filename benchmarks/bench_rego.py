@@ -15,15 +15,15 @@ from functools import partial
 from typing import Any
 
 from benchmarks.common import machine_description, print_table, time_per_call
-from py_engine.admission.eligibility import (
+from py_engine.policy import PolicySource, create_engine, load_policy_sources
+from py_engine.validation import VALIDATION_RULE, build_review_input
+from py_engine.workloadspread.admission.eligibility import (
     SUBSET_DECISION_RULE,
     EligibilityCache,
     build_eligibility_input,
     decide_eligibility_cached,
 )
-from py_engine.admission.nodes import constrained_label_keys, policy_node_classes
-from py_engine.policy import PolicySource, create_engine, load_policy_sources
-from py_engine.validation import VALIDATION_RULE, build_review_input
+from py_engine.workloadspread.admission.nodes import constrained_label_keys, policy_node_classes
 
 TRIVIAL = PolicySource("bench_baseline.rego", "package bench\nimport rego.v1\nfloor := true\n")
 

@@ -6,7 +6,7 @@ controller runs per key): 100 UnitedDeployments in one namespace, each with 5 su
 (capacity mode, caps 4/4/4/4/none) and 20 replicas, so 500 Deployments and 2,000 pods.
 A pass plans every UnitedDeployment from what the controller's source hands a sync: its
 own pods, workloads and ControllerRevisions, picked through the indexes of
-`py_engine/unitedctl/source.py` (label pairs; controller owner uid).
+`py_engine/uniteddeployment/controller/runtime/source.py` (label pairs; controller owner uid).
 
 Reported, applying every write before the next pass as the writer would:
 
@@ -31,9 +31,9 @@ from typing import Any
 
 from benchmarks.common import Target, best_of, machine_description, print_table
 from py_engine.model.uniteddeployment import UnitedDeployment
-from py_engine.united.plan import Plan, plan
-from py_engine.united.state import UnitedState
-from py_engine.unitedctl.source import OwnedIndex, PodIndex
+from py_engine.uniteddeployment.controller.plan import Plan, plan
+from py_engine.uniteddeployment.controller.runtime.source import OwnedIndex, PodIndex
+from py_engine.uniteddeployment.controller.state import UnitedState
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 NAMESPACE = "default"

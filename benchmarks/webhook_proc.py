@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from py_engine.admission.service import Decision
 from py_engine.policy import PolicyEngine, create_engine
+from py_engine.workloadspread.admission.service import Decision
 from webhook.collector import YOUNG_THRESHOLD, tune_collector
 from webhook.runtime import Webhook, WebhookOptions
 

@@ -40,9 +40,6 @@ from typing import Any
 import yaml
 
 from py_engine.apiclient import KubeClient
-from py_engine.controller.runtime.daemon import ControllerRuntime
-from py_engine.controller.runtime.loop import LoopOptions, SpreadController
-from py_engine.controller.runtime.sources import ListedSource
 from py_engine.resources import (
     RBAC_MANIFESTS,
     UNITEDDEPLOYMENT_CRD,
@@ -56,10 +53,13 @@ from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 from py_engine.sim.tls import CertificateAuthority
-from py_engine.unitedctl.loop import UnitedController, UnitedOptions
-from py_engine.unitedctl.resources import kruise_workload_crds
-from py_engine.unitedctl.runtime import UnitedRuntime
-from py_engine.unitedctl.source import ListedUnitedSource
+from py_engine.uniteddeployment.controller.runtime.loop import UnitedController, UnitedOptions
+from py_engine.uniteddeployment.controller.runtime.resources import kruise_workload_crds
+from py_engine.uniteddeployment.controller.runtime.runtime import UnitedRuntime
+from py_engine.uniteddeployment.controller.runtime.source import ListedUnitedSource
+from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
+from py_engine.workloadspread.controller.runtime.loop import LoopOptions, SpreadController
+from py_engine.workloadspread.controller.runtime.sources import ListedSource
 from webhook.runtime import Webhook, WebhookOptions
 
 log = logging.getLogger(__name__)

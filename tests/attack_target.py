@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from py_engine.admission.service import Decision
+from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
 from webhook.limits import ServerLimits
 from webhook.metrics import WebhookMetrics

@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 
-from py_engine.admission.service import Answer, Decision
 from py_engine.apiclient import KubeClient
 from py_engine.model.resource import SPREADS
 from py_engine.resources import WORKLOADSPREAD_CRD, read_yaml
@@ -34,6 +33,7 @@ from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.http_server import RunningServer, serve_https
 from py_engine.sim.tls import CertificateAuthority
+from py_engine.workloadspread.admission.service import Answer, Decision
 
 __all__ = ["SPREADS"]  # re-exported for the tests
 

@@ -3,7 +3,7 @@
 Not part of the default suite: it runs for minutes to an hour. Install the tool with
 `pip install -e '.[mutation]'`, then for example
 
-  python tools/mutation.py py_engine/united/capacity.py py_engine/united/partitions.py
+  python tools/mutation.py py_engine/uniteddeployment/controller/capacity.py py_engine/uniteddeployment/controller/partitions.py
   python tools/mutation.py --package united --package scaledown
   python tools/mutation.py --changed-since origin/main          # the decision modules a branch changed
   python tools/mutation.py --changed-since HEAD~3 --fail-under 90 --report mutation.json
@@ -39,10 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 DECISION_PACKAGES: dict[str, tuple[str, ...]] = {
     # package name -> source globs (relative to the root); the I/O edges (runtime/) are left out.
-    "admission": ("py_engine/admission/*.py",),
-    "controller": ("py_engine/controller/*.py",),
+    "admission": ("py_engine/workloadspread/admission/*.py",),
+    "controller": ("py_engine/workloadspread/controller/*.py",),
     "scaledown": ("py_engine/scaledown/*.py",),
-    "united": ("py_engine/united/*.py",),
+    "united": ("py_engine/uniteddeployment/controller/*.py",),
     "model": ("py_engine/model/*.py",),
     "semantics": ("py_engine/semantics/*.py",),
 }
@@ -75,10 +75,17 @@ def changed_modules(revision: str) -> list[str]:
 
 
 def package_of(module: str) -> str:
-    parts = Path(module).parts
-    if len(parts) < 3 or parts[0] != "py_engine":
-        raise SystemExit(f"mutation: {module} is not a module of a py_engine package")
-    return parts[1]
+    """The decision package (a key of DECISION_PACKAGES) whose directory holds `module`."""
+    folder = Path(module).parent.as_posix()
+    for package, patterns in DECISION_PACKAGES.items():
+        if any(Path(pattern).parent.as_posix() == folder for pattern in patterns):
+            return package
+    raise SystemExit(f"mutation: {module} is not a module of a decision package")
+
+
+def tests_of(module: str) -> str:
+    """The tests of a module's package: the tree under tests/ mirrors the one under py_engine/."""
+    return f"tests/{Path(module).parent.relative_to('py_engine').as_posix()}/"
 
 
 def copy_tree(target: Path) -> None:
@@ -199,7 +206,7 @@ def print_report(results: dict[str, dict[str, object]], packages: dict[str, dict
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/mutation.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("modules", nargs="*", help="module files, e.g. py_engine/united/capacity.py")
+    parser.add_argument("modules", nargs="*", help="module files, e.g. py_engine/uniteddeployment/controller/capacity.py")
     parser.add_argument("--package", action="append", default=[], choices=sorted(DECISION_PACKAGES),
                         help="every decision module of a package (repeatable)")
     parser.add_argument("--changed-since", metavar="REV", help="the decision modules changed since REV")
@@ -220,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not (ROOT / module).is_file():
             print(f"mutation: {module}: no such file", file=sys.stderr)
             return 2
-    tests = args.tests or sorted({f"tests/{package_of(m)}/" for m in modules})
+    tests = args.tests or sorted({tests_of(m) for m in modules})
     copy = Path(tempfile.mkdtemp(prefix="spreadgate-mutation-"))
     started = time.monotonic()
     try:

@@ -4,7 +4,7 @@ Routes: `POST /mutate/pods`, `POST /validate/pods` (DELETE + eviction),
 `POST /validate/workloadspreads`, `POST /validate/uniteddeployments`, `GET /healthz` (liveness only),
 `GET /readyz` (caches synced and policy engine answering, webhook/readiness.py; 503 with the reason
 otherwise), `GET /metrics`. The two validating routes for WorkloadSpreads and UnitedDeployments
-also check the author's rights with a SubjectAccessReview (py_engine/admission/authorization.py;
+also check the author's rights with a SubjectAccessReview (py_engine/workloadspread/admission/authorization.py;
 403 naming the missing right). HTTP-level rules (controller-runtime's): the body is
 capped (3 MiB, the API server's own request limit -> 413), must be `application/json` (else 415), must be an
 AdmissionReview (else 400 with a message). A well-formed review always gets a
@@ -36,11 +36,11 @@ from typing import Any
 
 from flask import Flask, Response, request
 
-from py_engine.admission.service import AdmissionService, Answer, Decision, Outcome
 from py_engine.logsetup import fields
 from py_engine.policy import PolicyError
 from py_engine.semantics import objects
 from py_engine.semantics.jsontext import compact
+from py_engine.workloadspread.admission.service import AdmissionService, Answer, Decision, Outcome
 from webhook.limits import API_SERVER_REQUEST_LIMIT
 from webhook.metrics import WebhookMetrics
 from webhook.review import ReviewError, error_response, parse_review, review_response

@@ -25,9 +25,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from py_engine.admission.service import Decision
 from py_engine.semantics.jsontext import compact
 from py_engine.semantics.nesting import MAX_REVIEW_DEPTH, depth_exceeds
+from py_engine.workloadspread.admission.service import Decision
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 MAX_DEPTH = MAX_REVIEW_DEPTH

@@ -11,19 +11,24 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from py_engine.admission.authorization import DEFAULT_TTL, AuthorGate
-from py_engine.admission.eligibility import EligibilityCache
-from py_engine.admission.nodes import NodeClassCache
-from py_engine.admission.runtime.access_review import KubeAccessReviewer
-from py_engine.admission.runtime.committer import Committer, KubeStatusStore
-from py_engine.admission.runtime.service_view import LiveAdmissionView
-from py_engine.admission.service import AdmissionService, FailureMode, ServiceConfig, TimedEngine
 from py_engine.apiclient import KubeClient
 from py_engine.metrics import Gauge
 from py_engine.model.resource import SPREADS
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS, IsolatedEngine
 from py_engine.semantics.clock import Clock, RealClock
+from py_engine.workloadspread.admission.authorization import DEFAULT_TTL, AuthorGate
+from py_engine.workloadspread.admission.eligibility import EligibilityCache
+from py_engine.workloadspread.admission.nodes import NodeClassCache
+from py_engine.workloadspread.admission.runtime.access_review import KubeAccessReviewer
+from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
+from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView
+from py_engine.workloadspread.admission.service import (
+    AdmissionService,
+    FailureMode,
+    ServiceConfig,
+    TimedEngine,
+)
 from webhook.app import create_app
 from webhook.certs import SelfManagedCA, SelfSignedOptions
 from webhook.limits import ServerLimits
@@ -66,7 +71,7 @@ class WebhookOptions:
     """Keep a CA in a Secret, write cert_file/key_file from it and patch caBundle (webhook.certs)."""
     authorize_authors: bool = True
     """Check with a SubjectAccessReview that a WorkloadSpread's or UnitedDeployment's author may
-    change the workloads it acts on (`--authorize-authors`; py_engine/admission/authorization.py)."""
+    change the workloads it acts on (`--authorize-authors`; py_engine/workloadspread/admission/authorization.py)."""
     authorization_ttl: float = DEFAULT_TTL
     """Seconds an authorization answer is reused (`--authorization-cache-ttl`)."""
     client_ca: str | None = None

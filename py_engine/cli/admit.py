@@ -35,24 +35,20 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from py_engine.cli.helpformat import command_parser
 from py_engine.cli.preflight import opa_url
 from py_engine.cli.snapshot_input import InputError, now_from
 from py_engine.semantics import objects
 
 if TYPE_CHECKING:
-    from py_engine.admission.snapshot import SnapshotReader
+    from py_engine.workloadspread.admission.snapshot import SnapshotReader
 
 EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
 OPERATIONS = ("CREATE", "DELETE", "EVICT")
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "admit",
-        help="show the admission webhook's decision for one pod over a cluster snapshot",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(subparsers, "admit", __doc__, help="show the admission webhook's decision for one pod over a cluster snapshot")
     parser.add_argument("--state", action="append", required=True, metavar="STATE.yaml",
                         help="snapshot: WorkloadSpreads, workloads, pods, nodes (YAML/JSON, Lists; repeatable; - for stdin)")
     parser.add_argument("--pod", required=True, metavar="POD.yaml", help="the pod being admitted (or deleted/evicted)")
@@ -211,9 +207,9 @@ def _skipped_subsets(pod: Mapping[str, Any], spread: Mapping[str, Any] | None, c
     Asked again with the admission's own context: the decision is cached by its input,
     so this is the decision the admission used, not a second evaluation.
     """
-    from py_engine.admission.choose import eligibility
     from py_engine.model import WorkloadSpread
     from py_engine.model.errors import ModelError
+    from py_engine.workloadspread.admission.choose import eligibility
 
     if spread is None:
         return []
@@ -231,12 +227,12 @@ def _skipped_subsets(pod: Mapping[str, Any], spread: Mapping[str, Any] | None, c
 
 def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[str, Any] | None, list[str],
                                                list[dict[str, Any]]]:
-    from py_engine.admission.offline import OfflineAdmission
-    from py_engine.admission.service import ServiceConfig
-    from py_engine.admission.snapshot import SnapshotReader
     from py_engine.model import WorkloadSpread
     from py_engine.policy import PolicyEngine, PolicyError, create_engine
     from py_engine.validation import parse_patch_fields
+    from py_engine.workloadspread.admission.offline import OfflineAdmission
+    from py_engine.workloadspread.admission.service import ServiceConfig
+    from py_engine.workloadspread.admission.snapshot import SnapshotReader
 
     items = _load_snapshot(args.state)
     snapshot = SnapshotReader(items)

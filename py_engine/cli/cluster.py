@@ -48,18 +48,14 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
+from py_engine.cli.helpformat import command_parser
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXAMPLE = "manifests/examples/zones-20-20-60.yaml"
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "cluster",
-        help="run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(subparsers, "cluster", __doc__, help="run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller")
     parser.add_argument("--port", type=int, default=0, help="HTTPS port of the API server (default: a free port)")
     parser.add_argument("--webhook-port", type=int, default=0,
                         help="HTTPS port of the admission webhook (default: a free port)")

@@ -15,7 +15,7 @@ ServiceAccount needs get/list/watch on it (docs/operations.md, "RBAC"). Spreads
 over any other custom kind report `TargetNotFound` (`KindNotAllowed`).
 
 `--united-deployments` (default on) runs the UnitedDeployment controller in the
-same process, under the same Lease (`py_engine/unitedctl`, docs/uniteddeployment.md);
+same process, under the same Lease (`py_engine/uniteddeployment/controller/runtime`, docs/uniteddeployment.md);
 it is skipped, with a log line, when the cluster has no UnitedDeployment CRD.
 
 `--metrics-port` serves Prometheus metrics on `/metrics` (sync duration,
@@ -119,10 +119,10 @@ def _say(json_log: bool, message: str, level: int = logging.INFO, **values: Any)
 def _once(client: Any, options: Any, namespace: str | None, *, json_log: bool = False,
           whitelist: Any = None) -> int:
     from py_engine.apiclient import KubeError
-    from py_engine.controller.runtime.loop import SpreadController
-    from py_engine.controller.runtime.sources import ListedSource
     from py_engine.model.workloads import EMPTY_WHITELIST
     from py_engine.semantics.clock import RealClock
+    from py_engine.workloadspread.controller.runtime.loop import SpreadController
+    from py_engine.workloadspread.controller.runtime.sources import ListedSource
 
     try:
         source = ListedSource(client, namespace=namespace, whitelist=whitelist or EMPTY_WHITELIST)
@@ -147,8 +147,8 @@ def _once(client: Any, options: Any, namespace: str | None, *, json_log: bool = 
 
 
 def _united_served(client: Any) -> bool:
-    from py_engine.controller.runtime.sources import crd_exists
-    from py_engine.unitedctl.resources import UNITED_DEPLOYMENTS
+    from py_engine.uniteddeployment.controller.runtime.resources import UNITED_DEPLOYMENTS
+    from py_engine.workloadspread.controller.runtime.sources import crd_exists
 
     return crd_exists(client, UNITED_DEPLOYMENTS)
 
@@ -158,8 +158,8 @@ def _once_united(client: Any, namespace: str | None, *, json_log: bool = False,
     """One sync of every UnitedDeployment from fresh lists; the number that failed."""
     from py_engine.apiclient import KubeError
     from py_engine.semantics.clock import RealClock
-    from py_engine.unitedctl.loop import UnitedController, UnitedOptions
-    from py_engine.unitedctl.source import ListedUnitedSource
+    from py_engine.uniteddeployment.controller.runtime.loop import UnitedController, UnitedOptions
+    from py_engine.uniteddeployment.controller.runtime.source import ListedUnitedSource
 
     if not _united_served(client):
         _say(json_log, "no UnitedDeployment CRD in the cluster: UnitedDeployments skipped", logging.WARNING)
@@ -210,10 +210,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail(problem)
 
     from py_engine.apiclient import KubeClient, KubeError
-    from py_engine.controller.options import ReconcileOptions
-    from py_engine.controller.runtime.daemon import ControllerRuntime
-    from py_engine.controller.runtime.leader import LeaderConfig
-    from py_engine.controller.runtime.loop import LoopOptions
+    from py_engine.runtime.leader import LeaderConfig
+    from py_engine.workloadspread.controller.options import ReconcileOptions
+    from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
+    from py_engine.workloadspread.controller.runtime.loop import LoopOptions
 
     logsetup.configure_from(args)
     versioned = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
@@ -241,11 +241,11 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
 
     def on_lost() -> None:
-        # The elector has logged the loss (py_engine/controller/runtime/leader.py); exit status 1 says the rest.
+        # The elector has logged the loss (py_engine/runtime/leader.py); exit status 1 says the rest.
         lost.set()
         stop.set()
         # The election thread is not the main thread: make sure the process ends even if
-        # the main thread is stuck in an API call (see py_engine/controller/runtime/leader.py).
+        # the main thread is stuck in an API call (see py_engine/runtime/leader.py).
         threading.Timer(10.0, lambda: os._exit(EXIT_FAILED)).start()
 
     leader = None
@@ -263,8 +263,8 @@ def run(args: argparse.Namespace) -> int:
     if args.united_deployments and not _united_served(client):
         log.warning("no UnitedDeployment CRD in the cluster: the UnitedDeployment controller does not run")
     elif args.united_deployments:
-        from py_engine.unitedctl.loop import UnitedOptions
-        from py_engine.unitedctl.runtime import UnitedRuntime
+        from py_engine.uniteddeployment.controller.runtime.loop import UnitedOptions
+        from py_engine.uniteddeployment.controller.runtime.runtime import UnitedRuntime
 
         try:
             united = UnitedRuntime(client, options=UnitedOptions(workers=args.workers,

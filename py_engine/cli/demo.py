@@ -21,6 +21,7 @@ import sys
 import time
 from typing import Any
 
+from py_engine.cli.helpformat import command_parser
 from py_engine.cli.preflight import port
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -28,8 +29,7 @@ SCENARIO = "elastic-pool.yaml"
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("demo", help="run the elastic-pool demo on the embedded cluster",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_parser(subparsers, "demo", __doc__, help="run the elastic-pool demo on the embedded cluster")
     parser.add_argument("--scenario", default=None, metavar="FILE",
                         help=f"the scenario to run (default: the shipped {SCENARIO}, "
                              "manifests/examples/scenarios/ in the repository)")
@@ -49,8 +49,9 @@ def _placement(report: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from py_engine.assembled_stack import Stack, StackNotStable
-    from py_engine.cli.scenario import ScenarioError, Step, load_scenario, load_shipped_scenario
+    from py_engine.cli.scenario import ScenarioError, Step
     from py_engine.cli.scenario_run import ScenarioRun
+    from py_engine.cli.scenarios import load_scenario, load_shipped_scenario
 
     logging.basicConfig(level=logging.ERROR)
     started = time.monotonic()

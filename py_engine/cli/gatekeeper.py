@@ -15,14 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from py_engine.cli.helpformat import command_parser
+
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "gatekeeper",
-        help="generate the Gatekeeper ConstraintTemplate and Constraint from policies/validation",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(subparsers, "gatekeeper", __doc__, help="generate the Gatekeeper ConstraintTemplate and Constraint from policies/validation")
     parser.add_argument("--out-dir", "--output-dir", dest="output_dir", metavar="DIR",
                         help="directory to write the templates and constraints to (default: stdout)")
     parser.add_argument("-o", dest="deprecated_o", metavar="DIR",

@@ -57,3 +57,12 @@ def show_defaults(parser: argparse.ArgumentParser) -> None:
                 show_defaults(child)
         elif action.help is None and action.option_strings and meaningful_default(action):
             action.help = "(default: %(default)s)"
+
+
+def command_parser(subparsers: Any, name: str, description: str | None, *, help: str) -> argparse.ArgumentParser:
+    """A sub-command's parser: `help` is its line in the command list, `description` (the
+    module docstring, laid out by hand) heads its `--help`."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=help, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    return parser

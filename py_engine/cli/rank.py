@@ -53,6 +53,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
+from py_engine.cli.helpformat import command_parser
+
 if TYPE_CHECKING:
     from py_engine.scaledown import Placement, PodFacts
 
@@ -66,12 +68,7 @@ class RankInputError(Exception):
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "rank",
-        help="show which pods a ReplicaSet or CloneSet scale-down deletes first",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(subparsers, "rank", __doc__, help="show which pods a ReplicaSet or CloneSet scale-down deletes first")
     parser.add_argument("source", nargs="?", metavar="PODS.json|-", help="pods to rank (same as -f)")
     parser.add_argument("-f", "--filename", metavar="PODS.json|-", help="pods to rank; - reads stdin")
     parser.add_argument(

@@ -37,20 +37,16 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from py_engine.model.constants import DELETION_COST_ANNOTATION
+from py_engine.cli.helpformat import command_parser
 from py_engine.semantics import objects
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 PROG = "spreadgate reconcile"
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "reconcile",
-        help="run one controller sync offline over a snapshot of objects",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(subparsers, "reconcile", __doc__, help="run one controller sync offline over a snapshot of objects")
     parser.add_argument("--state", required=True, metavar="STATE.yaml|-", help="objects to reconcile; - reads stdin")
     parser.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     parser.add_argument("--name", help="the WorkloadSpread to reconcile when the state holds several")
@@ -67,8 +63,8 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from py_engine.cli.snapshot_input import InputError, now_from, read_objects
-    from py_engine.controller import ReconcileError, reconcile, snapshot_from_objects
     from py_engine.model.workloads import WhitelistError, whitelist_from_flags
+    from py_engine.workloadspread.controller import ReconcileError, reconcile, snapshot_from_objects
 
     try:
         custom = whitelist_from_flags(args.custom_workload)

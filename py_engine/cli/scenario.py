@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from py_engine.model.constants import GROUP, KRUISE_GROUP
-from py_engine.resources import SCENARIOS, read_text, resource
 from py_engine.sim.nodepool import NodePoolError, nodes_from_description
-from py_engine.validation.documents import DocumentError, parse_documents, read_bytes
 
 STEP_KINDS = ("scale", "maxReplicas", "taint", "cordon", "removeNode", "rollingUpdate", "advance")
 
@@ -127,13 +125,8 @@ def _step(index: int, raw: Any) -> Step:
     return Step(kind, value, str(raw.get("name") or _describe(kind, value)))
 
 
-def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
-    if not isinstance(data, Mapping):
-        raise ScenarioError(f"{source}: expected a map")
-    if "unitedDeployment" in data:
-        from py_engine.cli.scenario_united import parse_united  # imports this module
-
-        return parse_united(data, source)
+def parse_spread_scenario(data: Mapping[str, Any], source: str) -> Scenario:
+    """A WorkloadSpread scenario (`py_engine.cli.scenarios.parse_scenario` picks the kind)."""
     for key in ("nodes", "workload", "workloadSpread", "steps"):
         if key not in data:
             raise ScenarioError(f"{source}: missing {key}")
@@ -162,43 +155,6 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         name=str(data.get("name") or Path(source).stem), description=str(data.get("description") or ""),
         nodes=nodes, workload=workload, spread=spread,
         steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])), settle_seconds=float(settle))
-
-
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and check a scenario file; any unreadable input is a one-line `ScenarioError`."""
-    source = str(path)
-    try:
-        documents = parse_documents(source, read_bytes(source))
-    except DocumentError as exc:
-        raise ScenarioError(str(exc)) from None
-    if len(documents) != 1:
-        raise ScenarioError(f"{source}: expected one scenario document, found {len(documents)}")
-    return parse_scenario(documents[0].obj, source)
-
-
-def load_shipped_scenario(name: str) -> Scenario:
-    """One of the example scenarios shipped in the package (`manifests/examples/scenarios/`)."""
-    try:
-        text = read_text(f"{SCENARIOS}/{name}")
-    except OSError as exc:
-        raise ScenarioError(f"no shipped scenario {name!r}: {exc.strerror or exc}") from None
-    return _parse_text(text, name)
-
-
-def shipped_scenario_names() -> list[str]:
-    """The names (without `.yaml`) of the scenarios shipped in the package, sorted."""
-    return sorted(entry.name.removesuffix(".yaml") for entry in resource(SCENARIOS).iterdir()
-                  if entry.is_file() and entry.name.endswith(".yaml"))
-
-
-def _parse_text(text: str, where: str) -> Scenario:
-    try:
-        documents = parse_documents(where, text.encode("utf-8"))
-    except DocumentError as exc:
-        raise ScenarioError(str(exc)) from None
-    if len(documents) != 1:
-        raise ScenarioError(f"{where}: expected one scenario document, found {len(documents)}")
-    return parse_scenario(documents[0].obj, where)
 
 
 def _workload(raw: Any, source: str) -> dict[str, Any]:

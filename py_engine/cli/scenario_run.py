@@ -23,8 +23,9 @@ from typing import Any
 
 from py_engine.assembled_stack import SPREADS, Stack
 from py_engine.cli.scenario import Scenario, Step
-from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION, ModelError
+from py_engine.model import MATCHED_ANNOTATION, ModelError
 from py_engine.model.maxreplicas import parse_max_replicas
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
 ZONE = "topology.kubernetes.io/zone"
 

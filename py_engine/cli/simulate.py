@@ -29,14 +29,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from py_engine.cli.helpformat import command_parser
 from py_engine.cli.preflight import port
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("simulate", help="run a scenario on the embedded cluster (virtual time)",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_parser(subparsers, "simulate", __doc__, help="run a scenario on the embedded cluster (virtual time)")
     parser.add_argument("scenario", metavar="SCENARIO", nargs="?",
                         help="a scenario file, or the name of a shipped scenario (see --list)")
     parser.add_argument("--list", action="store_true", help="print the names of the shipped scenarios and exit")
@@ -59,12 +59,8 @@ def _fail(message: str) -> int:
 
 def _load(reference: str) -> Any:
     """The scenario in the file `reference`, else the shipped scenario of that name."""
-    from py_engine.cli.scenario import (
-        ScenarioError,
-        load_scenario,
-        load_shipped_scenario,
-        shipped_scenario_names,
-    )
+    from py_engine.cli.scenario import ScenarioError
+    from py_engine.cli.scenarios import load_scenario, load_shipped_scenario, shipped_scenario_names
 
     if Path(reference).exists():
         return load_scenario(reference)
@@ -76,10 +72,11 @@ def _load(reference: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from py_engine.assembled_stack import Stack, StackNotStable
-    from py_engine.cli.scenario import ScenarioError, shipped_scenario_names
+    from py_engine.cli.scenario import ScenarioError
     from py_engine.cli.scenario_report import render_html, render_json, render_table
     from py_engine.cli.scenario_run import ScenarioRun
     from py_engine.cli.scenario_united import UnitedScenarioRun
+    from py_engine.cli.scenarios import shipped_scenario_names
     from py_engine.sim.interface import ApiError
 
     logging.basicConfig(level=logging.ERROR)

@@ -35,6 +35,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from py_engine.cli.helpformat import command_parser
+
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 PROG = "spreadgate united plan"
 
@@ -46,12 +48,7 @@ def register(subparsers: Any) -> None:
         description="UnitedDeployment tools.",
     )
     commands = parser.add_subparsers(dest="united_command", metavar="SUBCOMMAND", required=True)
-    plan = commands.add_parser(
-        "plan",
-        help="plan one UnitedDeployment sync over a snapshot of objects",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    plan = command_parser(commands, "plan", __doc__, help="plan one UnitedDeployment sync over a snapshot of objects")
     plan.add_argument("--state", required=True, metavar="STATE.yaml|-", help="objects to plan over; - reads stdin")
     plan.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     plan.add_argument("--name", help="the UnitedDeployment to plan when the state holds several")
@@ -69,8 +66,8 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from py_engine.cli.snapshot_input import InputError, now_from, read_objects
     from py_engine.model.errors import ModelError
-    from py_engine.united.plan import plan
-    from py_engine.united.state import StateError, state_from_objects
+    from py_engine.uniteddeployment.controller.plan import plan
+    from py_engine.uniteddeployment.controller.state import StateError, state_from_objects
     from py_engine.validation.patch_fields import parse_patch_fields
 
     try:
@@ -102,8 +99,8 @@ def controller_checks(state: Any, patch_fields: tuple[str, ...]) -> tuple[Any, d
     nodes, the subset patch allowlist), and the node-fit summary for the output."""
     from dataclasses import replace
 
-    from py_engine.unitedctl.nodefit import NodeFit, node_fit_enabled
-    from py_engine.unitedctl.patchcheck import PatchCheck
+    from py_engine.uniteddeployment.controller.runtime.nodefit import NodeFit, node_fit_enabled
+    from py_engine.uniteddeployment.controller.runtime.patchcheck import PatchCheck
 
     ud = state.ud
     fit: dict[str, Any] = {"checked": False, "noNodeFit": []}

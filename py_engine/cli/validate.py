@@ -23,6 +23,7 @@ import json
 import sys
 from typing import Any
 
+from py_engine.cli.helpformat import command_parser
 from py_engine.cli.preflight import opa_url
 from py_engine.semantics import objects
 
@@ -30,12 +31,7 @@ EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "validate",
-        help="validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(subparsers, "validate", __doc__, help="validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies")
     parser.add_argument("paths", nargs="+", metavar="FILE|DIR|-", help="manifests (YAML/JSON); - reads stdin")
     parser.add_argument(
         "--custom-workload",

@@ -45,9 +45,9 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
-from py_engine.admission.authorization import DEFAULT_TTL
 from py_engine.cli.preflight import opa_url
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS
+from py_engine.workloadspread.admission.authorization import DEFAULT_TTL
 from webhook.collector import YOUNG_THRESHOLD, tune_collector
 
 log = logging.getLogger("spreadgate.webhook")

@@ -8,7 +8,6 @@ ever replacing the dict that is written back. Kruise's
 
 from py_engine.model.constants import (
     API_VERSION,
-    DELETION_COST_ANNOTATION,
     GROUP,
     KIND,
     KRUISE_GROUP,
@@ -31,7 +30,6 @@ from py_engine.model.workloadspread import (
 
 __all__ = [
     "API_VERSION",
-    "DELETION_COST_ANNOTATION",
     "GROUP",
     "KIND",
     "KRUISE_GROUP",

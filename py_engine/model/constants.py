@@ -19,8 +19,6 @@ SPREAD_GROUPS: Final = frozenset({GROUP, KRUISE_GROUP})
 MATCHED_ANNOTATION: Final = "spreadgate.dev/matched-workloadspread"
 KRUISE_MATCHED_ANNOTATION: Final = "apps.kruise.io/matched-workloadspread"
 
-DELETION_COST_ANNOTATION: Final = "controller.kubernetes.io/pod-deletion-cost"
-
 # WorkloadSpread annotations that tune Spreadgate beyond Kruise's fields.
 IN_SUBSET_SPREAD_ANNOTATION: Final = "spreadgate.dev/in-subset-spread"
 RECOVERY_WINDOW_ANNOTATION: Final = "spreadgate.dev/recovery-window-seconds"

@@ -17,7 +17,7 @@ from typing import Any
 
 import regorus
 
-from py_engine.policy.engine import PolicyError
+from py_engine.policy.interface import PolicyError
 from py_engine.policy.sources import PolicySource
 
 UNDEFINED_JSON = '"<undefined>"'

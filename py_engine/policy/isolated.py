@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
-from py_engine.policy.engine import PolicyError
+from py_engine.policy.interface import PolicyError
 from py_engine.policy.sources import PolicySource
 
 UNDEFINED_JSON = '"<undefined>"'

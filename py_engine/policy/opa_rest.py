@@ -14,7 +14,7 @@ from typing import Any
 
 import urllib3
 
-from py_engine.policy.engine import PolicyError, normalise_result
+from py_engine.policy.interface import PolicyError, normalise_result
 
 
 def rule_to_data_path(rule: str) -> str:

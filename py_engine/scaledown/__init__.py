@@ -36,7 +36,7 @@ from py_engine.scaledown.cloneset import (
     cloneset_victims,
     scale_in_pass,
 )
-from py_engine.scaledown.costs import DELETION_COST_ANNOTATION, deletion_cost, parse_deletion_cost
+from py_engine.scaledown.costs import deletion_cost, parse_deletion_cost
 from py_engine.scaledown.errors import (
     FeatureGateError,
     NodeFormatError,
@@ -65,6 +65,7 @@ from py_engine.scaledown.replicaset import (
     replicaset_order,
     scale_down_passes,
 )
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
 __all__ = [
     "BURST_REPLICAS",

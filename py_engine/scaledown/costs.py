@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

@@ -19,11 +19,12 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from py_engine.scaledown.costs import DELETION_COST_ANNOTATION, parse_deletion_cost
+from py_engine.scaledown.costs import parse_deletion_cost
 from py_engine.scaledown.errors import PodFormatError
 from py_engine.scaledown.timekeys import TimeReader
 from py_engine.semantics import objects
 from py_engine.semantics.timeutil import TimestampError
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
 # Pod phases as the comparators order them: Pending < Unknown < Running; every
 # other value (Succeeded, Failed, the empty string) ties with Pending, because Go

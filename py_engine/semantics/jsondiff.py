@@ -2,7 +2,7 @@
 
 The mutating webhook answers with the operations turning the pod it received
 into the pod it admits. Most of a pod is unchanged, and the admitted pod shares
-its unchanged members with the received one (`py_engine.admission.inject` copies
+its unchanged members with the received one (`py_engine.workloadspread.admission.inject` copies
 only what it writes), so the diff skips a shared member on an identity check and
 descends only where the two differ. Operations:
 `remove` and `add` for object members, `add` at the end for items appended to

@@ -4,7 +4,7 @@ The admission code walks objects recursively (copies, strategic merge, policy in
 document nested a few hundred levels deep would fail deep inside it with a RecursionError.
 The webhook refuses a review nested deeper than `MAX_REVIEW_DEPTH` (webhook/review.py), and
 admission holds an object it did not read from a review (a stored spread from the watch
-cache) to the depth it could have had inside one (py_engine/admission/patch_guard.py).
+cache) to the depth it could have had inside one (py_engine/workloadspread/admission/patch_guard.py).
 A pod is about 15 levels deep inside its review.
 """
 

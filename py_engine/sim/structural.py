@@ -35,7 +35,6 @@ walk stops `MAX_DEPTH` levels down with a cause saying so, and at
 from __future__ import annotations
 
 import base64
-import functools
 import ipaddress
 import json
 import math
@@ -214,9 +213,9 @@ _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a rejected pattern is an answer here, not a log line on stderr
 
 
-@functools.lru_cache(maxsize=256)
 def _pattern(text: str) -> Any:
-    """The compiled pattern (an RE2 object), None when RE2 rejects it."""
+    """The compiled pattern (an RE2 object), None when RE2 rejects it (compiled per use: RE2
+    compiles a CRD's short patterns in microseconds, and nothing module-wide is cached)."""
     try:
         return re2.compile(text, options=_RE2_OPTIONS)
     except re2.error:

@@ -13,8 +13,8 @@ own rights. Neither may lend its author powers the author does not have, so:
 
 What the user may do is asked of the API server with a SubjectAccessReview for the
 review's `userInfo` (username, uid, groups, extra), at the edge
-(py_engine/admission/runtime/access_review.py); the cache and the fail-closed rule are in
-py_engine/admission/authorization.py. Members of `system:masters` are not asked: the API
+(py_engine/workloadspread/admission/runtime/access_review.py); the cache and the fail-closed rule are in
+py_engine/workloadspread/admission/authorization.py. Members of `system:masters` are not asked: the API
 server's authorizer allows them everything without consulting RBAC, and a review would
 say the same. docs/operations.md, "Threat model", describes the rule.
 """

@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from py_engine.cli import main
-from py_engine.cli.scenario import ScenarioError, load_scenario, parse_scenario
+from py_engine.cli.scenario import ScenarioError
 from py_engine.cli.scenario_report import CHAR_WIDTH, nice_step, render_html, render_table
 from py_engine.cli.scenario_run import StepReport, resolved_caps
+from py_engine.cli.scenarios import load_scenario, parse_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios"
 SVG = "{http://www.w3.org/2000/svg}"

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack, poll
-from py_engine.controller.runtime.loop import LoopOptions
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
+from py_engine.workloadspread.controller.runtime.loop import LoopOptions
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

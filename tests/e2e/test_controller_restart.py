@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack, poll
-from py_engine.controller.runtime.loop import LoopOptions
-from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION
+from py_engine.model import MATCHED_ANNOTATION
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
+from py_engine.workloadspread.controller.runtime.loop import LoopOptions
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
-from py_engine.model import DELETION_COST_ANNOTATION, MATCHED_ANNOTATION
+from py_engine.model import MATCHED_ANNOTATION
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
 
 pytestmark = pytest.mark.e2e

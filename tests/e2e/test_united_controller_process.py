@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from united_kit import UDS, pools, replicas_of, term, united
 
 from py_engine.assembled_stack import Stack, poll
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unitedctl"))
-from united_kit import UDS, pools, replicas_of, term, united
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 SUBSETS: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")},

@@ -7,21 +7,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-
-from py_engine.assembled_stack import Stack, poll
-from py_engine.controller.runtime.loop import LoopOptions
-from py_engine.unitedctl.loop import UnitedOptions
-from py_engine.unitedctl.nodefit import NODE_FIT_ANNOTATION
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unitedctl"))
 from kubectl_kit import KUBECTL
 from united_kit import UDS, pending_per_subset, pods_per_subset, pools, scale, term, united
+
+from py_engine.assembled_stack import Stack, poll
+from py_engine.uniteddeployment.controller.runtime.loop import UnitedOptions
+from py_engine.uniteddeployment.controller.runtime.nodefit import NODE_FIT_ANNOTATION
+from py_engine.workloadspread.controller.runtime.loop import LoopOptions
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 ADAPTIVE = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 600, "unschedulableDuration": 600}}

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from py_engine.cli import main
-from py_engine.cli.scenario import ScenarioError, load_scenario, parse_scenario
+from py_engine.cli.scenario import ScenarioError
+from py_engine.cli.scenarios import load_scenario, parse_scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 SCENARIOS = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios"

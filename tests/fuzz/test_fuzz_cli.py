@@ -34,9 +34,9 @@ from fuzz_strategies import RS_UID, fuzz_settings, hostile_pods, hostile_spreads
 from hypothesis import given
 from hypothesis import strategies as st
 
-from py_engine.admission.offline import OfflineAdmission
 from py_engine.cli import main
 from py_engine.model import MATCHED_ANNOTATION
+from py_engine.workloadspread.admission.offline import OfflineAdmission
 
 NOW = "2024-06-01T12:00:00Z"
 
@@ -275,7 +275,7 @@ def test_reconcile_state_with_a_string_status_regression(workdir: Path) -> None:
 @given(caps=st.lists(st.one_of(st.integers(0, 3), st.integers(1, 3), st.none()), min_size=1, max_size=4),
        creations=st.integers(1, 10), synced=st.booleans())
 def test_admitted_pods_stay_inside_their_subsets_caps(caps: list[int | None], creations: int, synced: bool) -> None:
-    """Pods created one after another through `spreadgate admit`'s engine (py_engine.admission.offline),
+    """Pods created one after another through `spreadgate admit`'s engine (py_engine.workloadspread.admission.offline),
     each admission's status write kept: every pod goes to the first subset, in spec order, that is
     unlimited or below its cap (docs/design-workloadspread.md §2.1.1), so no subset ever holds more
     pods than its cap; with every subset full the pod is admitted without a subset. Both with the

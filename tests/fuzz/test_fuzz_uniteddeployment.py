@@ -49,8 +49,8 @@ from ud_strategies import (
 )
 
 from py_engine.cli import main
-from py_engine.united.plan import plan
-from py_engine.united.state import state_from_objects
+from py_engine.uniteddeployment.controller.plan import plan
+from py_engine.uniteddeployment.controller.state import state_from_objects
 from py_engine.validation.uniteddeployment import review_uniteddeployment
 from webhook.review import MAX_DEPTH, ReviewError, parse_review
 

@@ -227,8 +227,8 @@ hostile_uds = ud_hostile(uniteddeployments())
 def _planned_workloads(ud: dict[str, Any]) -> list[dict[str, Any]]:
     """The objects the planner would create for `ud` with nothing existing (revision and
     workloads); none when it cannot plan (the fuzz tests then find out why)."""
-    from py_engine.united.plan import plan
-    from py_engine.united.state import state_from_objects
+    from py_engine.uniteddeployment.controller.plan import plan
+    from py_engine.uniteddeployment.controller.state import state_from_objects
 
     try:
         result = plan(state_from_objects([ud]), NOW_TIME)

@@ -36,13 +36,13 @@ from manifest_support import (
 from webhook_testkit import ZONE, shared_ca, wait_until, write_cert
 
 from py_engine.cli import build_parser
-from py_engine.controller.runtime.daemon import ControllerRuntime
-from py_engine.controller.runtime.leader import LeaderConfig
 from py_engine.model import MATCHED_ANNOTATION
+from py_engine.runtime.leader import LeaderConfig
 from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.interface import ApiError
 from py_engine.sim.nodepool import nodes_from_description
+from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
 from webhook.certs import SelfSignedOptions
 from webhook.runtime import Webhook, WebhookOptions
 

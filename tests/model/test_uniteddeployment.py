@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from united.ud_testkit import ud_object
+from ud_testkit import ud_object
 
 from py_engine.model.errors import ModelError
 from py_engine.model.ud_conversion import status_to_v1alpha1, status_to_v1beta1

@@ -29,17 +29,17 @@ FULL = os.environ.get("SPREADGATE_MUTATION") == "1"
 
 def test_decision_packages_are_the_pure_ones() -> None:
     modules = mutation.decision_modules(mutation.DECISION_PACKAGES)
-    assert "py_engine/united/capacity.py" in modules and "py_engine/admission/reserve.py" in modules
+    assert "py_engine/uniteddeployment/controller/capacity.py" in modules and "py_engine/workloadspread/admission/reserve.py" in modules
     assert not [m for m in modules if "/runtime/" in m or m.endswith("__init__.py")]
     assert {mutation.package_of(m) for m in modules} == set(mutation.DECISION_PACKAGES)
 
 
 def test_the_written_configuration_replaces_the_projects_section(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
-    mutation.configure(tmp_path, ["py_engine/united/capacity.py"], ["tests/united/"])
+    mutation.configure(tmp_path, ["py_engine/uniteddeployment/controller/capacity.py"], ["tests/uniteddeployment/controller/"])
     config = tomllib.loads((tmp_path / "pyproject.toml").read_text())
-    assert config["tool"]["mutmut"]["source_paths"] == ["py_engine/united/capacity.py"]
-    assert config["tool"]["mutmut"]["pytest_add_cli_args_test_selection"] == ["tests/united/"]
+    assert config["tool"]["mutmut"]["source_paths"] == ["py_engine/uniteddeployment/controller/capacity.py"]
+    assert config["tool"]["mutmut"]["pytest_add_cli_args_test_selection"] == ["tests/uniteddeployment/controller/"]
     assert config["tool"]["pytest"]["ini_options"]["timeout"] == 120, "the rest of the file is kept"
 
 

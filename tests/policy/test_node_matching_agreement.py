@@ -9,7 +9,7 @@ numeric strings for Gt/Lt, taints with all three effects, names):
 * a taint set against tolerations: "are its NoSchedule/NoExecute taints tolerated"
   is the same (both ignore PreferNoSchedule, which only scores);
 * a whole admission: a subset is eligible for the pod exactly when some node
-  fits the pod as `spreadgate` injects it into that subset (`py_engine/admission/inject.py`)
+  fits the pod as `spreadgate` injects it into that subset (`py_engine/workloadspread/admission/inject.py`)
   by the scheduler's predicates. This covers what the helper level cannot: the pod's
   nodeSelector, ORed pod terms, the subset term ANDed into each, and empty terms.
 
@@ -30,8 +30,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from py_engine.admission.eligibility import SUBSET_DECISION_RULE, build_eligibility_input
-from py_engine.admission.inject import inject
 from py_engine.policy import PolicyEngine, PolicySource, create_engine, load_policy_sources
 from py_engine.semantics.scheduling import (
     node_selector_term_matches,
@@ -39,6 +37,8 @@ from py_engine.semantics.scheduling import (
     tolerates_unschedulable,
     untolerated_taint,
 )
+from py_engine.workloadspread.admission.eligibility import SUBSET_DECISION_RULE, build_eligibility_input
+from py_engine.workloadspread.admission.inject import inject
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -120,7 +120,7 @@ def nodes(draw: st.DrawFn, name: str | None = None) -> dict[str, Any]:
 
 
 def facts(node: dict[str, Any]) -> dict[str, Any]:
-    """The node as the policy's inventory carries it (`py_engine/admission/nodes.py`)."""
+    """The node as the policy's inventory carries it (`py_engine/workloadspread/admission/nodes.py`)."""
     return {
         "name": node["metadata"]["name"],
         "labels": node["metadata"]["labels"],

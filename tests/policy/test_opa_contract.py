@@ -43,11 +43,11 @@ TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:  # when run as a script (--record)
     sys.path.insert(0, str(TESTS))
 
-from py_engine.admission.eligibility import SUBSET_DECISION_RULE, build_eligibility_input  # noqa: E402
 from py_engine.policy import PolicyEngine, create_engine  # noqa: E402
 from py_engine.policy.opa_rest import OpaRestEngine, rule_to_data_path  # noqa: E402
 from py_engine.validation import build_review_input  # noqa: E402
 from py_engine.validation.validator import VALIDATION_RULE  # noqa: E402
+from py_engine.workloadspread.admission.eligibility import SUBSET_DECISION_RULE, build_eligibility_input  # noqa: E402
 
 REPO = TESTS.parent
 RECORDED = Path(__file__).resolve().parent / "recorded"

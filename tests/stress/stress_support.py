@@ -38,15 +38,15 @@ import urllib3
 from webhook_testkit import CRD, SPREADS, WebhookProcess, shared_ca, spread, wait_until, write_cert
 
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS, KubeClient
-from py_engine.controller.options import ReconcileOptions
-from py_engine.controller.reconcile import reconcile
-from py_engine.controller.runtime.loop import LoopOptions, SpreadController
-from py_engine.controller.runtime.sources import ListedSource
-from py_engine.controller.runtime.views import view_for
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.clock import RealClock
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer, serve_https
+from py_engine.workloadspread.controller.options import ReconcileOptions
+from py_engine.workloadspread.controller.reconcile import reconcile
+from py_engine.workloadspread.controller.runtime.loop import LoopOptions, SpreadController
+from py_engine.workloadspread.controller.runtime.sources import ListedSource
+from py_engine.workloadspread.controller.runtime.views import view_for
 
 FULL = os.environ.get("SPREADGATE_STRESS") == "1"
 """The full variants (10 trials x 1,000 creates) run only with SPREADGATE_STRESS=1."""

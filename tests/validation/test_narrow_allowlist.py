@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from py_engine.admission.patch_guard import PatchGuard
 from py_engine.policy import create_engine
 from py_engine.validation import build_review_input, validate_spread
+from py_engine.workloadspread.admission.patch_guard import PatchGuard
 
 ENGINE = create_engine()
 WORKLOAD = {"spec": {"selector": {"matchLabels": {"app": "web"}},

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from py_engine.admission.patch_guard import PatchGuard
 from py_engine.policy import create_engine
 from py_engine.validation import build_review_input, validate_spread
+from py_engine.workloadspread.admission.patch_guard import PatchGuard
 
 ENGINE = create_engine()
 

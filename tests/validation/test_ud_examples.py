@@ -12,7 +12,6 @@ import pytest
 import regorus
 import yaml
 
-from py_engine.admission.service import AdmissionService, ServiceConfig
 from py_engine.cli import main
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
 from py_engine.semantics.clock import RealClock
@@ -22,6 +21,7 @@ from py_engine.validation.ud_gatekeeper import (
     ud_gatekeeper_documents,
 )
 from py_engine.validation.uniteddeployment import UD_VALIDATION_RULE
+from py_engine.workloadspread.admission.service import AdmissionService, ServiceConfig
 from webhook.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from webhook_testkit import AnswersAtOnce
 
-from py_engine.admission.service import Decision
+from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
 

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from py_engine.admission.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
-from py_engine.admission.service import AdmissionService
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
 from py_engine.validation.authorship import ResourceCheck, UserInfo
+from py_engine.workloadspread.admission.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
+from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
 ENGINE = create_engine()
@@ -171,7 +171,7 @@ def test_system_masters_are_not_asked() -> None:
 def test_the_knobs_are_documented_with_their_defaults() -> None:
     from pathlib import Path
 
-    from py_engine.admission.authorization import DEFAULT_TTL
+    from py_engine.workloadspread.admission.authorization import DEFAULT_TTL
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
     tuning = text[text.index("## Tuning"):]

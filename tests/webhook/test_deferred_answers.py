@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from webhook_testkit import AnswersAtOnce, shared_ca, wait_until, write_cert
 
-from py_engine.admission.service import Answer, Decision
+from py_engine.workloadspread.admission.service import Answer, Decision
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
 from webhook.server import TLSServer

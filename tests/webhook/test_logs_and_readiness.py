@@ -15,9 +15,9 @@ from logging_kit import root_logger_restored
 from webhook_testkit import AnswersAtOnce
 
 from py_engine import logsetup
-from py_engine.admission.service import Decision
 from py_engine.policy import PolicyError, create_engine
 from py_engine.policy.opa_rest import OpaRestEngine
+from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
 from webhook.readiness import PolicyHealth, Readiness

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from webhook_testkit import AnswersAtOnce, shared_ca, wait_until, write_cert
 
-from py_engine.admission.service import Decision
+from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
 from webhook.limits import MIB, ServerLimits
 from webhook.metrics import WebhookMetrics

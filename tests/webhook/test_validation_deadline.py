@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from py_engine import logsetup
-from py_engine.admission.service import AdmissionService
 from py_engine.policy import PolicySource
 from py_engine.policy.isolated import IsolatedEngine
 from py_engine.semantics.clock import RealClock
+from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
 # Tens of millions of steps: the deadline always passes first.

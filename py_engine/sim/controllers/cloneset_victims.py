@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from py_engine.semantics.timeutil import TimestampError, parse_time
+from py_engine.semantics.timeutil import parse_time_or_none
 from py_engine.sim.controllers.victims import deletion_cost
 from py_engine.sim.interface import JSON
 
@@ -96,7 +96,7 @@ class _Facts:
         self.cost = deletion_cost(pod)
         self.restarts = max((int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or []),
                             default=0)
-        self.created = _time((pod.get("metadata") or {}).get("creationTimestamp"))
+        self.created = parse_time_or_none((pod.get("metadata") or {}).get("creationTimestamp"))
 
 
 def _compare(a: _Facts, b: _Facts) -> int:
@@ -140,16 +140,7 @@ def _ready(pod: JSON) -> bool:
 
 def _ready_since(pod: JSON) -> datetime | None:
     ready = _condition(pod, "Ready")
-    return None if ready is None else _time(ready.get("lastTransitionTime"))
-
-
-def _time(text: object) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return parse_time(text)
-    except TimestampError:
-        return None
+    return None if ready is None else parse_time_or_none(ready.get("lastTransitionTime"))
 
 
 def _uid(pod: JSON) -> str:

@@ -21,13 +21,14 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
+from py_engine.semantics.timeutil import parse_time_or_none
+from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.sim.interface import JSON
 
 __all__ = ["choose_victims", "deletion_cost", "deletion_order"]
 
-_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
@@ -63,7 +64,7 @@ def deletion_cost(pod: JSON) -> int:
     digits are read as they are (`-007` is -7). A `+`, any other character or a value outside
     int32 makes the annotation invalid, which counts as 0.
     """
-    text = ((pod.get("metadata") or {}).get("annotations") or {}).get(_COST_ANNOTATION)
+    text = ((pod.get("metadata") or {}).get("annotations") or {}).get(DELETION_COST_ANNOTATION)
     if not isinstance(text, str):
         return 0
     negative = text.startswith("-")
@@ -94,11 +95,11 @@ class _Candidate:
         self.phase = _PHASE_ORDINAL.get(str(status.get("phase") or ""), 0)
         ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
         self.ready = ready is not None and ready.get("status") == "True"
-        self.ready_since = _time(ready.get("lastTransitionTime")) if self.ready and ready else None
+        self.ready_since = parse_time_or_none(ready.get("lastTransitionTime")) if self.ready and ready else None
         self.restarts = max((int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or []),
                             default=0)
         self.cost = deletion_cost(pod)
-        self.created = _time(meta.get("creationTimestamp"))
+        self.created = parse_time_or_none(meta.get("creationTimestamp"))
 
 
 def _compare(a: _Candidate, b: _Candidate) -> int:
@@ -162,14 +163,3 @@ def _ranks(active: Sequence[JSON], related: Sequence[JSON] | None) -> list[int]:
 def _active(pod: JSON) -> bool:
     phase = (pod.get("status") or {}).get("phase")
     return phase not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
-
-
-def _time(text: object) -> datetime | None:
-    """An RFC 3339 timestamp; None (the zero time) when missing or unreadable."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)

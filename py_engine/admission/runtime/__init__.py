@@ -1,8 +1,0 @@
-"""The admission runtime: the I/O behind the webhook's admission service.
-
-`service_view.LiveAdmissionView` reads through watch caches (the live `AdmissionReader`);
-`committer.Committer` writes reservations to WorkloadSpread statuses with group commit (the
-live `SpreadCommitter`). Both ports are described in `py_engine.admission.ports`; the pure
-decisions stay in `py_engine.admission`, which must not import this package or the API client
-(`.importlinter`).
-"""

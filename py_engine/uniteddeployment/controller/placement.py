@@ -1,0 +1,58 @@
+"""A subset's placement applied to a pod template: node affinity and tolerations.
+
+The subset's `nodeSelectorTerm` requirements are ANDed into every required
+node-affinity term of the template (one empty term is added when there is none),
+so each OR branch keeps its own constraints. Kruise uses only `matchExpressions`;
+`matchFields` are ANDed in the same way here (docs/uniteddeployment.md,
+"Differences from Kruise"). Tolerations are appended.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from py_engine.model.uniteddeployment import UdSubset
+from py_engine.uniteddeployment.controller.jsonview import as_list
+
+JSON = dict[str, Any]
+
+
+def _child(parent: JSON, key: str) -> JSON:
+    value = parent.get(key)
+    if not isinstance(value, dict):
+        value = {}
+        parent[key] = value
+    return value
+
+
+def attach_node_affinity(pod_spec: JSON, term: Mapping[str, Any] | None) -> None:
+    """AND the term's requirements into every required term of `pod_spec` (in place)."""
+    if not term:
+        return
+    expressions = list(term.get("matchExpressions") or [])
+    fields = list(term.get("matchFields") or [])
+    if not expressions and not fields:
+        return
+    required = _child(_child(_child(pod_spec, "affinity"), "nodeAffinity"),
+                      "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = required.get("nodeSelectorTerms")
+    if not isinstance(terms, list) or not terms:
+        terms = [{}]
+    merged = []
+    for existing in terms:
+        entry = dict(existing) if isinstance(existing, Mapping) else {}
+        if expressions:
+            entry["matchExpressions"] = as_list(entry.get("matchExpressions")) + copy.deepcopy(expressions)
+        if fields:
+            entry["matchFields"] = as_list(entry.get("matchFields")) + copy.deepcopy(fields)
+        merged.append(entry)
+    required["nodeSelectorTerms"] = merged
+
+
+def attach_tolerations(pod_spec: JSON, subset: UdSubset) -> None:
+    if subset.tolerations:
+        current = pod_spec.get("tolerations")
+        base = list(current) if isinstance(current, list) else []
+        pod_spec["tolerations"] = base + [copy.deepcopy(dict(t)) for t in subset.tolerations]
