@@ -11,9 +11,11 @@ from typing import Any
 
 import kubernetes
 import pytest
+import urllib3
 from kubernetes.client import ApiException
 
 from py_engine.sim.apiserver import ApiServer
+from py_engine.sim.http_server import RunningServer
 
 APPLY = "application/apply-patch+yaml"
 NS = "default"
@@ -212,3 +214,28 @@ def test_apply_body_is_checked_like_kube_apiserver(apps_v1: kubernetes.client.Ap
     assert refused(apps_v1, managed, "alice")["message"] == "metadata.managedFields must be nil"
     duplicate = deployment(env=[{"name": "A", "value": "1"}, {"name": "A", "value": "2"}])
     assert refused(apps_v1, duplicate, "alice")["code"] == 400
+
+
+MALFORMED = [
+    b"null", b"[]", b"5", b"a: [", b"apiVersion: apps/v1\nkind: Deployment\nmetadata: null\n",
+    b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: [1, 2]\n",
+    b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {template: {spec: {containers: [5]}}}\n",
+    b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, labels: [x]}\nspec: {replicas: many}\n",
+    b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: other}\n",
+    b"apiVersion: apps/v1\nkind: Pod\nmetadata: {name: web}\n",
+]
+
+
+def test_a_malformed_apply_is_a_client_error_never_a_crash(https_server: RunningServer,
+                                                           apps_v1: kubernetes.client.AppsV1Api) -> None:
+    apply(apps_v1, deployment(2), "alice")
+    pool = urllib3.HTTPSConnectionPool("127.0.0.1", https_server.port, cert_reqs="CERT_REQUIRED",
+                                       ca_cert_data=https_server.ca_pem, retries=False)
+    try:
+        for body in MALFORMED:
+            resp = pool.request("PATCH", f"/apis/apps/v1/namespaces/{NS}/deployments/web?fieldManager=bob",
+                                body=body, headers={"Content-Type": APPLY,
+                                                    "Authorization": f"Bearer {https_server.token}"})
+            assert 400 <= resp.status < 500, (body, resp.data)  # the fixture checks no exception was logged
+    finally:
+        pool.close()
