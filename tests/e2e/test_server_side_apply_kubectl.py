@@ -9,6 +9,7 @@ the text checked here is what a user sees on a real cluster.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -161,3 +162,17 @@ def test_admission_and_dry_run_apply_to_server_side_applies(kubectl: Kubectl) ->
     assert "serverside-applied (server dry run)" in out
     stored = kubectl.get("WorkloadSpread", "worker-spot")["spec"]["scheduleStrategy"]
     assert stored["adaptive"]["rescheduleCriticalSeconds"] == 60
+
+
+def test_switching_from_client_side_apply_is_no_conflict(kubectl: Kubectl) -> None:
+    deployment = docs_of("elastic-pool.yaml")[0]
+    deployment["metadata"]["name"] = "web-csa"
+    kubectl.ok("apply", "-f", kubectl.write("csa.yaml", [deployment]))
+    deployment["spec"]["replicas"] = 3
+    out = kubectl.ok("apply", "--server-side", "-f", kubectl.write("csa-3.yaml", [deployment]))
+    assert "deployment.apps/web-csa serverside-applied" in out
+    switched = kubectl.get("Deployment", "web-csa")
+    assert switched["spec"]["replicas"] == 3
+    assert appliers(switched)[("kubectl", "Apply", "")]["f:spec"]["f:replicas"] == {}
+    last = json.loads(switched["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"])
+    assert last["spec"]["replicas"] == 3  # kept in step, so a later client-side apply still works

@@ -237,5 +237,11 @@ def test_a_malformed_apply_is_a_client_error_never_a_crash(https_server: Running
                                 body=body, headers={"Content-Type": APPLY,
                                                     "Authorization": f"Bearer {https_server.token}"})
             assert 400 <= resp.status < 500, (body, resp.data)  # the fixture checks no exception was logged
+        # A YAML body (what the content type names) is read as such.
+        yaml_body = (b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2  # same\n")
+        resp = pool.request("PATCH", f"/apis/apps/v1/namespaces/{NS}/deployments/web?fieldManager=bob", body=yaml_body,
+                            headers={"Content-Type": APPLY, "Authorization": f"Bearer {https_server.token}"})
+        assert resp.status == 200, resp.data
+        assert "bob" in {e["manager"] for e in json.loads(resp.data)["metadata"]["managedFields"]}
     finally:
         pool.close()
