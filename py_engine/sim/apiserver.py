@@ -75,7 +75,7 @@ from py_engine.sim.defaulting import (
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.identity import user_from_json
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, PatchType, WatchEvent
-from py_engine.sim.pruning import prune_custom_status
+from py_engine.sim.pruning import prune_custom_object, prune_custom_status
 from py_engine.sim.rbac_aggregation import ClusterRoleAggregator
 from py_engine.sim.resources import (
     Registry,
@@ -838,6 +838,9 @@ class ApiServer:
             raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
         ns = self._ns_key(rd, namespace, config if isinstance(config, dict) else None)
         config = self._check_applied(rd, name, config)
+        if rd.crd:  # fields the schema prunes from the object are nobody's either
+            config = json_copy(config)
+            prune_custom_object(config, rd.schema)
         schema, scope = self._apply_schema(rd), self._scope(rd, subresource)
         precondition = str(config["metadata"].get("resourceVersion") or "")
         for _ in range(_RETRIES):

@@ -245,3 +245,25 @@ def test_a_malformed_apply_is_a_client_error_never_a_crash(https_server: Running
         assert "bob" in {e["manager"] for e in json.loads(resp.data)["metadata"]["managedFields"]}
     finally:
         pool.close()
+
+
+def test_fields_a_crd_schema_prunes_are_not_owned(apiserver: ApiServer,
+                                                   custom_objects: kubernetes.client.CustomObjectsApi) -> None:
+    from py_engine.assembled_stack import load_crd
+
+    apiserver.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, load_crd())
+    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "metadata": {"name": "s"},
+              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                       "subsets": [{"name": "a", "maxReplicas": 1}], "bogus": 1}}
+    resp = custom_objects.patch_namespaced_custom_object("spreadgate.dev", "v1alpha1", NS, "workloadspreads", "s",
+                                                         spread, field_manager="alice", _content_type=APPLY,
+                                                         _preload_content=False)
+    try:
+        assert resp.status == 201
+        out = json.loads(resp.data)
+    finally:
+        resp.release_conn()
+    assert "bogus" not in out["spec"]
+    (entry,) = out["metadata"]["managedFields"]
+    assert set(entry["fieldsV1"]["f:spec"]) == {"f:targetRef", "f:subsets"}
+    assert entry["fieldsV1"]["f:spec"]["f:subsets"]['k:{"name":"a"}'] == {".": {}, "f:maxReplicas": {}, "f:name": {}}
