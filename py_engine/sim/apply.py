@@ -94,19 +94,21 @@ class ApplyConflicts(Exception):
 # ------------------------------------------------------------------ scope
 
 
-def tracked(obj: dict[str, Any], scope: str) -> dict[str, Any]:
+def tracked(obj: dict[str, Any], scope: str, *, identity: bool = False) -> dict[str, Any]:
     """The part of `obj` whose ownership is recorded (a shallow view, `obj` untouched).
 
     `scope`: `all` (a kind without a status subresource), `main` (the main resource of one
     with it: `status` is the status writer's) or `status` (the status subresource).
-    apiVersion, kind and identity metadata (name, uid, resourceVersion, ...) are never owned.
+    apiVersion, kind and identity metadata (name, uid, resourceVersion, ...) are never recorded;
+    `identity` keeps them (an apply's configuration owns them while it prunes, as in
+    structured-merge-diff, which strips them only from what it records).
     """
     out: dict[str, Any] = {}
     for key, value in obj.items():
-        if key in ("apiVersion", "kind") or (scope == "status" and key != "status") or \
+        if (key in ("apiVersion", "kind") and not identity) or (scope == "status" and key != "status") or \
                 (scope == "main" and key == "status"):
             continue
-        if key == "metadata" and isinstance(value, dict):
+        if key == "metadata" and isinstance(value, dict) and not identity:
             meta = {k: v for k, v in value.items() if k not in _UNTRACKED_META}
             if meta:
                 out[key] = meta
@@ -411,7 +413,7 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], schema: sch.Schem
     others = _others(managers, me.identity)
     merged = merge(json_copy(base), config, schema)  # pruned in place below: share nothing with base
     if previous is not None and previous.fields:
-        owned = applied
+        owned = field_set(tracked(config, scope, identity=True), schema)
         for m in others:
             owned = union(owned, m.fields)
         _prune(merged, schema, previous.fields, owned)

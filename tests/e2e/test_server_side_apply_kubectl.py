@@ -90,7 +90,7 @@ def appliers(obj: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
 
 
 
-def test_every_playground_example_applies_server_side_and_again_unchanged(kubectl: Kubectl) -> None:
+def test_every_playground_example_applies_server_side_again_changed_and_back(kubectl: Kubectl) -> None:
     examples = playground_examples()
     assert {e.name for e in examples} >= {"elastic-pool.yaml", "spot-fallback-adaptive.yaml", "ud-cpu-platforms.yaml",
                                           "ud-ecs-then-serverless.yaml", "zones-20-20-60.yaml"}
@@ -102,9 +102,20 @@ def test_every_playground_example_applies_server_side_and_again_unchanged(kubect
         again = kubectl.ok("apply", "--server-side", "-f", str(example))
         assert again.count("serverside-applied") == len(docs), again
         for doc, obj in zip(docs, before, strict=True):
-            after = kubectl.get(doc["kind"], doc["metadata"]["name"])
             # An unchanged configuration writes nothing.
+            after = kubectl.get(doc["kind"], doc["metadata"]["name"])
             assert after["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"], example.name
+        labelled = [{**d, "metadata": {**d["metadata"], "labels": {**d["metadata"].get("labels", {}),
+                                                                    "changed": "yes"}}} for d in docs]
+        kubectl.ok("apply", "--server-side", "-f", kubectl.write(f"labelled-{example.name}", labelled))
+        for doc in docs:
+            assert kubectl.get(doc["kind"], doc["metadata"]["name"])["metadata"]["labels"]["changed"] == "yes"
+        # Applied again without it: the label kubectl owned alone is removed, nothing else changes.
+        kubectl.ok("apply", "--server-side", "-f", str(example))
+        for doc, obj in zip(docs, before, strict=True):
+            after = kubectl.get(doc["kind"], doc["metadata"]["name"])
+            assert "changed" not in (after["metadata"].get("labels") or {}), example.name
+            assert after["spec"] == obj["spec"], example.name
 
 
 def test_a_changed_field_then_a_scale_conflict_then_force(kubectl: Kubectl) -> None:

@@ -223,3 +223,9 @@ def test_update_entries_are_capped() -> None:
     assert "m00" not in names and "m11" in names
     bucket = next(e for e in entries if e["manager"] == "ancient-changes")
     assert set(bucket["fieldsV1"]) == {"f:x0", "f:x1", "f:x2"}
+
+
+def test_dropping_the_only_label_keeps_the_metadata_the_configuration_names() -> None:
+    first = run(None, dep(2, labels={"changed": "yes"}), [], "alice")
+    second = run(first.obj, dep(2), first.managers, "alice")
+    assert second.obj["metadata"] == {"name": "d"}  # labels gone, metadata (its name) kept
