@@ -363,27 +363,29 @@ class _Walk:
             self._map_list(value, keys, path)
 
     def _set(self, value: list[Any], path: str) -> None:
-        seen: list[Any] = []
+        seen: set[Any] = set()
         for i, item in enumerate(value):
-            if any(same_json(item, s) for s in seen):
+            key = _hashable(item)
+            if key in seen:
                 self.add(_duplicate(f"{path}[{i}]", item))
             else:
-                seen.append(item)
+                seen.add(key)
 
     def _map_list(self, value: list[Any], keys: list[str], path: str) -> None:
         for i, item in enumerate(value):
             if item is not None and not isinstance(item, dict):
                 self.add(_invalid(f"{path}[{i}]", item, "must be an object for an array of list-type map"))
                 return
-        seen: list[dict[str, Any]] = []
+        seen: set[Any] = set()
         for i, item in enumerate(value):
             if item is None:
                 continue
             key = {k: item[k] for k in keys if k in item}
-            if any(same_json(key, s) for s in seen):
+            hashed = _hashable(key)
+            if hashed in seen:
                 self.add(_duplicate(f"{path}[{i}]", key))
             else:
-                seen.append(key)
+                seen.add(hashed)
 
     def _object(self, value: Mapping[str, Any], schema: Schema, path: str, depth: int, *, root: bool,
                 old: Any) -> None:
@@ -418,6 +420,21 @@ class _Walk:
                 self.value(child, sub, _child(path, key), depth + 1, old=was)
             elif isinstance(extra, dict) and key not in properties:
                 self.value(child, extra, _child(path, key), depth + 1, old=was)
+
+
+def _hashable(value: Any) -> Any:
+    """A hashable stand-in for a JSON value, equal exactly when `same_json` says the values are
+    (1 and 1.0 alike, true not 1), so duplicates are found in one pass instead of comparing every
+    pair (5,000 list-map items cost 19 s of CPU that way)."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, int | float):
+        return ("n", value)
+    if isinstance(value, dict):
+        return ("d", frozenset((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("l", tuple(_hashable(v) for v in value))
+    return ("s", value)
 
 
 def _correlated_items(old: Any, list_type: Any, keys: list[str]) -> Callable[[Any], Any]:
