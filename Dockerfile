@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Spreadgate image: the wheel, installed into a slim Python, run as the non-root uid the
-# manifests expect (65532). Build and push: see README "Deploying to a cluster".
+# manifests expect (65532). Build and push: see README, "Deploying to a cluster".
 #
 #   docker build -t registry.example.com/spreadgate:0.1.0 .
 #

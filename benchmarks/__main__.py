@@ -3,7 +3,7 @@
 Each `bench_*` module measures its subject beside a baseline in the same run
 and prints a table; this runner prints the machine first and, at the end, one
 Targets table that puts every performance figure beside its target (see
-"Performance and reliability" in README.md; a module lists its own through
+"Targets" in README.md and docs/performance.md; a module lists its own through
 `targets(result, quick)`).
 """
 

@@ -15,15 +15,15 @@ from functools import partial
 from typing import Any
 
 from benchmarks.common import machine_description, print_table, time_per_call
-from py_engine.policy import PolicySource, create_engine, load_policy_sources
-from py_engine.validation import VALIDATION_RULE, build_review_input
-from py_engine.workloadspread.admission.eligibility import (
+from py_engine.placement.classes import constrained_label_keys, policy_node_classes
+from py_engine.placement.eligibility import (
     SUBSET_DECISION_RULE,
     EligibilityCache,
     build_eligibility_input,
     decide_eligibility_cached,
 )
-from py_engine.workloadspread.admission.nodes import constrained_label_keys, policy_node_classes
+from py_engine.policy import PolicySource, create_engine, load_policy_sources
+from py_engine.validation import VALIDATION_RULE, build_review_input
 
 TRIVIAL = PolicySource("bench_baseline.rego", "package bench\nimport rego.v1\nfloor := true\n")
 
@@ -84,13 +84,13 @@ def main(quick: bool = False) -> list[dict[str, Any]]:
 
     def with_node_classes() -> dict[str, Any]:
         classes = policy_node_classes(cluster, keys, keep_names=by_name)
-        return build_eligibility_input(pod(), spread, nodes=classes)
+        return build_eligibility_input(pod(), spread["spec"]["subsets"], nodes=classes)
 
     cases: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
         ("validation (10 subsets)", VALIDATION_RULE, lambda: build_review_input(spread)),
-        ("subset decision (10 subsets)", SUBSET_DECISION_RULE, lambda: build_eligibility_input(pod(), spread)),
+        ("subset decision (10 subsets)", SUBSET_DECISION_RULE, lambda: build_eligibility_input(pod(), spread["spec"]["subsets"])),
         ("subset decision + 100 raw nodes", SUBSET_DECISION_RULE,
-         lambda: build_eligibility_input(pod(), spread, nodes=nodes(100))),
+         lambda: build_eligibility_input(pod(), spread["spec"]["subsets"], nodes=nodes(100))),
         ("subset decision + 1,000 nodes as classes", SUBSET_DECISION_RULE, with_node_classes),
     ]
     rows: list[list[str]] = []
@@ -112,7 +112,7 @@ def main(quick: bool = False) -> list[dict[str, Any]]:
     )
     decision = float(results[1]["seconds"])
     print(f"  subset decision target <= 100 us: {'met' if decision <= 100e-6 else 'NOT met'} ({decision * 1e6:.1f} us)")
-    results.append(_cache_hit(engine, build_eligibility_input(pod(), spread), repeat))
+    results.append(_cache_hit(engine, build_eligibility_input(pod(), spread["spec"]["subsets"]), repeat))
     return results
 
 

@@ -20,8 +20,9 @@ administrator). The kubeconfig written for people is the administrator's. Two mo
   stamps its records with virtual time but waits in real time (`HybridClock`):
   its commit deadlines and back-offs are about the HTTP round trips it makes.
 * **real** (`spreadgate cluster`, watch-driven tests): the cluster runs its
-  threads and the controller runs as in production (`ControllerRuntime`:
-  watch caches, triggers, workers), all in real time.
+  threads and the controllers run as in production: one `Manager`
+  (`py_engine.runtime.manager`) with both controllers over shared watch caches,
+  triggers and workers, as `spreadgate controller` builds it, all in real time.
 """
 
 from __future__ import annotations
@@ -49,15 +50,16 @@ from py_engine.resources import (
     read_yaml,
     read_yaml_documents,
 )
+from py_engine.runtime.manager import Manager
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 from py_engine.sim.tls import CertificateAuthority
 from py_engine.uniteddeployment.controller.runtime.loop import UnitedController, UnitedOptions
 from py_engine.uniteddeployment.controller.runtime.resources import kruise_workload_crds
-from py_engine.uniteddeployment.controller.runtime.runtime import UnitedRuntime
+from py_engine.uniteddeployment.controller.runtime.runtime import add_united_controller
 from py_engine.uniteddeployment.controller.runtime.source import ListedUnitedSource
-from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
+from py_engine.workloadspread.controller.runtime.daemon import add_spread_controller
 from py_engine.workloadspread.controller.runtime.loop import LoopOptions, SpreadController
 from py_engine.workloadspread.controller.runtime.sources import ListedSource
 from webhook.runtime import Webhook, WebhookOptions
@@ -184,13 +186,12 @@ class Stack:
         self.hook: Webhook | None = None
         self.client: KubeClient | None = None
         self.controller: SpreadController | None = None
-        self.runtime: ControllerRuntime | None = None
+        self.manager: Manager | None = None
         self.source: ListedSource | None = None
         # UnitedDeployments (on by default): the CRD, Kruise's workload CRDs when absent, the controller.
         self.united = united
         self.united_options = united_options or UnitedOptions()
         self.united_controller: UnitedController | None = None
-        self.united_runtime: UnitedRuntime | None = None
         self.united_source: ListedUnitedSource | None = None
 
     # ------------------------------------------------------------ lifecycle
@@ -252,31 +253,25 @@ class Stack:
         """Start (or restart, after `stop_controller`) the controller loop."""
         kubeconfig = self.controller_kubeconfig or str(self.cluster.kubeconfig_path)
         self.client = KubeClient.load(kubeconfig, timeout=10)
-        if self.virtual:
-            self.source = ListedSource(self.client)
-            self.controller = SpreadController(self.client, self.source, self.clock, self.options)
-        else:
-            self.runtime = ControllerRuntime(self.client, clock=self.clock, options=self.options,
-                                             watch_timeout_seconds=60).start()
-            self.controller = self.runtime.controller
+        if not self.virtual:
+            self.manager = Manager(self.client, clock=self.clock, watch_timeout_seconds=60)
+            self.controller = add_spread_controller(self.manager, options=self.options)
+            if self.united:
+                self.united_controller = add_united_controller(self.manager, options=self.united_options)
+            self.manager.start()
+            return
+        self.source = ListedSource(self.client)
+        self.controller = SpreadController(self.client, self.source, self.clock, self.options)
         if self.united:
-            if self.virtual:
-                self.united_source = ListedUnitedSource(self.client)
-                self.united_controller = UnitedController(self.client, self.united_source, self.clock,
-                                                          self.united_options)
-            else:
-                self.united_runtime = UnitedRuntime(self.client, clock=self.clock, options=self.united_options,
-                                                    watch_timeout_seconds=60).start()
-                self.united_controller = self.united_runtime.controller
+            self.united_source = ListedUnitedSource(self.client)
+            self.united_controller = UnitedController(self.client, self.united_source, self.clock,
+                                                      self.united_options)
 
     def stop_controller(self) -> None:
         """Stop the controller as a crash would leave things: no cleanup writes."""
-        if self.runtime is not None:
-            self.runtime.stop()
-            self.runtime = None
-        if self.united_runtime is not None:
-            self.united_runtime.stop()
-            self.united_runtime = None
+        if self.manager is not None:
+            self.manager.stop()
+            self.manager = None
         elif self.united_controller is not None:
             self.united_controller.stop()
         self.united_controller = None

@@ -4,8 +4,8 @@ CPython collects its youngest generation after every 700 net allocations of cont
 (dicts, lists, tuples, class instances). An admission allocates a few hundred of them, and
 those of a pod waiting for its batch's status write survive into the older generations, so at
 Python's setting the collector ran about once per 11 admissions and cost 34 µs per admission
-under the benchmark's load, against 8 µs per request for a no-op on the same server (README,
-"Performance and reliability"). At 10,000 it ran once per several hundred admissions and cost
+under the benchmark's load, against 8 µs per request for a no-op on the same server (docs/performance.md,
+"Costs found, and what changed"). At 10,000 it ran once per several hundred admissions and cost
 5 µs per admission; each run then walks at most that many young objects (0.26 ms for 10,000 in
 one thread without a server).
 

@@ -14,12 +14,12 @@ from typing import Any
 from py_engine.apiclient import KubeClient
 from py_engine.metrics import Gauge
 from py_engine.model.resource import SPREADS
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS, IsolatedEngine
 from py_engine.semantics.clock import Clock, RealClock
 from py_engine.workloadspread.admission.authorization import DEFAULT_TTL, AuthorGate
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
-from py_engine.workloadspread.admission.nodes import NodeClassCache
 from py_engine.workloadspread.admission.runtime.access_review import KubeAccessReviewer
 from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView

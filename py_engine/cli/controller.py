@@ -15,11 +15,14 @@ ServiceAccount needs get/list/watch on it (docs/operations.md, "RBAC"). Spreads
 over any other custom kind report `TargetNotFound` (`KindNotAllowed`).
 
 `--united-deployments` (default on) runs the UnitedDeployment controller in the
-same process, under the same Lease (`py_engine/uniteddeployment/controller/runtime`, docs/uniteddeployment.md);
-it is skipped, with a log line, when the cluster has no UnitedDeployment CRD.
+same process (`py_engine/uniteddeployment/controller/runtime`, docs/uniteddeployment.md): both
+run in one `Manager` (`py_engine/runtime/manager.py`) with shared watch caches and one Lease,
+whose gain starts both and whose loss stops both. It is skipped, with a log line, when the
+cluster has no UnitedDeployment CRD.
 
 `--metrics-port` serves Prometheus metrics on `/metrics` (sync duration,
-writes by kind, queue depth, conflicts, leadership). Exit status: 0 after
+writes by kind, queue depth, conflicts, leadership), `/healthz` and `/readyz` (503 until
+every watch cache has its first list). Exit status: 0 after
 SIGINT/SIGTERM, 1 when leadership was lost (or a `--once` sync failed), 2 for
 bad arguments or an unreachable cluster configuration.
 """
@@ -33,6 +36,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Any
@@ -84,17 +88,26 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _serve_metrics(host: str, port: int, render: Any) -> ThreadingHTTPServer:
+def _serve_metrics(host: str, port: int, render: Callable[[], str], ready: Callable[[], bool]) -> ThreadingHTTPServer:
+    """`/metrics`, `/healthz` (the process serves) and `/readyz` (503 until every watch cache
+    has its first list)."""
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
 
         def do_GET(self) -> None:
-            if self.path.split("?")[0] not in ("/metrics", "/healthz"):
+            path = self.path.split("?")[0]
+            if path not in ("/metrics", "/healthz", "/readyz"):
                 self.send_error(404)
                 return
-            body = (render() if self.path.startswith("/metrics") else "ok\n").encode()
-            self.send_response(200)
+            status = 200
+            if path == "/metrics":
+                body = render().encode()
+            elif path == "/readyz" and not ready():
+                status, body = 503, b"caches not synced\n"
+            else:
+                body = b"ok\n"
+            self.send_response(status)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -210,9 +223,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(problem)
 
     from py_engine.apiclient import KubeClient, KubeError
-    from py_engine.runtime.leader import LeaderConfig
     from py_engine.workloadspread.controller.options import ReconcileOptions
-    from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
     from py_engine.workloadspread.controller.runtime.loop import LoopOptions
 
     logsetup.configure_from(args)
@@ -237,6 +248,39 @@ def run(args: argparse.Namespace) -> int:
         finally:
             client.close()
 
+    return _serve(args, client, options, whitelist, patch_fields)
+
+
+def _build_manager(args: argparse.Namespace, client: Any, options: Any, whitelist: Any,
+                   patch_fields: tuple[str, ...], on_lost: Callable[[], None]) -> Any:
+    """The Manager with the WorkloadSpread controller and, when asked for and served, the
+    UnitedDeployment one; raises `KubeError` when the cluster cannot be read."""
+    from py_engine.runtime.leader import LeaderConfig
+    from py_engine.runtime.manager import Manager
+    from py_engine.workloadspread.controller.runtime.daemon import add_spread_controller
+
+    leader = None
+    if args.leader_elect:
+        leader = LeaderConfig(name=args.lease_name, namespace=args.lease_namespace,
+                              identity=f"{socket.gethostname()}_{os.getpid()}")
+    manager = Manager(client, leader=leader, on_lost=on_lost, namespace=args.namespace, owns_client=True)
+    add_spread_controller(manager, options=options, whitelist=whitelist)
+    if args.united_deployments and not _united_served(client):
+        log.warning("no UnitedDeployment CRD in the cluster: the UnitedDeployment controller does not run")
+    elif args.united_deployments:
+        from py_engine.uniteddeployment.controller.runtime.loop import UnitedOptions
+        from py_engine.uniteddeployment.controller.runtime.runtime import add_united_controller
+
+        add_united_controller(manager, options=UnitedOptions(workers=args.workers, resync_seconds=args.resync_period,
+                                                              allowed_patch_fields=patch_fields))
+    return manager
+
+
+def _serve(args: argparse.Namespace, client: Any, options: Any, whitelist: Any,
+           patch_fields: tuple[str, ...]) -> int:
+    """Run the Manager until SIGINT/SIGTERM (0) or the loss of the Lease (1)."""
+    from py_engine.apiclient import KubeError
+
     lost = threading.Event()
     stop = threading.Event()
 
@@ -248,35 +292,11 @@ def run(args: argparse.Namespace) -> int:
         # the main thread is stuck in an API call (see py_engine/runtime/leader.py).
         threading.Timer(10.0, lambda: os._exit(EXIT_FAILED)).start()
 
-    leader = None
-    if args.leader_elect:
-        leader = LeaderConfig(name=args.lease_name, namespace=args.lease_namespace,
-                              identity=f"{socket.gethostname()}_{os.getpid()}")
     try:
-        runtime = ControllerRuntime(client, options=options, leader=leader, on_lost=on_lost,
-                                    namespace=args.namespace, owns_client=True, whitelist=whitelist)
+        manager = _build_manager(args, client, options, whitelist, patch_fields, on_lost)
     except KubeError as exc:
         client.close()
         return _fail(str(exc))
-
-    united = None
-    if args.united_deployments and not _united_served(client):
-        log.warning("no UnitedDeployment CRD in the cluster: the UnitedDeployment controller does not run")
-    elif args.united_deployments:
-        from py_engine.uniteddeployment.controller.runtime.loop import UnitedOptions
-        from py_engine.uniteddeployment.controller.runtime.runtime import UnitedRuntime
-
-        try:
-            united = UnitedRuntime(client, options=UnitedOptions(workers=args.workers,
-                                                                 resync_seconds=args.resync_period,
-                                                                 allowed_patch_fields=patch_fields),
-                                   namespace=args.namespace)
-        except KubeError as exc:
-            runtime.stop()
-            return _fail(str(exc))
-
-    def render_metrics() -> str:
-        return runtime.metrics.render() + (united.metrics.render() if united is not None else "")
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -286,25 +306,18 @@ def run(args: argparse.Namespace) -> int:
     metrics_server = None
     if args.metrics_port:
         try:
-            metrics_server = _serve_metrics(args.metrics_host, args.metrics_port, render_metrics)
+            metrics_server = _serve_metrics(args.metrics_host, args.metrics_port, manager.render_metrics,
+                                            manager.ready)
         except OSError as exc:
-            runtime.stop()
-            if united is not None:
-                united.stop()
+            manager.stop()
             return _fail(f"cannot serve metrics on {args.metrics_host}:{args.metrics_port}: {exc}")
-    runtime.start()
-    if united is not None:
-        united.start(lead=False)  # caches warm; workers start once this process leads
-    log.info("running", extra=logsetup.fields(leader_election=leader is not None, namespace=args.namespace,
-                                               workers=args.workers, united_deployments=united is not None))
+    manager.start()
+    log.info("running", extra=logsetup.fields(leader_election=args.leader_elect, namespace=args.namespace,
+                                               workers=args.workers, united_deployments=any(c.name == "uniteddeployment" for c in manager.controllers)))
     try:
-        while not stop.wait(0.5):
-            if united is not None and runtime.is_leading():
-                united.lead()
+        stop.wait()
     finally:
-        if united is not None:
-            united.stop()
-        runtime.stop()
+        manager.stop()
         if metrics_server is not None:
             metrics_server.shutdown()
             metrics_server.server_close()

@@ -39,5 +39,5 @@ MAX_INT32: Final = 2**31 - 1
 # The most subsets a WorkloadSpread (spec.subsets) or a UnitedDeployment
 # (spec.topology.subsets) may have: the CRDs' maxItems and the policies' `max_subsets`
 # (tests/validation/test_subset_bound.py keeps the three equal). Why 100:
-# docs/operations.md, "Bounds on a spread's size".
+# docs/operations.md, "Validation cost: the subset bound and the evaluation deadline".
 MAX_SUBSETS: Final = 100

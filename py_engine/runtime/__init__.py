@@ -1,9 +1,13 @@
 """Controller machinery shared by every controller, owned by neither product.
 
-`reconciler` (work queue, workers, retries, failure logging), `workqueue` (dedup and rate
-limits), `assembly` (watch caches, leadership, threads), `cachegroup` and `listing` (the watch
-caches and fresh lists a sync reads), `leader` (the Lease). The WorkloadSpread and
-UnitedDeployment controllers (`py_engine.workloadspread.controller.runtime`,
-`py_engine.uniteddeployment.controller.runtime`) are built on it; it imports neither
-(`.importlinter`, contract runtime-is-neutral).
+`manager` (the `Manager`: any number of controllers over one client, one watch cache per
+resource, one leader election, one `/metrics` body; used by `spreadgate controller` and the
+embedded stack), `reconciler` (work queue, workers, retries, failure logging), `workqueue`
+(dedup and rate limits), `cachegroup` (watch caches shared per resource, grouped per
+controller) and `listing` (the fresh lists a `--once` or stepped sync reads), `leader` (the
+Lease), `events` (core/v1 Events on the reconciled objects; the Event body itself is
+`py_engine.semantics.events`). The WorkloadSpread and UnitedDeployment controllers
+(`py_engine.workloadspread.controller.runtime`, `py_engine.uniteddeployment.controller.runtime`)
+are built on it; it imports neither (`.importlinter`, contract runtime-is-neutral). Its sibling
+`py_engine.placement` answers which subsets of nodes a pod can run on.
 """

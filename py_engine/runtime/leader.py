@@ -6,8 +6,10 @@ a known pitfall of that client — keeps the leader's work running after
 leadership is lost. Here `on_stopped` is called as soon as a renewal has failed
 for `renew_deadline` seconds (or another holder is seen), and the CLI's
 `on_stopped` exits the process (client-go's "ReleaseOnCancel + exit" pattern:
-the Deployment restarts it as a follower). A clean `stop()` releases the lease
-(empty holder) so a successor need not wait for it to expire.
+the Deployment restarts it as a follower); with `rejoin` the elector instead campaigns
+again and calls `on_started` when it wins the Lease back (the `Manager` restarts its
+controllers then). A clean `stop()` releases the lease (empty holder) so a successor
+need not wait for it to expire.
 
 Defaults are controller-runtime's: lease 15 s, renew deadline 10 s, retry 2 s.
 Expiry is judged by local observation time, as client-go does: a lease is free
@@ -44,9 +46,10 @@ class LeaderElector:
     """Acquire, renew and release one Lease; see the module docstring."""
 
     def __init__(self, client: KubeClient, clock: Clock, config: LeaderConfig,
-                 on_started: Callable[[], None], on_stopped: Callable[[], None]) -> None:
+                 on_started: Callable[[], None], on_stopped: Callable[[], None], *, rejoin: bool = False) -> None:
         self.client, self.clock, self.config = client, clock, config
         self.on_started, self.on_stopped = on_started, on_stopped
+        self.rejoin = rejoin
         self._observed: Any = None
         self._observed_at = 0.0
         self._stop = threading.Event()
@@ -117,13 +120,20 @@ class LeaderElector:
     # ---------------------------------------------------------------- loop
 
     def run(self) -> None:
-        """Block: acquire, call `on_started`, renew until lost (`on_stopped`) or `stop()`."""
+        """Block: acquire, call `on_started`, renew until lost (`on_stopped`) or `stop()`; with
+        `rejoin`, campaign again after a loss (`on_started` once more when it is won back)."""
+        while self._lead_once() and self.rejoin:
+            pass
+
+    def _lead_once(self) -> bool:
+        """One term: acquire, lead, renew; True when it ended by a loss (not by `stop()`)."""
         while not self._stop.is_set():
             if self.try_acquire_or_renew():
                 break
             self._stop.wait(self.config.retry_period)
         if self._stop.is_set():
-            return
+            return False
+        self.lost.clear()
         self.leading.set()
         log.info("acquired lease %s/%s as %s", self.config.namespace, self.config.name, self.config.identity,
                  extra=fields(lease=self._lease_name(), identity=self.config.identity))
@@ -143,8 +153,9 @@ class LeaderElector:
                 log.error("lost lease %s/%s", self.config.namespace, self.config.name, extra=fields(
                     lease=self._lease_name(), identity=self.config.identity, cause=cause))
                 self.on_stopped()
-                return
+                return True
         self.release()
+        return False
 
     def _lease_name(self) -> str:
         return f"{self.config.namespace}/{self.config.name}"

@@ -97,6 +97,7 @@ class Reconciler(ABC, Generic[ReportT]):
     def __init__(self, clock: Clock, options: WorkerSettings, metrics: LoopMetrics,
                  queue_gauge: tuple[str, str]) -> None:
         self.clock = clock
+        self._rate_limit = options.rate_limit
         self.queue = WorkQueue(clock, options.rate_limit)
         self.last: dict[str, ReportT] = {}
         self._workers = options.workers
@@ -212,9 +213,13 @@ class Reconciler(ABC, Generic[ReportT]):
     # -------------------------------------------------------------- threads
 
     def start(self) -> Self:
-        """Start the workers and the resync timer (the source must already be fed)."""
+        """Start the workers and the resync timer (the source must already be fed). After
+        `stop()` it starts again on a fresh queue (leadership won back: the resync enqueues
+        every key, as a new leader's first pass does)."""
         if self._threads:
             return self
+        if self.queue.is_shutdown:
+            self.queue = WorkQueue(self.clock, self._rate_limit)
         self._stop.clear()
         for index in range(max(1, self._workers)):
             self._spawn(self._work, f"{self.thread_prefix}-worker-{index}")

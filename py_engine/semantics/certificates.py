@@ -3,7 +3,7 @@
 One profile for every issuer in the project (the webhook's self-managed CA,
 webhook/certs.py, and the embedded cluster's throwaway CA, py_engine/sim/tls.py), shaped
 to pass OpenSSL's strict verification (`ssl.VERIFY_X509_STRICT`, which Python 3.13's
-`ssl.create_default_context()` turns on; README, "Python versions"):
+`ssl.create_default_context()` turns on; the versions the README names, 3.11 to 3.13):
 
 * the CA: basicConstraints CA critical, keyUsage keyCertSign/cRLSign critical, a Subject
   Key Identifier (and an Authority Key Identifier naming itself);

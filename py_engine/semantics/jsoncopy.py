@@ -4,7 +4,7 @@ Objects read from the API server are trees of dicts, lists, strings, numbers,
 booleans and None: no cycles, no shared sub-objects that must stay shared, no
 custom classes. `copy.deepcopy` pays for all of those (a memo dict, a dispatch
 per value), which made it the largest single cost of a status write on the
-admission path (README, "Performance and reliability"). Anything that is not a
+admission path (docs/performance.md, "Costs found, and what changed"). Anything that is not a
 dict or a list is treated as immutable and shared (tuples included).
 """
 

@@ -4,7 +4,7 @@
 around its `getrandom` system call. On the webhook's admission path, where a pod with
 only `generateName` needs a key for its `creatingPods` entry, each such release under
 load hands the lock to another thread and taking it back costs a context switch: about
-one per admission (README, "A webhook no client can stall"). `UuidSource` draws the
+one per admission (docs/performance.md, "Costs found, and what changed"). `UuidSource` draws the
 entropy of `batch` UUIDs per call instead. The UUIDs are as random as `uuid4()`'s (the
 same bytes, version and variant bits); a forked child starts with a fresh pool, so a
 parent and its child never hand out the same UUID.

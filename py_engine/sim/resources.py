@@ -125,7 +125,7 @@ def builtin_defs() -> list[ResourceDef]:
                     ("all",), reset_status_on_create=False),
         ResourceDef("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
         # Served and stored so manifests that carry one apply as on a cluster; nothing acts on it
-        # (no metrics pipeline): README "The embedded cluster" says so.
+        # (no metrics pipeline): docs/embedded-cluster.md says so.
         ResourceDef("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
                     "horizontalpodautoscaler", frozenset({"status"}), ("hpa",), has_generation=True),
         ResourceDef("apps", "v1", "deployments", "Deployment", True, "deployment",

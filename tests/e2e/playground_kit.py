@@ -118,7 +118,7 @@ def table(text: str) -> list[dict[str, str]]:
 
 
 def readme_section() -> str:
-    """README's "The embedded cluster" section, where the playground recipes stand."""
+    """README's "The embedded cluster: a playground for kubectl" section, where the recipes stand."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     return readme.split("## The embedded cluster", 1)[1].split("\n## ", 1)[0]
 

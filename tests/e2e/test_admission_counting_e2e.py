@@ -1,6 +1,6 @@
 """End to end in real time (embedded cluster, the real webhook over HTTPS, the real
-controller until it is stopped): the admission counting fixes of README's
-"Where Spreadgate differs from OpenKruise".
+controller until it is stopped): the admission counting fixes of
+docs/kruise-compatibility.md, "WorkloadSpread".
 
 * A lowered integer cap holds at admission while the controller is down: the
   webhook counts the subset from the spec's cap and the recorded pods whenever

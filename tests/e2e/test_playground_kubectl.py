@@ -1,4 +1,4 @@
-"""`spreadgate cluster` as a playground, driven by kubectl exactly as README's "The embedded cluster" shows.
+"""`spreadgate cluster` as a playground, driven by kubectl exactly as README's "The embedded cluster: a playground for kubectl" shows.
 
 One `spreadgate cluster` process (emulator, CRD, webhook, controller), then the
 README's commands in order: apply the 20/20/60 example spread, create and

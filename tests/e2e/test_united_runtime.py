@@ -59,9 +59,9 @@ def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
         status = poll(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get(
             "readyReplicas") == 7 and s, 60, "status readyReplicas 7")
         assert status["labelSelector"] == "app=web"
-        assert stack.united_runtime is not None
-        assert stack.united_runtime.metrics.syncs.value(result="success") > 0
-        assert "spreadgate_united_writes_total" in stack.united_runtime.metrics.render()
+        assert stack.manager is not None and stack.united_controller is not None
+        assert stack.united_controller.metrics.syncs.value(result="success") > 0
+        assert "spreadgate_united_writes_total" in stack.manager.render_metrics()
 
 
 @pytest.mark.kubectl

@@ -16,11 +16,11 @@ from typing import Any
 from flask import Flask
 
 from py_engine.apiclient import Conflict, NotFound
+from py_engine.placement.eligibility import EligibilityCache
+from py_engine.placement.inventory import NodeInventory, build_node_inventory
 from py_engine.policy import create_engine
 from py_engine.semantics import objects
 from py_engine.semantics.clock import RealClock
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
-from py_engine.workloadspread.admission.nodes import NodeInventory, build_node_inventory
 from py_engine.workloadspread.admission.runtime.committer import Committer
 from py_engine.workloadspread.admission.service import AdmissionService, ServiceConfig
 from webhook.app import create_app

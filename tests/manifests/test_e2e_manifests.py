@@ -38,11 +38,12 @@ from webhook_testkit import ZONE, shared_ca, wait_until, write_cert
 from py_engine.cli import build_parser
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.runtime.leader import LeaderConfig
+from py_engine.runtime.manager import Manager
 from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.interface import ApiError
 from py_engine.sim.nodepool import nodes_from_description
-from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
+from py_engine.workloadspread.controller.runtime.daemon import add_spread_controller
 from webhook.certs import SelfSignedOptions
 from webhook.runtime import Webhook, WebhookOptions
 
@@ -111,7 +112,7 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
     cluster = Cluster(clock=RealClock(), nodes=_nodes())
     api = cluster.api
     hook: Webhook | None = None
-    runtime: ControllerRuntime | None = None
+    runtime: Manager | None = None
     hook_url: dict[str, str] = {}
     try:
         cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
@@ -152,10 +153,12 @@ def test_rendered_manifests_end_to_end(overlay: str, tmp_path: Path) -> None:
         hook_url["url"] = hook.url
         assert hook.view.wait_ready(15)
         controller_client = RecordingClient.load(ctl_kubeconfig, timeout=10)
-        runtime = ControllerRuntime(controller_client, leader=LeaderConfig(
+        runtime = Manager(controller_client, leader=LeaderConfig(
             name=ctl_args.lease_name, namespace=ctl_args.lease_namespace, identity="e2e"),
-            watch_timeout_seconds=30, owns_client=True).start()
-        assert runtime.wait_started(15), "the controller did not acquire its Lease"
+            watch_timeout_seconds=30, owns_client=True)
+        add_spread_controller(runtime)
+        runtime.start()
+        assert runtime.wait_leading(15), "the controller did not acquire its Lease"
         cluster.start()
 
         if self_signed:

@@ -30,6 +30,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from py_engine.placement.eligibility import SUBSET_DECISION_RULE, build_eligibility_input
 from py_engine.policy import PolicyEngine, PolicySource, create_engine, load_policy_sources
 from py_engine.semantics.scheduling import (
     node_selector_term_matches,
@@ -37,7 +38,6 @@ from py_engine.semantics.scheduling import (
     tolerates_unschedulable,
     untolerated_taint,
 )
-from py_engine.workloadspread.admission.eligibility import SUBSET_DECISION_RULE, build_eligibility_input
 from py_engine.workloadspread.admission.inject import inject
 
 pytestmark = pytest.mark.timeout(120)
@@ -120,7 +120,7 @@ def nodes(draw: st.DrawFn, name: str | None = None) -> dict[str, Any]:
 
 
 def facts(node: dict[str, Any]) -> dict[str, Any]:
-    """The node as the policy's inventory carries it (`py_engine/workloadspread/admission/nodes.py`)."""
+    """The node as the policy's inventory carries it (`py_engine/placement/inventory.py`)."""
     return {
         "name": node["metadata"]["name"],
         "labels": node["metadata"]["labels"],
@@ -247,7 +247,7 @@ def test_a_subset_is_eligible_exactly_when_some_node_fits_the_injected_pod(
     pod = _pod(node_selector, required, pod_tolerations)
     injected = inject(pod, spread, "s", None, apply_patch=False)
     decision = engine.evaluate(SUBSET_DECISION_RULE,
-                               build_eligibility_input(pod, spread, nodes=[facts(n) for n in inventory]))
+                               build_eligibility_input(pod, spread["spec"]["subsets"], nodes=[facts(n) for n in inventory]))
     expected = any(_fits(injected, n) for n in inventory)
     assert (decision["eligible"] == ["s"]) is expected, (decision, injected["spec"], inventory)
 
@@ -257,7 +257,7 @@ def test_an_empty_subset_term_reaches_the_policy_and_fits_no_node(engine: Policy
     pod's only term, which matches no node; the trimmed input must keep it for the policy to see."""
     spread = {"spec": {"subsets": [{"name": "s", "requiredNodeSelectorTerm": {}}, {"name": "t"}]}}
     node = {"metadata": {"name": "n1", "labels": {}}, "spec": {"taints": [], "unschedulable": False}}
-    policy_input = build_eligibility_input(_pod({}, None, []), spread, nodes=[facts(node)])
+    policy_input = build_eligibility_input(_pod({}, None, []), spread["spec"]["subsets"], nodes=[facts(node)])
     assert policy_input["workloadSpread"]["spec"]["subsets"][0]["requiredNodeSelectorTerm"] == {}
     decision = engine.evaluate(SUBSET_DECISION_RULE, policy_input)
     assert decision["eligible"] == ["t"]

@@ -43,11 +43,11 @@ TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:  # when run as a script (--record)
     sys.path.insert(0, str(TESTS))
 
+from py_engine.placement.eligibility import SUBSET_DECISION_RULE, build_eligibility_input  # noqa: E402
 from py_engine.policy import PolicyEngine, create_engine  # noqa: E402
 from py_engine.policy.opa_rest import OpaRestEngine, rule_to_data_path  # noqa: E402
 from py_engine.validation import build_review_input  # noqa: E402
 from py_engine.validation.validator import VALIDATION_RULE  # noqa: E402
-from py_engine.workloadspread.admission.eligibility import SUBSET_DECISION_RULE, build_eligibility_input  # noqa: E402
 
 REPO = TESTS.parent
 RECORDED = Path(__file__).resolve().parent / "recorded"
@@ -91,10 +91,10 @@ def cases() -> dict[str, tuple[str, dict[str, Any]]]:
     return {
         "validation-allowed": (VALIDATION_RULE, build_review_input(valid)),
         "validation-denied": (VALIDATION_RULE, build_review_input(duplicate)),
-        "subset-node-fit": (SUBSET_DECISION_RULE, build_eligibility_input(_pod("500m"), _spread_subsets(),
+        "subset-node-fit": (SUBSET_DECISION_RULE, build_eligibility_input(_pod("500m"), _spread_subsets()["spec"]["subsets"],
                                                                           nodes=nodes)),
         "subset-unschedulable": (SUBSET_DECISION_RULE, build_eligibility_input(
-            _pod("100m"), _spread_subsets(), subset_statuses=unschedulable_b)),
+            _pod("100m"), _spread_subsets()["spec"]["subsets"], subset_statuses=unschedulable_b)),
     }
 
 

@@ -34,7 +34,7 @@ WORKERS = 4
 LIMITS = ServerLimits(handshake_timeout=1.5, header_timeout=1.5, body_timeout=3.0, idle_timeout=5.0,
                       max_inflight_bytes=8 * MIB)
 RSS_GROWTH_BOUND = 320 * MIB
-"""Peak RSS growth allowed while 16 clients post 2.9 MiB reviews at once (docs: README, Performance)."""
+"""Peak RSS growth allowed while 16 clients post 2.9 MiB reviews at once (docs/security.md)."""
 
 
 class StubView:

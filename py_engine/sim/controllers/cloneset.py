@@ -17,7 +17,7 @@ got pods on the playground. This one keeps Kruise's behaviour where Spreadgate d
   created at the update revision; `partition` may be an integer or a percentage of replicas;
 * status: replicas, ready/available/updated counts, the revisions, `labelSelector` (for /scale).
 
-Not modelled (said in the README): in-place updates, lifecycle hooks, `scaleStrategy.podsToDelete`
+Not modelled (docs/embedded-cluster.md, "Kruise's workloads"): in-place updates, lifecycle hooks, `scaleStrategy.podsToDelete`
 and the specified-delete label, surge, the spread-constraints ranker, and creating
 old-revision pods on scale-out to keep `partition` (new pods always get the update revision).
 """

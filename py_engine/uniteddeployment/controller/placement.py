@@ -3,8 +3,8 @@
 The subset's `nodeSelectorTerm` requirements are ANDed into every required
 node-affinity term of the template (one empty term is added when there is none),
 so each OR branch keeps its own constraints. Kruise uses only `matchExpressions`;
-`matchFields` are ANDed in the same way here (docs/uniteddeployment.md,
-"Differences from Kruise"). Tolerations are appended.
+`matchFields` are ANDed in the same way here (docs/kruise-compatibility.md,
+"UnitedDeployment"). Tolerations are appended.
 """
 
 from __future__ import annotations

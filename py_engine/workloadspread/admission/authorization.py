@@ -26,8 +26,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from py_engine.semantics.lru import put_recent
 from py_engine.validation.authorship import ResourceCheck, UserInfo, denial_message
-from py_engine.workloadspread.admission.lru import put_recent
 
 DEFAULT_TTL = 10.0
 """Seconds an answer is reused (docs/operations.md, "Tuning")."""

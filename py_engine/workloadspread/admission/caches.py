@@ -16,7 +16,7 @@ cached (the `ModelError` is raised again on the next read).
 `AdmissionCaches` is the object the admission service owns and hands to every
 decision through `AdmissionContext.caches`; nothing here is process-global, and
 every cache is bounded (least recently used entries leave first) and thread-safe
-(README, "Performance and reliability").
+(docs/performance.md, "Costs found, and what changed").
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_engine.model import WorkloadSpread
-from py_engine.workloadspread.admission.eligibility import SubsetInputs
-from py_engine.workloadspread.admission.lru import put_recent
+from py_engine.placement.eligibility import SubsetInputs
+from py_engine.semantics.lru import put_recent
 
 DEFAULT_SPREAD_VIEWS = 256
 

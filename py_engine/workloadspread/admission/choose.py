@@ -18,9 +18,9 @@ from typing import Any
 
 from py_engine.model import WorkloadSpread
 from py_engine.model.constants import MAX_INT32
+from py_engine.placement.classes import constrained_label_keys, policy_node_classes
 from py_engine.workloadspread.admission.context import AdmissionContext
 from py_engine.workloadspread.admission.eligibility import decide_subsets
-from py_engine.workloadspread.admission.nodes import constrained_label_keys, policy_node_classes
 from py_engine.workloadspread.admission.statuses import missing_replicas, schedulable
 
 # Without a policy engine only the reference's Schedulable check runs, and nobody can be asked

@@ -15,10 +15,10 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine
 from py_engine.workloadspread.admission.caches import AdmissionCaches
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
-from py_engine.workloadspread.admission.nodes import NodeClassCache
 
 Lookup = Callable[[str, str, str, str], "dict[str, Any] | None"]
 """(apiVersion, kind, namespace, name) -> the object from a cache, or None when it does not exist."""
@@ -74,7 +74,7 @@ class AdmissionContext:
 
     `engine` None skips the Rego subset policy (only the reference's
     Schedulable-condition check is applied); `nodes` are compact node facts
-    (see `py_engine.workloadspread.admission.nodes`) used for node-fit simulation of Adaptive
+    (see `py_engine.placement.inventory`) used for node-fit simulation of Adaptive
     spreads; `whitelist` holds the custom workload kinds, parsed once by whoever
     builds contexts (`ServiceConfig.whitelist`), never per decision; `patch_guard` None applies subset
     patches unchecked (the webhook and `spreadgate admit` always set one);

@@ -91,8 +91,8 @@ def _writable_copy(pod: Mapping[str, Any]) -> JSON:
     patch merges into a deep copy).
 
     A whole copy cost twice: copying, then `make_patch` comparing each unchanged member as
-    encoded JSON because it was no longer the same object (README, "A webhook no client can
-    stall"); a shared member is skipped by identity.
+    encoded JSON because it was no longer the same object (docs/performance.md, "Costs found,
+    and what changed"); a shared member is skipped by identity.
     """
     mutated = dict(pod)
     metadata = pod.get("metadata")

@@ -6,8 +6,8 @@ annotation (Spreadgate's `spreadgate.dev/matched-workloadspread` or Kruise's
 already carrying one (copied from another pod, a template, a forged manifest)
 and is admitted *without* a subset would later "release" a slot it never held,
 and the subset would end over its cap. So admission without a subset removes
-both keys through the JSON patch (README, "Where Spreadgate differs from
-OpenKruise"); a pod admitted into a subset gets Spreadgate's key from `inject`.
+both keys through the JSON patch (docs/kruise-compatibility.md,
+"WorkloadSpread"); a pod admitted into a subset gets Spreadgate's key from `inject`.
 A pod no spread governs loses Spreadgate's key only (`SPREADGATE_KEY`): during
 a migration Kruise's own webhook may have set Kruise's key for a Kruise spread.
 """

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine
 from py_engine.semantics import objects
 from py_engine.semantics.clock import FixedClock
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
-from py_engine.workloadspread.admission.nodes import NodeClassCache
 from py_engine.workloadspread.admission.recording import RecordingCommitter
 from py_engine.workloadspread.admission.service import AdmissionService, Decision, ServiceConfig
 from py_engine.workloadspread.admission.snapshot import SnapshotReader

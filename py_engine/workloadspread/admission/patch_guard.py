@@ -36,12 +36,12 @@ from typing import Any
 from py_engine.model.constants import API_VERSION, KIND
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics import objects
+from py_engine.semantics.lru import put_recent
 from py_engine.semantics.nesting import MAX_REVIEW_DEPTH, depth_exceeds
 from py_engine.semantics.objects import JSON_OBJECT
 from py_engine.validation import PATCH_VIOLATION_RULE, build_review_input
 from py_engine.workloadspread.admission.context import AdmissionContext
 from py_engine.workloadspread.admission.inject import inject
-from py_engine.workloadspread.admission.lru import put_recent
 
 CACHE_ENTRIES = 1024
 PATCH_LEVELS_IN_REVIEW = 6

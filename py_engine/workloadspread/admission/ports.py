@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from py_engine.workloadspread.admission.nodes import NodeInventory
+from py_engine.placement.inventory import NodeInventory
 
 R = TypeVar("R")
 JSON = dict[str, Any]

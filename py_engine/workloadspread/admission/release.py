@@ -6,8 +6,8 @@ it records the pod in `deletingPods` (the controller drops the entry after
 15 s if the pod is still there) and raises `missingReplicas` by one so a
 replacement can be admitted at once.
 
-Which pods give a slot back (Spreadgate's rule, README "Where Spreadgate differs
-from OpenKruise"): a pod *counts* toward its subset only within the cap. The
+Which pods give a slot back (Spreadgate's rule, docs/kruise-compatibility.md,
+"WorkloadSpread"): a pod *counts* toward its subset only within the cap. The
 records of the pod's version say how many slots the subset holds: `replicas`
 (active pods the controller counted at its last sync) + `creatingPods` (pods
 admitted since) - `deletingPods` (deletions admitted since). A delete frees a

@@ -54,6 +54,8 @@ from typing import Any, Literal
 from py_engine.model import is_workloadspread
 from py_engine.model.pods import controller_owner, is_pod_active, matched_spread
 from py_engine.model.workloads import Whitelist, whitelist_from_entries
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock
@@ -72,14 +74,12 @@ from py_engine.workloadspread.admission.context import (
     PatchCheck,
     admission_context,
 )
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
 from py_engine.workloadspread.admission.inject import make_patch
 from py_engine.workloadspread.admission.matched import (
     MATCHED_KEYS,
     SPREADGATE_KEY,
     without_matched_annotations,
 )
-from py_engine.workloadspread.admission.nodes import NodeClassCache
 from py_engine.workloadspread.admission.patch_guard import PatchGuard, inject_checked, policy_workload
 from py_engine.workloadspread.admission.ports import (
     AdmissionReader,

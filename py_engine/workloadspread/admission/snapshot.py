@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from py_engine.model import is_workloadspread
+from py_engine.placement.inventory import NodeInventory, build_node_inventory
 from py_engine.semantics import objects
-from py_engine.workloadspread.admission.nodes import NodeInventory, build_node_inventory
 
 JSON = dict[str, Any]
 Key = tuple[str, str, str, str]

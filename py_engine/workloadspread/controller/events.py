@@ -1,25 +1,15 @@
-"""Events a sync asks to record on the spread (reasons as Kruise's)."""
+"""Events a sync asks to record on the spread: Kruise's reasons, on the neutral `Event` body
+(`py_engine.semantics.events`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from py_engine.semantics.events import NORMAL, WARNING, Event
 
-NORMAL, WARNING = "Normal", "Warning"
+__all__ = ["CREATE_POD_FAILED", "DELETE_POD_FAILED", "NORMAL", "RECOVER_SCHEDULABLE", "WARNING", "Event", "unique"]
+
 CREATE_POD_FAILED = "CreatePodFailed"
 DELETE_POD_FAILED = "DeletePodFailed"
 RECOVER_SCHEDULABLE = "RecoverSchedulable"
-
-
-@dataclass(frozen=True)
-class Event:
-    """One event: `type` Normal or Warning, a CamelCase `reason`, a human `message`."""
-
-    type: str
-    reason: str
-    message: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"type": self.type, "reason": self.reason, "message": self.message}
 
 
 def unique(events: list[Event]) -> list[Event]:

@@ -3,8 +3,8 @@
 All pass without a deviation. Two of Spreadgate's fixes touch these functions but not the
 vectors: pending time counts from the PodScheduled transition, falling back to the creation
 time the vectors carry (they give the condition no transition time), and a deadline exactly at
-`now` has expired (no vector sits on that boundary). docs/uniteddeployment.md, "Differences
-from Kruise".
+`now` has expired (no vector sits on that boundary). docs/kruise-compatibility.md,
+"UnitedDeployment".
 """
 
 from __future__ import annotations

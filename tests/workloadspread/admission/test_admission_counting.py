@@ -1,5 +1,5 @@
-"""Counting at admission beyond what the stored `missingReplicas` say (README, "Where
-Spreadgate differs from OpenKruise"):
+"""Counting at admission beyond what the stored `missingReplicas` say (docs/kruise-compatibility.md,
+"WorkloadSpread"):
 
 * while the spread's generation is ahead of the status's observedGeneration (a spec
   change the controller has not synced), every subset's room is counted from the

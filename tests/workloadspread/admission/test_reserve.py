@@ -23,12 +23,12 @@ from admission_builders import (
 
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.model.workloads import whitelist_from_entries
+from py_engine.placement.eligibility import EligibilityCache
+from py_engine.placement.inventory import NodeInventory
 from py_engine.policy import PolicyEngine, create_engine
 from py_engine.workloadspread.admission.choose import pod_ordinal
 from py_engine.workloadspread.admission.context import AdmissionContext, AdmissionError
-from py_engine.workloadspread.admission.eligibility import EligibilityCache
 from py_engine.workloadspread.admission.inject import inject
-from py_engine.workloadspread.admission.nodes import NodeInventory
 from py_engine.workloadspread.admission.offline import OfflineAdmission
 from py_engine.workloadspread.admission.reserve import reserve_create
 

@@ -2,7 +2,7 @@
 WorkloadSpread), pinned: where Spreadgate now does what Kruise does (A: per-version
 `Schedulable` conditions, B: no requeue for a deadline exactly at `now`) and where it
 deliberately does not (D-stale: a status entry whose subset left the spec is never
-chosen). README.md, "Where Spreadgate differs from OpenKruise, and why", lists the
+chosen). docs/kruise-compatibility.md, "WorkloadSpread", lists the
 deliberate differences.
 """
 

@@ -10,8 +10,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from py_engine.workloadspread.controller.events import NORMAL, WARNING, Event
-from py_engine.workloadspread.controller.runtime.events import ObjectEventRecorder
+from py_engine.runtime.events import ObjectEventRecorder
+from py_engine.semantics.events import NORMAL, WARNING, Event
 
 log = logging.getLogger(__name__)
 

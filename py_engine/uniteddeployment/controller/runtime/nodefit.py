@@ -3,9 +3,9 @@ for a new pod?
 
 Kruise's Adaptive strategy gives a subset its share first and notices only
 after `rescheduleCriticalSeconds` of Pending pods that no node could take them.
-Spreadgate asks the subset policy the WorkloadSpread webhook already asks
-(`policies/subset/eligibility.rego`, through `py_engine.workloadspread.admission.eligibility`
-and the node inventory of `py_engine.workloadspread.admission.nodes`) whether any node fits a
+Spreadgate asks the placement query the WorkloadSpread webhook also asks
+(`py_engine.placement.fit.fitting_subsets`: the subset policy `policies/subset/eligibility.rego`
+over the node inventory of `py_engine.placement.inventory`) whether any node fits a
 pod of the subset: labels against the subset's node term, taints against its
 tolerations, free cpu/memory/pods against the template's requests (with the
 subset patch's resources). The subsets it rejects go to the planner as
@@ -24,19 +24,12 @@ from typing import Any
 
 from py_engine.model.constants import GROUP
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
+from py_engine.placement.fit import SubsetTerms, fitting_subsets
+from py_engine.placement.inventory import NodeInventory, build_node_inventory
 from py_engine.policy import PolicyEngine, PolicyError
 from py_engine.uniteddeployment.controller.runtime.lazyengine import LazyEngine
-from py_engine.workloadspread.admission.eligibility import (
-    EligibilityCache,
-    build_eligibility_input,
-    decide_eligibility_cached,
-)
-from py_engine.workloadspread.admission.nodes import (
-    NodeClassCache,
-    NodeInventory,
-    build_node_inventory,
-    constrained_label_keys,
-)
 
 log = logging.getLogger(__name__)
 
@@ -59,19 +52,10 @@ def template_pod(ud: UnitedDeployment) -> dict[str, Any]:
     return {"spec": dict(spec) if isinstance(spec, Mapping) else {}}
 
 
-def subsets_as_spread(ud: UnitedDeployment) -> dict[str, Any]:
-    """The subsets in the shape the subset policy reads (a WorkloadSpread's subsets)."""
-    subsets = []
-    for subset in ud.subsets:
-        entry: dict[str, Any] = {"name": subset.name}
-        if subset.node_selector_term is not None:
-            entry["requiredNodeSelectorTerm"] = subset.node_selector_term
-        if subset.tolerations:
-            entry["tolerations"] = [dict(t) for t in subset.tolerations]
-        if subset.patch is not None:
-            entry["patch"] = subset.patch
-        subsets.append(entry)
-    return {"spec": {"subsets": subsets}}
+def subset_terms(ud: UnitedDeployment) -> list[SubsetTerms]:
+    """The subsets as the placement query reads them, in spec order."""
+    return [SubsetTerms(subset.name, subset.node_selector_term, tuple(subset.tolerations), subset.patch)
+            for subset in ud.subsets]
 
 
 def unfit_subsets(engine: PolicyEngine, ud: UnitedDeployment, inventory: Sequence[Mapping[str, Any]],
@@ -79,12 +63,8 @@ def unfit_subsets(engine: PolicyEngine, ud: UnitedDeployment, inventory: Sequenc
                   node_classes: NodeClassCache | None = None) -> frozenset[str]:
     """The subsets the policy rejects for a pod of `ud` (no fitting node, or a node term
     that contradicts the template's own node affinity). Raises PolicyError."""
-    pod = template_pod(ud)
-    spread = subsets_as_spread(ud)
-    keys, keep_names = constrained_label_keys(pod, spread["spec"]["subsets"])
-    classes = (node_classes or NodeClassCache(1)).classes(inventory, keys, keep_names=keep_names)
-    policy_input = build_eligibility_input(pod, spread, (), classes)
-    decision = decide_eligibility_cached(engine, policy_input, cache, nodes_version=classes.version)
+    decision = fitting_subsets(engine, template_pod(ud), subset_terms(ud), inventory, cache=cache,
+                               node_classes=node_classes)
     return frozenset(s.name for s in ud.subsets) - frozenset(decision.eligible)
 
 

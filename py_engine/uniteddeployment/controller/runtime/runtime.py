@@ -1,41 +1,29 @@
-"""Assembling a running UnitedDeployment controller: watch caches, triggers, loop,
-optional leader lease. The order (caches first, workers with leadership, `stop()`
-joining every thread) is `py_engine.runtime.assembly.LoopRuntime`'s, as
-for the WorkloadSpread controller; this module only builds the parts.
+"""The UnitedDeployment controller as a `py_engine.runtime.manager.Manager` runs it.
 
-Beside the WorkloadSpread controller (`spreadgate controller`) it takes no
-Lease of its own: `start(lead=False)` warms the caches and `lead()` starts the
-workers once the process holds the WorkloadSpread controller's Lease, so one
-Lease (and the RBAC that names it) covers both loops.
+`add_united_controller` builds its parts over the Manager's client and shared watch caches
+(the `CachedUnitedSource`, the `UnitedController` loop, the `UnitedTriggers`, the metrics)
+and adds them. Beside the WorkloadSpread controller (`spreadgate controller`) it runs
+under the Manager's one Lease, so one Lease (and the RBAC that names it) covers both loops,
+and it reads the pods, nodes and workloads both controllers read from the same caches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from py_engine.apiclient import KubeClient
-from py_engine.runtime.assembly import LoopRuntime
-from py_engine.runtime.leader import LeaderConfig
-from py_engine.semantics.clock import Clock, RealClock
+from py_engine.runtime.manager import Managed, Manager
 from py_engine.uniteddeployment.controller.runtime.loop import UnitedController, UnitedOptions
 from py_engine.uniteddeployment.controller.runtime.metrics import UnitedMetrics
 from py_engine.uniteddeployment.controller.runtime.source import CachedUnitedSource
 from py_engine.uniteddeployment.controller.runtime.triggers import UnitedTriggers
 
-DEFAULT_LEASE = "spreadgate-united-controller"
+LEADER_GAUGE = ("spreadgate_united_leader", "1 while this process leads (or runs unelected).")
 
 
-class UnitedRuntime(LoopRuntime[CachedUnitedSource, UnitedController]):
-    """`start()` returns at once; `stop()` joins every thread."""
-
-    def __init__(self, client: KubeClient, *, clock: Clock | None = None, options: UnitedOptions | None = None,
-                 leader: LeaderConfig | None = None, on_lost: Callable[[], None] | None = None,
-                 namespace: str | None = None, watch_timeout_seconds: int = 300, owns_client: bool = False) -> None:
-        clock = clock or RealClock()
-        self.metrics = UnitedMetrics()
-        source = CachedUnitedSource(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
-        controller = UnitedController(client, source, clock, options, self.metrics)
-        UnitedTriggers(source, controller.enqueue, controller.inventory_changed).install()
-        super().__init__(client, clock, source, controller, self.metrics, leader=leader, on_lost=on_lost,
-                         owns_client=owns_client, leader_gauge=("spreadgate_united_leader",
-                                                                "1 while this process leads (or runs unelected)."))
+def add_united_controller(manager: Manager, *, options: UnitedOptions | None = None) -> UnitedController:
+    """Build the UnitedDeployment controller on `manager` and add it; raises `KubeError` when
+    the cluster cannot say which workload kinds it serves."""
+    metrics = UnitedMetrics()
+    source = CachedUnitedSource(manager.client, shared=manager.caches)
+    controller = UnitedController(manager.client, source, manager.clock, options, metrics)
+    UnitedTriggers(source, controller.enqueue, controller.inventory_changed).install()
+    manager.add(Managed("uniteddeployment", source, controller, metrics, LEADER_GAUGE))
+    return controller

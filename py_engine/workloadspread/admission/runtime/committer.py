@@ -17,8 +17,8 @@ batched into the next single write:
   error)` is called once, on the thread that committed the batch. The webhook
   answers pod CREATEs and DELETEs this way, so an admission waiting for its
   batch holds no thread: parking a worker thread per admission and waking it
-  again cost about as much CPU as the whole decision (README, "A webhook no
-  client can stall").
+  again cost about as much CPU as the whole decision (docs/performance.md,
+  "Costs found, and what changed").
 * Per spread, one thread at a time leads: it takes every pending request in
   arrival order, applies them one after another to one copy of the freshest
   object, and writes once through the status subresource with that object's

@@ -31,9 +31,9 @@ from py_engine.apiclient import (
 from py_engine.apiclient.discovery import resource_in_listing
 from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.model.resource import SPREADS
+from py_engine.placement.inventory import NodeInventory, build_node_inventory
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock
-from py_engine.workloadspread.admission.nodes import NodeInventory, build_node_inventory
 
 log = logging.getLogger(__name__)
 

@@ -1,42 +1,32 @@
-"""Assembling a running controller: client, watch caches, triggers, loop, optional leader lease.
+"""The WorkloadSpread controller as a `py_engine.runtime.manager.Manager` runs it.
 
-Used by `spreadgate controller`, the end-to-end tests and the demo, so all
-three run the same wiring. Without leader election the loop starts at once;
-with it, caches are fed from the start (a follower is warm when it takes
-over) but workers start only in `on_started`, and `on_lost` (default: none)
-is what the process does when leadership goes — the CLI exits. That order is
-`assembly.LoopRuntime`'s, shared with the UnitedDeployment runtime; this
-module only builds the WorkloadSpread controller's parts.
+`add_spread_controller` builds its parts over the Manager's client and shared watch caches
+(the `CachedSource`, the `SpreadController` loop, the `Triggers` that route watch events to
+spread keys, the metrics) and adds them; the Manager starts the caches, runs the workers
+while the process leads and stops everything. Used by `spreadgate controller`, the
+embedded stack (`py_engine.assembled_stack`) and the end-to-end tests, so all run the same
+wiring.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from py_engine.apiclient import KubeClient
 from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
-from py_engine.runtime.assembly import LoopRuntime
-from py_engine.runtime.leader import LeaderConfig
-from py_engine.semantics.clock import Clock, RealClock
+from py_engine.runtime.manager import Managed, Manager
 from py_engine.workloadspread.controller.metrics import ControllerMetrics
 from py_engine.workloadspread.controller.runtime.loop import LoopOptions, SpreadController
 from py_engine.workloadspread.controller.runtime.sources import CachedSource
 from py_engine.workloadspread.controller.runtime.triggers import Triggers
 
+LEADER_GAUGE = ("leader_election_master_status", "1 while this process leads (or runs unelected).")
 
-class ControllerRuntime(LoopRuntime[CachedSource, SpreadController]):
-    """See the module docstring. `start()` returns at once; `stop()` joins every thread."""
 
-    def __init__(self, client: KubeClient, *, clock: Clock | None = None, options: LoopOptions | None = None,
-                 leader: LeaderConfig | None = None, on_lost: Callable[[], None] | None = None,
-                 namespace: str | None = None, watch_timeout_seconds: int = 300, owns_client: bool = False,
-                 whitelist: Whitelist = EMPTY_WHITELIST) -> None:
-        clock = clock or RealClock()
-        self.metrics = ControllerMetrics()
-        source = CachedSource(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds,
-                              whitelist=whitelist)
-        controller = SpreadController(client, source, clock, options, self.metrics)
-        Triggers(source, controller.enqueue).install()
-        super().__init__(client, clock, source, controller, self.metrics, leader=leader, on_lost=on_lost,
-                         owns_client=owns_client, leader_gauge=("leader_election_master_status",
-                                                                "1 while this process leads (or runs unelected)."))
+def add_spread_controller(manager: Manager, *, options: LoopOptions | None = None,
+                          whitelist: Whitelist = EMPTY_WHITELIST) -> SpreadController:
+    """Build the WorkloadSpread controller on `manager` and add it; raises `KubeError` when
+    the cluster cannot say which workload kinds it serves."""
+    metrics = ControllerMetrics()
+    source = CachedSource(manager.client, shared=manager.caches, whitelist=whitelist)
+    controller = SpreadController(manager.client, source, manager.clock, options, metrics)
+    Triggers(source, controller.enqueue).install()
+    manager.add(Managed("workloadspread", source, controller, metrics, LEADER_GAUGE))
+    return controller

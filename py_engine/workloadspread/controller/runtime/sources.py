@@ -30,7 +30,7 @@ from py_engine.apiclient.resources import BUILTIN_WORKLOADS, OPTIONAL_WORKLOADS
 from py_engine.model import KIND
 from py_engine.model.resource import SPREADS
 from py_engine.model.workloads import EMPTY_WHITELIST, Whitelist
-from py_engine.runtime.cachegroup import CacheGroup
+from py_engine.runtime.cachegroup import CacheGroup, SharedCaches
 from py_engine.runtime.listing import JSON, ListedLists, by_name
 from py_engine.semantics.objects import api_group, meta
 from py_engine.workloadspread.controller.podlisting import PodList
@@ -90,11 +90,11 @@ def workload_resources(client: KubeClient, whitelist: Whitelist = EMPTY_WHITELIS
 
 class CachedSource(CacheGroup):
     """Watch caches of spreads, pods, nodes and workloads (see the module docstring); started,
-    stopped and waited for as a `CacheGroup`."""
+    stopped and waited for as a `CacheGroup`, `shared` with the other controllers of a Manager."""
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300,
-                 whitelist: Whitelist = EMPTY_WHITELIST) -> None:
-        super().__init__(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
+                 whitelist: Whitelist = EMPTY_WHITELIST, shared: SharedCaches | None = None) -> None:
+        super().__init__(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds, shared=shared)
         self.whitelist = whitelist
         self.spread_cache = self.watch(SPREADS, "controller-workloadspreads")
         self.pod_cache = self.watch(PODS, "controller-pods")

@@ -28,11 +28,11 @@ from typing import Any
 
 from py_engine.apiclient import PODS, Conflict, KubeClient, KubeError, NotFound
 from py_engine.model.resource import SPREADS
+from py_engine.runtime.events import ObjectEventRecorder
 from py_engine.semantics.objects import meta
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.workloadspread.controller.metrics import ControllerMetrics
 from py_engine.workloadspread.controller.reconcile import SyncResult
-from py_engine.workloadspread.controller.runtime.events import ObjectEventRecorder
 from py_engine.workloadspread.controller.runtime.sources import Source
 
 log = logging.getLogger(__name__)

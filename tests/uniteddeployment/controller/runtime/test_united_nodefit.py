@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.placement.inventory import build_node_inventory
 from py_engine.policy import create_engine
 from py_engine.uniteddeployment.controller.plan import plan
 from py_engine.uniteddeployment.controller.runtime.nodefit import (
@@ -18,7 +19,6 @@ from py_engine.uniteddeployment.controller.runtime.nodefit import (
     unfit_subsets,
 )
 from py_engine.uniteddeployment.controller.state import UnitedState
-from py_engine.workloadspread.admission.nodes import build_node_inventory
 
 pytestmark = pytest.mark.timeout(60)
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

@@ -20,8 +20,9 @@ from py_engine.apiclient import CRDS, PODS, Resource
 from py_engine.apiclient.discovery import discover_resource
 from py_engine.cli import main
 from py_engine.model.workloads import whitelist_from_flags
+from py_engine.runtime.manager import Manager
 from py_engine.semantics.clock import RealClock
-from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
+from py_engine.workloadspread.controller.runtime.daemon import add_spread_controller
 from py_engine.workloadspread.controller.runtime.loop import SpreadController
 from py_engine.workloadspread.controller.runtime.sources import ListedSource
 from py_engine.workloadspread.controller.target import CONDITION, KIND_NOT_ALLOWED
@@ -99,8 +100,9 @@ def test_fresh_lists_read_the_custom_workload_only_when_it_is_listed(kube_env: K
 
 def test_the_running_controller_watches_the_custom_kind(kube_env: KubeEnv) -> None:
     install_game_server_set(kube_env, 3)
-    runtime = ControllerRuntime(kube_env.client, whitelist=whitelist_from_flags([FLAG]))
-    with runtime:
+    manager = Manager(kube_env.client)
+    add_spread_controller(manager, whitelist=whitelist_from_flags([FLAG]))
+    with manager:
         wait_until(lambda: subsets(kube_env) == {"a": (2, 0), "b": (1, -1)}, what="the spread's status")
         assert target_conditions(kube_env) == []
         kube_env.client.patch(GAME_SERVER_SETS, "default", "gss", {"spec": {"replicas": 6}})

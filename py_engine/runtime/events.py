@@ -1,6 +1,7 @@
-"""core/v1 Events on the objects the controllers reconcile, for both of them.
+"""core/v1 Events on the objects the controllers reconcile, for any of them.
 
-The WorkloadSpread writer (`writer.EventRecorder`) and the UnitedDeployment controller
+The WorkloadSpread writer (`py_engine.workloadspread.controller.runtime.writer.EventRecorder`)
+and the UnitedDeployment controller
 (`py_engine.uniteddeployment.controller.runtime.events.UnitedEventRecorder`) record the same Event body, differing
 only in the involved object's kind, the reporting component and the log fields of a
 failure. `event_body` builds it (pure: the time and the sequence number are passed in);
@@ -25,9 +26,9 @@ from typing import Any, ClassVar
 from py_engine.apiclient import KubeClient, KubeError, Resource
 from py_engine.logsetup import fields
 from py_engine.semantics.clock import Clock
+from py_engine.semantics.events import Event
 from py_engine.semantics.objects import meta
 from py_engine.semantics.timeutil import format_micro_time, format_time
-from py_engine.workloadspread.controller.events import Event
 
 EVENTS = Resource("", "v1", "events", True, "Event")
 _SEQ = itertools.count(1)

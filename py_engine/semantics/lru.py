@@ -1,4 +1,4 @@
-"""The one eviction rule of the admission's bounded caches (eligibility decisions, subset
+"""The one eviction rule of bounded caches (the placement query's eligibility decisions and subset
 inputs, spread views, patch verdicts): least recently used entries leave first."""
 
 from __future__ import annotations

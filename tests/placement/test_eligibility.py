@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from py_engine.policy import PolicyError, create_engine
-from py_engine.workloadspread.admission.choose import UNSCHEDULABLE_REASON
-from py_engine.workloadspread.admission.eligibility import (
+from py_engine.placement.eligibility import (
     SUBSET_DECISION_RULE,
     build_eligibility_input,
     decide_eligibility,
     trim_pod,
     trim_subset,
 )
+from py_engine.policy import PolicyError, create_engine
+from py_engine.workloadspread.admission.choose import UNSCHEDULABLE_REASON
 
 SPREAD = {
     "spec": {
@@ -55,11 +55,11 @@ def test_trim_subset_keeps_terms_tolerations_and_patch_resources() -> None:
 def test_decision_through_the_real_policy() -> None:
     engine = create_engine()
     statuses = [{"name": "b", "replicas": 3, "conditions": [{"type": "Schedulable", "status": "True"}]}]
-    decision = decide_eligibility(engine, build_eligibility_input(POD, SPREAD, statuses))
+    decision = decide_eligibility(engine, build_eligibility_input(POD, SPREAD["spec"]["subsets"], statuses))
     assert decision.eligible == ("b",)
     assert "contradicts" in decision.rejected["a"][0]
     nodes = [{"name": "n1", "labels": {"zone": "z2"}, "free": {"cpu": 0.05, "memory": 1e9, "pods": 5}}]
-    decision = decide_eligibility(engine, build_eligibility_input(POD, SPREAD, statuses, nodes))
+    decision = decide_eligibility(engine, build_eligibility_input(POD, SPREAD["spec"]["subsets"], statuses, nodes))
     assert decision.eligible == ()
     assert "no node fits" in decision.rejected["b"][0]
 
@@ -69,7 +69,7 @@ def test_skip_reasons_are_the_policys_words_in_one_order() -> None:
     Schedulable one first; without an engine the same words (choose.UNSCHEDULABLE_REASON)."""
     engine = create_engine()
     statuses = [{"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}]
-    policy_input = build_eligibility_input(POD, SPREAD, statuses)
+    policy_input = build_eligibility_input(POD, SPREAD["spec"]["subsets"], statuses)
     answer = engine.evaluate(SUBSET_DECISION_RULE, policy_input)
     decision = decide_eligibility(engine, policy_input)
     assert decision.rejected["a"] == (answer["reasons"]["unschedulable"], answer["reasons"]["contradicts_pod"])

@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import pytest
 
-from py_engine.workloadspread.admission.lru import put_recent
+from py_engine.semantics.lru import put_recent
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -1,4 +1,4 @@
-"""The parts of a `Reconciler` test double both test_reconciler and test_assembly use."""
+"""The parts of a `Reconciler` test double both test_reconciler and test_manager use."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.policy import create_engine
-from py_engine.workloadspread.admission.eligibility import (
+from py_engine.placement.eligibility import (
     EligibilityCache,
     EligibilityDecision,
     SubsetInputs,
@@ -19,7 +18,8 @@ from py_engine.workloadspread.admission.eligibility import (
     decide_subsets,
     eligibility_key,
 )
-from py_engine.workloadspread.admission.nodes import NodeInventory
+from py_engine.placement.inventory import NodeInventory
+from py_engine.policy import create_engine
 
 
 class CountingEngine:
@@ -45,7 +45,7 @@ def _input(zone: str = "z1", nodes: list[dict[str, Any]] | None = None) -> dict[
         {"name": "b"},
     ]}}
     pod = {"spec": {"containers": [{"name": "main", "image": "nginx", "resources": {"requests": {"cpu": "250m"}}}]}}
-    return build_eligibility_input(pod, spread, [{"name": "a", "conditions": []}], nodes)
+    return build_eligibility_input(pod, spread["spec"]["subsets"], [{"name": "a", "conditions": []}], nodes)
 
 
 def test_key_is_canonical_and_content_sensitive() -> None:
@@ -192,9 +192,9 @@ def test_decide_subsets_is_the_decision_on_the_whole_input() -> None:
         (_pod(), _spread(), [], list(nodes), None),  # nodes without a version: keyed by the node list
     ]
     for pod, spread, statuses, node_list, version in cases:
-        expected = decide_eligibility(EchoEngine(), build_eligibility_input(pod, spread, statuses, node_list))
+        expected = decide_eligibility(EchoEngine(), build_eligibility_input(pod, spread["spec"]["subsets"], statuses, node_list))
         for _ in range(2):
-            assert decide_subsets(engine, pod, spread, statuses, node_list, cache, inputs,
+            assert decide_subsets(engine, pod, spread["spec"]["subsets"], statuses, node_list, cache, inputs,
                                   nodes_version=version) == expected
 
 
@@ -207,8 +207,8 @@ def test_decide_subsets_serves_no_stale_decision() -> None:
 
     def decide(pod: dict[str, Any], ws: dict[str, Any], statuses: Any = (), version: str | None = None) -> Any:
         nodes = [{"name": f"node-{version}"}] if version is not None else None  # the list `version` stands for
-        got = decide_subsets(engine, pod, ws, statuses, nodes, cache, inputs, nodes_version=version)
-        assert got == decide_eligibility(EchoEngine(), build_eligibility_input(pod, ws, statuses, nodes))
+        got = decide_subsets(engine, pod, ws["spec"]["subsets"], statuses, nodes, cache, inputs, nodes_version=version)
+        assert got == decide_eligibility(EchoEngine(), build_eligibility_input(pod, ws["spec"]["subsets"], statuses, nodes))
         return got
 
     first = decide(_pod(), spread)

@@ -9,8 +9,9 @@ from webhook_testkit import KubeEnv, wait_until
 
 from py_engine.apiclient import LEASES
 from py_engine.runtime.leader import LeaderConfig, LeaderElector
+from py_engine.runtime.manager import Manager
 from py_engine.semantics.clock import RealClock, VirtualClock
-from py_engine.workloadspread.controller.runtime.daemon import ControllerRuntime
+from py_engine.workloadspread.controller.runtime.daemon import add_spread_controller
 
 FAST = {"lease_duration": 1.0, "renew_deadline": 0.8, "retry_period": 0.05, "namespace": "default"}
 # On the real clock the lease must outlast a renewal on a loaded machine (a renewal that
@@ -68,17 +69,18 @@ def test_losing_the_lease_calls_on_stopped_and_a_clean_stop_releases_it(kube_env
     assert calls[-1] == "b started"
 
 
-def test_runtime_stops_its_workers_when_leadership_is_lost(kube_env: KubeEnv) -> None:
+def test_the_spread_controller_stops_its_workers_when_leadership_is_lost(kube_env: KubeEnv) -> None:
     lost: list[bool] = []
-    runtime = ControllerRuntime(kube_env.client, leader=LeaderConfig(identity="me", **REAL_TIME),  # type: ignore[arg-type]
-                                on_lost=lambda: lost.append(True), watch_timeout_seconds=30)
-    runtime.start(sync_timeout=10)
+    manager = Manager(kube_env.client, leader=LeaderConfig(identity="me", **REAL_TIME),  # type: ignore[arg-type]
+                      on_lost=lambda: lost.append(True), watch_timeout_seconds=30)
+    controller = add_spread_controller(manager)
+    manager.start(sync_timeout=10)
     try:
-        assert runtime.wait_started(5) and runtime.controller.running and runtime.is_leading()
-        assert "leader_election_master_status 1" in runtime.metrics.render()
+        assert manager.wait_leading(5) and controller.running and manager.is_leading()
+        assert "leader_election_master_status 1" in manager.render_metrics()
         steal(kube_env)
         wait_until(lambda: lost == [True], 5, "on_lost")
-        wait_until(lambda: not runtime.controller.running, 5, "the workers to stop")
-        assert "leader_election_master_status 0" in runtime.metrics.render()
+        wait_until(lambda: not controller.running, 5, "the workers to stop")
+        assert "leader_election_master_status 0" in manager.render_metrics()
     finally:
-        runtime.stop()
+        manager.stop()

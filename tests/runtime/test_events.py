@@ -15,10 +15,10 @@ import pytest
 from py_engine.apiclient import KubeError, Resource, ServerError
 from py_engine.logsetup import record_fields
 from py_engine.model.resource import SPREADS
+from py_engine.runtime.events import EVENTS, ObjectEventRecorder, event_body
 from py_engine.semantics.clock import VirtualClock
+from py_engine.semantics.events import WARNING, Event
 from py_engine.uniteddeployment.controller.runtime.events import UnitedEventRecorder
-from py_engine.workloadspread.controller.events import WARNING, Event
-from py_engine.workloadspread.controller.runtime.events import EVENTS, ObjectEventRecorder, event_body
 from py_engine.workloadspread.controller.runtime.writer import EventRecorder
 
 pytestmark = pytest.mark.timeout(30)

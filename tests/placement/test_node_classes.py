@@ -7,9 +7,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from py_engine.placement.classes import constrained_label_keys, policy_node_classes
+from py_engine.placement.eligibility import build_eligibility_input, decide_eligibility
 from py_engine.policy import create_engine
-from py_engine.workloadspread.admission.eligibility import build_eligibility_input, decide_eligibility
-from py_engine.workloadspread.admission.nodes import constrained_label_keys, policy_node_classes
 
 ENGINE = create_engine()
 ZONES = ["z1", "z2", "z3"]
@@ -50,8 +50,8 @@ def test_classes_decide_like_the_full_inventory(nodes: list[dict[str, Any]], cpu
     p = pod(cpu, memory, zone)
     keys, by_name = constrained_label_keys(p, SPREAD["spec"]["subsets"])
     classes = policy_node_classes(nodes, keys, keep_names=by_name)
-    full = decide_eligibility(ENGINE, build_eligibility_input(p, SPREAD, nodes=nodes))
-    reduced = decide_eligibility(ENGINE, build_eligibility_input(p, SPREAD, nodes=classes))
+    full = decide_eligibility(ENGINE, build_eligibility_input(p, SPREAD["spec"]["subsets"], nodes=nodes))
+    reduced = decide_eligibility(ENGINE, build_eligibility_input(p, SPREAD["spec"]["subsets"], nodes=classes))
     assert full.eligible == reduced.eligible
     assert len(classes) <= len(nodes)
 
@@ -66,7 +66,8 @@ def test_a_thousand_nodes_over_three_zones_become_a_few_classes() -> None:
 
 
 def test_reduction_is_reused_for_one_inventory_version() -> None:
-    from py_engine.workloadspread.admission.nodes import NodeClassCache, NodeInventory
+    from py_engine.placement.classes import NodeClassCache
+    from py_engine.placement.inventory import NodeInventory
 
     cache = NodeClassCache()
     inventory = NodeInventory([{"name": f"n{i}", "labels": {"zone": ZONES[i % 3]}, "taints": [],

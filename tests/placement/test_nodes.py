@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from py_engine.placement.eligibility import build_eligibility_input, decide_eligibility
+from py_engine.placement.inventory import NodeInventory, build_node_inventory, node_facts
 from py_engine.policy import create_engine
-from py_engine.workloadspread.admission.eligibility import build_eligibility_input, decide_eligibility
-from py_engine.workloadspread.admission.nodes import NodeInventory, build_node_inventory, node_facts
 
 
 def _node(name: str, cpu: str = "2", memory: str = "4Gi", pods: str | None = "10", **spec: Any) -> dict[str, Any]:
@@ -64,9 +64,9 @@ def test_facts_are_what_the_policy_reads() -> None:
     pod = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "200m"}}}]}}
     engine = create_engine()
     try:
-        assert decide_eligibility(engine, build_eligibility_input(pod, spread, [], list(inventory))).eligible == ("a", "b")
+        assert decide_eligibility(engine, build_eligibility_input(pod, spread["spec"]["subsets"], [], list(inventory))).eligible == ("a", "b")
         pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "250m"
-        decision = decide_eligibility(engine, build_eligibility_input(pod, spread, [], list(inventory)))
+        decision = decide_eligibility(engine, build_eligibility_input(pod, spread["spec"]["subsets"], [], list(inventory)))
     finally:
         engine.close()
     assert decision.eligible == ("b",)
