@@ -11,7 +11,10 @@ Spreadgate depends on:
   update writes nothing (no event, same resourceVersion);
 - status subresource isolation: main writes keep the stored status, status
   writes keep everything but status;
-- merge, JSON and strategic-merge patches (strategic merge is 415 for CRDs);
+- merge, JSON and strategic-merge patches (strategic merge is 415 for CRDs), and
+  server-side apply (`do_apply`, py_engine/sim/apply.py) with field managers recorded in
+  `metadata.managedFields` for every create, update, patch and scale
+  (docs/server-side-apply.md);
 - list/watch with label and field selectors, watch resume and 410 Gone,
   synthetic ADDED events for a watch without resourceVersion, bookmarks;
 - graceful deletion (pods on a node get a grace period and are removed when
@@ -39,7 +42,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import copy
 import queue
 import random
 import secrets
@@ -56,10 +58,12 @@ import jsonpointer
 
 from py_engine.semantics import objects
 from py_engine.semantics.clock import Clock, RealClock
+from py_engine.semantics.jsoncopy import json_copy
 from py_engine.semantics.labels import SelectorError, format_label_selector, parse_selector
 from py_engine.semantics.strategic_merge import StrategicMergeError, json_merge_patch, strategic_merge
 from py_engine.semantics.timeutil import format_time
-from py_engine.sim import access_reviews, errors, kinds, rbac_bootstrap
+from py_engine.sim import access_reviews, apply_schema, errors, kinds, managed_fields, rbac_bootstrap
+from py_engine.sim import apply as ssa
 from py_engine.sim.admission import MUTATING, VALIDATING, Admission, AdmissionAttributes, ServiceResolver
 from py_engine.sim.authorizer import Authorizer
 from py_engine.sim.defaulting import (
@@ -71,7 +75,7 @@ from py_engine.sim.defaulting import (
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.identity import user_from_json
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI, PatchType, WatchEvent
-from py_engine.sim.pruning import prune_custom_status
+from py_engine.sim.pruning import prune_custom_object, prune_custom_status
 from py_engine.sim.rbac_aggregation import ClusterRoleAggregator
 from py_engine.sim.resources import (
     Registry,
@@ -107,6 +111,13 @@ class RequestContext:
     user: JSON = field(default_factory=lambda: dict(DEFAULT_USER))
     external: bool = False
     warnings: list[str] = field(default_factory=list)
+    field_manager: str | None = None
+    """The request's `fieldManager` (required for an apply patch)."""
+    user_agent: str = ""
+    """Names the writer when `field_manager` is not given, as kube-apiserver does."""
+
+    def manager(self) -> str:
+        return managed_fields.manager_name(self.field_manager, self.user_agent, str(self.user.get("username", "")))
 
 
 class _Retry(Exception):
@@ -124,8 +135,8 @@ def _spec_part(obj: Mapping[str, Any]) -> dict[str, Any]:
 def _same_object(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     if _spec_part(a) != _spec_part(b) or a.get("status") != b.get("status"):
         return False
-    ma = {k: v for k, v in objects.meta(a).items() if k not in ("resourceVersion", "managedFields")}
-    mb = {k: v for k, v in objects.meta(b).items() if k not in ("resourceVersion", "managedFields")}
+    ma = {k: v for k, v in objects.meta(a).items() if k != "resourceVersion"}
+    mb = {k: v for k, v in objects.meta(b).items() if k != "resourceVersion"}
     return ma == mb
 
 
@@ -159,7 +170,7 @@ class ApiWatch:
 
     def _event(self, typ: str, obj: JSON) -> WatchEvent:
         out = self._server.present(self._rd, obj)
-        return {"type": typ, "object": copy.deepcopy(out) if self._copy else out}
+        return {"type": typ, "object": json_copy(out) if self._copy else out}
 
     def __iter__(self) -> Iterator[WatchEvent]:
         try:
@@ -273,7 +284,7 @@ class ApiServer:
         object is defaulted on read, as kube-apiserver defaults what it reads from storage
         (a default added to the schema later shows up without a write)."""
         if rd.crd and declares_defaults(rd.schema) and needs_defaults(obj, rd.schema):
-            obj = copy.deepcopy(obj)
+            obj = json_copy(obj)
             default_custom_object(obj, rd.schema)
         if obj.get("apiVersion") == rd.api_version:
             return obj
@@ -365,6 +376,34 @@ class ApiServer:
     def _invalid(self, rd: ResourceDef, name: str, causes: builtins.list[kinds.Cause]) -> ApiError:
         return errors.invalid(rd.group, rd.kind, name, causes)
 
+    # ======================================================= field managers
+
+    @staticmethod
+    def _apply_schema(rd: ResourceDef) -> apply_schema.Schema:
+        return apply_schema.object_schema(rd.kind, rd.schema, rd.crd)
+
+    @staticmethod
+    def _scope(rd: ResourceDef, subresource: str | None) -> str:
+        """Which part of an object a write through `subresource` owns (py_engine/sim/apply.py `tracked`)."""
+        if subresource == "status":
+            return "status"
+        return "main" if rd.has_status else "all"
+
+    def _updated_managers(self, rd: ResourceDef, cur: JSON, new: JSON, subresource: str | None,
+                          ctx: RequestContext) -> builtins.list[ssa.Manager]:
+        """The managers after an ordinary write of `new` over `cur`. A main-resource write may set
+        `managedFields` itself (`[]` or `[{}]` clears them); otherwise the stored ones carry on."""
+        raw = objects.meta(new).get("managedFields")
+        base: builtins.list[ssa.Manager] | None = None
+        if subresource is None and managed_fields.is_reset(raw):
+            base = []
+        elif subresource is None and raw is not None and raw != objects.meta(cur).get("managedFields"):
+            base = managed_fields.read_entries(raw)  # the writer's own entries, when readable
+        if base is None:
+            base = managed_fields.read(cur)
+        return ssa.update(cur, new, self._apply_schema(rd), base, ctx.manager(), rd.api_version,
+                          subresource=subresource or "", scope=self._scope(rd, subresource), now=self._now())
+
     # ================================================================ create
 
     def create(self, resource: str, namespace: str | None, obj: JSON, *,
@@ -373,13 +412,15 @@ class ApiServer:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "create", name or "", ctx)
-        out, _ = self.do_create(rd, namespace, copy.deepcopy(obj), subresource=subresource, name=name,
+        out, _ = self.do_create(rd, namespace, json_copy(obj), subresource=subresource, name=name,
                                 dry_run=dry_run, ctx=ctx)
-        return copy.deepcopy(out)
+        return json_copy(out)
 
     def do_create(self, rd: ResourceDef, namespace: str | None, obj: Any, *, subresource: str | None,
-                  name: str | None, dry_run: bool, ctx: RequestContext) -> tuple[JSON, int]:
-        """Create; `obj` is owned (mutated). Returns (stored object or Status, HTTP code)."""
+                  name: str | None, dry_run: bool, ctx: RequestContext,
+                  managed: builtins.list[ssa.Manager] | None = None) -> tuple[JSON, int]:
+        """Create; `obj` is owned (mutated). Returns (stored object or Status, HTTP code).
+        `managed`: the managers of an object created by an apply (else the creator's `Update`)."""
         if rd.group in access_reviews.REVIEW_GROUPS:
             if rd.namespaced and not namespace:
                 raise errors.bad_request(f"a namespace is required for {rd.group_resource}")
@@ -417,11 +458,16 @@ class ApiServer:
                                        f"unable to create new content in namespace {ns} because it is being "
                                        "terminated")
         kinds.apply_defaults(rd, obj)
+        if managed is None:  # the creator owns what it sent and the defaults (kube-apiserver decodes first)
+            managed = ssa.update({}, obj, self._apply_schema(rd), [], ctx.manager(), rd.api_version,
+                                 scope=self._scope(rd, None), now=self._now())
+        managed_fields.write(obj, managed)
         a = self._attrs(rd, "CREATE", ns, str(meta.get("name", "")), obj, None, dry_run, ctx)
         mutated = self.admission.mutate(a, ctx.warnings)
         if mutated is not obj and mutated is not None:
             obj = mutated
             kinds.apply_defaults(rd, obj)
+            managed_fields.write(obj, managed)  # what webhooks add is nobody's, as in kube-apiserver
             meta = obj["metadata"]
         if not meta.get("name"):
             meta["name"] = self._generated_name(str(meta["generateName"]))
@@ -467,7 +513,7 @@ class ApiServer:
                 {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
                  "message": "the initial names have been accepted", "lastTransitionTime": now},
             ],
-            "acceptedNames": copy.deepcopy(spec.get("names") or {}),
+            "acceptedNames": json_copy(spec.get("names") or {}),
             "storedVersions": [storage] if storage else [],
         }
         try:
@@ -483,7 +529,7 @@ class ApiServer:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "get", name, ctx)
-        return copy.deepcopy(self.do_get(rd, namespace, name, subresource))
+        return json_copy(self.do_get(rd, namespace, name, subresource))
 
     def do_get(self, rd: ResourceDef, namespace: str | None, name: str, subresource: str | None) -> JSON:
         ns = self._ns_key(rd, namespace)
@@ -525,7 +571,7 @@ class ApiServer:
         rd = self.resolve(resource)
         self._fault(rd, None, "list", "", ctx)
         out = self.do_list(rd, namespace, label_selector, field_selector)
-        out["items"] = copy.deepcopy(out["items"])
+        out["items"] = json_copy(out["items"])
         return out
 
     def do_list(self, rd: ResourceDef, namespace: str | None, label_selector: str | None,
@@ -546,7 +592,7 @@ class ApiServer:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "update", name, ctx)
-        return copy.deepcopy(self.do_update(rd, namespace, name, copy.deepcopy(obj),
+        return json_copy(self.do_update(rd, namespace, name, json_copy(obj),
                                             subresource=subresource, dry_run=dry_run, ctx=ctx))
 
     def do_update(self, rd: ResourceDef, namespace: str | None, name: str, obj: Any, *,
@@ -570,7 +616,7 @@ class ApiServer:
             return self._update_once(rd, ns, name, obj, cur, subresource, dry_run, ctx, precondition)
         for _ in range(_RETRIES):
             cur = self._get_stored(rd, ns, name)
-            desired = copy.deepcopy(obj)
+            desired = json_copy(obj)
             try:
                 return self._update_once(rd, ns, name, desired, cur, subresource, dry_run, ctx, precondition)
             except _Retry:
@@ -609,10 +655,14 @@ class ApiServer:
         return new
 
     def _update_once(self, rd: ResourceDef, ns: str, name: str, desired: JSON, cur: JSON,
-                     subresource: str | None, dry_run: bool, ctx: RequestContext, precondition: str) -> JSON:
+                     subresource: str | None, dry_run: bool, ctx: RequestContext, precondition: str,
+                     managed: builtins.list[ssa.Manager] | None = None) -> JSON:
         if precondition and precondition != _rv(cur):
             raise errors.conflict(rd.group, rd.plural, name)
         new = self._merge_update(rd, cur, desired, subresource)
+        if managed is None:
+            managed = self._updated_managers(rd, cur, new, subresource, ctx)
+        managed_fields.write(new, managed)
         cmeta = objects.meta(cur)
         if cmeta.get("deletionTimestamp"):
             added = [f for f in new["metadata"].get("finalizers") or [] if f not in (cmeta.get("finalizers") or [])]
@@ -627,6 +677,7 @@ class ApiServer:
             mutated = self.admission.mutate(a, ctx.warnings)
             if mutated is not None and mutated is not new:
                 new = self._merge_update(rd, cur, mutated, subresource)
+                managed_fields.write(new, managed)
         if rd.has_generation and _spec_part(new) != _spec_part(cur):
             new["metadata"]["generation"] = int(cmeta.get("generation") or 0) + 1
         causes = kinds.validate(rd, new, cur)
@@ -664,13 +715,18 @@ class ApiServer:
     # ================================================================= patch
 
     def patch(self, resource: str, namespace: str | None, name: str, patch: Any,
-              patch_type: PatchType, *, subresource: str | None = None, dry_run: bool = False,
-              context: RequestContext | None = None) -> JSON:
+              patch_type: PatchType | str, *, subresource: str | None = None, dry_run: bool = False,
+              context: RequestContext | None = None, field_manager: str | None = None,
+              force: bool = False) -> JSON:
+        """`patch_type` `apply` is server-side apply (`field_manager` required, `force` takes over
+        conflicting fields), as `application/apply-patch+yaml` is over HTTPS."""
         ctx = self._ctx(context)
+        if field_manager is not None:
+            ctx.field_manager = field_manager
         rd = self.resolve(resource)
         self._fault(rd, subresource, "patch", name, ctx)
-        return copy.deepcopy(self.do_patch(rd, namespace, name, patch, patch_type,
-                                           subresource=subresource, dry_run=dry_run, ctx=ctx))
+        return json_copy(self.do_patch(rd, namespace, name, patch, patch_type,
+                                           subresource=subresource, dry_run=dry_run, ctx=ctx, force=force))
 
     def _apply_patch(self, rd: ResourceDef, doc: JSON, patch: Any, patch_type: str) -> JSON:
         if patch_type == "json":
@@ -709,7 +765,10 @@ class ApiServer:
         return result
 
     def do_patch(self, rd: ResourceDef, namespace: str | None, name: str, patch: Any, patch_type: str, *,
-                 subresource: str | None, dry_run: bool, ctx: RequestContext) -> JSON:
+                 subresource: str | None, dry_run: bool, ctx: RequestContext, force: bool = False) -> JSON:
+        if patch_type == "apply":
+            return self.do_apply(rd, namespace, name, patch, subresource=subresource, dry_run=dry_run, ctx=ctx,
+                                 force=force)[0]
         if "patch" not in rd.verbs:
             raise errors.method_not_allowed()
         ns = self._ns_key(rd, namespace)
@@ -723,7 +782,7 @@ class ApiServer:
             raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
         for _ in range(_RETRIES):
             cur = self._get_stored(rd, ns, name)
-            doc = copy.deepcopy(self.present(rd, cur))
+            doc = json_copy(self.present(rd, cur))
             patched = self._apply_patch(rd, doc, patch, patch_type)
             patched = self._check_kind(rd, patched)
             pmeta = patched["metadata"]
@@ -739,6 +798,84 @@ class ApiServer:
                 continue
         raise errors.conflict(rd.group, rd.plural, name)
 
+    # ================================================================ apply
+
+    def _check_applied(self, rd: ResourceDef, name: str, config: Any) -> JSON:
+        """The applied configuration's own checks, with kube-apiserver's messages (400)."""
+        if not isinstance(config, dict):
+            raise errors.bad_request("error decoding YAML: an apply patch must be a single object")
+        version = config.get("apiVersion")
+        if version != rd.api_version:
+            raise errors.bad_request(f"Incorrect version specified in apply patch. Specified patch version: "
+                                     f"{version or ''}, expected: {rd.api_version}")
+        if config.get("kind") != rd.kind:
+            raise errors.bad_request(f"the kind in the data ({config.get('kind') or ''}) does not match the "
+                                     f"expected kind ({rd.kind})")
+        meta = config.get("metadata")
+        if not isinstance(meta, dict):
+            raise errors.bad_request("metadata must be a JSON object")
+        if meta.get("managedFields") is not None:
+            raise errors.bad_request("metadata.managedFields must be nil")
+        if meta.get("name", name) != name:
+            raise errors.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on "
+                                     f"the URL ({name})")
+        return config
+
+    def do_apply(self, rd: ResourceDef, namespace: str | None, name: str, config: Any, *,
+                 subresource: str | None, dry_run: bool, ctx: RequestContext,
+                 force: bool = False) -> tuple[JSON, int]:
+        """Server-side apply (py_engine/sim/apply.py): merge `config` into the object as
+        `ctx.field_manager`, creating it when missing (201). Conflicts are kube-apiserver's 409;
+        the result is admitted, validated and stored like any update (or create)."""
+        if not ctx.field_manager:
+            raise managed_fields.apply_needs_manager()
+        if "patch" not in rd.verbs:
+            raise errors.method_not_allowed()
+        if subresource == "scale" and rd.scale is not None:
+            raise errors.method_not_allowed(f"server-side apply to {rd.group_resource}/scale is not supported by "
+                                            "the embedded cluster: apply the object itself, or scale it")
+        if subresource not in (None, "status") or (subresource == "status" and not rd.has_status):
+            raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
+        ns = self._ns_key(rd, namespace, config if isinstance(config, dict) else None)
+        config = self._check_applied(rd, name, config)
+        if rd.crd:  # fields the schema prunes from the object are nobody's either
+            config = json_copy(config)
+            prune_custom_object(config, rd.schema)
+        schema, scope = self._apply_schema(rd), self._scope(rd, subresource)
+        precondition = str(config["metadata"].get("resourceVersion") or "")
+        for _ in range(_RETRIES):
+            cur = self.store.get(rd.group_resource, ns, name)
+            live = None if cur is None else self.present(rd, cur)
+            if live is None and subresource is not None:
+                raise errors.not_found(rd.group, rd.plural, name)
+            try:
+                result = ssa.apply(live, config, schema, managed_fields.read(live or {}), ctx.field_manager,
+                                   rd.api_version, subresource=subresource or "", scope=scope, force=force,
+                                   now=self._now())
+            except ssa.ApplyConflicts as exc:
+                raise managed_fields.conflict_error(exc.conflicts) from None
+            except ssa.ApplyError as exc:
+                raise errors.bad_request(f"failed to create typed patch object ({rd.api_version}, Kind="
+                                         f"{rd.kind}) {ns + '/' if ns else ''}{name}: {exc}") from None
+            obj = result.obj
+            if cur is None:
+                obj["metadata"]["name"] = name
+                obj["metadata"].pop("resourceVersion", None)
+                try:
+                    return self.do_create(rd, ns, obj, subresource=None, name=None, dry_run=dry_run, ctx=ctx,
+                                          managed=result.managers)
+                except ApiError as exc:
+                    if exc.code == 409 and exc.status.get("reason") == "AlreadyExists":
+                        continue  # created meanwhile: apply to it
+                    raise
+            obj["metadata"]["resourceVersion"] = _rv(cur)
+            try:
+                return self._update_once(rd, ns, name, obj, cur, subresource, dry_run, ctx, precondition,
+                                         managed=result.managers), 200
+            except _Retry:
+                continue
+        raise errors.conflict(rd.group, rd.plural, name)
+
     # ================================================================ delete
 
     def delete(self, resource: str, namespace: str | None, name: str, *,
@@ -750,7 +887,7 @@ class ApiServer:
         self._fault(rd, None, "delete", name, ctx)
         out, _ = self.do_delete(rd, namespace, name, grace=grace_period_seconds, propagation=propagation_policy,
                                 preconditions=preconditions, dry_run=dry_run, ctx=ctx)
-        return copy.deepcopy(out)
+        return json_copy(out)
 
     def do_delete(self, rd: ResourceDef, namespace: str | None, name: str, *, grace: int | None,
                   propagation: str | None, preconditions: Mapping[str, str] | None, dry_run: bool,
@@ -878,7 +1015,7 @@ class ApiServer:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, None, "deletecollection", "", ctx)
-        return copy.deepcopy(self.do_delete_collection(rd, namespace, label_selector, field_selector,
+        return json_copy(self.do_delete_collection(rd, namespace, label_selector, field_selector,
                                                        grace_period_seconds, propagation_policy, dry_run, ctx))
 
     def do_delete_collection(self, rd: ResourceDef, namespace: str | None, label_selector: str | None,
@@ -1005,7 +1142,7 @@ class ApiServer:
             if bound:
                 raise errors.conflict("", "pods", str(pod_name),
                                       f'pod {pod_name} is already assigned to node "{bound}"')
-            new = copy.deepcopy(cur)
+            new = json_copy(cur)
             new["spec"]["nodeName"] = node
             if meta.get("annotations"):
                 new["metadata"].setdefault("annotations", {}).update(meta["annotations"])
@@ -1073,7 +1210,7 @@ class ApiServer:
             if base_rv and not precondition and base_rv != _rv(cur):
                 base_rv = ""  # patch base moved on; the patched replicas still apply
             old_scale = self._scale_of(rd, cur)
-            new_scale = copy.deepcopy(old_scale)
+            new_scale = json_copy(old_scale)
             new_scale["spec"]["replicas"] = replicas
             a = self._attrs(rd, "UPDATE", ns, name, new_scale, old_scale, dry_run, ctx, sub="scale",
                             kind=("autoscaling", "v1", "Scale"))
@@ -1081,8 +1218,11 @@ class ApiServer:
             want = (admitted.get("spec") or {}).get("replicas", replicas)
             if want == old_scale["spec"]["replicas"]:
                 return old_scale
-            new = copy.deepcopy(cur)
+            new = json_copy(cur)
             set_path(new, rd.scale.spec_replicas, want)
+            managed_fields.write(new, ssa.update(cur, new, self._apply_schema(rd), managed_fields.read(cur),
+                                                 ctx.manager(), rd.api_version, subresource="scale",
+                                                 scope=self._scope(rd, None), now=self._now()))
             if rd.crd:  # the custom object is validated as written, like any update of it
                 causes = validate_custom_object(new, rd.schema, cur)
                 if causes:

@@ -16,11 +16,13 @@ one a 401); `Impersonate-*` headers switch to another identity when the caller m
 (py_engine/sim/request_info.py) are checked against RBAC (py_engine/sim/rbac.py), and a
 refusal is kube-apiserver's 403 Status. The identity reaches admission as `userInfo`.
 
-Not implemented: protobuf (JSON/YAML only), server-side apply
-(`application/apply-patch+yaml` is a 415), list pagination (`limit`/`continue`
+Server-side apply (`application/apply-patch+yaml`, with `fieldManager` and `force`) goes to
+`ApiServer.do_apply`; `fieldManager` (or the User-Agent) names the writer of every create, update
+and patch in `metadata.managedFields` (docs/server-side-apply.md).
+Not implemented: protobuf (JSON/YAML only), list pagination (`limit`/`continue`
 are ignored: every list is complete, which clients accept) and consistent-read
 semantics of `resourceVersion` on list (lists are always the latest state).
-`fieldValidation` and `fieldManager` are accepted and ignored. Answers carrying one object come
+`fieldValidation` is accepted and ignored. Answers carrying one object come
 as its metadata alone when the Accept header prefers `as=PartialObjectMetadata`
 (py_engine/sim/negotiation.py), and as a Table for `as=Table` (py_engine/sim/tables.py).
 
@@ -51,7 +53,7 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from py_engine.logsetup import fields
-from py_engine.sim import discovery, errors, impersonation, negotiation, openapi, tables
+from py_engine.sim import discovery, errors, impersonation, managed_fields, negotiation, openapi, tables
 from py_engine.sim.apiserver import ApiServer, ApiWatch, RequestContext
 from py_engine.sim.authn import ADMIN, TokenAuthenticator
 from py_engine.sim.identity import UserInfo
@@ -68,6 +70,7 @@ _PATCH_TYPES = {
     "application/merge-patch+json": "merge",
     "application/json-patch+json": "json",
     "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
 }
 _DRAIN_LIMIT = 64 * 1024 * 1024
 _REASONS = {200: "OK", 201: "Created", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
@@ -94,6 +97,28 @@ def _unsupported_subresource(rd: ResourceDef, sub: str) -> ApiError:
     served = ", ".join(sorted(rd.subresources)) or "none"
     return errors.method_not_allowed(
         f"{rd.group_resource}/{sub} is not supported by the embedded cluster (subresources served: {served})")
+
+
+MAX_YAML_VALUES = 1_000_000
+"""A YAML body may not expand to more values than this (its aliases are shared in memory, not
+in the JSON it stands for: a few kilobytes can describe billions of values)."""
+
+
+def _yaml_document(raw: bytes) -> Any:
+    """A YAML body as the JSON it stands for, bounded like any body: at most `MAX_YAML_VALUES`
+    values once aliases are expanded (else ValueError), YAML-only scalars as their text."""
+    doc = yaml.safe_load(raw)
+    seen, stack = 0, [doc]
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > MAX_YAML_VALUES:
+            raise ValueError(f"yaml: document expands to more than {MAX_YAML_VALUES} values (excessive aliasing)")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return json.loads(json.dumps(doc, default=str))
 
 
 def _not_found_path() -> ApiError:
@@ -274,10 +299,12 @@ class _Handler(BaseHTTPRequestHandler):
             raise errors.bad_request("the request body is empty")
         try:
             if ctype == "application/yaml" or ctype.endswith("+yaml"):
-                return yaml.safe_load(raw)
+                return _yaml_document(raw)
             return json.loads(raw)
         except (ValueError, yaml.YAMLError) as exc:
             raise errors.bad_request(f"the body of the request could not be decoded: {exc}") from None
+        except RecursionError:
+            raise errors.bad_request("the body of the request could not be decoded: nested too deeply") from None
 
     # ------------------------------------------------------------------ routing
 
@@ -378,6 +405,16 @@ class _Handler(BaseHTTPRequestHandler):
             raise errors.bad_request(f"Invalid dryRun value: {value!r}; the only supported value is \"All\"")
         return True
 
+    @staticmethod
+    def _force(q: Mapping[str, str], ptype: str) -> bool:
+        """`force` is an apply option: kube-apiserver refuses it on other patches (422)."""
+        value = q.get("force")
+        if value is None:
+            return False
+        if ptype != "apply":
+            raise managed_fields.force_needs_apply()
+        return value.lower() in ("true", "1")
+
     def _wants_table(self) -> bool:
         return tables.wants_table(self.headers.get("Accept"))
 
@@ -423,6 +460,11 @@ class _Handler(BaseHTTPRequestHandler):
             return _Reply(200, _dumps(out))
         assert name is not None or verb in ("create", "deletecollection")
         dry = self._dry_run(q)
+        if verb in ("create", "update", "patch"):
+            ctx.field_manager = q.get("fieldManager") or None
+            ctx.user_agent = self.headers.get("User-Agent") or ""
+            managed_fields.validate_field_manager(
+                ctx.field_manager, {"create": "CreateOptions", "update": "UpdateOptions"}.get(verb, "PatchOptions"))
         if verb == "get":
             assert name is not None
             obj = api.do_get(rd, ns, name, sub)
@@ -444,7 +486,11 @@ class _Handler(BaseHTTPRequestHandler):
             if ptype is None:
                 self._read_body()
                 raise errors.unsupported_media_type(ctype or "<none>", list(_PATCH_TYPES))
+            force = self._force(q, ptype)
             body = self._json_body(patch=True)
+            if ptype == "apply":
+                applied, code = api.do_apply(rd, ns, name, body, subresource=sub, dry_run=dry, ctx=ctx, force=force)
+                return self._object_reply(code, applied)
             return self._object_reply(200, api.do_patch(rd, ns, name, body, ptype, subresource=sub, dry_run=dry,
                                                          ctx=ctx))
         # delete / deletecollection

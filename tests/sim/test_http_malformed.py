@@ -56,8 +56,16 @@ def test_malformed_requests(http: urllib3.HTTPSConnectionPool) -> None:
     assert call(http, "POST", base, json.dumps(POD).encode())[0] == 201
     assert_status(call(http, "PATCH", base + "/p", b'{"metadata":{}}', "application/json"), 415,
                   "UnsupportedMediaType")
-    assert_status(call(http, "PATCH", base + "/p", b"{}", "application/apply-patch+yaml"), 415,
-                  "UnsupportedMediaType")
+    # Server-side apply is served: without fieldManager it is kube-apiserver's 422 ...
+    assert_status(call(http, "PATCH", base + "/p", b"{}", "application/apply-patch+yaml"), 422, "Invalid")
+    # ... and a YAML body is bounded once its aliases are expanded ("billion laughs"), like any body.
+    laughs = b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        .encode() for i in range(8))
+    bomb = assert_status(call(http, "PATCH", base + "/p?fieldManager=m", laughs, "application/apply-patch+yaml"),
+                         400, "BadRequest")
+    assert "excessive aliasing" in bomb["message"]
     assert_status(call(http, "PATCH", base + "/p", b'{"a":', "application/merge-patch+json"), 400, "BadRequest")
     invalid = assert_status(call(http, "POST", base, json.dumps({"metadata": {"name": "x"}, "spec": {}}).encode()),
                             422, "Invalid")
