@@ -4,7 +4,6 @@ Import fixtures by name into a test module (`from webhook_testkit import kube_en
 
 - `kube_env`  an embedded `ApiServer` served over HTTPS on 127.0.0.1, a kubeconfig for
               it and a `KubeClient`; the WorkloadSpread CRD (status subresource) is installed.
-- `wait_until(cond, timeout, what)`  poll with a deadline (no sleeps as synchronisation).
 - `AnswersAtOnce`  for stub admission services: the asynchronous entry points the app uses
               under the real server answer with the synchronous ones' decision, at once.
 - `StubValidation`  for stub apps: the validation port answering every review with one verdict.
@@ -18,14 +17,14 @@ import re
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_until
 
 from py_engine.apiclient import KubeClient
 from py_engine.model.resource import SPREADS
@@ -43,24 +42,6 @@ SPREADS_PATH = "spreadgate.dev/v1alpha1/workloadspreads"
 
 # The product's CRD, as shipped (the same source the stack and the benchmarks install).
 CRD: dict[str, Any] = read_yaml(WORKLOADSPREAD_CRD)
-
-
-def wait_until(cond: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
-    """Poll `cond` until it is truthy or `timeout` passes.
-
-    Between polls it waits at least as long as the poll itself took, so an expensive check
-    (listing a thousand pods) never takes more than half the CPU from what it waits for.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        started = time.monotonic()
-        value = cond()
-        if value:
-            return value
-        now = time.monotonic()
-        if now > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(max(0.005, now - started))
 
 
 class AnswersAtOnce:

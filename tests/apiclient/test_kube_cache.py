@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from webhook_testkit import KubeEnv, kube_env, wait_until  # noqa: F401
+from polling import wait_until
+from webhook_testkit import KubeEnv, kube_env  # noqa: F401
 
 from py_engine.apiclient import NODES, PODS, WatchCache
 

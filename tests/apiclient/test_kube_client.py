@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from kubernetes.config.kube_config import KubeConfigLoader
-from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
+from polling import wait_until
+from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
 from py_engine.apiclient import (
     DEPLOYMENTS,

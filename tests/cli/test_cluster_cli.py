@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from kubectl_kit import KUBECTL
+from polling import wait_until
 
 from py_engine.cli import main
 
@@ -81,15 +82,6 @@ def kubectl(kubeconfig: Path, *args: str) -> str:
     return done.stdout
 
 
-def poll(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def pods(kubeconfig: Path) -> list[dict[str, Any]]:
     return list(json.loads(kubectl(kubeconfig, "get", "pods", "-l", "app=x", "-o", "json"))["items"])
 
@@ -118,12 +110,12 @@ def test_kubectl_drives_the_standalone_cluster(running_cluster: tuple[Path, subp
         return lambda: sum(1 for p in pods(kubeconfig) if p["status"].get("phase") == "Running"
                            and not p["metadata"].get("deletionTimestamp")) == n and len(pods(kubeconfig)) == n
 
-    poll(running(2), "2 running pods")
+    wait_until(running(2), 20, "2 running pods")
     assert "scaled" in kubectl(kubeconfig, "scale", "deployment", "x", "--replicas=3")
-    poll(running(3), "3 running pods")
+    wait_until(running(3), 20, "3 running pods")
     assert {p["spec"]["nodeName"] for p in pods(kubeconfig)} == {"zone-a-0", "zone-b-0"}
     assert "deleted" in kubectl(kubeconfig, "delete", "-f", str(manifest))
-    poll(lambda: pods(kubeconfig) == [], "pods to be garbage collected")
+    wait_until(lambda: pods(kubeconfig) == [], 20, "pods to be garbage collected")
     assert json.loads(kubectl(kubeconfig, "get", "replicasets", "-o", "json"))["items"] == []
 
 

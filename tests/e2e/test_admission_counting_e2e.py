@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_until
 
-from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack, poll
+from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
 from py_engine.workloadspread.controller.runtime.loop import LoopOptions
@@ -104,8 +105,8 @@ def test_a_cap_lowered_mid_burst_holds_with_the_controller_stopped(stack: Stack)
     stack.create(DEPLOYMENTS, deployment())
     stack.create(SPREADS, spread([capped, rest]))
     scale(stack, 13)
-    poll(lambda: split(stack) == Counter({"a": 13}), 30, "13 pods in a")
-    poll(lambda: synced(stack) and version_entry(stack, "a").get("replicas") == 13
+    wait_until(lambda: split(stack) == Counter({"a": 13}), 30, "13 pods in a")
+    wait_until(lambda: synced(stack) and version_entry(stack, "a").get("replicas") == 13
          and not version_entry(stack, "a").get("creatingPods"), 30, "the controller to count a's 13 pods")
     original_a = [p["metadata"]["name"] for p in live(stack) if subset_of(p) == "a"]
     stack.stop_controller()
@@ -116,14 +117,14 @@ def test_a_cap_lowered_mid_burst_holds_with_the_controller_stopped(stack: Stack)
     scale(stack, 40)
     stack.api.patch(SPREADS, "default", "ws", {"spec": {"subsets": [dict(capped, maxReplicas=9), rest]}}, "merge")
     delete_pods(stack, original_a[:3])
-    poll(lambda: replaced(stack, 40, original_a[:3]), 60, "40 pods, the 3 deleted ones replaced")
+    wait_until(lambda: replaced(stack, 40, original_a[:3]), 60, "40 pods, the 3 deleted ones replaced")
     assert split(stack) == Counter({"a": 10, "b": 30})  # nothing admitted into a over the new cap
     entry = version_entry(stack, "a")
     assert entry["missingReplicas"] == 0 and len(entry["deletingPods"]) == 3
 
     # Two more deletes: a holds 8 < 9 after the second, which gives exactly one slot back.
     delete_pods(stack, original_a[3:5])
-    poll(lambda: replaced(stack, 40, original_a[:5]), 60, "the 2 further deletes replaced")
+    wait_until(lambda: replaced(stack, 40, original_a[:5]), 60, "the 2 further deletes replaced")
     assert split(stack) == Counter({"a": 9, "b": 31})
     assert version_entry(stack, "a")["missingReplicas"] == 0
     assert not synced(stack)  # all of it decided without the controller
@@ -136,11 +137,11 @@ def test_a_forged_matched_annotation_is_removed_and_its_delete_gives_nothing_bac
     stack.create(DEPLOYMENTS, deployment({MATCHED_ANNOTATION: forged, KRUISE_MATCHED_ANNOTATION: forged}))
     stack.create(SPREADS, spread([{"name": "a", "maxReplicas": 2, "requiredNodeSelectorTerm": term("a")}]))
     scale(stack, 2)
-    poll(lambda: split(stack) == Counter({"a": 2}), 30, "2 pods in a")
+    wait_until(lambda: split(stack) == Counter({"a": 2}), 30, "2 pods in a")
 
     # A third pod finds no room: admitted without a subset, and without the annotations.
     scale(stack, 3)
-    poll(lambda: len(live(stack)) == 3, 30, "the third pod")
+    wait_until(lambda: len(live(stack)) == 3, 30, "the third pod")
     [extra] = [p for p in live(stack) if subset_of(p) == "-"]
     annotations = extra["metadata"].get("annotations") or {}
     assert MATCHED_ANNOTATION not in annotations and KRUISE_MATCHED_ANNOTATION not in annotations
@@ -150,7 +151,7 @@ def test_a_forged_matched_annotation_is_removed_and_its_delete_gives_nothing_bac
     # Deleting it gives no slot back: its replacement gets no subset either; the cap holds.
     name = extra["metadata"]["name"]
     delete_pods(stack, [name])
-    poll(lambda: replaced(stack, 3, [name]), 30, "the replacement of the unplaced pod")
+    wait_until(lambda: replaced(stack, 3, [name]), 30, "the replacement of the unplaced pod")
     assert split(stack) == Counter({"a": 2, "-": 1})
     after = version_entry(stack, "a")
     assert after["missingReplicas"] == 0 and not after.get("deletingPods")

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_until
 
-from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack, poll
+from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
@@ -84,30 +85,30 @@ def test_controller_killed_and_restarted_mid_run_loses_nothing(stack: Stack) -> 
     stack.create(DEPLOYMENTS, DEPLOYMENT)
     stack.create(SPREADS, SPREAD)
     scale(stack, 20)
-    poll(lambda: converged(stack, {"a": 3, "b": 2, "c": 15}), 30, "20 pods costed and counted")
+    wait_until(lambda: converged(stack, {"a": 3, "b": 2, "c": 15}), 30, "20 pods costed and counted")
     assert stack.controller is not None
     assert stack.controller.metrics.writes.value(kind="deletion_cost") >= 20
 
     stack.stop_controller()
     # Down: scale down (the costs already written still steer it), then up again.
     scale(stack, 8)
-    poll(lambda: len(live(stack)) == 8, 20, "scale-down to 8 without the controller")
+    wait_until(lambda: len(live(stack)) == 8, 20, "scale-down to 8 without the controller")
     assert Counter(subset_of(p) for p in live(stack)) == Counter({"a": 3, "b": 2, "c": 3})
     scale(stack, 12)
-    poll(lambda: len(live(stack)) == 12, 20, "scale-up to 12 without the controller")
+    wait_until(lambda: len(live(stack)) == 12, 20, "scale-up to 12 without the controller")
     uncosted = [p for p in live(stack) if DELETION_COST_ANNOTATION not in (p["metadata"].get("annotations") or {})]
     assert len(uncosted) == 4
     # A deleted pod of the capped subset a: the webhook records its deletion and its
     # replacement's reservation (unlimited c needs no records).
     victim = next(p for p in live(stack) if subset_of(p) == "a")["metadata"]["name"]
     stack.api.delete("v1/pods", "default", victim)
-    poll(lambda: len(live(stack)) == 12 and victim not in {p["metadata"]["name"] for p in live(stack)}, 20,
+    wait_until(lambda: len(live(stack)) == 12 and victim not in {p["metadata"]["name"] for p in live(stack)}, 20,
          "the replacement of the deleted a pod")
     assert records(stack) >= 2
     stale = stack.api.get(SPREADS, "default", "ws")["status"]["subsetStatuses"]
     assert [e["replicas"] for e in stale] == [3, 2, 15]  # nobody recounted while the controller was down
 
     stack.start_controller()
-    poll(lambda: converged(stack, {"a": 3, "b": 2, "c": 7}), 30, "the restarted controller to catch up")
+    wait_until(lambda: converged(stack, {"a": 3, "b": 2, "c": 7}), 30, "the restarted controller to catch up")
     scale(stack, 6)
-    poll(lambda: converged(stack, {"a": 3, "b": 2, "c": 1}), 30, "scale-down to 6 after the restart")
+    wait_until(lambda: converged(stack, {"a": 3, "b": 2, "c": 1}), 30, "scale-down to 6 after the restart")

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from metrics_kit import exposed_types, label_names, value
+from polling import wait_until
 from united_kit import UDS, pools, term, united
 
-from py_engine.assembled_stack import Stack, poll
+from py_engine.assembled_stack import Stack
 from py_engine.metrics import CONTENT_TYPE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -91,7 +92,7 @@ def test_the_exposed_metrics_are_the_documented_ones(tmp_path: Path) -> None:
                     return (value(body, "spreadgate_united_syncs_total", result="success") or 0) >= 1
 
                 try:
-                    poll(synced, 60, "a successful UnitedDeployment sync on the controller's /metrics")
+                    wait_until(synced, 60, "a successful UnitedDeployment sync on the controller's /metrics")
                 except TimeoutError:
                     raise AssertionError(log.read_text(encoding="utf-8")) from None
                 content_type, controller_text = scrape(url)
@@ -100,7 +101,7 @@ def test_the_exposed_metrics_are_the_documented_ones(tmp_path: Path) -> None:
                 proc.wait(timeout=30)
         assert stack.hook is not None
         hook_client = stack.hook.app.test_client()
-        poll(
+        wait_until(
             lambda: (
                 (
                     value(

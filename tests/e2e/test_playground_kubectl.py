@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playground_kit import Playground, assert_in_order, poll, readme_section, running_playground, table
+from playground_kit import Playground, assert_in_order, readme_section, running_playground, table
+from polling import wait_until
 
 MATCHED = "spreadgate.dev/matched-workloadspread"
 COST = "controller.kubernetes.io/pod-deletion-cost"
@@ -82,10 +83,10 @@ def test_the_readme_session(playground: Playground) -> None:
     assert any(line.startswith("kubeconfig: ") for line in pg.output)
     assert "workloadspread.spreadgate.dev/api-zones created" in pg.run(APPLY)
     assert "deployment.apps/api created" in pg.run(CREATE)
-    pods = poll(lambda: settled(pg, 5, 0), "5 running pods")
+    pods = wait_until(lambda: settled(pg, 5, 0), 60, "5 running pods")
     assert by_subset(pods) == {"zone-a": 1, "zone-b": 1, "zone-c": 3}
     assert "deployment.apps/api scaled" in pg.run(SCALE_UP)
-    pods = poll(lambda: settled(pg, 10, 0), "10 running pods")
+    pods = wait_until(lambda: settled(pg, 10, 0), 60, "10 running pods")
     assert by_subset(pods) == {"zone-a": 2, "zone-b": 2, "zone-c": 6}
 
     # -o wide shows each pod's node; -L zone the label its subset's patch set: the two agree.
@@ -108,7 +109,7 @@ def test_the_readme_session(playground: Playground) -> None:
     zone_a = {p["metadata"]["name"] for p in pods if subset(p) == "zone-a"}
     out = pg.run(DRAIN)
     assert "node/zone-a-0 drained" in out and all(f"pod/{name} evicted" in out for name in zone_a)
-    pods = poll(lambda: settled(pg, 8, 2), "2 replacements pending")
+    pods = wait_until(lambda: settled(pg, 8, 2), 60, "2 replacements pending")
     pending = [p for p in pods if p["status"].get("phase") == "Pending"]
     assert {subset(p) for p in pending} == {"zone-a"} and not zone_a & {p["metadata"]["name"] for p in pods}
     assert all(p["metadata"]["labels"].get("zone") == "a" for p in pending)
@@ -121,7 +122,7 @@ def test_the_readme_session(playground: Playground) -> None:
     assert len(predicted) == 5 and {p["metadata"]["name"] for p in pending} <= set(predicted)
     before = {p["metadata"]["name"] for p in pods}
     assert "deployment.apps/api scaled" in pg.run(SCALE_DOWN)
-    after = poll(lambda: settled(pg, 5, 0), "the scale-down to 5")
+    after = wait_until(lambda: settled(pg, 5, 0), 60, "the scale-down to 5")
     deleted = before - {p["metadata"]["name"] for p in after}
     assert sorted(deleted) == sorted(predicted)
     assert by_subset([p for p in pods if p["metadata"]["name"] in deleted]) == {"zone-a": 2, "zone-c": 3}

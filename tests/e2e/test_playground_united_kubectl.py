@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playground_kit import Playground, assert_in_order, poll, readme_section, running_playground, table
+from playground_kit import Playground, assert_in_order, readme_section, running_playground, table
+from polling import wait_until
 
 NODES = "manifests/examples/nodes/ud-ecs-then-serverless.yaml"
 START = f"spreadgate cluster --nodes {NODES} --kubeconfig-out /tmp/sgud.kubeconfig &"
@@ -45,14 +46,14 @@ def test_the_readme_united_session(playground: Playground) -> None:
     out = pg.run(APPLY)
     assert "uniteddeployment.spreadgate.dev/web-burst created" in out
     assert "horizontalpodautoscaler.autoscaling/web-burst created" in out
-    poll(lambda: ready_per_subset(pg, {"ecs": "4/4", "serverless": "2/2"}), "4 pods on ecs and 2 serverless")
+    wait_until(lambda: ready_per_subset(pg, {"ecs": "4/4", "serverless": "2/2"}), 60, "4 pods on ecs and 2 serverless")
     row = table(pg.run(GET))[0]
     assert {key: row[key] for key in ("NAME", "DESIRED", "CURRENT", "READY")} == {
         "NAME": "web-burst", "DESIRED": "6", "CURRENT": "6", "READY": "6"}
     assert "uniteddeployment.spreadgate.dev/web-burst scaled" in pg.run(SCALE_UP)
-    poll(lambda: ready_per_subset(pg, {"ecs": "4/4", "serverless": "6/6"}), "the scale-up to 10")
+    wait_until(lambda: ready_per_subset(pg, {"ecs": "4/4", "serverless": "6/6"}), 60, "the scale-up to 10")
     assert "uniteddeployment.spreadgate.dev/web-burst scaled" in pg.run(SCALE_DOWN)
-    poll(lambda: ready_per_subset(pg, {"ecs": "3/3", "serverless": "0/0"}), "the scale-down to 3")
+    wait_until(lambda: ready_per_subset(pg, {"ecs": "3/3", "serverless": "0/0"}), 60, "the scale-down to 3")
     pods = pg.pods("app=web-burst")
     assert len(pods) == 3 and {p["spec"]["nodeName"] for p in pods} <= {"ecs-0", "ecs-1"}
 

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_until
 from united_kit import UDS, pools, replicas_of, term, united
 
-from py_engine.assembled_stack import Stack, poll
+from py_engine.assembled_stack import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 SUBSETS: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")},
@@ -30,7 +31,7 @@ def test_leader_elected_process_runs_the_united_controller(tmp_path: Path) -> No
                  "--log-format", "json"], stdout=sink, stderr=sink)
             try:
                 try:
-                    poll(lambda: replicas_of(stack) == {"a": 1, "b": 2}, 60, "the subset Deployments")
+                    wait_until(lambda: replicas_of(stack) == {"a": 1, "b": 2}, 60, "the subset Deployments")
                 except TimeoutError:
                     raise AssertionError(log.read_text(encoding="utf-8")) from None
                 lease = stack.api.get("coordination.k8s.io/v1/leases", "default", "spreadgate-controller")

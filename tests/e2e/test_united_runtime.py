@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 import yaml
 from kubectl_kit import KUBECTL
+from polling import wait_until
 from united_kit import UDS, pending_per_subset, pods_per_subset, pools, scale, term, united
 
-from py_engine.assembled_stack import Stack, poll
+from py_engine.assembled_stack import Stack
 from py_engine.uniteddeployment.controller.runtime.loop import UnitedOptions
 from py_engine.uniteddeployment.controller.runtime.nodefit import NODE_FIT_ANNOTATION
 from py_engine.workloadspread.controller.runtime.loop import LoopOptions
@@ -30,7 +31,7 @@ def until_pods(stack: Stack, want: dict[str, int], what: str, *, placed_only: bo
     """Poll until the pods per subset are `want`; a timeout says what the cluster held instead
     (subsets, pending pods, the UnitedDeployment's status), so a failure can be read from CI."""
     try:
-        poll(lambda: pods_per_subset(stack, "web", placed_only=placed_only) == want, 60, what)
+        wait_until(lambda: pods_per_subset(stack, "web", placed_only=placed_only) == want, 60, what)
     except TimeoutError as exc:
         status = stack.api.get(UDS, "default", "web").get("status")
         raise AssertionError(f"{exc}: pods per subset {pods_per_subset(stack, 'web')}, pending "
@@ -52,11 +53,11 @@ def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
         until_pods(stack, {"on-prem": 3, "elastic": 6}, "3 on-prem pods once the pool accepts pods", placed_only=True)
         # Adaptive keeps a subset's ready pods (docs/uniteddeployment.md): scaled down while the third
         # on-prem pod is placed but not Ready yet, 2 on-prem + 5 elastic is as stable an answer as 3 + 4.
-        poll(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get("readyReplicas") == 9,
+        wait_until(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get("readyReplicas") == 9,
              60, "the controller to see all 9 pods Ready")
         scale(stack, "web", 7)  # the last subset empties first
         until_pods(stack, {"on-prem": 3, "elastic": 4}, "scale-down from elastic")
-        status = poll(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get(
+        status = wait_until(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get(
             "readyReplicas") == 7 and s, 60, "status readyReplicas 7")
         assert status["labelSelector"] == "app=web"
         assert stack.manager is not None and stack.united_controller is not None
@@ -84,15 +85,15 @@ def test_kubectl_scale_sgud(tmp_path: Path) -> None:
     with Stack(pools("on-prem", "elastic"), virtual=False, workdir=tmp_path, kubeconfig_out=kubeconfig,
                options=LoopOptions(resync_seconds=3600), united_options=UnitedOptions(resync_seconds=3600)) as stack:
         kubectl("apply", "-f", str(manifest))
-        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 1}, 60, "1 on-prem pod")
+        wait_until(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 1}, 60, "1 on-prem pod")
         kubectl("scale", "sgud/web", "--replicas", "5")
-        poll(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 2, "elastic": 3}, 60,
+        wait_until(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 2, "elastic": 3}, 60,
              "2 on-prem and 3 elastic pods")
-        scale_obj = poll(lambda: (s := json.loads(kubectl(
+        scale_obj = wait_until(lambda: (s := json.loads(kubectl(
             "get", "--raw", "/apis/spreadgate.dev/v1beta1/namespaces/default/uniteddeployments/web/scale")))
             and s.get("status", {}).get("replicas") == 5 and s, 60, "the scale subresource to read 5")
         assert scale_obj["status"]["selector"] == "app=web"
-        table = poll(lambda: (t := kubectl("get", "sgud", "web").split("\n")) and t[1].split()[:5] == [
+        table = wait_until(lambda: (t := kubectl("get", "sgud", "web").split("\n")) and t[1].split()[:5] == [
             "web", "5", "5", "5", "5"] and t, 60, "kubectl get sgud to print 5 ready")
         assert table[0].split()[:5] == ["NAME", "DESIRED", "CURRENT", "UPDATED", "READY"]
 
@@ -103,8 +104,8 @@ def test_kruise_timing_in_real_time_moves_the_share_after_the_critical_time(tmp_
                options=LoopOptions(resync_seconds=3600),
                united_options=UnitedOptions(resync_seconds=3600)) as stack:
         stack.create(UDS, united("web", 4, SUBSETS, schedule=quick, annotations={NODE_FIT_ANNOTATION: "false"}))
-        poll(lambda: pods_per_subset(stack, "web") == {"on-prem": 3, "elastic": 1}, 30,
+        wait_until(lambda: pods_per_subset(stack, "web") == {"on-prem": 3, "elastic": 1}, 30,
              "on-prem's share created, Pending")
-        poll(lambda: pods_per_subset(stack, "web") == {"elastic": 4}, 30, "the share moved after 2 s")
+        wait_until(lambda: pods_per_subset(stack, "web") == {"elastic": 4}, 30, "the share moved after 2 s")
         entry = stack.api.get(UDS, "default", "web")["status"]["subsetStatuses"][0]
         assert entry["name"] == "on-prem" and entry["conditions"][0]["status"] == "False"

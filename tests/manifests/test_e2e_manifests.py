@@ -33,7 +33,8 @@ from manifest_support import (
     render,
     rendered_grants,
 )
-from webhook_testkit import ZONE, shared_ca, wait_until, write_cert
+from polling import wait_until
+from webhook_testkit import ZONE, shared_ca, write_cert
 
 from py_engine.cli import build_parser
 from py_engine.model import MATCHED_ANNOTATION

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import webhook_testkit
 from metrics_kit import value
-from webhook_testkit import KubeEnv, wait_until
+from polling import wait_until
+from webhook_testkit import KubeEnv
 
 from py_engine.apiclient import LEASES
 from py_engine.runtime.leader import LeaderConfig, LeaderElector

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 import webhook_testkit
 from metrics_kit import value
+from polling import wait_until
 from reconciler_kit import Metrics, Options, Report
-from webhook_testkit import KubeEnv, wait_until
+from webhook_testkit import KubeEnv
 
 from py_engine.apiclient import LEASES, NODES, PODS, WatchCache
 from py_engine.logsetup import record_fields

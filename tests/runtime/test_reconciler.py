@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from metrics_kit import value
+from polling import wait_until
 from reconciler_kit import Metrics, Options, Report
-from webhook_testkit import wait_until
 
 from py_engine.apiclient import Conflict, KubeError
 from py_engine.logsetup import record_fields

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import urllib3
-from webhook_testkit import wait_until as wait_for  # noqa: F401 - re-exported for the cluster tests
+from polling import wait_until as wait_for  # noqa: F401 - re-exported for the cluster tests
 
 from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.cluster import Cluster

@@ -22,7 +22,7 @@ from typing import Any
 
 import kubernetes
 import pytest
-from webhook_testkit import wait_until
+from polling import wait_until
 
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer, serve_https

@@ -35,7 +35,8 @@ from typing import Any
 
 import jsonpatch
 import urllib3
-from webhook_testkit import CRD, SPREADS, WebhookProcess, shared_ca, spread, wait_until, write_cert
+from polling import wait_until
+from webhook_testkit import CRD, SPREADS, WebhookProcess, shared_ca, spread, write_cert
 
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS, KubeClient
 from py_engine.model import MATCHED_ANNOTATION

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 from metrics_kit import value
-from webhook_testkit import AnswersAtOnce, StubValidation, shared_ca, wait_until, write_cert
+from polling import wait_until
+from webhook_testkit import AnswersAtOnce, StubValidation, shared_ca, write_cert
 
 from py_engine.workloadspread.admission.service import Answer, Decision
 from webhook.app import create_app

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from webhook_testkit import StubValidation, shared_ca, wait_until, write_cert
+from polling import wait_until
+from webhook_testkit import StubValidation, shared_ca, write_cert
 
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import urllib3
 from flask import Flask
-from webhook_testkit import wait_until, write_cert
+from polling import wait_until
+from webhook_testkit import write_cert
 
 from py_engine.sim.tls import CertificateAuthority
 from webhook.server import TLSServer

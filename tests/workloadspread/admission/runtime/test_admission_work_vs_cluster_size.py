@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
+from polling import wait_until
+from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock

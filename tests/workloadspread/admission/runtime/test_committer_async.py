@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pytest
 from memory_store import MemoryStore
-from webhook_testkit import wait_until
+from polling import wait_until
 
 from py_engine.apiclient import Conflict
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from webhook_testkit import SPREADS, KubeEnv, kube_env, spread, wait_until  # noqa: F401
+from polling import wait_until
+from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
 from py_engine.apiclient import DEPLOYMENTS, NAMESPACES, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 import webhook_testkit
-from webhook_testkit import SPREADS, KubeEnv, spread, wait_until
+from polling import wait_until
+from webhook_testkit import SPREADS, KubeEnv, spread
 
 from py_engine.apiclient import CRDS, PODS, Resource
 from py_engine.apiclient.discovery import discover_resource
