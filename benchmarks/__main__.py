@@ -24,11 +24,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, under two minutes in all")
     parser.add_argument("names", nargs="*", help="benchmark modules to run (default: all), e.g. bench_rego")
     args = parser.parse_args(argv)
-    available = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_"))
+    available = sorted(
+        m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_")
+    )
     selected = args.names or available
     unknown = sorted(set(selected) - set(available))
     if unknown:
-        print(f"unknown benchmark(s): {', '.join(unknown)}; available: {', '.join(available)}", file=sys.stderr)
+        print(
+            f"unknown benchmark(s): {', '.join(unknown)}; available: {', '.join(available)}", file=sys.stderr
+        )
         return 2
     print(machine_description())
     checks: list[Target] = []
@@ -41,10 +45,15 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(module, "targets"):
             checks.extend(module.targets(result, args.quick))
     if checks:
-        print_table("Targets: each figure beside its target", ["figure", "measured", "target", "verdict"],
-                    [[c.figure, c.measured, c.target, c.verdict] for c in checks])
-    print(f"\n{machine_description()}; total {time.perf_counter() - started:.0f} s"
-          f"{' (quick sizes)' if args.quick else ''}")
+        print_table(
+            "Targets: each figure beside its target",
+            ["figure", "measured", "target", "verdict"],
+            [[c.figure, c.measured, c.target, c.verdict] for c in checks],
+        )
+    print(
+        f"\n{machine_description()}; total {time.perf_counter() - started:.0f} s"
+        f"{' (quick sizes)' if args.quick else ''}"
+    )
     return 0
 
 

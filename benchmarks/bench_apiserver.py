@@ -39,15 +39,27 @@ THREADS = 8
 
 
 def _pod(i: int, prefix: str) -> bytes:
-    return json.dumps({"apiVersion": "v1", "kind": "Pod",
-                       "metadata": {"name": f"{prefix}-{i}", "labels": {"app": "bench", "i": str(i % 10)}},
-                       "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
-                                                "resources": {"requests": {"cpu": "100m"}}}]}}).encode()
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"{prefix}-{i}", "labels": {"app": "bench", "i": str(i % 10)}},
+            "spec": {
+                "containers": [
+                    {"name": "app", "image": "nginx:1.27", "resources": {"requests": {"cpu": "100m"}}}
+                ]
+            },
+        }
+    ).encode()
 
 
 def _start_webhook() -> tuple[subprocess.Popen[str], str, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "py_engine.sim.webhook_stub"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "py_engine.sim.webhook_stub"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     info = json.loads(proc.stdout.readline())
     return proc, info["url"], info["ca_bundle"]
@@ -61,8 +73,15 @@ def _http_creates(port: int, ca_pem: str, token: str, n: int) -> tuple[float, li
 
     def worker() -> None:
         nonlocal failures
-        pool = urllib3.HTTPSConnectionPool("127.0.0.1", port, maxsize=1, cert_reqs="CERT_REQUIRED",
-                                           ca_cert_data=ca_pem, retries=False, timeout=urllib3.Timeout(total=30))
+        pool = urllib3.HTTPSConnectionPool(
+            "127.0.0.1",
+            port,
+            maxsize=1,
+            cert_reqs="CERT_REQUIRED",
+            ca_cert_data=ca_pem,
+            retries=False,
+            timeout=urllib3.Timeout(total=30),
+        )
         mine: list[float] = []
         bad = 0
         try:
@@ -72,8 +91,12 @@ def _http_creates(port: int, ca_pem: str, token: str, n: int) -> tuple[float, li
                 if i is None:
                     break
                 t0 = time.perf_counter()
-                resp = pool.request("POST", "/api/v1/namespaces/bench/pods", body=_pod(i, "http"),
-                                    headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+                resp = pool.request(
+                    "POST",
+                    "/api/v1/namespaces/bench/pods",
+                    body=_pod(i, "http"),
+                    headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+                )
                 mine.append(time.perf_counter() - t0)
                 if resp.status != 201:
                     bad += 1
@@ -106,15 +129,20 @@ def _pct(values: list[float], q: float) -> float:
 
 def main(quick: bool = False) -> dict[str, Any]:
     n = 200 if quick else 1000
-    print(f"\nAPI server: {n} pod creates over HTTPS, {THREADS} client threads, no-op mutating webhook "
-          "(separate process)")
+    print(
+        f"\nAPI server: {n} pod creates over HTTPS, {THREADS} client threads, no-op mutating webhook "
+        "(separate process)"
+    )
     proc, url, ca_bundle = _start_webhook()
     api = ApiServer(history_size=4 * n)
     server = serve_https(api)
     try:
         api.create("v1/namespaces", None, {"metadata": {"name": "bench"}})
-        api.create("admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", None,
-                   webhook_configuration("noop", url, ca_bundle))
+        api.create(
+            "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+            None,
+            webhook_configuration("noop", url, ca_bundle),
+        )
         # warm up connections and code paths (not measured)
         _http_creates(server.port, server.ca_pem, server.token, 0)
         api.create("v1/pods", "bench", json.loads(_pod(0, "warm")))
@@ -134,18 +162,34 @@ def main(quick: bool = False) -> dict[str, Any]:
         if proc.stdout is not None:
             proc.stdout.close()
     rows = [
-        ["HTTPS + webhook", f"{wall:.2f} s", f"{n / wall:,.0f}", f"{_pct(latencies, 0.5) * 1000:.1f} ms",
-         f"{_pct(latencies, 0.99) * 1000:.1f} ms", f"{cpu / max(requests, 1) * 1000:.2f} ms"],
+        [
+            "HTTPS + webhook",
+            f"{wall:.2f} s",
+            f"{n / wall:,.0f}",
+            f"{_pct(latencies, 0.5) * 1000:.1f} ms",
+            f"{_pct(latencies, 0.99) * 1000:.1f} ms",
+            f"{cpu / max(requests, 1) * 1000:.2f} ms",
+        ],
         ["in-process + webhook (baseline)", f"{inproc:.2f} s", f"{n / inproc:,.0f}", "-", "-", "-"],
     ]
     print_table("pod creates", ["path", "wall", "req/s", "p50", "p99", "server CPU/req"], rows)
-    print(f"  failures: {failures}; webhook calls during the HTTPS run: {webhook_calls}; "
-          f"pods stored (both paths + warm-up): {stored}")
-    print("  server CPU/req = sum of time.thread_time() in API handler threads / requests handled "
-          "(includes the admission HTTPS call, excludes client threads and the webhook process)")
-    return {"n": n, "wall_s": wall, "req_per_s": n / wall, "server_cpu_ms_per_req": cpu / max(requests, 1) * 1000,
-            "p50_ms": statistics.median(latencies) * 1000 if latencies else None, "failures": failures,
-            "in_process_s": inproc}
+    print(
+        f"  failures: {failures}; webhook calls during the HTTPS run: {webhook_calls}; "
+        f"pods stored (both paths + warm-up): {stored}"
+    )
+    print(
+        "  server CPU/req = sum of time.thread_time() in API handler threads / requests handled "
+        "(includes the admission HTTPS call, excludes client threads and the webhook process)"
+    )
+    return {
+        "n": n,
+        "wall_s": wall,
+        "req_per_s": n / wall,
+        "server_cpu_ms_per_req": cpu / max(requests, 1) * 1000,
+        "p50_ms": statistics.median(latencies) * 1000 if latencies else None,
+        "failures": failures,
+        "in_process_s": inproc,
+    }
 
 
 if __name__ == "__main__":

@@ -34,25 +34,55 @@ def _populate(api: ApiServer) -> None:
     api.create("v1/namespaces", None, {"metadata": {"name": "bench"}})
     api.create("v1/configmaps", "bench", {"metadata": {"name": "cfg"}, "data": {"k": "v"}})
     for i in range(50):
-        api.create(f"{RBAC}/clusterroles", None, {
-            "metadata": {"name": f"extra-{i}", "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
-            "rules": [{"apiGroups": [f"g{i}.example.com"], "resources": ["widgets"], "verbs": ["get", "list"]}]})
+        api.create(
+            f"{RBAC}/clusterroles",
+            None,
+            {
+                "metadata": {
+                    "name": f"extra-{i}",
+                    "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"},
+                },
+                "rules": [
+                    {"apiGroups": [f"g{i}.example.com"], "resources": ["widgets"], "verbs": ["get", "list"]}
+                ],
+            },
+        )
     for i in range(200):
-        api.create(f"{RBAC}/rolebindings", "bench", {
-            "metadata": {"name": f"other-{i}"}, "subjects": [{"kind": "User", "name": f"user-{i}"}],
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}})
-    api.create(f"{RBAC}/rolebindings", "bench", {
-        "metadata": {"name": "zz-reader"},
-        "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "bench"}],
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}})
+        api.create(
+            f"{RBAC}/rolebindings",
+            "bench",
+            {
+                "metadata": {"name": f"other-{i}"},
+                "subjects": [{"kind": "User", "name": f"user-{i}"}],
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+            },
+        )
+    api.create(
+        f"{RBAC}/rolebindings",
+        "bench",
+        {
+            "metadata": {"name": "zz-reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "bench"}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        },
+    )
 
 
 def _cpu_per_get(server: RunningServer, headers: dict[str, str], n: int) -> float:
-    pool = urllib3.HTTPSConnectionPool("127.0.0.1", server.port, maxsize=1, cert_reqs="CERT_REQUIRED",
-                                       ca_cert_data=server.ca_pem, retries=False, timeout=urllib3.Timeout(total=30))
+    pool = urllib3.HTTPSConnectionPool(
+        "127.0.0.1",
+        server.port,
+        maxsize=1,
+        cert_reqs="CERT_REQUIRED",
+        ca_cert_data=server.ca_pem,
+        retries=False,
+        timeout=urllib3.Timeout(total=30),
+    )
     try:
         for _ in range(20):  # warm up the connection and the policy snapshot
-            assert pool.request("GET", "/api/v1/namespaces/bench/configmaps/cfg", headers=headers).status == 200
+            assert (
+                pool.request("GET", "/api/v1/namespaces/bench/configmaps/cfg", headers=headers).status == 200
+            )
         server.reset_stats()
         for _ in range(n):
             resp = pool.request("GET", "/api/v1/namespaces/bench/configmaps/cfg", headers=headers)
@@ -82,8 +112,10 @@ def _run(mode: str, n: int) -> dict[str, float]:
 
 def main(quick: bool = False) -> dict[str, Any]:
     n = 300 if quick else 2000
-    print(f"\nAuthorization: {n} GETs of one ConfigMap over HTTPS per identity, "
-          "250 extra RoleBindings/ClusterRoles")
+    print(
+        f"\nAuthorization: {n} GETs of one ConfigMap over HTTPS per identity, "
+        "250 extra RoleBindings/ClusterRoles"
+    )
     baseline = _run("AlwaysAllow", n)["admin"]
     rbac = _run("RBAC", n)
     rows = [["AlwaysAllow (baseline)", f"{baseline * 1e6:.0f} µs", "1.00"]]

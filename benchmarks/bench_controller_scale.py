@@ -71,9 +71,16 @@ def spreads(deployments: int, pods_each: int, rounds: int) -> dict[str, Any]:
     steady = bench_reconcile.sync(ns)
     steady_seconds = best_of(rounds, lambda: bench_reconcile.sync(ns).seconds)
     steady_cpu = best_of(rounds, lambda: cpu_and_wall(lambda: bench_reconcile.sync(ns))[1])
-    return {"pods": len(ns.pods), "spreads": deployments, "first_seconds": first.seconds, "first_cpu": first_cpu,
-            "first_writes": first.writes, "steady_seconds": steady_seconds, "steady_cpu": steady_cpu,
-            "steady_writes": steady.writes}
+    return {
+        "pods": len(ns.pods),
+        "spreads": deployments,
+        "first_seconds": first.seconds,
+        "first_cpu": first_cpu,
+        "first_writes": first.writes,
+        "steady_seconds": steady_seconds,
+        "steady_cpu": steady_cpu,
+        "steady_writes": steady.writes,
+    }
 
 
 def uniteds(count: int, rounds: int) -> dict[str, Any]:
@@ -84,18 +91,28 @@ def uniteds(count: int, rounds: int) -> dict[str, Any]:
     steady = bench_united.sync_all(ns)
     steady_seconds = best_of(rounds, lambda: bench_united.sync_all(ns).seconds)
     steady_cpu = best_of(rounds, lambda: cpu_and_wall(lambda: bench_united.sync_all(ns))[1])
-    return {"uds": count, "pods": len(ns.pods), "workloads": len(ns.workloads), "steady_seconds": steady_seconds,
-            "steady_cpu": steady_cpu, "steady_writes": steady.writes}
+    return {
+        "uds": count,
+        "pods": len(ns.pods),
+        "workloads": len(ns.workloads),
+        "steady_seconds": steady_seconds,
+        "steady_cpu": steady_cpu,
+        "steady_writes": steady.writes,
+    }
 
 
 def rss_growth(kind: str, size: int) -> int:
     """The resident-set growth of a fresh interpreter while it builds and syncs one size
     (`kind` "ws": `size` Deployments x 50 pods; "ud": `size` UnitedDeployments)."""
-    code = ("import gc, sys; from benchmarks import bench_controller_scale as b; gc.collect(); "
-            "before = b.resident_bytes(); "
-            f"b.spreads({size}, 50, 1) if {kind!r} == 'ws' else b.uniteds({size}, 1); "
-            "print(b.resident_bytes() - before)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, check=True)
+    code = (
+        "import gc, sys; from benchmarks import bench_controller_scale as b; gc.collect(); "
+        "before = b.resident_bytes(); "
+        f"b.spreads({size}, 50, 1) if {kind!r} == 'ws' else b.uniteds({size}, 1); "
+        "print(b.resident_bytes() - before)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=900, check=True
+    )
     return int(done.stdout.strip().splitlines()[-1])
 
 
@@ -110,21 +127,42 @@ def main(quick: bool = False) -> dict[str, Any]:
     ud_base["rss"], ud_big["rss"] = rss_growth("ud", 100 // scale), rss_growth("ud", 1_000 // scale)
     rows: list[list[object]] = []
     for r in (base, big):
-        rows.append([f"WorkloadSpread: {r['spreads']:,} spreads", f"{r['pods']:,}",
-                     f"{r['first_seconds']:.2f} s ({r['first_cpu']:.2f})", r["first_writes"],
-                     f"{r['steady_seconds']:.2f} s ({r['steady_cpu']:.2f})", r["steady_writes"],
-                     f"{r['steady_cpu'] / r['pods'] * 1e6:.1f} /pod", f"{r['rss'] / 2**20:.0f}"])
+        rows.append(
+            [
+                f"WorkloadSpread: {r['spreads']:,} spreads",
+                f"{r['pods']:,}",
+                f"{r['first_seconds']:.2f} s ({r['first_cpu']:.2f})",
+                r["first_writes"],
+                f"{r['steady_seconds']:.2f} s ({r['steady_cpu']:.2f})",
+                r["steady_writes"],
+                f"{r['steady_cpu'] / r['pods'] * 1e6:.1f} /pod",
+                f"{r['rss'] / 2**20:.0f}",
+            ]
+        )
     for r in (ud_base, ud_big):
-        rows.append([f"UnitedDeployment: {r['uds']:,} x 5 subsets", f"{r['pods']:,}", "-", "-",
-                     f"{r['steady_seconds']:.2f} s ({r['steady_cpu']:.2f})", r["steady_writes"],
-                     f"{r['steady_cpu'] / r['uds'] * 1e6:.0f} /UD", f"{r['rss'] / 2**20:.0f}"])
-    print_table("Controller sync cores at scale: wall (CPU) seconds, steady pass best of 3",
-                ["case", "pods", "first sync", "writes", "steady pass", "writes", "steady CPU µs", "RSS growth MiB"],
-                rows)
-    print(f"  steady CPU per pod, large / baseline size: "
-          f"{(big['steady_cpu'] / big['pods']) / (base['steady_cpu'] / base['pods']):.2f}x; "
-          f"per UD: {(ud_big['steady_cpu'] / ud_big['uds']) / (ud_base['steady_cpu'] / ud_base['uds']):.2f}x "
-          f"(1.0x: linear); load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+        rows.append(
+            [
+                f"UnitedDeployment: {r['uds']:,} x 5 subsets",
+                f"{r['pods']:,}",
+                "-",
+                "-",
+                f"{r['steady_seconds']:.2f} s ({r['steady_cpu']:.2f})",
+                r["steady_writes"],
+                f"{r['steady_cpu'] / r['uds'] * 1e6:.0f} /UD",
+                f"{r['rss'] / 2**20:.0f}",
+            ]
+        )
+    print_table(
+        "Controller sync cores at scale: wall (CPU) seconds, steady pass best of 3",
+        ["case", "pods", "first sync", "writes", "steady pass", "writes", "steady CPU µs", "RSS growth MiB"],
+        rows,
+    )
+    print(
+        f"  steady CPU per pod, large / baseline size: "
+        f"{(big['steady_cpu'] / big['pods']) / (base['steady_cpu'] / base['pods']):.2f}x; "
+        f"per UD: {(ud_big['steady_cpu'] / ud_big['uds']) / (ud_base['steady_cpu'] / ud_base['uds']):.2f}x "
+        f"(1.0x: linear); load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}"
+    )
     return {"base": base, "big": big, "ud_base": ud_base, "ud_big": ud_big}
 
 
@@ -132,17 +170,30 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
     big, ud = result["big"], result["ud_big"]
     applies = None if quick else True
     return [
-        Target(f"controller first sync, {big['pods']:,} pods / {big['spreads']:,} spreads",
-               f"{big['first_seconds']:.2f} s (CPU {big['first_cpu']:.2f})", f"<= {FIRST_TARGET:.0f} s",
-               applies and big["first_seconds"] <= FIRST_TARGET),
-        Target(f"controller steady pass, {big['pods']:,} pods / {big['spreads']:,} spreads (writes)",
-               f"{big['steady_seconds']:.2f} s, CPU {big['steady_cpu']:.2f} ({big['steady_writes']})", f"<= {STEADY_TARGET:.0f} s, 0 writes",
-               (applies and big["steady_seconds"] <= STEADY_TARGET) if big["steady_writes"] == 0 else False),
-        Target(f"UD steady pass, {ud['uds']:,} UDs x 5 subsets (writes)",
-               f"{ud['steady_seconds']:.2f} s, CPU {ud['steady_cpu']:.2f} ({ud['steady_writes']})", f"<= {UD_TARGET:.0f} s, 0 writes",
-               (applies and ud["steady_seconds"] <= UD_TARGET) if ud["steady_writes"] == 0 else False),
-        Target(f"controller RSS growth at {big['pods']:,} pods / {big['spreads']:,} spreads; "
-               f"{ud['uds']:,} UDs", f"{big['rss'] / 2**20:.0f} MiB; {ud['rss'] / 2**20:.0f} MiB", "stated", True),
+        Target(
+            f"controller first sync, {big['pods']:,} pods / {big['spreads']:,} spreads",
+            f"{big['first_seconds']:.2f} s (CPU {big['first_cpu']:.2f})",
+            f"<= {FIRST_TARGET:.0f} s",
+            applies and big["first_seconds"] <= FIRST_TARGET,
+        ),
+        Target(
+            f"controller steady pass, {big['pods']:,} pods / {big['spreads']:,} spreads (writes)",
+            f"{big['steady_seconds']:.2f} s, CPU {big['steady_cpu']:.2f} ({big['steady_writes']})",
+            f"<= {STEADY_TARGET:.0f} s, 0 writes",
+            (applies and big["steady_seconds"] <= STEADY_TARGET) if big["steady_writes"] == 0 else False,
+        ),
+        Target(
+            f"UD steady pass, {ud['uds']:,} UDs x 5 subsets (writes)",
+            f"{ud['steady_seconds']:.2f} s, CPU {ud['steady_cpu']:.2f} ({ud['steady_writes']})",
+            f"<= {UD_TARGET:.0f} s, 0 writes",
+            (applies and ud["steady_seconds"] <= UD_TARGET) if ud["steady_writes"] == 0 else False,
+        ),
+        Target(
+            f"controller RSS growth at {big['pods']:,} pods / {big['spreads']:,} spreads; {ud['uds']:,} UDs",
+            f"{big['rss'] / 2**20:.0f} MiB; {ud['rss'] / 2**20:.0f} MiB",
+            "stated",
+            True,
+        ),
     ]
 
 

@@ -26,10 +26,14 @@ from py_engine.sim.http_server import serve_https
 
 
 def _pod(i: int) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"p{i}", "labels": {"app": "bench", "i": str(i % 10)}},
-            "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
-                                     "resources": {"requests": {"cpu": "100m"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"p{i}", "labels": {"app": "bench", "i": str(i % 10)}},
+        "spec": {
+            "containers": [{"name": "app", "image": "nginx:1.27", "resources": {"requests": {"cpu": "100m"}}}]
+        },
+    }
 
 
 @contextlib.contextmanager
@@ -37,8 +41,9 @@ def _untracked() -> Iterator[None]:
     """The baseline: writes keep whatever managers they found (none: no entry is ever written)."""
     real = ssa.update
 
-    def keep(live: Any, new: Any, schema: Any, managers: list[ssa.Manager], *args: Any,
-             **kwargs: Any) -> list[ssa.Manager]:
+    def keep(
+        live: Any, new: Any, schema: Any, managers: list[ssa.Manager], *args: Any, **kwargs: Any
+    ) -> list[ssa.Manager]:
         return managers
 
     ssa.update = keep  # type: ignore[assignment]
@@ -57,8 +62,11 @@ def _in_process(n: int) -> tuple[float, float]:
         t1 = time.process_time()
         for i in range(n):
             pod = api.get("v1/pods", "default", f"p{i}")
-            pod["status"] = {"phase": "Running", "podIP": "10.0.0.1",
-                             "conditions": [{"type": "Ready", "status": "True"}]}
+            pod["status"] = {
+                "phase": "Running",
+                "podIP": "10.0.0.1",
+                "conditions": [{"type": "Ready", "status": "True"}],
+            }
             api.update("v1/pods", "default", f"p{i}", pod, subresource="status")
         return t1 - t0, time.process_time() - t1
     finally:
@@ -68,15 +76,22 @@ def _in_process(n: int) -> tuple[float, float]:
 def _https(n: int) -> float:
     api = ApiServer(history_size=4 * n)
     server = serve_https(api)
-    pool = urllib3.HTTPSConnectionPool("127.0.0.1", server.port, maxsize=1, cert_reqs="CERT_REQUIRED",
-                                       ca_cert_data=server.ca_pem, retries=False)
+    pool = urllib3.HTTPSConnectionPool(
+        "127.0.0.1",
+        server.port,
+        maxsize=1,
+        cert_reqs="CERT_REQUIRED",
+        ca_cert_data=server.ca_pem,
+        retries=False,
+    )
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {server.token}"}
     try:
         pool.request("GET", "/api/v1/namespaces/default/pods", headers=headers)  # warm the connection
         server.reset_stats()
         for i in range(n):
-            resp = pool.request("POST", "/api/v1/namespaces/default/pods", body=json.dumps(_pod(i)).encode(),
-                                headers=headers)
+            resp = pool.request(
+                "POST", "/api/v1/namespaces/default/pods", body=json.dumps(_pod(i)).encode(), headers=headers
+            )
             assert resp.status == 201, resp.data
         return server.cpu_seconds / max(server.requests, 1)
     finally:
@@ -94,23 +109,42 @@ def _best(rounds: int, run: Callable[[], Any]) -> Any:
 
 def main(quick: bool = False) -> dict[str, Any]:
     n = 300 if quick else 2000
-    print(f"\nmanagedFields bookkeeping: {n} pod creates and status writes in process, {n} creates over HTTPS")
+    print(
+        f"\nmanagedFields bookkeeping: {n} pod creates and status writes in process, {n} creates over HTTPS"
+    )
     tracked = _best(3, lambda: _in_process(n))
     tracked_http = _best(3, lambda: _https(n // 2))
     with _untracked():
         base = _best(3, lambda: _in_process(n))
         base_http = _best(3, lambda: _https(n // 2))
     rows = [
-        ["create, in process", f"{tracked[0] / n * 1e6:.0f} us", f"{base[0] / n * 1e6:.0f} us",
-         f"{tracked[0] / base[0]:.2f}"],
-        ["status write, in process", f"{tracked[1] / n * 1e6:.0f} us", f"{base[1] / n * 1e6:.0f} us",
-         f"{tracked[1] / base[1]:.2f}"],
-        ["create over HTTPS (server CPU)", f"{tracked_http * 1e6:.0f} us", f"{base_http * 1e6:.0f} us",
-         f"{tracked_http / base_http:.2f}"],
+        [
+            "create, in process",
+            f"{tracked[0] / n * 1e6:.0f} us",
+            f"{base[0] / n * 1e6:.0f} us",
+            f"{tracked[0] / base[0]:.2f}",
+        ],
+        [
+            "status write, in process",
+            f"{tracked[1] / n * 1e6:.0f} us",
+            f"{base[1] / n * 1e6:.0f} us",
+            f"{tracked[1] / base[1]:.2f}",
+        ],
+        [
+            "create over HTTPS (server CPU)",
+            f"{tracked_http * 1e6:.0f} us",
+            f"{base_http * 1e6:.0f} us",
+            f"{tracked_http / base_http:.2f}",
+        ],
     ]
-    print_table("CPU per write", ["write", "managedFields recorded", "baseline (not recorded)", "ratio"], rows)
-    return {"create_ratio": tracked[0] / base[0], "status_ratio": tracked[1] / base[1],
-            "https_ratio": tracked_http / base_http}
+    print_table(
+        "CPU per write", ["write", "managedFields recorded", "baseline (not recorded)", "ratio"], rows
+    )
+    return {
+        "create_ratio": tracked[0] / base[0],
+        "status_ratio": tracked[1] / base[1],
+        "https_ratio": tracked_http / base_http,
+    }
 
 
 if __name__ == "__main__":

@@ -56,11 +56,20 @@ def _stamp(age_seconds: int) -> str:
 
 def _template(app: str, hash_label: str | None = None) -> JSON:
     labels = {"app": app} | ({"pod-template-hash": hash_label} if hash_label else {})
-    return {"metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "c", "image": "i"}],
-                     "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": ZONE,
-                                                    "whenUnsatisfiable": "ScheduleAnyway",
-                                                    "labelSelector": {"matchLabels": {"app": app}}}]}}
+    return {
+        "metadata": {"labels": labels},
+        "spec": {
+            "containers": [{"name": "c", "image": "i"}],
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": ZONE,
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "labelSelector": {"matchLabels": {"app": app}},
+                }
+            ],
+        },
+    }
 
 
 @dataclass
@@ -77,30 +86,67 @@ class Namespace:
     """The objects one namespace holds, mutated in place as the controller's writes would."""
 
     def __init__(self, zones: int = 3, nodes_per_zone: int = 20) -> None:
-        self.nodes = {f"n-{z}-{i}": {"metadata": {"name": f"n-{z}-{i}",
-                                                  "labels": {ZONE: f"zone-{z}", "kubernetes.io/hostname": f"n-{z}-{i}"}}}
-                      for z in range(zones) for i in range(nodes_per_zone)}
+        self.nodes = {
+            f"n-{z}-{i}": {
+                "metadata": {
+                    "name": f"n-{z}-{i}",
+                    "labels": {ZONE: f"zone-{z}", "kubernetes.io/hostname": f"n-{z}-{i}"},
+                }
+            }
+            for z in range(zones)
+            for i in range(nodes_per_zone)
+        }
         self.node_names = sorted(self.nodes)
         self.workloads: list[Workload] = []
         self.pods: list[JSON] = []
         self.replica_sets: list[JSON] = []
 
-    def add(self, name: str, counts: dict[str, int], caps: dict[str, int | None], rng: random.Random) -> Workload:
+    def add(
+        self, name: str, counts: dict[str, int], caps: dict[str, int | None], rng: random.Random
+    ) -> Workload:
         replicas = sum(counts.values())
-        dep = {"apiVersion": "apps/v1", "kind": "Deployment",
-               "metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-dep-{name}"},
-               "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": _template(name)}}
-        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-              "metadata": {"name": f"{name}-h", "namespace": NAMESPACE, "uid": f"uid-rs-{name}",
-                           "labels": {"app": name, "pod-template-hash": "h"},
-                           "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
-                                                "uid": f"uid-dep-{name}", "controller": True}]},
-              "spec": {"replicas": replicas, "template": _template(name, "h")}}
-        subsets = [{"name": s} | ({"maxReplicas": caps[s]} if caps.get(s) is not None else {}) for s in counts]
-        spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-                  "metadata": {"name": f"ws-{name}", "namespace": NAMESPACE, "generation": 1},
-                  "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                           "subsets": subsets}}
+        dep = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-dep-{name}"},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": name}},
+                "template": _template(name),
+            },
+        }
+        rs = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{name}-h",
+                "namespace": NAMESPACE,
+                "uid": f"uid-rs-{name}",
+                "labels": {"app": name, "pod-template-hash": "h"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": name,
+                        "uid": f"uid-dep-{name}",
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"replicas": replicas, "template": _template(name, "h")},
+        }
+        subsets = [
+            {"name": s} | ({"maxReplicas": caps[s]} if caps.get(s) is not None else {}) for s in counts
+        ]
+        spread = {
+            "apiVersion": "spreadgate.dev/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": f"ws-{name}", "namespace": NAMESPACE, "generation": 1},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                "subsets": subsets,
+            },
+        }
         workload = Workload(dep, rs, spread)
         serial = 0
         for subset, count in counts.items():
@@ -115,15 +161,32 @@ class Namespace:
     def _pod(self, app: str, subset: str, serial: int, rng: random.Random) -> JSON:
         pod_name = f"{app}-h-{serial:05d}"
         created = _stamp(1_000_000 - serial)
-        return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": pod_name, "namespace": NAMESPACE, "uid": f"uid-{pod_name}",
-                             "creationTimestamp": created, "labels": {"app": app, "pod-template-hash": "h"},
-                             "annotations": {MATCHED_ANNOTATION: f'{{"name":"ws-{app}","subset":"{subset}"}}'},
-                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-h",
-                                                  "uid": f"uid-rs-{app}", "controller": True}]},
-                "spec": {"nodeName": rng.choice(self.node_names), "containers": [{"name": "c", "image": "i"}]},
-                "status": {"phase": "Running",
-                           "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": created}]}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": pod_name,
+                "namespace": NAMESPACE,
+                "uid": f"uid-{pod_name}",
+                "creationTimestamp": created,
+                "labels": {"app": app, "pod-template-hash": "h"},
+                "annotations": {MATCHED_ANNOTATION: f'{{"name":"ws-{app}","subset":"{subset}"}}'},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ReplicaSet",
+                        "name": f"{app}-h",
+                        "uid": f"uid-rs-{app}",
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"nodeName": rng.choice(self.node_names), "containers": [{"name": "c", "image": "i"}]},
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": created}],
+            },
+        }
 
     def remove(self, workload: Workload, names: set[str]) -> None:
         """Pods deleted (a scale-down): gone from the namespace, the Deployment scaled to match."""
@@ -155,9 +218,14 @@ def sync(ns: Namespace, workloads: list[Workload] | None = None) -> Pass:
     started = time.perf_counter()
     candidates = PodList(ns.pods)  # what the controller's source hands every sync of the namespace
     replica_sets = ReplicaSetList(ns.replica_sets)  # likewise, indexed by controller
-    results = [reconcile(w.spread, ClusterView(workload=w.deployment, pods=candidates, nodes=ns.nodes,
-                                               replica_sets=replica_sets), NOW)
-               for w in chosen]
+    results = [
+        reconcile(
+            w.spread,
+            ClusterView(workload=w.deployment, pods=candidates, nodes=ns.nodes, replica_sets=replica_sets),
+            NOW,
+        )
+        for w in chosen
+    ]
     report = Pass(time.perf_counter() - started, results=results)
     by_name = {p["metadata"]["name"]: p for p in ns.pods}
     for workload, result in zip(chosen, results, strict=True):
@@ -177,7 +245,9 @@ def owner_pass(ns: Namespace) -> float:
     started = time.perf_counter()
     for workload in ns.workloads:
         uid = workload.replica_set["metadata"]["uid"]
-        _ = [p for p in ns.pods if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or ())]
+        _ = [
+            p for p in ns.pods if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or ())
+        ]
     return time.perf_counter() - started
 
 
@@ -208,8 +278,10 @@ def main(quick: bool = False) -> dict[str, Any]:
     big = Namespace()
     workload = big.add("big", {"s0": 1000, "s1": 10}, {"s0": None, "s1": None}, random.Random(9))
     sync(big)
-    costs = {p["metadata"]["name"]: int(p["metadata"]["annotations"][DELETION_COST_ANNOTATION])
-             for p in workload.pods}
+    costs = {
+        p["metadata"]["name"]: int(p["metadata"]["annotations"][DELETION_COST_ANNOTATION])
+        for p in workload.pods
+    }
     in_s0 = sorted((n for n in costs if n < "big-h-01000"), key=costs.__getitem__)  # serials 0-999 are s0
     big.remove(workload, set(in_s0[:10]))
     by_cost = sync(big)
@@ -219,53 +291,131 @@ def main(quick: bool = False) -> dict[str, Any]:
     settled = sync(big)
 
     rows: list[list[object]] = [
-        [f"first sync, {deployments} spreads", f"{pods:,}", f"{first.seconds * 1e3:.0f} ms", first.status, first.costs,
-         first.writes],
-        [f"steady-state sync, {deployments} spreads", f"{pods:,}", f"{steady_seconds * 1e3:.0f} ms", steady.status,
-         steady.costs, steady.writes],
-        ["baseline: per-spread owner scan (listing only)", f"{pods:,}", f"{baseline * 1e3:.0f} ms", "-", "-", "-"],
+        [
+            f"first sync, {deployments} spreads",
+            f"{pods:,}",
+            f"{first.seconds * 1e3:.0f} ms",
+            first.status,
+            first.costs,
+            first.writes,
+        ],
+        [
+            f"steady-state sync, {deployments} spreads",
+            f"{pods:,}",
+            f"{steady_seconds * 1e3:.0f} ms",
+            steady.status,
+            steady.costs,
+            steady.writes,
+        ],
+        [
+            "baseline: per-spread owner scan (listing only)",
+            f"{pods:,}",
+            f"{baseline * 1e3:.0f} ms",
+            "-",
+            "-",
+            "-",
+        ],
         ["baseline: patch every cost every sync", f"{pods:,}", "-", "-", f"{pods:,}", f"{pods:,}"],
-        ["maxReplicas 60 -> 50 (one spread)", f"{pods:,}", f"{edit.seconds * 1e3:.0f} ms", edit.status, edit.costs,
-         edit.writes],
-        ["  sync after the edit", f"{pods:,}", f"{after_edit.seconds * 1e3:.0f} ms", after_edit.status,
-         after_edit.costs, after_edit.writes],
-        ["scale-down 10 by cost, 1,000-pod subset", f"{len(big.pods):,}", f"{by_cost.seconds * 1e3:.0f} ms",
-         by_cost.status, by_cost.costs, by_cost.writes],
-        ["scale-down 10 arbitrary, same subset", f"{len(big.pods):,}", f"{arbitrary.seconds * 1e3:.0f} ms",
-         arbitrary.status, arbitrary.costs, arbitrary.writes],
-        ["  sync after the scale-downs", f"{len(big.pods):,}", f"{settled.seconds * 1e3:.0f} ms", settled.status,
-         settled.costs, settled.writes],
+        [
+            "maxReplicas 60 -> 50 (one spread)",
+            f"{pods:,}",
+            f"{edit.seconds * 1e3:.0f} ms",
+            edit.status,
+            edit.costs,
+            edit.writes,
+        ],
+        [
+            "  sync after the edit",
+            f"{pods:,}",
+            f"{after_edit.seconds * 1e3:.0f} ms",
+            after_edit.status,
+            after_edit.costs,
+            after_edit.writes,
+        ],
+        [
+            "scale-down 10 by cost, 1,000-pod subset",
+            f"{len(big.pods):,}",
+            f"{by_cost.seconds * 1e3:.0f} ms",
+            by_cost.status,
+            by_cost.costs,
+            by_cost.writes,
+        ],
+        [
+            "scale-down 10 arbitrary, same subset",
+            f"{len(big.pods):,}",
+            f"{arbitrary.seconds * 1e3:.0f} ms",
+            arbitrary.status,
+            arbitrary.costs,
+            arbitrary.writes,
+        ],
+        [
+            "  sync after the scale-downs",
+            f"{len(big.pods):,}",
+            f"{settled.seconds * 1e3:.0f} ms",
+            settled.status,
+            settled.costs,
+            settled.writes,
+        ],
     ]
-    print_table(f"Reconcile core: {deployments} Deployments x 100 pods, one spread each, 3 zones "
-                f"(best of {rounds} for the steady state)",
-                ["case", "pods", "time", "status writes", "cost patches", "writes"], rows)
+    print_table(
+        f"Reconcile core: {deployments} Deployments x 100 pods, one spread each, 3 zones "
+        f"(best of {rounds} for the steady state)",
+        ["case", "pods", "time", "status writes", "cost patches", "writes"],
+        rows,
+    )
     print(f"  steady-state sync / per-spread owner scan baseline: {steady_seconds / baseline:.1f}x")
-    print(f"  maxReplicas change: {edit.costs} cost patches for {moved} pods whose cost changed "
-          f"({'equal' if edit.costs == moved else 'NOT equal'})")
+    print(
+        f"  maxReplicas change: {edit.costs} cost patches for {moved} pods whose cost changed "
+        f"({'equal' if edit.costs == moved else 'NOT equal'})"
+    )
     if quick:
         print("  (quick run: the 1 s target applies to the full 10,000-pod run)")
     else:
         met = first.seconds <= TARGET_SECONDS and steady_seconds <= TARGET_SECONDS and steady.writes == 0
-        print(f"  target: 10,000 pods <= {TARGET_SECONDS:.0f} s with 0 steady-state writes: "
-              f"{'met' if met else 'NOT met'}")
-    return {"pods": pods, "spreads": deployments, "first_seconds": first.seconds, "first_writes": first.writes,
-            "steady_seconds": steady_seconds, "steady_writes": steady.writes, "baseline_seconds": baseline,
-            "edit_cost_patches": edit.costs, "edit_cost_changed": moved, "edit_status_writes": edit.status,
-            "scale_down_by_cost_writes": by_cost.writes, "scale_down_arbitrary_writes": arbitrary.writes,
-            "after_writes": after_edit.writes + settled.writes}
+        print(
+            f"  target: 10,000 pods <= {TARGET_SECONDS:.0f} s with 0 steady-state writes: "
+            f"{'met' if met else 'NOT met'}"
+        )
+    return {
+        "pods": pods,
+        "spreads": deployments,
+        "first_seconds": first.seconds,
+        "first_writes": first.writes,
+        "steady_seconds": steady_seconds,
+        "steady_writes": steady.writes,
+        "baseline_seconds": baseline,
+        "edit_cost_patches": edit.costs,
+        "edit_cost_changed": moved,
+        "edit_status_writes": edit.status,
+        "scale_down_by_cost_writes": by_cost.writes,
+        "scale_down_arbitrary_writes": arbitrary.writes,
+        "after_writes": after_edit.writes + settled.writes,
+    }
 
 
 def targets(result: dict[str, Any], quick: bool) -> list[Target]:
     applies = None if quick else True
     full = max(result["first_seconds"], result["steady_seconds"])
     return [
-        Target(f"reconcile {result['pods']:,} pods / {result['spreads']} spreads", f"{full:.2f} s", "<= 1 s",
-               applies and full <= TARGET_SECONDS),
+        Target(
+            f"reconcile {result['pods']:,} pods / {result['spreads']} spreads",
+            f"{full:.2f} s",
+            "<= 1 s",
+            applies and full <= TARGET_SECONDS,
+        ),
         Target("steady-state writes", str(result["steady_writes"]), "0", result["steady_writes"] == 0),
-        Target("maxReplicas change: cost patches", f"{result['edit_cost_patches']} for {result['edit_cost_changed']} "
-               "changed", "= pods whose cost changed", result["edit_cost_patches"] == result["edit_cost_changed"]),
-        Target("scale-down 10 of a 1,000-pod subset", f"{result['scale_down_arbitrary_writes']} writes",
-               "O(10)", result["scale_down_arbitrary_writes"] <= 2 * 10 + 1),
+        Target(
+            "maxReplicas change: cost patches",
+            f"{result['edit_cost_patches']} for {result['edit_cost_changed']} changed",
+            "= pods whose cost changed",
+            result["edit_cost_patches"] == result["edit_cost_changed"],
+        ),
+        Target(
+            "scale-down 10 of a 1,000-pod subset",
+            f"{result['scale_down_arbitrary_writes']} writes",
+            "O(10)",
+            result["scale_down_arbitrary_writes"] <= 2 * 10 + 1,
+        ),
     ]
 
 

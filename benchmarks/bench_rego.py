@@ -36,7 +36,9 @@ def ten_subset_spread() -> dict[str, Any]:
                 "name": f"zone-{i}",
                 "maxReplicas": 10 if i < 9 else None,
                 "requiredNodeSelectorTerm": {
-                    "matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [f"z{i}"]}]
+                    "matchExpressions": [
+                        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [f"z{i}"]}
+                    ]
                 },
                 "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
                 "patch": {"metadata": {"labels": {"zone": f"z{i}"}}},
@@ -47,7 +49,10 @@ def ten_subset_spread() -> dict[str, Any]:
         "apiVersion": "spreadgate.dev/v1alpha1",
         "kind": "WorkloadSpread",
         "metadata": {"name": "bench", "namespace": "default"},
-        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "subsets": subsets},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": subsets,
+        },
     }
 
 
@@ -55,17 +60,38 @@ def pod() -> dict[str, Any]:
     return {
         "metadata": {"generateName": "web-", "labels": {"app": "web"}},
         "spec": {
-            "containers": [{"name": "main", "image": "nginx", "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}],
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}},
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "nginx",
+                    "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}},
+                }
+            ],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
         },
     }
 
 
 def nodes(count: int) -> list[dict[str, Any]]:
     return [
-        {"name": f"n{i}", "labels": {"topology.kubernetes.io/zone": f"z{i % 10}", "kubernetes.io/arch": "amd64"},
-         "taints": [], "free": {"cpu": 4, "memory": 8 * 2**30, "pods": 100}}
+        {
+            "name": f"n{i}",
+            "labels": {"topology.kubernetes.io/zone": f"z{i % 10}", "kubernetes.io/arch": "amd64"},
+            "taints": [],
+            "free": {"cpu": 4, "memory": 8 * 2**30, "pods": 100},
+        }
         for i in range(count)
     ]
 
@@ -88,9 +114,16 @@ def main(quick: bool = False) -> list[dict[str, Any]]:
 
     cases: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
         ("validation (10 subsets)", VALIDATION_RULE, lambda: build_review_input(spread)),
-        ("subset decision (10 subsets)", SUBSET_DECISION_RULE, lambda: build_eligibility_input(pod(), spread["spec"]["subsets"])),
-        ("subset decision + 100 raw nodes", SUBSET_DECISION_RULE,
-         lambda: build_eligibility_input(pod(), spread["spec"]["subsets"], nodes=nodes(100))),
+        (
+            "subset decision (10 subsets)",
+            SUBSET_DECISION_RULE,
+            lambda: build_eligibility_input(pod(), spread["spec"]["subsets"]),
+        ),
+        (
+            "subset decision + 100 raw nodes",
+            SUBSET_DECISION_RULE,
+            lambda: build_eligibility_input(pod(), spread["spec"]["subsets"], nodes=nodes(100)),
+        ),
         ("subset decision + 1,000 nodes as classes", SUBSET_DECISION_RULE, with_node_classes),
     ]
     rows: list[list[str]] = []
@@ -99,7 +132,9 @@ def main(quick: bool = False) -> list[dict[str, Any]]:
         policy_input = make_input()
         assert engine.evaluate(rule, policy_input) is not None
         if make_input is with_node_classes:  # the reduction runs on every admission: time it too
-            seconds = time_per_call(partial(_reduced, engine, rule, with_node_classes), repeat=max(repeat // 20, 10))
+            seconds = time_per_call(
+                partial(_reduced, engine, rule, with_node_classes), repeat=max(repeat // 20, 10)
+            )
         else:
             seconds = time_per_call(partial(engine.evaluate, rule, policy_input), repeat=repeat)
         floor = time_per_call(partial(engine.evaluate, "data.bench.floor", policy_input), repeat=repeat)
@@ -123,8 +158,10 @@ def _cache_hit(engine: Any, policy_input: dict[str, Any], repeat: int) -> dict[s
     decide_eligibility_cached(engine, policy_input, cache)
     hit = time_per_call(partial(decide_eligibility_cached, engine, policy_input, cache), repeat=repeat)
     evaluation = time_per_call(partial(decide_eligibility_cached, engine, policy_input, None), repeat=repeat)
-    print(f"  decision-cache hit: {hit * 1e6:.1f} us vs {evaluation * 1e6:.1f} us for the evaluation it saves "
-          f"({evaluation / hit:.1f}x cheaper)")
+    print(
+        f"  decision-cache hit: {hit * 1e6:.1f} us vs {evaluation * 1e6:.1f} us for the evaluation it saves "
+        f"({evaluation / hit:.1f}x cheaper)"
+    )
     return {"case": "decision-cache hit (10 subsets)", "seconds": hit, "baseline_seconds": evaluation}
 
 

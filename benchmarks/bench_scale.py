@@ -20,7 +20,8 @@ from `python -m benchmarks.loadgen`; replicas sit behind `python -m benchmarks.r
    status-write latency: one webhook process with 66 threads (baseline) and three with 22
    each behind the proxy, bursts alternated three times (each keeps its best throughput;
    writes, conflicts and requests per pod over all three); then the three again with one
-   replica killed (SIGKILL) once a third of the burst is reserved. Every allowed answer's patch is read back: pods per subset against
+   replica killed (SIGKILL) once a third of the burst is reserved. Every allowed answer's patch is read
+   back: pods per subset against
    its cap. After the kill run, every admitted pod is created in the API server and the real
    controller syncs once (`spreadgate controller --once`): each created pod must be counted
    exactly once in the spread's status (subset replicas; its creatingPods entry gone).
@@ -90,37 +91,100 @@ def populate(bench: Bench, pods: int, spreads: int) -> None:
     none in `default` (where the measured admissions happen), written in process (no HTTPS)."""
     api = bench.api
     for n in range(NODES):
-        api.create("v1/nodes", None, {"apiVersion": "v1", "kind": "Node", "metadata": {
-            "name": f"node-{n}", "labels": {"topology.kubernetes.io/zone": f"zone-{n % 3}",
-                                            "kubernetes.io/hostname": f"node-{n}"}},
-            "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "1000"},
-                       "conditions": [{"type": "Ready", "status": "True"}]}})
+        api.create(
+            "v1/nodes",
+            None,
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": f"node-{n}",
+                    "labels": {
+                        "topology.kubernetes.io/zone": f"zone-{n % 3}",
+                        "kubernetes.io/hostname": f"node-{n}",
+                    },
+                },
+                "status": {
+                    "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "1000"},
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            },
+        )
     per_spread = pods // spreads
     serial = 0
     for k in range(spreads):
         namespace = f"scale-{k // SPREADS_PER_NAMESPACE}"
         if k % SPREADS_PER_NAMESPACE == 0:
-            api.create("v1/namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                               "metadata": {"name": namespace}})
+            api.create(
+                "v1/namespaces",
+                None,
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+            )
         app = f"app-{k}"
-        template = {"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-        dep = api.create("apps/v1/deployments", namespace, {
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": app},
-            "spec": {"replicas": per_spread, "selector": {"matchLabels": {"app": app}}, "template": template}})
-        rs = api.create("apps/v1/replicasets", namespace, {
-            "apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": f"{app}-h", "labels": {"app": app, "pod-template-hash": "h"},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
-                                              "uid": dep["metadata"]["uid"], "controller": True}]},
-            "spec": {"replicas": per_spread, "selector": {"matchLabels": {"app": app}}, "template": template}})
-        api.create("spreadgate.dev/v1alpha1/workloadspreads", namespace, {
-            "apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "metadata": {"name": f"ws-{k}"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": app},
-                     "subsets": [{"name": "a", "maxReplicas": per_spread // 2}, {"name": "b"}]}})
+        template = {
+            "metadata": {"labels": {"app": app}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        }
+        dep = api.create(
+            "apps/v1/deployments",
+            namespace,
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": app},
+                "spec": {
+                    "replicas": per_spread,
+                    "selector": {"matchLabels": {"app": app}},
+                    "template": template,
+                },
+            },
+        )
+        rs = api.create(
+            "apps/v1/replicasets",
+            namespace,
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": f"{app}-h",
+                    "labels": {"app": app, "pod-template-hash": "h"},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": "Deployment",
+                            "name": app,
+                            "uid": dep["metadata"]["uid"],
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": {
+                    "replicas": per_spread,
+                    "selector": {"matchLabels": {"app": app}},
+                    "template": template,
+                },
+            },
+        )
+        api.create(
+            "spreadgate.dev/v1alpha1/workloadspreads",
+            namespace,
+            {
+                "apiVersion": "spreadgate.dev/v1alpha1",
+                "kind": "WorkloadSpread",
+                "metadata": {"name": f"ws-{k}"},
+                "spec": {
+                    "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": app},
+                    "subsets": [{"name": "a", "maxReplicas": per_spread // 2}, {"name": "b"}],
+                },
+            },
+        )
         for i in range(per_spread):
             subset = "a" if i < per_spread // 2 else "b"
-            api.create("v1/pods", namespace, realistic_pod(app, i, f"ws-{k}", subset, rs["metadata"]["uid"],
-                                                           f"node-{serial % NODES}"))
+            api.create(
+                "v1/pods",
+                namespace,
+                realistic_pod(app, i, f"ws-{k}", subset, rs["metadata"]["uid"], f"node-{serial % NODES}"),
+            )
             serial += 1
 
 
@@ -129,48 +193,117 @@ def realistic_pod(app: str, i: int, spread: str, subset: str, rs_uid: str, node:
     containers with env, ports, probes and mounts, managedFields, container statuses), so
     memory per pod is not flattered by toy objects."""
     name = f"{app}-h-{i}"
-    container = {"image": "registry.example/team/service:1.27.3", "imagePullPolicy": "IfNotPresent",
-                 "env": [{"name": f"SETTING_{n}", "value": f"value-{n}"} for n in range(6)],
-                 "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
-                 "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
-                 "readinessProbe": {"httpGet": {"path": "/readyz", "port": 8080}, "periodSeconds": 10},
-                 "volumeMounts": [{"name": "config", "mountPath": "/etc/app"},
-                                  {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-                                   "readOnly": True}]}
+    container = {
+        "image": "registry.example/team/service:1.27.3",
+        "imagePullPolicy": "IfNotPresent",
+        "env": [{"name": f"SETTING_{n}", "value": f"value-{n}"} for n in range(6)],
+        "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": 8080}, "periodSeconds": 10},
+        "volumeMounts": [
+            {"name": "config", "mountPath": "/etc/app"},
+            {
+                "name": "kube-api-access",
+                "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                "readOnly": True,
+            },
+        ],
+    }
     stamp = "2026-06-01T12:00:00Z"
     return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "labels": {"app": app, "pod-template-hash": "h", "team": "payments",
-                                              "tier": "backend"},
-                     "annotations": {MATCHED_ANNOTATION: json.dumps({"name": spread, "subset": subset}),
-                                     "kubectl.kubernetes.io/restartedAt": stamp},
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-h",
-                                          "uid": rs_uid, "controller": True, "blockOwnerDeletion": True}],
-                     "managedFields": [{"manager": "kube-controller-manager", "operation": "Update",
-                                        "apiVersion": "v1", "time": stamp, "fieldsType": "FieldsV1",
-                                        "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}, "f:tier": {}}},
-                                                     "f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {}}}}},
-                                       {"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
-                                        "time": stamp, "fieldsType": "FieldsV1", "subresource": "status",
-                                        "fieldsV1": {"f:status": {"f:conditions": {}, "f:podIP": {}}}}]},
-        "spec": {"nodeName": node, "serviceAccountName": "default", "restartPolicy": "Always",
-                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler",
-                 "containers": [dict(container, name="app"), dict(container, name="sidecar")],
-                 "volumes": [{"name": "config", "configMap": {"name": f"{app}-config"}},
-                             {"name": "kube-api-access", "projected": {"sources": [
-                                 {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}]}}],
-                 "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
-                                  "effect": "NoExecute", "tolerationSeconds": 300}]},
-        "status": {"phase": "Running", "podIP": f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}",
-                   "hostIP": "192.168.0.1", "startTime": stamp, "qosClass": "Burstable",
-                   "conditions": [{"type": t, "status": "True", "lastTransitionTime": stamp}
-                                  for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")],
-                   "containerStatuses": [{"name": c, "ready": True, "restartCount": 0, "started": True,
-                                          "image": "registry.example/team/service:1.27.3",
-                                          "imageID": "registry.example/team/service@sha256:" + "0" * 64,
-                                          "containerID": "containerd://" + "1" * 64,
-                                          "state": {"running": {"startedAt": stamp}}}
-                                         for c in ("app", "sidecar")]}}
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": {"app": app, "pod-template-hash": "h", "team": "payments", "tier": "backend"},
+            "annotations": {
+                MATCHED_ANNOTATION: json.dumps({"name": spread, "subset": subset}),
+                "kubectl.kubernetes.io/restartedAt": stamp,
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"{app}-h",
+                    "uid": rs_uid,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+            "managedFields": [
+                {
+                    "manager": "kube-controller-manager",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "time": stamp,
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {
+                        "f:metadata": {"f:labels": {"f:app": {}, "f:tier": {}}},
+                        "f:spec": {"f:containers": {'k:{"name":"app"}': {}}},
+                    },
+                },
+                {
+                    "manager": "kubelet",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "time": stamp,
+                    "fieldsType": "FieldsV1",
+                    "subresource": "status",
+                    "fieldsV1": {"f:status": {"f:conditions": {}, "f:podIP": {}}},
+                },
+            ],
+        },
+        "spec": {
+            "nodeName": node,
+            "serviceAccountName": "default",
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst",
+            "schedulerName": "default-scheduler",
+            "containers": [dict(container, name="app"), dict(container, name="sidecar")],
+            "volumes": [
+                {"name": "config", "configMap": {"name": f"{app}-config"}},
+                {
+                    "name": "kube-api-access",
+                    "projected": {
+                        "sources": [{"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}]
+                    },
+                },
+            ],
+            "tolerations": [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                }
+            ],
+        },
+        "status": {
+            "phase": "Running",
+            "podIP": f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}",
+            "hostIP": "192.168.0.1",
+            "startTime": stamp,
+            "qosClass": "Burstable",
+            "conditions": [
+                {"type": t, "status": "True", "lastTransitionTime": stamp}
+                for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+            ],
+            "containerStatuses": [
+                {
+                    "name": c,
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "image": "registry.example/team/service:1.27.3",
+                    "imageID": "registry.example/team/service@sha256:" + "0" * 64,
+                    "containerID": "containerd://" + "1" * 64,
+                    "state": {"running": {"startedAt": stamp}},
+                }
+                for c in ("app", "sidecar")
+            ],
+        },
+    }
 
 
 class Churn:
@@ -186,8 +319,13 @@ class Churn:
     def _run(self) -> None:
         deadline = time.monotonic() + 1800
         while not self._stop.wait(self.period) and time.monotonic() < deadline:
-            self.bench.api.patch("v1/pods", self.namespace, self.name,
-                                 {"metadata": {"labels": {"churn": str(self.updates)}}}, "merge")
+            self.bench.api.patch(
+                "v1/pods",
+                self.namespace,
+                self.name,
+                {"metadata": {"labels": {"churn": str(self.updates)}}},
+                "merge",
+            )
             self.updates += 1
 
     def __enter__(self) -> Churn:
@@ -199,20 +337,52 @@ class Churn:
         self._thread.join(10)
 
 
-def start_webhook(bench: Bench, *, threads: int, sync_timeout: float = 300,
-                  node_simulation: bool = True) -> WebhookProcess:
-    return WebhookProcess({"kubeconfig": bench.kubeconfig, "cert": str(bench.cert), "key": str(bench.key),
-                           "batching": True, "threads": threads, "commit_timeout": 8.0,
-                           "node_simulation": node_simulation,
-                           "sync_timeout": sync_timeout, "api_timeout": API_TIMEOUT})
+def start_webhook(
+    bench: Bench, *, threads: int, sync_timeout: float = 300, node_simulation: bool = True
+) -> WebhookProcess:
+    return WebhookProcess(
+        {
+            "kubeconfig": bench.kubeconfig,
+            "cert": str(bench.cert),
+            "key": str(bench.key),
+            "batching": True,
+            "threads": threads,
+            "commit_timeout": 8.0,
+            "node_simulation": node_simulation,
+            "sync_timeout": sync_timeout,
+            "api_timeout": API_TIMEOUT,
+        }
+    )
 
 
-def run_load(url: str, ca_pem: str, template: JSON, count: int, *, warm: int = 0, warm_path: str | None = None,
-             record: bool = False, strict: bool = True) -> subprocess.Popen[str]:
-    job = {"url": url, "ca_pem": ca_pem, "template": template, "count": count, "clients": CLIENTS, "warm": warm,
-           "warm_path": warm_path, "record": record}
-    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.loadgen"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_load(
+    url: str,
+    ca_pem: str,
+    template: JSON,
+    count: int,
+    *,
+    warm: int = 0,
+    warm_path: str | None = None,
+    record: bool = False,
+    strict: bool = True,
+) -> subprocess.Popen[str]:
+    job = {
+        "url": url,
+        "ca_pem": ca_pem,
+        "template": template,
+        "count": count,
+        "clients": CLIENTS,
+        "warm": warm,
+        "warm_path": warm_path,
+        "record": record,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.loadgen"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(job))
     proc.stdin.close()
@@ -238,8 +408,17 @@ def load(url: str, ca_pem: str, template: JSON, count: int, **kw: Any) -> JSON:
 
 # ----------------------------------------------------------------- 1. cluster size
 
-def measure_size(pods: int, spreads: int, rounds: int, per_round: int, *, memory_only: bool = False,
-                 controller: bool = False, without_simulation: bool = False) -> JSON:
+
+def measure_size(
+    pods: int,
+    spreads: int,
+    rounds: int,
+    per_round: int,
+    *,
+    memory_only: bool = False,
+    controller: bool = False,
+    without_simulation: bool = False,
+) -> JSON:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         bench = Bench(Path(tmp))
         hook: WebhookProcess | None = None
@@ -272,18 +451,28 @@ def measure_size(pods: int, spreads: int, rounds: int, per_round: int, *, memory
                     for path in lat:
                         before_stats = hook.stats()
                         before_requests = bench.server.requests
-                        result = load(hook.url + path, bench.ca.cert_pem, template, per_round, warm=CLIENTS,
-                                      warm_path="/noop")
+                        result = load(
+                            hook.url + path,
+                            bench.ca.cert_pem,
+                            template,
+                            per_round,
+                            warm=CLIENTS,
+                            warm_path="/noop",
+                        )
                         after_stats = hook.stats()
                         lat[path] += result["latencies"]
                         cpu[path] += after_stats["cpu"] - before_stats["cpu"]
                         if path == "/mutate/pods":
                             requests += bench.server.requests - before_requests
             admissions = rounds * per_round
-            out |= {"cpu_noop": cpu["/noop"] / (admissions + rounds * CLIENTS),
-                    "cpu_mutate": cpu["/mutate/pods"] / admissions,
-                    "p99_noop": pct(lat["/noop"], 99), "p99_mutate": pct(lat["/mutate/pods"], 99),
-                    "requests_per_admission": requests / admissions, "rss_after": hook.stats()["rss"]}
+            out |= {
+                "cpu_noop": cpu["/noop"] / (admissions + rounds * CLIENTS),
+                "cpu_mutate": cpu["/mutate/pods"] / admissions,
+                "p99_noop": pct(lat["/noop"], 99),
+                "p99_mutate": pct(lat["/mutate/pods"], 99),
+                "requests_per_admission": requests / admissions,
+                "rss_after": hook.stats()["rss"],
+            }
             if without_simulation:  # `--disable-node-simulation`: no pod or node cache
                 hook.close()
                 hook = start_webhook(bench, threads=CLIENTS, node_simulation=False)
@@ -298,6 +487,7 @@ def measure_size(pods: int, spreads: int, rounds: int, per_round: int, *, memory
 
 # ----------------------------------------------------------------- 2. replicas
 
+
 class Replicas:
     """`count` webhook processes behind the round-robin proxy; `url` is the proxy's."""
 
@@ -307,10 +497,16 @@ class Replicas:
         if count == 1:
             self.url = self.hooks[0].url
             return
-        backends = [[u.removeprefix("https://").rsplit(":", 1)[0], int(u.rsplit(":", 1)[1])]
-                    for u in (h.url for h in self.hooks)]
-        self.proxy = subprocess.Popen([sys.executable, "-m", "benchmarks.rr_proxy"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, text=True)
+        backends = [
+            [u.removeprefix("https://").rsplit(":", 1)[0], int(u.rsplit(":", 1)[1])]
+            for u in (h.url for h in self.hooks)
+        ]
+        self.proxy = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.rr_proxy"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.proxy.stdin is not None and self.proxy.stdout is not None
         self.proxy.stdin.write(json.dumps({"backends": backends}) + "\n")
         self.proxy.stdin.flush()
@@ -347,9 +543,19 @@ def capped_spread(bench: Bench) -> str:
     bench.spread_no += 1
     name = f"ws-{bench.spread_no}"
     subsets = [{"name": s} | ({"maxReplicas": cap} if cap is not None else {}) for s, cap in CAPS.items()]
-    bench.client.create(SPREADS, "default", {
-        "apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "metadata": {"name": name},
-        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "subsets": subsets}})
+    bench.client.create(
+        SPREADS,
+        "default",
+        {
+            "apiVersion": "spreadgate.dev/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": name},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "subsets": subsets,
+            },
+        },
+    )
     time.sleep(1.0)  # the spread reaches every replica's watch cache
     return name
 
@@ -376,8 +582,9 @@ def over_caps(pods: list[JSON]) -> dict[str, int]:
         subset = subset_of(pod)
         if subset is not None:
             counts[subset] = counts.get(subset, 0) + 1
-    return {s: counts.get(s, 0) for s in CAPS} | {"over": sum(max(0, counts.get(s, 0) - cap)
-                                                             for s, cap in CAPS.items() if cap is not None)}
+    return {s: counts.get(s, 0) for s in CAPS} | {
+        "over": sum(max(0, counts.get(s, 0) - cap) for s, cap in CAPS.items() if cap is not None)
+    }
 
 
 def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | None = None) -> JSON:
@@ -387,8 +594,15 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
         template = bench.template()
         before = replicas.committer()
         before_requests = bench.server.requests
-        proc = run_load(replicas.url + "/mutate/pods", bench.ca.cert_pem, template, count, warm=CLIENTS, warm_path="/noop",
-                        record=True)
+        proc = run_load(
+            replicas.url + "/mutate/pods",
+            bench.ca.cert_pem,
+            template,
+            count,
+            warm=CLIENTS,
+            warm_path="/noop",
+            record=True,
+        )
         killed_at = None
         if kill_after is not None:
             # Mid-burst: once the spread's status holds a third of the burst's reservations.
@@ -403,9 +617,18 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
     finally:
         bench.api.faults.clear()
     pods = admitted_pods(template, result["patches"])
-    out: JSON = {"spread": name, "wall": result["wall"], "admitted": len(pods), "errors": result["bad"],
-                 "error_samples": result["errors"][:2], "subsets": over_caps(pods), "requests": requests,
-                 "p99": pct(result["latencies"], 99), "pods": pods, "killed_at": killed_at}
+    out: JSON = {
+        "spread": name,
+        "wall": result["wall"],
+        "admitted": len(pods),
+        "errors": result["bad"],
+        "error_samples": result["errors"][:2],
+        "subsets": over_caps(pods),
+        "requests": requests,
+        "p99": pct(result["latencies"], 99),
+        "pods": pods,
+        "killed_at": killed_at,
+    }
     if kill_after is None:  # every replica answered: the counters cover the whole burst
         out |= {key: after[key] - before[key] for key in ("writes", "conflicts", "reads")}
     return out
@@ -427,23 +650,45 @@ def finalise(bench: Bench, tmp: Path, spread: str, pods: list[JSON]) -> JSON:
         pod["metadata"]["name"] = f"web-h-burst-{n}"
         pod["metadata"].pop("generateName", None)
         bench.api.create("v1/pods", "default", pod)
-    done = subprocess.run(["spreadgate", "controller", "--kubeconfig", bench.kubeconfig, "--once",
-                           "--namespace", "default", "--no-united-deployments"],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [
+            "spreadgate",
+            "controller",
+            "--kubeconfig",
+            bench.kubeconfig,
+            "--once",
+            "--namespace",
+            "default",
+            "--no-united-deployments",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"controller --once failed: {done.stderr[-2000:]}")
     status = bench.api.get("spreadgate.dev/v1alpha1/workloadspreads", "default", spread).get("status") or {}
     entries = {e["name"]: e for e in status.get("subsetStatuses") or []}
     expected = over_caps(pods)
-    uids = {json.loads(p["metadata"]["annotations"][MATCHED_ANNOTATION]).get("uid") for p in pods
-            if MATCHED_ANNOTATION in (p["metadata"].get("annotations") or {})}
-    every_entry = [*entries.values(), *(e for bucket in (status.get("versionedSubsetStatuses") or {}).values()
-                                        for e in bucket)]
+    uids = {
+        json.loads(p["metadata"]["annotations"][MATCHED_ANNOTATION]).get("uid")
+        for p in pods
+        if MATCHED_ANNOTATION in (p["metadata"].get("annotations") or {})
+    }
+    every_entry = [
+        *entries.values(),
+        *(e for bucket in (status.get("versionedSubsetStatuses") or {}).values() for e in bucket),
+    ]
     still_creating = sum(1 for e in every_entry for key in (e.get("creatingPods") or {}) if key in uids)
     counted = {s: int((entries.get(s) or {}).get("replicas", 0)) for s in CAPS}
     mismatched = sum(abs(counted[s] - expected[s]) for s in CAPS)
-    return {"counted": counted, "expected": {s: expected[s] for s in CAPS}, "lost": mismatched + still_creating,
-            "still_creating": still_creating}
+    return {
+        "counted": counted,
+        "expected": {s: expected[s] for s in CAPS},
+        "lost": mismatched + still_creating,
+        "still_creating": still_creating,
+    }
 
 
 def replicas_run(quick: bool) -> JSON:
@@ -468,7 +713,9 @@ def replicas_run(quick: bool) -> JSON:
                 # Caps and counters over every round: any pod over a cap in any burst counts.
                 best["subsets"] = dict(best["subsets"], over=sum(r["subsets"]["over"] for r in done))
                 for counter in ("writes", "conflicts", "requests"):
-                    best[counter] = sum(r[counter] for r in done) * best["admitted"] / sum(r["admitted"] for r in done)
+                    best[counter] = (
+                        sum(r[counter] for r in done) * best["admitted"] / sum(r["admitted"] for r in done)
+                    )
                 out[key] = best
             out["killed"] = burst(bench, three, count, kill_after=1 / 3)
             out["finalised"] = finalise(bench, Path(tmp), out["killed"]["spread"], out["killed"]["pods"])
@@ -485,13 +732,25 @@ def replicas_run(quick: bool) -> JSON:
 def controller_steady(bench: Bench, window: float = 4.0) -> float:
     """`spreadgate controller` against the cluster: non-watch requests per second after its first
     sync (every spread's status written, then two seconds without a request)."""
-    proc = subprocess.Popen(["spreadgate", "controller", "--kubeconfig", bench.kubeconfig, "--no-united-deployments",
-                             "--metrics-port", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            "spreadgate",
+            "controller",
+            "--kubeconfig",
+            bench.kubeconfig,
+            "--no-united-deployments",
+            "--metrics-port",
+            "0",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not all(  # first sync: every spread's status written
-                (ws.get("status") or {}).get("observedGeneration")
-                for ws in bench.api.list("spreadgate.dev/v1alpha1/workloadspreads")["items"]):
+            (ws.get("status") or {}).get("observedGeneration")
+            for ws in bench.api.list("spreadgate.dev/v1alpha1/workloadspreads")["items"]
+        ):
             time.sleep(0.5)
         last = -1
         while time.monotonic() < deadline:  # then settled: two seconds without a request
@@ -514,73 +773,163 @@ def controller_steady(bench: Bench, window: float = 4.0) -> float:
 
 # ----------------------------------------------------------------- report
 
+
 def main(quick: bool = False) -> dict[str, Any]:
     sizes = QUICK_SIZES if quick else FULL_SIZES
     rounds, per_round = (2, 400) if quick else (2, 1500)
     print(f"  load average before: {load_averages()}")
-    by_size = [measure_size(p, s, rounds, per_round, controller=n == 0, without_simulation=n == len(sizes) - 1)
-               for n, (p, s) in enumerate(sizes)]
+    by_size = [
+        measure_size(p, s, rounds, per_round, controller=n == 0, without_simulation=n == len(sizes) - 1)
+        for n, (p, s) in enumerate(sizes)
+    ]
     memory_point = measure_size(*MEMORY_POINT, 0, 0, memory_only=True)
     print(f"  load average after the cluster sizes: {load_averages()}")
     rows = []
     for r in by_size:
-        rows.append([f"{r['pods']:,}", f"{r['spreads']:,}", f"{r['cpu_mutate'] * 1e3:.2f}", f"{r['cpu_noop'] * 1e3:.2f}",
-                     f"{r['cpu_mutate'] / r['cpu_noop']:.2f}", f"{r['p99_mutate'] * 1e3:.0f}",
-                     f"{r['p99_noop'] * 1e3:.0f}", f"{r['p99_mutate'] / r['p99_noop']:.2f}",
-                     f"{r['requests_per_admission']:.3f}", f"{r['idle_rps']:.2f}", f"{r['rss'] / 2**20:.0f}",
-                     f"{r['sync_s']:.1f}"])
-    print_table(f"Webhook per admission by cluster size ({rounds} x {per_round} admissions a size, {CLIENTS} clients, "
-                "a pod elsewhere updated every 20 ms)",
-                ["pods", "spreads", "CPU/adm ms", "noop CPU ms", "CPU ratio", "p99 ms", "noop p99", "p99 ratio",
-                 "API req/adm", "idle req/s", "RSS MiB", "sync s"], rows)
+        rows.append(
+            [
+                f"{r['pods']:,}",
+                f"{r['spreads']:,}",
+                f"{r['cpu_mutate'] * 1e3:.2f}",
+                f"{r['cpu_noop'] * 1e3:.2f}",
+                f"{r['cpu_mutate'] / r['cpu_noop']:.2f}",
+                f"{r['p99_mutate'] * 1e3:.0f}",
+                f"{r['p99_noop'] * 1e3:.0f}",
+                f"{r['p99_mutate'] / r['p99_noop']:.2f}",
+                f"{r['requests_per_admission']:.3f}",
+                f"{r['idle_rps']:.2f}",
+                f"{r['rss'] / 2**20:.0f}",
+                f"{r['sync_s']:.1f}",
+            ]
+        )
+    print_table(
+        f"Webhook per admission by cluster size ({rounds} x {per_round} admissions a size, "
+        f"{CLIENTS} clients, "
+        "a pod elsewhere updated every 20 ms)",
+        [
+            "pods",
+            "spreads",
+            "CPU/adm ms",
+            "noop CPU ms",
+            "CPU ratio",
+            "p99 ms",
+            "noop p99",
+            "p99 ratio",
+            "API req/adm",
+            "idle req/s",
+            "RSS MiB",
+            "sync s",
+        ],
+        rows,
+    )
     small, large = by_size[0], by_size[-1]
     cpu_growth = (large["cpu_mutate"] / large["cpu_noop"]) / (small["cpu_mutate"] / small["cpu_noop"])
     p99_growth = (large["p99_mutate"] / large["p99_noop"]) / (small["p99_mutate"] / small["p99_noop"])
     raw_cpu_growth = large["cpu_mutate"] / small["cpu_mutate"]
     per_spread = (memory_point["rss"] - small["rss"]) / (MEMORY_POINT[1] - small["spreads"])
     per_pod = ((large["rss"] - small["rss"]) - per_spread * (large["spreads"] - small["spreads"])) / (
-        large["pods"] - small["pods"])
+        large["pods"] - small["pods"]
+    )
     base = small["rss"] - per_pod * small["pods"] - per_spread * small["spreads"]
     after = " / ".join(f"{r['rss_after'] / 2**20:.0f}" for r in by_size)
-    print(f"  RSS after the admissions: {after} MiB; "
-          f"at {large['pods']:,} pods / {large['spreads']:,} spreads with --disable-node-simulation (no pod or node "
-          f"cache): {large['rss_without_simulation'] / 2**20:.0f} MiB")
-    print(f"  largest / smallest: admission CPU {cpu_growth:.2f}x normalised by /noop ({raw_cpu_growth:.2f}x raw), "
-          f"p99 {p99_growth:.2f}x normalised")
-    print(f"  RSS: {per_pod * 1000 / 2**20:.1f} MiB per 1,000 pods, {per_spread * 100 / 2**20:.1f} MiB per 100 spreads "
-          f"(each with its Deployment and ReplicaSet), {base / 2**20:.0f} MiB with an empty cluster "
-          f"(memory point: {MEMORY_POINT[0]:,} pods / {MEMORY_POINT[1]:,} spreads = {memory_point['rss'] / 2**20:.0f} MiB)")
+    print(
+        f"  RSS after the admissions: {after} MiB; "
+        f"at {large['pods']:,} pods / {large['spreads']:,} spreads "
+        f"with --disable-node-simulation (no pod or node "
+        f"cache): {large['rss_without_simulation'] / 2**20:.0f} MiB"
+    )
+    print(
+        f"  largest / smallest: admission CPU {cpu_growth:.2f}x normalised by /noop "
+        f"({raw_cpu_growth:.2f}x raw), "
+        f"p99 {p99_growth:.2f}x normalised"
+    )
+    print(
+        f"  RSS: {per_pod * 1000 / 2**20:.1f} MiB per 1,000 pods, "
+        f"{per_spread * 100 / 2**20:.1f} MiB per 100 spreads "
+        f"(each with its Deployment and ReplicaSet), {base / 2**20:.0f} MiB with an empty cluster "
+        f"(memory point: {MEMORY_POINT[0]:,} pods / {MEMORY_POINT[1]:,} spreads = "
+        f"{memory_point['rss'] / 2**20:.0f} MiB)"
+    )
 
     rep = replicas_run(quick)
     print(f"  load average after the replicas: {load_averages()}")
     rep_rows = []
-    for key, label in (("one", f"1 process x {TOTAL_THREADS} threads (best of {rep['rounds']})"),
-                       ("three", f"{REPLICAS} replicas x {TOTAL_THREADS // REPLICAS} threads, round robin "
-                                 f"(best of {rep['rounds']})"),
-                       ("killed", f"{REPLICAS} replicas, one killed at 1/3 of the burst")):
+    for key, label in (
+        ("one", f"1 process x {TOTAL_THREADS} threads (best of {rep['rounds']})"),
+        (
+            "three",
+            f"{REPLICAS} replicas x {TOTAL_THREADS // REPLICAS} threads, round robin "
+            f"(best of {rep['rounds']})",
+        ),
+        ("killed", f"{REPLICAS} replicas, one killed at 1/3 of the burst"),
+    ):
         r = rep[key]
         subsets = r["subsets"]
-        rep_rows.append([label, r["admitted"], r["errors"], f"{r['wall']:.2f}", f"{r['admitted'] / r['wall']:.0f}",
-                         " / ".join(f"{subsets[s]}" for s in CAPS), subsets["over"],
-                         f"{r['writes']:.0f}" if "writes" in r else "-",
-                         f"{r['writes'] / r['admitted']:.3f}" if "writes" in r else "-",
-                         f"{r['conflicts'] / r['admitted']:.3f}" if "conflicts" in r else "-",
-                         f"{r['requests'] / r['admitted']:.3f}", f"{r['p99'] * 1e3:.0f}"])
-    print_table(f"Burst of {rep['burst']:,} pods at 10 ms status-write latency, caps "
-                + " / ".join(f"{s}={c if c is not None else 'none'}" for s, c in CAPS.items()),
-                ["webhooks", "admitted", "errors", "wall s", "pods/s", "a / b / c", "over cap", "writes", "writes/pod",
-                 "conflicts/pod", "API req/pod", "p99 ms"], rep_rows)
+        rep_rows.append(
+            [
+                label,
+                r["admitted"],
+                r["errors"],
+                f"{r['wall']:.2f}",
+                f"{r['admitted'] / r['wall']:.0f}",
+                " / ".join(f"{subsets[s]}" for s in CAPS),
+                subsets["over"],
+                f"{r['writes']:.0f}" if "writes" in r else "-",
+                f"{r['writes'] / r['admitted']:.3f}" if "writes" in r else "-",
+                f"{r['conflicts'] / r['admitted']:.3f}" if "conflicts" in r else "-",
+                f"{r['requests'] / r['admitted']:.3f}",
+                f"{r['p99'] * 1e3:.0f}",
+            ]
+        )
+    print_table(
+        f"Burst of {rep['burst']:,} pods at 10 ms status-write latency, caps "
+        + " / ".join(f"{s}={c if c is not None else 'none'}" for s, c in CAPS.items()),
+        [
+            "webhooks",
+            "admitted",
+            "errors",
+            "wall s",
+            "pods/s",
+            "a / b / c",
+            "over cap",
+            "writes",
+            "writes/pod",
+            "conflicts/pod",
+            "API req/pod",
+            "p99 ms",
+        ],
+        rep_rows,
+    )
     fin = rep["finalised"]
-    print(f"  replica killed with {rep['killed']['killed_at']} pods reserved; "
-          f"{rep['killed']['errors']} requests cut off (the API server would fail those creates; the "
-          "ReplicaSet controller retries them)")
-    print(f"  after the kill: {fin['counted']} counted by the controller for {fin['expected']} admitted and created; "
-          f"lost or double-counted: {fin['lost']} (first errors: {rep['killed']['error_samples']})")
-    print(f"  controller steady state ({small['pods']:,} pods / {small['spreads']} spreads): {small['controller_rps']:.2f} non-watch requests/s; "
-          f"idle webhook: {max(r['idle_rps'] for r in by_size):.2f} requests/s at most")
-    return {"sizes": by_size, "memory_point": memory_point, "cpu_growth": cpu_growth, "p99_growth": p99_growth,
-            "raw_cpu_growth": raw_cpu_growth, "rss_per_1000_pods": per_pod * 1000, "rss_per_100_spreads": per_spread * 100,
-            "rss_base": base, "rss_without_simulation": large["rss_without_simulation"], "replicas": rep, "quick": quick, "load": load_averages()}
+    print(
+        f"  replica killed with {rep['killed']['killed_at']} pods reserved; "
+        f"{rep['killed']['errors']} requests cut off (the API server would fail those creates; the "
+        "ReplicaSet controller retries them)"
+    )
+    print(
+        f"  after the kill: {fin['counted']} counted by the controller "
+        f"for {fin['expected']} admitted and created; "
+        f"lost or double-counted: {fin['lost']} (first errors: {rep['killed']['error_samples']})"
+    )
+    print(
+        f"  controller steady state ({small['pods']:,} pods / {small['spreads']} spreads): "
+        f"{small['controller_rps']:.2f} non-watch requests/s; "
+        f"idle webhook: {max(r['idle_rps'] for r in by_size):.2f} requests/s at most"
+    )
+    return {
+        "sizes": by_size,
+        "memory_point": memory_point,
+        "cpu_growth": cpu_growth,
+        "p99_growth": p99_growth,
+        "raw_cpu_growth": raw_cpu_growth,
+        "rss_per_1000_pods": per_pod * 1000,
+        "rss_per_100_spreads": per_spread * 100,
+        "rss_base": base,
+        "rss_without_simulation": large["rss_without_simulation"],
+        "replicas": rep,
+        "quick": quick,
+        "load": load_averages(),
+    }
 
 
 def targets(result: dict[str, Any], quick: bool) -> list[Target]:
@@ -591,28 +940,57 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
     rate_one, rate_three = one["admitted"] / one["wall"], three["admitted"] / three["wall"]
     applies = None if quick else True
     return [
-        Target(f"admission CPU growth, pods/spreads {span} (÷ /noop)", f"{result['cpu_growth']:.2f}x "
-               f"({large['cpu_mutate'] * 1e3:.2f} vs {small['cpu_mutate'] * 1e3:.2f} ms)", f"<= {FLAT_TARGET}x",
-               applies and result["cpu_growth"] <= FLAT_TARGET),
-        Target(f"admission p99 growth, {span} (÷ /noop)", f"{result['p99_growth']:.2f}x "
-               f"({large['p99_mutate'] * 1e3:.0f} vs {small['p99_mutate'] * 1e3:.0f} ms)", f"<= {FLAT_TARGET}x",
-               applies and result["p99_growth"] <= FLAT_TARGET),
-        Target("webhook RSS per 1,000 pods / per 100 spreads", f"{result['rss_per_1000_pods'] / 2**20:.1f} / "
-               f"{result['rss_per_100_spreads'] / 2**20:.1f} MiB", "stated", True),
-        Target("idle webhook / controller non-watch requests/s",
-               f"{max(r['idle_rps'] for r in result['sizes']):.2f} / {small['controller_rps']:.2f}", "0 (watches only)",
-               max(r["idle_rps"] for r in result["sizes"]) == 0 and small["controller_rps"] == 0),
-        Target(f"{REPLICAS} replicas, {rep['burst']:,}-pod burst at 10 ms: pods over a cap",
-               str(three["subsets"]["over"]), "0", three["subsets"]["over"] == 0),
-        Target(f"{REPLICAS} replicas: writes per pod (conflicts per pod)",
-               f"{three['writes'] / three['admitted']:.3f} ({three['conflicts'] / three['admitted']:.3f})",
-               f"<= {WRITES_TARGET}", three["writes"] / three["admitted"] <= WRITES_TARGET),
-        Target(f"{REPLICAS} replicas vs 1 process, same {TOTAL_THREADS} threads: throughput",
-               f"{rate_three / rate_one:.2f}x ({rate_three:.0f} / {rate_one:.0f} pods/s)", ">= 1.0x",
-               applies and rate_three >= rate_one),
-        Target("one replica killed mid-burst: over cap / lost", f"{killed['subsets']['over']} / {fin['lost']} "
-               f"({killed['admitted']} admitted, {killed['errors']} cut off)", "0 / 0",
-               killed["subsets"]["over"] == 0 and fin["lost"] == 0 and killed["admitted"] > 0),
+        Target(
+            f"admission CPU growth, pods/spreads {span} (÷ /noop)",
+            f"{result['cpu_growth']:.2f}x "
+            f"({large['cpu_mutate'] * 1e3:.2f} vs {small['cpu_mutate'] * 1e3:.2f} ms)",
+            f"<= {FLAT_TARGET}x",
+            applies and result["cpu_growth"] <= FLAT_TARGET,
+        ),
+        Target(
+            f"admission p99 growth, {span} (÷ /noop)",
+            f"{result['p99_growth']:.2f}x "
+            f"({large['p99_mutate'] * 1e3:.0f} vs {small['p99_mutate'] * 1e3:.0f} ms)",
+            f"<= {FLAT_TARGET}x",
+            applies and result["p99_growth"] <= FLAT_TARGET,
+        ),
+        Target(
+            "webhook RSS per 1,000 pods / per 100 spreads",
+            f"{result['rss_per_1000_pods'] / 2**20:.1f} / {result['rss_per_100_spreads'] / 2**20:.1f} MiB",
+            "stated",
+            True,
+        ),
+        Target(
+            "idle webhook / controller non-watch requests/s",
+            f"{max(r['idle_rps'] for r in result['sizes']):.2f} / {small['controller_rps']:.2f}",
+            "0 (watches only)",
+            max(r["idle_rps"] for r in result["sizes"]) == 0 and small["controller_rps"] == 0,
+        ),
+        Target(
+            f"{REPLICAS} replicas, {rep['burst']:,}-pod burst at 10 ms: pods over a cap",
+            str(three["subsets"]["over"]),
+            "0",
+            three["subsets"]["over"] == 0,
+        ),
+        Target(
+            f"{REPLICAS} replicas: writes per pod (conflicts per pod)",
+            f"{three['writes'] / three['admitted']:.3f} ({three['conflicts'] / three['admitted']:.3f})",
+            f"<= {WRITES_TARGET}",
+            three["writes"] / three["admitted"] <= WRITES_TARGET,
+        ),
+        Target(
+            f"{REPLICAS} replicas vs 1 process, same {TOTAL_THREADS} threads: throughput",
+            f"{rate_three / rate_one:.2f}x ({rate_three:.0f} / {rate_one:.0f} pods/s)",
+            ">= 1.0x",
+            applies and rate_three >= rate_one,
+        ),
+        Target(
+            "one replica killed mid-burst: over cap / lost",
+            f"{killed['subsets']['over']} / {fin['lost']} "
+            f"({killed['admitted']} admitted, {killed['errors']} cut off)",
+            "0 / 0",
+            killed["subsets"]["over"] == 0 and fin["lost"] == 0 and killed["admitted"] > 0,
+        ),
     ]
 
 

@@ -44,17 +44,38 @@ JSON = dict[str, Any]
 
 def united(index: int) -> JSON:
     app = f"app{index:03d}"
-    subsets = [{"name": f"s{k}", **({"maxReplicas": 4} if k < SUBSETS - 1 else {}),
-                "nodeSelectorTerm": {"matchExpressions": [{"key": "pool", "operator": "In", "values": [f"p{k}"]}]}}
-               for k in range(SUBSETS)]
-    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-            "metadata": {"name": app, "namespace": NAMESPACE, "uid": f"uid-{app}", "generation": 1},
-            "spec": {"replicas": REPLICAS, "selector": {"matchLabels": {"app": app}},
-                     "template": {"deploymentTemplate": {"metadata": {"labels": {"app": app}}, "spec": {
-                         "selector": {"matchLabels": {"app": app}},
-                         "template": {"metadata": {"labels": {"app": app}},
-                                      "spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
-                     "topology": {"subsets": subsets}}}
+    subsets = [
+        {
+            "name": f"s{k}",
+            **({"maxReplicas": 4} if k < SUBSETS - 1 else {}),
+            "nodeSelectorTerm": {
+                "matchExpressions": [{"key": "pool", "operator": "In", "values": [f"p{k}"]}]
+            },
+        }
+        for k in range(SUBSETS)
+    ]
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": app, "namespace": NAMESPACE, "uid": f"uid-{app}", "generation": 1},
+        "spec": {
+            "replicas": REPLICAS,
+            "selector": {"matchLabels": {"app": app}},
+            "template": {
+                "deploymentTemplate": {
+                    "metadata": {"labels": {"app": app}},
+                    "spec": {
+                        "selector": {"matchLabels": {"app": app}},
+                        "template": {
+                            "metadata": {"labels": {"app": app}},
+                            "spec": {"containers": [{"name": "c", "image": "i"}]},
+                        },
+                    },
+                }
+            },
+            "topology": {"subsets": subsets},
+        },
+    }
 
 
 class Namespace:
@@ -99,12 +120,24 @@ class Namespace:
             replicas = int(workload["spec"]["replicas"])
             labels = workload["spec"]["template"]["metadata"]["labels"]
             for i in range(replicas):
-                self.pods.append({"apiVersion": "v1", "kind": "Pod",
-                                  "metadata": {"name": f"{workload['metadata']['name']}-{i}", "namespace": NAMESPACE,
-                                               "labels": dict(labels)},
-                                  "spec": {"nodeName": "n"},
-                                  "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
-            workload["status"] = {"replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas}
+                self.pods.append(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "metadata": {
+                            "name": f"{workload['metadata']['name']}-{i}",
+                            "namespace": NAMESPACE,
+                            "labels": dict(labels),
+                        },
+                        "spec": {"nodeName": "n"},
+                        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+                    }
+                )
+            workload["status"] = {
+                "replicas": replicas,
+                "readyReplicas": replicas,
+                "updatedReplicas": replicas,
+            }
 
 
 @dataclass
@@ -123,12 +156,16 @@ def sync_all(ns: Namespace, *, indexed: bool = True, only: list[JSON] | None = N
     for obj in only if only is not None else ns.uds:
         ud = UnitedDeployment.from_object(obj)
         if pod_index is not None and workload_index is not None and revision_index is not None:
-            state = UnitedState(ud=ud, workloads=tuple(workload_index.select(ud.uid, ud.selector)),
-                                pods=tuple(pod_index.select(ud.selector)),
-                                revisions=tuple(revision_index.select(ud.uid, ud.selector)))
+            state = UnitedState(
+                ud=ud,
+                workloads=tuple(workload_index.select(ud.uid, ud.selector)),
+                pods=tuple(pod_index.select(ud.selector)),
+                revisions=tuple(revision_index.select(ud.uid, ud.selector)),
+            )
         else:
-            state = UnitedState(ud=ud, workloads=tuple(ns.workloads), pods=tuple(ns.pods),
-                                revisions=tuple(ns.revisions))
+            state = UnitedState(
+                ud=ud, workloads=tuple(ns.workloads), pods=tuple(ns.pods), revisions=tuple(ns.revisions)
+            )
         results.append((obj, plan(state, NOW)))
     seconds = time.perf_counter() - started
     return Pass(seconds, sum(ns.apply(obj, result) for obj, result in results))
@@ -152,32 +189,68 @@ def main(quick: bool = False) -> dict[str, Any]:
     after = sync_all(ns)
     rows: list[list[object]] = [
         [f"first pass, {count} UDs x {SUBSETS} subsets", "0", f"{first.seconds * 1e3:.0f} ms", first.writes],
-        ["pass after the pods exist (statuses)", f"{len(ns.pods):,}", f"{settle.seconds * 1e3:.0f} ms", settle.writes],
+        [
+            "pass after the pods exist (statuses)",
+            f"{len(ns.pods):,}",
+            f"{settle.seconds * 1e3:.0f} ms",
+            settle.writes,
+        ],
         ["steady-state pass", f"{len(ns.pods):,}", f"{steady_seconds * 1e3:.0f} ms", steady.writes],
-        ["baseline: every sync handed the namespace's objects", f"{len(ns.pods):,}", f"{baseline_seconds * 1e3:.0f} ms",
-         "-"],
-        ["/scale 20 -> 24 of one UD (its sync)", f"{len(ns.pods):,}", f"{scaled.seconds * 1e3:.1f} ms", scaled.writes],
+        [
+            "baseline: every sync handed the namespace's objects",
+            f"{len(ns.pods):,}",
+            f"{baseline_seconds * 1e3:.0f} ms",
+            "-",
+        ],
+        [
+            "/scale 20 -> 24 of one UD (its sync)",
+            f"{len(ns.pods):,}",
+            f"{scaled.seconds * 1e3:.1f} ms",
+            scaled.writes,
+        ],
         ["  pass after it", f"{len(ns.pods):,}", "-", after.writes],
     ]
-    print_table(f"UnitedDeployment sync core: {count} UnitedDeployments x {SUBSETS} subsets, "
-                f"{REPLICAS} replicas each "
-                f"(best of {rounds} for the steady state and the baseline)",
-                ["case", "pods", "time", "writes"], rows)
+    print_table(
+        f"UnitedDeployment sync core: {count} UnitedDeployments x {SUBSETS} subsets, "
+        f"{REPLICAS} replicas each "
+        f"(best of {rounds} for the steady state and the baseline)",
+        ["case", "pods", "time", "writes"],
+        rows,
+    )
     ratio = steady_seconds / baseline_seconds
-    print(f"  steady-state pass / baseline (no indexes): {ratio:.2f}x; "
-          f"per UnitedDeployment: {steady_seconds / count * 1e3:.2f} ms")
-    return {"uds": count, "subsets": SUBSETS, "pods": len(ns.pods), "first_seconds": first.seconds,
-            "first_writes": first.writes, "steady_seconds": steady_seconds, "steady_writes": steady.writes,
-            "baseline_seconds": baseline_seconds, "ratio": ratio, "scaled_writes": scaled.writes,
-            "after_writes": after.writes}
+    print(
+        f"  steady-state pass / baseline (no indexes): {ratio:.2f}x; "
+        f"per UnitedDeployment: {steady_seconds / count * 1e3:.2f} ms"
+    )
+    return {
+        "uds": count,
+        "subsets": SUBSETS,
+        "pods": len(ns.pods),
+        "first_seconds": first.seconds,
+        "first_writes": first.writes,
+        "steady_seconds": steady_seconds,
+        "steady_writes": steady.writes,
+        "baseline_seconds": baseline_seconds,
+        "ratio": ratio,
+        "scaled_writes": scaled.writes,
+        "after_writes": after.writes,
+    }
 
 
 def targets(result: dict[str, Any], quick: bool) -> list[Target]:
     return [
-        Target(f"UD steady-state writes ({result['uds']} UDs x {result['subsets']} subsets)",
-               str(result["steady_writes"]), "0", result["steady_writes"] == 0),
-        Target("UD steady pass vs no-index baseline", f"{result['ratio']:.2f}x", "<= 1.0x",
-               None if quick else result["ratio"] <= 1.0),
+        Target(
+            f"UD steady-state writes ({result['uds']} UDs x {result['subsets']} subsets)",
+            str(result["steady_writes"]),
+            "0",
+            result["steady_writes"] == 0,
+        ),
+        Target(
+            "UD steady pass vs no-index baseline",
+            f"{result['ratio']:.2f}x",
+            "<= 1.0x",
+            None if quick else result["ratio"] <= 1.0,
+        ),
     ]
 
 

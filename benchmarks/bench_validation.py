@@ -38,38 +38,68 @@ def spread(count: int) -> dict[str, Any]:
     for i in range(count):
         subset: dict[str, Any] = {
             "name": f"zone-{i}",
-            "requiredNodeSelectorTerm": {"matchExpressions": [
-                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [f"z{i}"]}]},
+            "requiredNodeSelectorTerm": {
+                "matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [f"z{i}"]}
+                ]
+            },
             "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
-            "patch": {"metadata": {"labels": {"zone": f"z{i}"}},
-                      "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "250m"}}}]}},
+            "patch": {
+                "metadata": {"labels": {"zone": f"z{i}"}},
+                "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "250m"}}}]},
+            },
         }
         if i < count - 1:
             subset["maxReplicas"] = "1%"
         subsets.append(subset)
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": "bench", "namespace": "default"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": subsets}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "bench", "namespace": "default"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": subsets,
+        },
+    }
 
 
 def united(count: int) -> dict[str, Any]:
     """A UnitedDeployment of `count` subsets in capacity mode, each with a term, a toleration and a patch."""
-    subsets = [{"name": f"zone-{i}",
-                "nodeSelectorTerm": {"matchExpressions": [
-                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [f"z{i}"]}]},
-                "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
-                "minReplicas": 1, **({"maxReplicas": 3} if i < count - 1 else {}),
-                "patch": {"metadata": {"labels": {"zone": f"z{i}"}}}}
-               for i in range(count)]
-    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main", "image": "nginx"}]}}
-    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-            "metadata": {"name": "bench", "namespace": "default"},
-            "spec": {"replicas": 3 * count, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"deploymentTemplate": {"metadata": {"labels": {"app": "web"}},
-                                                         "spec": {"selector": {"matchLabels": {"app": "web"}},
-                                                                  "template": template}}},
-                     "topology": {"subsets": subsets}}}
+    subsets = [
+        {
+            "name": f"zone-{i}",
+            "nodeSelectorTerm": {
+                "matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [f"z{i}"]}
+                ]
+            },
+            "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+            "minReplicas": 1,
+            **({"maxReplicas": 3} if i < count - 1 else {}),
+            "patch": {"metadata": {"labels": {"zone": f"z{i}"}}},
+        }
+        for i in range(count)
+    ]
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+    }
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": "bench", "namespace": "default"},
+        "spec": {
+            "replicas": 3 * count,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "deploymentTemplate": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template},
+                }
+            },
+            "topology": {"subsets": subsets},
+        },
+    }
 
 
 def _validate_spread(engine: PolicyEngine, obj: dict[str, Any]) -> None:
@@ -100,8 +130,9 @@ def main(quick: bool = False) -> dict[str, Any]:
     repeat = 3 if quick else 10
     embedded = create_engine()
     isolated = IsolatedEngine(load_policy_sources(), workers=1)
-    kinds: list[tuple[str, Callable[[int], dict[str, Any]], Callable[[PolicyEngine, dict[str, Any]], None]]] = [
-        ("WorkloadSpread", spread, _validate_spread), ("UnitedDeployment", united, _validate_united)]
+    kinds: list[
+        tuple[str, Callable[[int], dict[str, Any]], Callable[[PolicyEngine, dict[str, Any]], None]]
+    ] = [("WorkloadSpread", spread, _validate_spread), ("UnitedDeployment", united, _validate_united)]
     sizes = (3, MAX_SUBSETS // 2, MAX_SUBSETS)
     rows: list[list[str]] = []
     result: dict[str, Any] = {}
@@ -110,20 +141,39 @@ def main(quick: bool = False) -> dict[str, Any]:
             for path, engine in (("in-process", embedded), ("webhook (worker process)", isolated)):
                 validate(engine, make(3))  # warm: the worker's start is not a validation's cost
                 seconds = {n: time_per_call(partial(validate, engine, make(n)), repeat=repeat) for n in sizes}
-                clock = (time.thread_time if engine is embedded
-                         else partial(_process_cpu, isolated.worker_pids()[0]))
+                clock = (
+                    time.thread_time
+                    if engine is embedded
+                    else partial(_process_cpu, isolated.worker_pids()[0])
+                )
                 cpu = cpu_per_call(partial(validate, engine, make(MAX_SUBSETS)), clock, repeat=repeat * 5)
                 result[f"{kind} {path}"] = seconds
                 result[f"{kind} {path} cpu"] = cpu
-                rows.append([kind, path] + [f"{seconds[n] * 1000:.1f} ms" for n in sizes]
-                            + [f"{cpu * 1000:.1f} ms", f"{seconds[MAX_SUBSETS] / seconds[MAX_SUBSETS // 2]:.2f}",
-                               f"{seconds[MAX_SUBSETS] / seconds[3]:.0f}x"])
+                rows.append(
+                    [kind, path]
+                    + [f"{seconds[n] * 1000:.1f} ms" for n in sizes]
+                    + [
+                        f"{cpu * 1000:.1f} ms",
+                        f"{seconds[MAX_SUBSETS] / seconds[MAX_SUBSETS // 2]:.2f}",
+                        f"{seconds[MAX_SUBSETS] / seconds[3]:.0f}x",
+                    ]
+                )
     finally:
         isolated.close()
-    print_table(f"Validation by number of subsets (bound {MAX_SUBSETS}), mean of {repeat} per cell",
-                ["kind", "path", "3 subsets (baseline)", f"{MAX_SUBSETS // 2} subsets", f"{MAX_SUBSETS} subsets",
-                 f"{MAX_SUBSETS}: CPU of the evaluating process", f"{MAX_SUBSETS} / {MAX_SUBSETS // 2}",
-                 f"{MAX_SUBSETS} / 3"], rows)
+    print_table(
+        f"Validation by number of subsets (bound {MAX_SUBSETS}), mean of {repeat} per cell",
+        [
+            "kind",
+            "path",
+            "3 subsets (baseline)",
+            f"{MAX_SUBSETS // 2} subsets",
+            f"{MAX_SUBSETS} subsets",
+            f"{MAX_SUBSETS}: CPU of the evaluating process",
+            f"{MAX_SUBSETS} / {MAX_SUBSETS // 2}",
+            f"{MAX_SUBSETS} / 3",
+        ],
+        rows,
+    )
     print("  Times are wall-clock means; on a shared machine they exceed the CPU column by the load.")
     return result
 
@@ -134,17 +184,31 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
         webhook = result[f"{kind} webhook (worker process)"]
         most = webhook[MAX_SUBSETS]
         cpu = result[f"{kind} webhook (worker process) cpu"]
-        checks.append(Target(f"{kind} validation, {MAX_SUBSETS} subsets (webhook path)",
-                             f"{most * 1000:.1f} ms, {cpu * 1000:.1f} ms CPU (3 subsets: {webhook[3] * 1000:.1f} ms)",
-                             "< 100 ms", most < TARGET_SECONDS))
+        checks.append(
+            Target(
+                f"{kind} validation, {MAX_SUBSETS} subsets (webhook path)",
+                f"{most * 1000:.1f} ms, {cpu * 1000:.1f} ms CPU (3 subsets: {webhook[3] * 1000:.1f} ms)",
+                "< 100 ms",
+                most < TARGET_SECONDS,
+            )
+        )
         ratio = result[f"{kind} in-process"][MAX_SUBSETS] / result[f"{kind} in-process"][MAX_SUBSETS // 2]
-        checks.append(Target(f"{kind} validation cost, {MAX_SUBSETS} / {MAX_SUBSETS // 2} subsets",
-                             f"{ratio:.2f}", f"<= {LINEAR_RATIO} (linear)", ratio <= LINEAR_RATIO))
+        checks.append(
+            Target(
+                f"{kind} validation cost, {MAX_SUBSETS} / {MAX_SUBSETS // 2} subsets",
+                f"{ratio:.2f}",
+                f"<= {LINEAR_RATIO} (linear)",
+                ratio <= LINEAR_RATIO,
+            )
+        )
     return checks
 
 
 if __name__ == "__main__":
     print(machine_description())
     outcome = main(quick="--quick" in sys.argv)
-    print_table("Targets", ["figure", "measured", "target", "verdict"],
-                [[t.figure, t.measured, t.target, t.verdict] for t in targets(outcome, "--quick" in sys.argv)])
+    print_table(
+        "Targets",
+        ["figure", "measured", "target", "verdict"],
+        [[t.figure, t.measured, t.target, t.verdict] for t in targets(outcome, "--quick" in sys.argv)],
+    )

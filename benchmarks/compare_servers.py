@@ -23,12 +23,29 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run(server: str) -> dict[str, str]:
     env = dict(os.environ, SPREADGATE_ATTACK_SERVER=server)
-    done = subprocess.run([sys.executable, "-m", "pytest", "tests/webhook/test_attacks.py", "-q", "-s", "-rA",
-                           "-p", "no:cacheprovider"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests/webhook/test_attacks.py",
+            "-q",
+            "-s",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     results: dict[str, str] = {}
     for line in done.stdout.splitlines():
-        found = re.search(r"^\[([^\]]+)\] (?:spreadgate|hypercorn): (\d+)/(\d+) probes .*?peak RSS (\d+) MiB", line)
+        found = re.search(
+            r"^\[([^\]]+)\] (?:spreadgate|hypercorn): (\d+)/(\d+) probes .*?peak RSS (\d+) MiB", line
+        )
         if found:
             good, probes, rss = int(found.group(2)), int(found.group(3)), int(found.group(4))
             verdict = "held" if probes and good / probes >= 0.95 and rss < 512 else "FAILED"

@@ -21,8 +21,9 @@ from typing import Any
 from webhook.limits import ServerLimits
 
 
-def serve_in_thread(app: Any, *, cert: str, key: str, threads: int,
-                    limits: ServerLimits | None = None) -> tuple[int, Callable[[], None]]:
+def serve_in_thread(
+    app: Any, *, cert: str, key: str, threads: int, limits: ServerLimits | None = None
+) -> tuple[int, Callable[[], None]]:
     """Start hypercorn on 127.0.0.1 (any free port) on its own thread: (port, stop)."""
     # Imported by name: hypercorn is not installed where the project's checks run (mypy included).
     serve = importlib.import_module("hypercorn.asyncio").serve

@@ -38,14 +38,24 @@ def connections(url: str, ca_pem: str, clients: int) -> tuple[list[urllib3.HTTPS
     rest = url.removeprefix("https://")
     hostport, _, path = rest.partition("/")
     host, port = hostport.rsplit(":", 1)
-    pools = [urllib3.HTTPSConnectionPool(host, int(port), maxsize=1, cert_reqs="CERT_REQUIRED", ca_cert_data=ca_pem,
-                                         retries=False, timeout=urllib3.Timeout(total=60))
-             for _ in range(clients)]
+    pools = [
+        urllib3.HTTPSConnectionPool(
+            host,
+            int(port),
+            maxsize=1,
+            cert_reqs="CERT_REQUIRED",
+            ca_cert_data=ca_pem,
+            retries=False,
+            timeout=urllib3.Timeout(total=60),
+        )
+        for _ in range(clients)
+    ]
     return pools, "/" + path
 
 
-def fire(pools: list[urllib3.HTTPSConnectionPool], path: str, bodies: list[bytes],
-         record: bool = False) -> dict[str, Any]:
+def fire(
+    pools: list[urllib3.HTTPSConnectionPool], path: str, bodies: list[bytes], record: bool = False
+) -> dict[str, Any]:
     """Send every body, one thread per connection; latencies in seconds, in completion order
     (with `record`, also every allowed answer's JSON patch, base64 as sent, or "" without one)."""
     lock = threading.Lock()
@@ -65,7 +75,9 @@ def fire(pools: list[urllib3.HTTPSConnectionPool], path: str, bodies: list[bytes
                 break
             started = time.perf_counter()
             try:
-                resp = pool.request("POST", path, body=bodies[index], headers={"Content-Type": "application/json"})
+                resp = pool.request(
+                    "POST", path, body=bodies[index], headers={"Content-Type": "application/json"}
+                )
             except urllib3.exceptions.HTTPError as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
                 continue

@@ -93,18 +93,30 @@ def main() -> int:
     config = json.loads(sys.stdin.readline())
     tune_collector(YOUNG_THRESHOLD)  # as `spreadgate webhook` does by default
     engine = CpuTimedEngine(create_engine())
-    hook = Webhook(WebhookOptions(
-        cert_file=config["cert"], key_file=config["key"], kubeconfig=config["kubeconfig"], host="127.0.0.1",
-        port=0, threads=int(config.get("threads", 64)), node_simulation=bool(config.get("node_simulation", False)),
-        batching=bool(config.get("batching", True)), commit_timeout=float(config.get("commit_timeout", 8.0)),
-        api_timeout=float(config.get("api_timeout", 10.0)), extra_routes={"/noop": noop}), engine=engine)
+    hook = Webhook(
+        WebhookOptions(
+            cert_file=config["cert"],
+            key_file=config["key"],
+            kubeconfig=config["kubeconfig"],
+            host="127.0.0.1",
+            port=0,
+            threads=int(config.get("threads", 64)),
+            node_simulation=bool(config.get("node_simulation", False)),
+            batching=bool(config.get("batching", True)),
+            commit_timeout=float(config.get("commit_timeout", 8.0)),
+            api_timeout=float(config.get("api_timeout", 10.0)),
+            extra_routes={"/noop": noop},
+        ),
+        engine=engine,
+    )
     stop_other: Callable[[], None] | None = None
     if config.get("server", "spreadgate") == "hypercorn":  # the same app behind hypercorn (measurement only)
         from benchmarks.hypercorn_serve import serve_in_thread
 
         hook.view.start()
-        port, stop_other = serve_in_thread(hook.app, cert=config["cert"], key=config["key"],
-                                           threads=int(config.get("threads", 64)))
+        port, stop_other = serve_in_thread(
+            hook.app, cert=config["cert"], key=config["key"], threads=int(config.get("threads", 64))
+        )
         url = f"https://127.0.0.1:{port}"
     else:
         hook.start()
@@ -119,11 +131,27 @@ def main() -> int:
             command = line.strip()
             if command == "stats":
                 with engine._lock:
-                    rego_cpu, calls, build_cpu, builds = engine.cpu, engine.calls, engine.build_cpu, engine.builds
-                print(json.dumps({"cpu": time.process_time(), "rego_cpu": rego_cpu, "rego_calls": calls,
-                                  "rego_build_cpu": build_cpu, "rego_builds": builds,
-                                  "committer": hook.committer.stats.snapshot(), "rss": resident_bytes(),
-                                  "direct_gets": hook.view.direct_gets}), flush=True)
+                    rego_cpu, calls, build_cpu, builds = (
+                        engine.cpu,
+                        engine.calls,
+                        engine.build_cpu,
+                        engine.builds,
+                    )
+                print(
+                    json.dumps(
+                        {
+                            "cpu": time.process_time(),
+                            "rego_cpu": rego_cpu,
+                            "rego_calls": calls,
+                            "rego_build_cpu": build_cpu,
+                            "rego_builds": builds,
+                            "committer": hook.committer.stats.snapshot(),
+                            "rss": resident_bytes(),
+                            "direct_gets": hook.view.direct_gets,
+                        }
+                    ),
+                    flush=True,
+                )
             elif command == "nocache":
                 hook.service.decision_cache = None
                 print(json.dumps({"ok": True}), flush=True)

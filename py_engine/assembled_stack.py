@@ -75,11 +75,14 @@ DEPLOYMENTS = "apps/v1/deployments"
 PRODUCT_NAMESPACE = "spreadgate-system"
 WEBHOOK_ACCOUNT = "spreadgate-webhook"
 CONTROLLER_ACCOUNT = "spreadgate-controller"
-_RBAC_RESOURCES = {"ServiceAccount": ("v1/serviceaccounts", True),
-                   "Role": ("rbac.authorization.k8s.io/v1/roles", True),
-                   "RoleBinding": ("rbac.authorization.k8s.io/v1/rolebindings", True),
-                   "ClusterRole": ("rbac.authorization.k8s.io/v1/clusterroles", False),
-                   "ClusterRoleBinding": ("rbac.authorization.k8s.io/v1/clusterrolebindings", False)}
+_RBAC_RESOURCES = {
+    "ServiceAccount": ("v1/serviceaccounts", True),
+    "Role": ("rbac.authorization.k8s.io/v1/roles", True),
+    "RoleBinding": ("rbac.authorization.k8s.io/v1/rolebindings", True),
+    "ClusterRole": ("rbac.authorization.k8s.io/v1/clusterroles", False),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io/v1/clusterrolebindings", False),
+}
+
 
 class HybridClock:
     """Virtual `now()` (what records are stamped with), real `monotonic()`/`sleep()` (how long to wait)."""
@@ -133,7 +136,9 @@ def install_product_rbac(api: Any, namespace: str = PRODUCT_NAMESPACE) -> None:
     `kubectl apply -k` would: namespaced objects and ServiceAccount subjects into `namespace`
     (created when missing)."""
     with contextlib.suppress(Exception):
-        api.create("v1/namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        api.create(
+            "v1/namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        )
     for relative in RBAC_MANIFESTS:
         for doc in read_yaml_documents(relative):
             resource, namespaced = _RBAC_RESOURCES[doc["kind"]]
@@ -162,12 +167,25 @@ class StackNotStable(RuntimeError):
 class Stack:
     """See the module docstring. A context manager: leaving it stops everything it started."""
 
-    def __init__(self, nodes: list[dict[str, Any]], *, virtual: bool = True, options: LoopOptions | None = None,
-                 with_controller: bool = True, kubelet: KubeletConfig | None = None,
-                 workdir: str | Path | None = None, port: int = 0, host: str = "127.0.0.1",
-                 kubeconfig_out: str | Path | None = None, faults: str | None = None,
-                 united: bool = True, united_options: UnitedOptions | None = None, webhook_port: int = 0,
-                 seed: int | None = None, component_identities: bool = True) -> None:
+    def __init__(
+        self,
+        nodes: list[dict[str, Any]],
+        *,
+        virtual: bool = True,
+        options: LoopOptions | None = None,
+        with_controller: bool = True,
+        kubelet: KubeletConfig | None = None,
+        workdir: str | Path | None = None,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        kubeconfig_out: str | Path | None = None,
+        faults: str | None = None,
+        united: bool = True,
+        united_options: UnitedOptions | None = None,
+        webhook_port: int = 0,
+        seed: int | None = None,
+        component_identities: bool = True,
+    ) -> None:
         self.virtual = virtual
         self.clock: Clock = VirtualClock(START) if virtual else RealClock()
         self.options = options or LoopOptions()
@@ -213,20 +231,34 @@ class Stack:
         self.webhook_kubeconfig = self.controller_kubeconfig = kubeconfig
         if self.component_identities:
             install_product_rbac(self.api)
-            self.webhook_kubeconfig = str(self.cluster.service_account_kubeconfig(
-                self.workdir / "webhook.kubeconfig", PRODUCT_NAMESPACE, WEBHOOK_ACCOUNT))
-            self.controller_kubeconfig = str(self.cluster.service_account_kubeconfig(
-                self.workdir / "controller.kubeconfig", PRODUCT_NAMESPACE, CONTROLLER_ACCOUNT))
+            self.webhook_kubeconfig = str(
+                self.cluster.service_account_kubeconfig(
+                    self.workdir / "webhook.kubeconfig", PRODUCT_NAMESPACE, WEBHOOK_ACCOUNT
+                )
+            )
+            self.controller_kubeconfig = str(
+                self.cluster.service_account_kubeconfig(
+                    self.workdir / "controller.kubeconfig", PRODUCT_NAMESPACE, CONTROLLER_ACCOUNT
+                )
+            )
         ca = CertificateAuthority("spreadgate-stack-ca")
         pair = ca.issue(dns_names=["localhost"], ip_addresses=["127.0.0.1"])
         cert, key = self.workdir / "tls.crt", self.workdir / "tls.key"
         cert.write_text(pair.cert_pem, encoding="ascii")
         key.write_text(pair.key_pem, encoding="ascii")
         key.chmod(0o600)
-        self.hook = Webhook(WebhookOptions(cert_file=str(cert), key_file=str(key), kubeconfig=self.webhook_kubeconfig,
-                                           host="127.0.0.1", port=self.webhook_port, threads=16,
-                                           watch_timeout_seconds=60),
-                            clock=HybridClock(self.clock) if self.virtual else self.clock)
+        self.hook = Webhook(
+            WebhookOptions(
+                cert_file=str(cert),
+                key_file=str(key),
+                kubeconfig=self.webhook_kubeconfig,
+                host="127.0.0.1",
+                port=self.webhook_port,
+                threads=16,
+                watch_timeout_seconds=60,
+            ),
+            clock=HybridClock(self.clock) if self.virtual else self.clock,
+        )
         self.hook.start()
         if not self.hook.view.wait_ready(20):
             raise RuntimeError("the webhook's caches did not sync")
@@ -246,8 +278,9 @@ class Stack:
             with contextlib.suppress(Exception):
                 self.api.create(CRDS, None, kruise)
         group, version = crd["spec"]["group"], crd["spec"]["versions"][0]["name"]
-        self.cluster.garbage_collector.add_resource(f"{group}/{version}/{crd['spec']['names']['plural']}",
-                                                    crd["spec"]["names"]["kind"])
+        self.cluster.garbage_collector.add_resource(
+            f"{group}/{version}/{crd['spec']['names']['plural']}", crd["spec"]["names"]["kind"]
+        )
 
     def start_controller(self) -> None:
         """Start (or restart, after `stop_controller`) the controller loop."""
@@ -264,8 +297,9 @@ class Stack:
         self.controller = SpreadController(self.client, self.source, self.clock, self.options)
         if self.united:
             self.united_source = ListedUnitedSource(self.client)
-            self.united_controller = UnitedController(self.client, self.united_source, self.clock,
-                                                      self.united_options)
+            self.united_controller = UnitedController(
+                self.client, self.united_source, self.clock, self.united_options
+            )
 
     def stop_controller(self) -> None:
         """Stop the controller as a crash would leave things: no cleanup writes."""
@@ -306,8 +340,11 @@ class Stack:
         if resource == SPREADS and self.hook is not None:
             name = str(obj["metadata"]["name"])
             hook = self.hook
-            poll(lambda: hook.view.spreads.get(namespace or "default", name) is not None, 10,
-                 f"the webhook to see WorkloadSpread {name}")
+            poll(
+                lambda: hook.view.spreads.get(namespace or "default", name) is not None,
+                10,
+                f"the webhook to see WorkloadSpread {name}",
+            )
         return created
 
     def wait_webhook_generation(self, namespace: str, name: str) -> None:
@@ -316,8 +353,13 @@ class Stack:
         hook = self.hook
         if hook is None:
             return
-        poll(lambda: (hook.view.spreads.get(namespace, name) or {}).get("metadata", {}).get("generation") == want,
-             10, f"the webhook to see generation {want} of {name}")
+        poll(
+            lambda: (
+                (hook.view.spreads.get(namespace, name) or {}).get("metadata", {}).get("generation") == want
+            ),
+            10,
+            f"the webhook to see generation {want} of {name}",
+        )
 
     # ------------------------------------------------------------ stepping
 

@@ -42,10 +42,19 @@ TARGET_SCRIPT = Path(__file__).with_name("attack_target.py")
 
 
 def review(uid: str = "probe", obj: Any = None) -> bytes:
-    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                       "request": {"uid": uid, "operation": "CREATE", "namespace": "default",
-                                   "resource": {"group": "", "version": "v1", "resource": "pods"},
-                                   "object": obj if obj is not None else {"metadata": {}}}}).encode()
+    return json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": uid,
+                "operation": "CREATE",
+                "namespace": "default",
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "object": obj if obj is not None else {"metadata": {}},
+            },
+        }
+    ).encode()
 
 
 def padded_review(size: int) -> bytes:
@@ -55,8 +64,10 @@ def padded_review(size: int) -> bytes:
 
 
 def post_head(path: str, length: int, extra: str = "") -> bytes:
-    return (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {length}\r\n{extra}\r\n").encode("latin-1")
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\n{extra}\r\n"
+    ).encode("latin-1")
 
 
 class Target:
@@ -67,8 +78,13 @@ class Target:
         config = {"server": SERVER, "cert": cert, "key": key, "threads": threads, "limits": limits or {}}
         self.log = tmp / "attack-target.log"
         with open(self.log, "w", encoding="utf-8") as log:  # the server's own lines, read on failure
-            self.proc = subprocess.Popen([sys.executable, str(TARGET_SCRIPT), json.dumps(config)],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, str(TARGET_SCRIPT), json.dumps(config)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
@@ -119,12 +135,15 @@ class Target:
             raw.close()
             raise
 
-    def request(self, method: str, path: str, body: bytes = b"", timeout: float = PROBE_BUDGET,
-                source: str = PROBER) -> int:
+    def request(
+        self, method: str, path: str, body: bytes = b"", timeout: float = PROBE_BUDGET, source: str = PROBER
+    ) -> int:
         """One request on a fresh connection; its status."""
         with self.tls(source, timeout) as sock:
-            sock.sendall(post_head(path, len(body), "Connection: close\r\n").replace(b"POST", method.encode(), 1)
-                         + body)
+            sock.sendall(
+                post_head(path, len(body), "Connection: close\r\n").replace(b"POST", method.encode(), 1)
+                + body
+            )
             data = b""
             while b"\r\n" not in data:
                 chunk = sock.recv(65536)
@@ -167,8 +186,10 @@ class Outcome:
         return self.good / self.probes if self.probes else 0.0
 
     def summary(self) -> str:
-        return (f"{SERVER}: {self.good}/{self.probes} probes answered 200 within {PROBE_BUDGET:g} s "
-                f"({self.share:.0%}); peak RSS {self.peak_rss / MIB:.0f} MiB; first failures {self.failures[:4]}")
+        return (
+            f"{SERVER}: {self.good}/{self.probes} probes answered 200 within {PROBE_BUDGET:g} s "
+            f"({self.share:.0%}); peak RSS {self.peak_rss / MIB:.0f} MiB; first failures {self.failures[:4]}"
+        )
 
 
 def probe_once(served: Target, large: bytes | None) -> str | None:
@@ -191,8 +212,15 @@ def probe_once(served: Target, large: bytes | None) -> str | None:
 Attack = Callable[[Target, threading.Event], None]
 
 
-def run_attack(served: Target, attack: Attack, seconds: float, *, workers: int = 1, warmup: float = 0.5,
-               large_probe: bytes | None = None) -> Outcome:
+def run_attack(
+    served: Target,
+    attack: Attack,
+    seconds: float,
+    *,
+    workers: int = 1,
+    warmup: float = 0.5,
+    large_probe: bytes | None = None,
+) -> Outcome:
     """`attack` on `workers` threads for `seconds` (after `warmup`), probing throughout."""
     stop = threading.Event()
     threads = [threading.Thread(target=attack, args=(served, stop), daemon=True) for _ in range(workers)]
@@ -219,8 +247,13 @@ def run_attack(served: Target, attack: Attack, seconds: float, *, workers: int =
     return outcome
 
 
-def held(served: Target, stop: threading.Event, count: int, opener: Callable[[], socket.socket | None],
-         limit: float = 300.0) -> None:
+def held(
+    served: Target,
+    stop: threading.Event,
+    count: int,
+    opener: Callable[[], socket.socket | None],
+    limit: float = 300.0,
+) -> None:
     """Keep `count` connections made by `opener` open until `stop`, reopening each one the server
     closes (read as EOF or an error)."""
     selector = selectors.DefaultSelector()

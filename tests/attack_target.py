@@ -58,8 +58,15 @@ class AllowingValidation:
 def serve_spreadgate(app: Any, config: dict[str, Any]) -> None:
     from webhook.server import TLSServer
 
-    server = TLSServer(app, cert_file=config["cert"], key_file=config["key"], host="127.0.0.1", port=0,
-                       threads=int(config.get("threads", 32)), limits=ServerLimits(**config.get("limits", {})))
+    server = TLSServer(
+        app,
+        cert_file=config["cert"],
+        key_file=config["key"],
+        host="127.0.0.1",
+        port=0,
+        threads=int(config.get("threads", 32)),
+        limits=ServerLimits(**config.get("limits", {})),
+    )
     server.start()
     print(json.dumps({"port": server.port}), flush=True)
     sys.stdin.read()
@@ -70,8 +77,13 @@ def serve_hypercorn(app: Any, config: dict[str, Any]) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository's benchmarks/
     from benchmarks.hypercorn_serve import serve_in_thread
 
-    port, stop = serve_in_thread(app, cert=config["cert"], key=config["key"], threads=int(config.get("threads", 32)),
-                                 limits=ServerLimits(**config.get("limits", {})))
+    port, stop = serve_in_thread(
+        app,
+        cert=config["cert"],
+        key=config["key"],
+        threads=int(config.get("threads", 32)),
+        limits=ServerLimits(**config.get("limits", {})),
+    )
     print(json.dumps({"port": port}), flush=True)
     sys.stdin.read()
     stop()

@@ -15,7 +15,9 @@ import shutil
 import pytest
 
 KUBECTL = shutil.which("kubectl")
-MISSING = "kubectl is not installed (Debian package kubernetes-client: the test command's prerequisite, see README)"
+MISSING = (
+    "kubectl is not installed (Debian package kubernetes-client: the test command's prerequisite, see README)"
+)
 
 
 def require_kubectl() -> str:

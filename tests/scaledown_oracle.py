@@ -70,11 +70,18 @@ def from_object(pod: Mapping[str, Any]) -> Pod:
             ready_time = nanos(condition.get("lastTransitionTime")) if ready else None
             break
     restarts = max([0, *(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])])
-    return Pod(name=meta.get("name", ""), uid=meta.get("uid", ""), node=spec.get("nodeName") or "",
-               phase=status.get("phase") or "", ready=ready, ready_time=ready_time, restarts=restarts,
-               created=nanos(meta.get("creationTimestamp")),
-               cost=deletion_cost((meta.get("annotations") or {}).get(COST_ANNOTATION)),
-               terminating=bool(meta.get("deletionTimestamp")))
+    return Pod(
+        name=meta.get("name", ""),
+        uid=meta.get("uid", ""),
+        node=spec.get("nodeName") or "",
+        phase=status.get("phase") or "",
+        ready=ready,
+        ready_time=ready_time,
+        restarts=restarts,
+        created=nanos(meta.get("creationTimestamp")),
+        cost=deletion_cost((meta.get("annotations") or {}).get(COST_ANNOTATION)),
+        terminating=bool(meta.get("deletionTimestamp")),
+    )
 
 
 def replicaset_ranks(pods: Sequence[Pod], related: Sequence[Pod]) -> list[int]:
@@ -168,16 +175,27 @@ def rule_created(a: Pod, b: Pod, ctx: Context) -> int | None:
 
 
 REPLICASET_RULES: tuple[tuple[str, Rule], ...] = (
-    ("scheduled", rule_scheduled), ("phase", rule_phase), ("ready", rule_ready), ("deletion-cost", rule_cost),
-    ("rank", rule_rank), ("ready-time", rule_ready_time), ("restarts", rule_restarts),
+    ("scheduled", rule_scheduled),
+    ("phase", rule_phase),
+    ("ready", rule_ready),
+    ("deletion-cost", rule_cost),
+    ("rank", rule_rank),
+    ("ready-time", rule_ready_time),
+    ("restarts", rule_restarts),
     ("creation-time", rule_created),
 )
 """§1.3, in order; `logarithmic` selects §1.4's buckets."""
 
 CLONESET_RULES: tuple[tuple[str, Rule], ...] = (
-    ("scheduled", rule_scheduled), ("phase", rule_phase), ("available", rule_available), ("ready", rule_ready),
-    ("deletion-cost", rule_cost), ("rank", rule_rank), ("ready-time", rule_ready_time),
-    ("restarts", rule_restarts), ("creation-time", rule_created),
+    ("scheduled", rule_scheduled),
+    ("phase", rule_phase),
+    ("available", rule_available),
+    ("ready", rule_ready),
+    ("deletion-cost", rule_cost),
+    ("rank", rule_rank),
+    ("ready-time", rule_ready_time),
+    ("restarts", rule_restarts),
+    ("creation-time", rule_created),
 )
 """§2.1, in order; used with `deletion_cost=True, logarithmic=False` (no gates, exact times)."""
 
@@ -190,7 +208,9 @@ def _uid_decided(name: str, a: Pod, b: Pod, ctx: Context) -> bool:
     return t_a is not None and t_b is not None and bucket(ctx.now, t_a) == bucket(ctx.now, t_b)
 
 
-def compare(a: Pod, b: Pod, ctx: Context, rules: Sequence[tuple[str, Rule]] = REPLICASET_RULES) -> tuple[int, str]:
+def compare(
+    a: Pod, b: Pod, ctx: Context, rules: Sequence[tuple[str, Rule]] = REPLICASET_RULES
+) -> tuple[int, str]:
     """The first rule that decides: (-1 a first | 1 b first | 0 tie, the rule's name; "<rule>-uid"
     when a time rule fell to the UID tie-break, "equal" for a tie)."""
     for name, rule in rules:
@@ -202,14 +222,29 @@ def compare(a: Pod, b: Pod, ctx: Context, rules: Sequence[tuple[str, Rule]] = RE
     return 0, "equal"
 
 
-def kruise_context(rank_a: float = 0.0, rank_b: float = 0.0, available_a: bool | None = None,
-                   available_b: bool | None = None) -> Context:
-    return Context(rank_a=rank_a, rank_b=rank_b, now=None, deletion_cost=True, logarithmic=False,
-                   available_a=available_a, available_b=available_b)
+def kruise_context(
+    rank_a: float = 0.0, rank_b: float = 0.0, available_a: bool | None = None, available_b: bool | None = None
+) -> Context:
+    return Context(
+        rank_a=rank_a,
+        rank_b=rank_b,
+        now=None,
+        deletion_cost=True,
+        logarithmic=False,
+        available_a=available_a,
+        available_b=available_b,
+    )
 
 
-def victims_are_first(pods: Sequence[Pod], ranks: Sequence[float], victims: set[int], now: int | None,
-                      *, deletion_cost: bool = True, logarithmic: bool = True) -> list[tuple[str, str, str]]:
+def victims_are_first(
+    pods: Sequence[Pod],
+    ranks: Sequence[float],
+    victims: set[int],
+    now: int | None,
+    *,
+    deletion_cost: bool = True,
+    logarithmic: bool = True,
+) -> list[tuple[str, str, str]]:
     """Every (survivor, victim, rule) where the upstream rules put a survivor strictly before a victim:
     empty when the victims are a valid first `len(victims)` of some upstream order."""
     wrong = []
@@ -217,8 +252,13 @@ def victims_are_first(pods: Sequence[Pod], ranks: Sequence[float], victims: set[
         if s in victims:
             continue
         for v in victims:
-            ctx = Context(rank_a=ranks[s], rank_b=ranks[v], now=now, deletion_cost=deletion_cost,
-                          logarithmic=logarithmic)
+            ctx = Context(
+                rank_a=ranks[s],
+                rank_b=ranks[v],
+                now=now,
+                deletion_cost=deletion_cost,
+                logarithmic=logarithmic,
+            )
             verdict, rule = compare(pods[s], pods[v], ctx)
             if verdict < 0:
                 wrong.append((pods[s].name, pods[v].name, rule))

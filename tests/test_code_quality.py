@@ -31,7 +31,14 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.timeout(600)
 def test_ruff_is_clean() -> None:
-    result = run(tool("ruff"), "check", "py_engine", "webhook", "tests", "benchmarks")
+    result = run(tool("ruff"), "check", "py_engine", "webhook", "tests", "benchmarks", "tools")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.timeout(600)
+def test_ruff_format_is_applied() -> None:
+    """Every Python file is as `ruff format` writes it (line length 110, pyproject.toml)."""
+    result = run(tool("ruff"), "format", "--check", "py_engine", "webhook", "tests", "benchmarks", "tools")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -110,20 +117,31 @@ def _module_state(path: Path) -> list[str]:
     import ast
 
     tree = ast.parse(path.read_text(), str(path))
-    found = [f"{path.relative_to(REPO)}:{node.lineno}: global" for node in ast.walk(tree) if isinstance(node, ast.Global)]
+    found = [
+        f"{path.relative_to(REPO)}:{node.lineno}: global"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Global)
+    ]
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for decorator in node.decorator_list:
                 text = ast.unparse(decorator)
-                if any(name in text for name in ("lru_cache", "functools.cache", "cache_on")) or text == "cache":
+                if (
+                    any(name in text for name in ("lru_cache", "functools.cache", "cache_on"))
+                    or text == "cache"
+                ):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}: {text} on {node.name}")
     return found
 
 
 def test_no_module_global_caches_or_state() -> None:
     """Caches belong to an instance (a service, a reader) so two in one process never share one."""
-    found = [line for root in ("py_engine", "webhook") for path in sorted((REPO / root).rglob("*.py"))
-             for line in _module_state(path)]
+    found = [
+        line
+        for root in ("py_engine", "webhook")
+        for path in sorted((REPO / root).rglob("*.py"))
+        for line in _module_state(path)
+    ]
     assert found == []
 
 

@@ -25,8 +25,12 @@ def pools(*names: str, count: int = 2, taint: str | None = None, pods: int = 110
     """One pool per name (`count` nodes labelled `POOL=<name>`); `taint` gets a NoSchedule taint."""
     described = []
     for name in names:
-        pool: dict[str, Any] = {"name": name, "count": count, "labels": {POOL: name},
-                                "capacity": {"cpu": "8", "memory": "32Gi", "pods": str(pods)}}
+        pool: dict[str, Any] = {
+            "name": name,
+            "count": count,
+            "labels": {POOL: name},
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": str(pods)},
+        }
         if name == taint:
             pool["taints"] = [{"key": "spreadgate.dev/blocked", "value": "true", "effect": "NoSchedule"}]
         described.append(pool)
@@ -34,15 +38,31 @@ def pools(*names: str, count: int = 2, taint: str | None = None, pods: int = 110
 
 
 def pod_template(app: str = "web", image: str = "nginx:1.27") -> dict[str, Any]:
-    return {"metadata": {"labels": {"app": app}},
-            "spec": {"containers": [{"name": "main", "image": image,
-                                     "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+    return {
+        "metadata": {"labels": {"app": app}},
+        "spec": {
+            "containers": [
+                {"name": "main", "image": image, "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}
+            ]
+        },
+    }
 
 
-def united(name: str, replicas: int, subsets: list[dict[str, Any]], *, kind: str = "deploymentTemplate",
-           schedule: dict[str, Any] | None = None, partitions: dict[str, int] | None = None,
-           annotations: dict[str, str] | None = None, image: str = "nginx:1.27") -> dict[str, Any]:
-    workload_spec: dict[str, Any] = {"selector": {"matchLabels": {"app": name}}, "template": pod_template(name, image)}
+def united(
+    name: str,
+    replicas: int,
+    subsets: list[dict[str, Any]],
+    *,
+    kind: str = "deploymentTemplate",
+    schedule: dict[str, Any] | None = None,
+    partitions: dict[str, int] | None = None,
+    annotations: dict[str, str] | None = None,
+    image: str = "nginx:1.27",
+) -> dict[str, Any]:
+    workload_spec: dict[str, Any] = {
+        "selector": {"matchLabels": {"app": name}},
+        "template": pod_template(name, image),
+    }
     if kind in ("statefulSetTemplate", "advancedStatefulSetTemplate"):
         workload_spec["serviceName"] = name
     spec: dict[str, Any] = {
@@ -55,13 +75,20 @@ def united(name: str, replicas: int, subsets: list[dict[str, Any]], *, kind: str
         spec["topology"]["scheduleStrategy"] = schedule
     if partitions is not None:
         spec["updateStrategy"] = {"type": "Manual", "manualUpdate": {"partitions": partitions}}
-    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-            "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}}, "spec": spec}
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
+        "spec": spec,
+    }
 
 
 def live_pods(stack: Stack, app: str) -> list[dict[str, Any]]:
-    return [p for p in stack.api.list("v1/pods", "default", label_selector=f"app={app}")["items"]
-            if not p["metadata"].get("deletionTimestamp")]
+    return [
+        p
+        for p in stack.api.list("v1/pods", "default", label_selector=f"app={app}")["items"]
+        if not p["metadata"].get("deletionTimestamp")
+    ]
 
 
 def pods_per_subset(stack: Stack, app: str, *, placed_only: bool = False) -> dict[str, int]:
@@ -113,5 +140,10 @@ def opt_out_of_validation(stack: Stack) -> None:
     The stack registers the shipped validating webhook, which refuses the invalid objects these
     tests store; stored anyway (webhook off, namespace opted out), the controller must cope.
     """
-    stack.api.patch("v1/namespaces", None, "default",
-                    {"metadata": {"labels": {"spreadgate.dev/admission": "disabled"}}}, "merge")
+    stack.api.patch(
+        "v1/namespaces",
+        None,
+        "default",
+        {"metadata": {"labels": {"spreadgate.dev/admission": "disabled"}}},
+        "merge",
+    )

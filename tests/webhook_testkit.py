@@ -75,12 +75,20 @@ class StubValidation:
         return self.verdict
 
 
-def spread(name: str, subsets: list[dict[str, Any]], target: str = "web", namespace: str = "default",
-           kind: str = "Deployment", api_version: str = "apps/v1") -> dict[str, Any]:
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target},
-                     "subsets": subsets}}
+def spread(
+    name: str,
+    subsets: list[dict[str, Any]],
+    target: str = "web",
+    namespace: str = "default",
+    kind: str = "Deployment",
+    api_version: str = "apps/v1",
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target}, "subsets": subsets},
+    }
 
 
 @dataclass
@@ -132,8 +140,9 @@ ZONE = "topology.kubernetes.io/zone"
 
 def write_cert(directory: Path, ca: CertificateAuthority | None = None) -> tuple[str, str]:
     """A serving certificate for 127.0.0.1 from the shared CA, as tls.crt/tls.key files."""
-    pair = (ca or shared_ca()).issue(dns_names=["localhost", "spreadgate-webhook.spreadgate-system.svc"],
-                                     ip_addresses=["127.0.0.1"])
+    pair = (ca or shared_ca()).issue(
+        dns_names=["localhost", "spreadgate-webhook.spreadgate-system.svc"], ip_addresses=["127.0.0.1"]
+    )
     cert, key = directory / "tls.crt", directory / "tls.key"
     cert.write_text(pair.cert_pem)
     key.write_text(pair.key_pem)
@@ -147,25 +156,68 @@ def webhook_configs(url: str, *, timeout: int = 10, failure_policy: str = "Fail"
     bundle = base64.b64encode(shared_ca().cert_pem.encode()).decode()
 
     def hook(name: str, path: str, rules: list[dict[str, Any]], side_effects: str) -> dict[str, Any]:
-        return {"name": name, "clientConfig": {"url": url + path, "caBundle": bundle}, "rules": rules,
-                "sideEffects": side_effects, "admissionReviewVersions": ["v1"], "failurePolicy": failure_policy,
-                "timeoutSeconds": timeout}
+        return {
+            "name": name,
+            "clientConfig": {"url": url + path, "caBundle": bundle},
+            "rules": rules,
+            "sideEffects": side_effects,
+            "admissionReviewVersions": ["v1"],
+            "failurePolicy": failure_policy,
+            "timeoutSeconds": timeout,
+        }
 
-    mutating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-                "metadata": {"name": "spreadgate"},
-                "webhooks": [hook("mpod.spreadgate.dev", "/mutate/pods",
-                                  [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
-                                    "resources": ["pods"]}], "NoneOnDryRun")]}
-    validating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-                  "metadata": {"name": "spreadgate"},
-                  "webhooks": [hook("vpod.spreadgate.dev", "/validate/pods",
-                                    [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"],
-                                      "resources": ["pods"]},
-                                     {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
-                                      "resources": ["pods/eviction"]}], "NoneOnDryRun"),
-                               hook("vws.spreadgate.dev", "/validate/workloadspreads",
-                                    [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["spreadgate.dev"],
-                                      "apiVersions": ["v1alpha1"], "resources": ["workloadspreads"]}], "None")]}
+    mutating = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "spreadgate"},
+        "webhooks": [
+            hook(
+                "mpod.spreadgate.dev",
+                "/mutate/pods",
+                [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
+                "NoneOnDryRun",
+            )
+        ],
+    }
+    validating = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "spreadgate"},
+        "webhooks": [
+            hook(
+                "vpod.spreadgate.dev",
+                "/validate/pods",
+                [
+                    {
+                        "operations": ["DELETE"],
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "resources": ["pods"],
+                    },
+                    {
+                        "operations": ["CREATE"],
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "resources": ["pods/eviction"],
+                    },
+                ],
+                "NoneOnDryRun",
+            ),
+            hook(
+                "vws.spreadgate.dev",
+                "/validate/workloadspreads",
+                [
+                    {
+                        "operations": ["CREATE", "UPDATE"],
+                        "apiGroups": ["spreadgate.dev"],
+                        "apiVersions": ["v1alpha1"],
+                        "resources": ["workloadspreads"],
+                    }
+                ],
+                "None",
+            ),
+        ],
+    }
     return [mutating, validating]
 
 
@@ -173,17 +225,40 @@ class WebhookProcess:
     """`spreadgate webhook` in a real subprocess on 127.0.0.1 (a free port), for tests that need
     several independent webhook processes or kill one. `extra` are more command-line flags."""
 
-    def __init__(self, kubeconfig: str, cert: str, key: str, log_path: Path, *extra: str,
-                 start_timeout: float = 60) -> None:
+    def __init__(
+        self, kubeconfig: str, cert: str, key: str, log_path: Path, *extra: str, start_timeout: float = 60
+    ) -> None:
         self.log_path = log_path
         # Append mode: the child shares this file's offset, and `text()` seeks to 0 to read; without
         # O_APPEND a write landing between that seek and the read would overwrite the file's head.
         self.log = open(log_path, "a+b")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "py_engine.cli", "webhook", "--kubeconfig", kubeconfig, "--cert", cert,
-             "--key", key, "--host", "127.0.0.1", "--port", "0", "--threads", "64",
-             "--disable-node-simulation", "--commit-timeout", "8", *extra],
-            stdout=subprocess.DEVNULL, stderr=self.log, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+            [
+                sys.executable,
+                "-m",
+                "py_engine.cli",
+                "webhook",
+                "--kubeconfig",
+                kubeconfig,
+                "--cert",
+                cert,
+                "--key",
+                key,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--threads",
+                "64",
+                "--disable-node-simulation",
+                "--commit-timeout",
+                "8",
+                *extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
         try:
             self.url: str = wait_until(self._url, start_timeout, f"webhook {log_path.stem} listening")
         except BaseException:

@@ -51,9 +51,23 @@ DECISION_PACKAGES: dict[str, tuple[str, ...]] = {
 model and semantics. `__init__.py` files only re-export and are skipped."""
 
 COPIED = ("py_engine", "webhook", "policies", "manifests", "tests", "benchmarks")
-STATUS_BY_EXIT_CODE = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
-                       35: "suspicious", 36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout",
-                       255: "timeout", 37: "caught by type check", -11: "segfault", -9: "segfault"}
+STATUS_BY_EXIT_CODE = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    35: "suspicious",
+    36: "timeout",
+    24: "timeout",
+    -24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    37: "caught by type check",
+    -11: "segfault",
+    -9: "segfault",
+}
 MUTANT_NAME = re.compile(r"^(?P<module>[\w.]+?)\.x(?:_|ǁ)")
 
 
@@ -67,12 +81,19 @@ def decision_modules(packages: Iterable[str]) -> list[str]:
 
 def changed_modules(revision: str) -> list[str]:
     """The decision modules that differ between `revision` and the working tree."""
-    result = subprocess.run(["git", "diff", "--name-only", revision, "--", "py_engine"], cwd=ROOT,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["git", "diff", "--name-only", revision, "--", "py_engine"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if result.returncode != 0:
         raise SystemExit(f"mutation: git diff {revision} failed: {result.stderr.strip()}")
     candidates = set(decision_modules(DECISION_PACKAGES))
-    return sorted(line for line in result.stdout.splitlines() if line in candidates and (ROOT / line).exists())
+    return sorted(
+        line for line in result.stdout.splitlines() if line in candidates and (ROOT / line).exists()
+    )
 
 
 def package_of(module: str) -> str:
@@ -91,8 +112,12 @@ def tests_of(module: str) -> str:
 
 def copy_tree(target: Path) -> None:
     """Tracked and untracked (not ignored) files of the working tree, symlinks as symlinks."""
-    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                             capture_output=True, check=True).stdout
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
     for raw in listing.split(b"\0"):
         if not raw:
             continue
@@ -111,12 +136,15 @@ def copy_tree(target: Path) -> None:
 def mutmut_section(modules: Sequence[str], tests: Sequence[str]) -> str:
     # The runtime/ tests drive the I/O edges (threads, timing) and nothing there is mutated.
     ignored = [f"--ignore={Path(t) / 'runtime'}" for t in tests if (ROOT / t / "runtime").is_dir()]
-    lines = ["", "[tool.mutmut]",
-             f"source_paths = {json.dumps(list(modules))}",
-             f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}",
-             f"pytest_add_cli_args = {json.dumps(['-q', '-p', 'no:cacheprovider', *ignored])}",
-             f"also_copy = {json.dumps(list(COPIED))}",
-             ""]
+    lines = [
+        "",
+        "[tool.mutmut]",
+        f"source_paths = {json.dumps(list(modules))}",
+        f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}",
+        f"pytest_add_cli_args = {json.dumps(['-q', '-p', 'no:cacheprovider', *ignored])}",
+        f"also_copy = {json.dumps(list(COPIED))}",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -160,8 +188,13 @@ def collect(copy: Path, modules: Sequence[str]) -> dict[str, dict[str, object]]:
                 wanted[name] = module
         killed = counts.get("killed", 0) + counts.get("timeout", 0)
         total = sum(n for s, n in counts.items() if s not in ("not checked", "skipped"))
-        results[module] = {"package": package_of(module), "counts": counts, "killed": killed, "total": total,
-                           "survivors": survivors}
+        results[module] = {
+            "package": package_of(module),
+            "counts": counts,
+            "killed": killed,
+            "total": total,
+            "survivors": survivors,
+        }
     diffs = show(copy, wanted)
     for data in results.values():
         for survivor in data["survivors"]:  # type: ignore[attr-defined]
@@ -191,8 +224,15 @@ def show(copy: Path, wanted: dict[str, str]) -> dict[str, str]:
     """The diff (changed lines only) of each mutant in `wanted` (name -> module path)."""
     if not wanted:
         return {}
-    shown = subprocess.run([sys.executable, "-c", _SHOW], cwd=copy, input=json.dumps(wanted), capture_output=True,
-                           text=True, check=False, env=_env())
+    shown = subprocess.run(
+        [sys.executable, "-c", _SHOW],
+        cwd=copy,
+        input=json.dumps(wanted),
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_env(),
+    )
     try:
         diffs: dict[str, str] = json.loads(shown.stdout)
     except json.JSONDecodeError:
@@ -221,7 +261,9 @@ def summarise(results: dict[str, dict[str, object]]) -> dict[str, dict[str, floa
     return packages
 
 
-def print_report(results: dict[str, dict[str, object]], packages: dict[str, dict[str, float]], seconds: float) -> None:
+def print_report(
+    results: dict[str, dict[str, object]], packages: dict[str, dict[str, float]], seconds: float
+) -> None:
     print(f"{'module':<48} {'killed':>7} {'total':>6} {'score':>7}")
     for module, data in results.items():
         killed, total = int(data["killed"]), int(data["total"])  # type: ignore[call-overload]
@@ -243,25 +285,43 @@ def survivors_of(report: Path, only: Sequence[str]) -> tuple[list[str], list[str
     not have changed since that run; only the tests may have."""
     data = json.loads(report.read_text(encoding="utf-8"))
     modules = [m for m in data["modules"] if not only or m in only]
-    names = [str(s["name"]) for m in modules for s in data["modules"][m]["survivors"] if s["status"] != "timeout"]
+    names = [
+        str(s["name"]) for m in modules for s in data["modules"][m]["survivors"] if s["status"] != "timeout"
+    ]
     return modules, names
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/mutation.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("modules", nargs="*", help="module files, e.g. py_engine/uniteddeployment/controller/capacity.py")
-    parser.add_argument("--package", action="append", default=[], choices=sorted(DECISION_PACKAGES),
-                        help="every decision module of a package (repeatable)")
+    parser.add_argument(
+        "modules", nargs="*", help="module files, e.g. py_engine/uniteddeployment/controller/capacity.py"
+    )
+    parser.add_argument(
+        "--package",
+        action="append",
+        default=[],
+        choices=sorted(DECISION_PACKAGES),
+        help="every decision module of a package (repeatable)",
+    )
     parser.add_argument("--changed-since", metavar="REV", help="the decision modules changed since REV")
-    parser.add_argument("--tests", action="append", default=[],
-                        help="test paths to run instead of tests/<package>/ (repeatable)")
+    parser.add_argument(
+        "--tests",
+        action="append",
+        default=[],
+        help="test paths to run instead of tests/<package>/ (repeatable)",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="mutmut worker processes (default 2)")
     parser.add_argument("--report", metavar="FILE", help="write the results as JSON")
-    parser.add_argument("--fail-under", type=float, metavar="PERCENT", help="exit 1 when a package scores lower")
+    parser.add_argument(
+        "--fail-under", type=float, metavar="PERCENT", help="exit 1 when a package scores lower"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the working copy (to browse with mutmut)")
-    parser.add_argument("--retest", metavar="REPORT",
-                        help="test only the survivors of an earlier --report (of the named modules, else all of "
-                             "its modules) against the tests as they are now")
+    parser.add_argument(
+        "--retest",
+        metavar="REPORT",
+        help="test only the survivors of an earlier --report (of the named modules, else all of "
+        "its modules) against the tests as they are now",
+    )
     args = parser.parse_args(argv)
 
     retest: list[str] = []
@@ -271,8 +331,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("mutation: the report lists no survivor to test again", file=sys.stderr)
             return 0
     else:
-        modules = list(dict.fromkeys([*args.modules, *decision_modules(args.package),
-                                      *(changed_modules(args.changed_since) if args.changed_since else [])]))
+        modules = list(
+            dict.fromkeys(
+                [
+                    *args.modules,
+                    *decision_modules(args.package),
+                    *(changed_modules(args.changed_since) if args.changed_since else []),
+                ]
+            )
+        )
     if not modules:
         print("mutation: no module to mutate", file=sys.stderr)
         return 0 if args.changed_since else 2
@@ -287,8 +354,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         copy_tree(copy)
         configure(copy, modules, tests)
         print(f"mutation: {len(modules)} module(s), tests {' '.join(tests)}, in {copy}", file=sys.stderr)
-        run = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *retest], cwd=copy,
-                             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+        run = subprocess.run(
+            [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *retest],
+            cwd=copy,
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            check=False,
+        )
         if run.returncode != 0:
             # mutmut refuses to start when the tests fail without any mutant: say which.
             tail = re.sub(r"[^\n]*\r", "", run.stdout)[-4000:]
@@ -302,8 +376,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = time.monotonic() - started
     print_report(results, packages, seconds)
     if args.report:
-        Path(args.report).write_text(json.dumps({"modules": results, "packages": packages, "seconds": round(seconds)},
-                                                indent=2) + "\n", encoding="utf-8")
+        Path(args.report).write_text(
+            json.dumps({"modules": results, "packages": packages, "seconds": round(seconds)}, indent=2)
+            + "\n",
+            encoding="utf-8",
+        )
     if args.fail_under is not None and any(entry["score"] < args.fail_under for entry in packages.values()):
         return 1
     return 0

@@ -43,8 +43,12 @@ from mutation import ROOT, copy_tree  # the sibling tool: one way to copy the tr
 FLIPS = {"<=": "<", "<": "<=", ">=": ">", ">": ">=", "==": "!=", "!=": "=="}
 COMPARISON = re.compile(r"(?<![<>=!:])(<=|>=|==|!=|<|>)(?![<>=])")
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`')
-NOT_A_CONDITION = re.compile(r"^\s*(#|some\b|every\b|import\b|package\b|default\b|else\b|\}|\]|\))|:=|\{\s*$|\[\s*$|\(\s*$")
-COMPILE_ERROR = re.compile(r"(?i)(parse error|rego_parse_error|compile error|error: .*expected|could not load)")
+NOT_A_CONDITION = re.compile(
+    r"^\s*(#|some\b|every\b|import\b|package\b|default\b|else\b|\}|\]|\))|:=|\{\s*$|\[\s*$|\(\s*$"
+)
+COMPILE_ERROR = re.compile(
+    r"(?i)(parse error|rego_parse_error|compile error|error: .*expected|could not load)"
+)
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,9 @@ def _code_spans(line: str) -> list[tuple[int, int]]:
     """Parts of a line outside strings and comments."""
     cut = len(line)
     strings = [(m.start(), m.end()) for m in STRING.finditer(line)]
-    hash_at = next((i for i, c in enumerate(line) if c == "#" and not any(s <= i < e for s, e in strings)), None)
+    hash_at = next(
+        (i for i, c in enumerate(line) if c == "#" and not any(s <= i < e for s, e in strings)), None
+    )
     if hash_at is not None:
         cut = hash_at
     spans, start = [], 0
@@ -93,9 +99,14 @@ def mutants_of(path: Path, operators: Sequence[str]) -> Iterator[Mutant]:
             for start, end in _code_spans(line):
                 for match in COMPARISON.finditer(line, start, end):
                     op = match.group(1)
-                    after = line[:match.start()] + FLIPS[op] + line[match.end():]
+                    after = line[: match.start()] + FLIPS[op] + line[match.end() :]
                     yield Mutant(relative, index + 1, f"flip {op} -> {FLIPS[op]}", line, after)
-        if "drop" in operators and line.strip() and not NOT_A_CONDITION.search(line) and _inside_rule_body(lines, index):
+        if (
+            "drop" in operators
+            and line.strip()
+            and not NOT_A_CONDITION.search(line)
+            and _inside_rule_body(lines, index)
+        ):
             yield Mutant(relative, index + 1, "drop condition", line, "")
 
 
@@ -123,9 +134,23 @@ def run_one(copy: Path, mutant: Mutant, timeout: float) -> Outcome:
     lines[mutant.line - 1] = mutant.after + newline if mutant.after else ""
     target.write_text("".join(lines), encoding="utf-8")
     try:
-        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
-                                 str(Path(mutant.file).parent)], cwd=copy, capture_output=True, text=True,
-                                timeout=timeout, check=False)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-rf",
+                str(Path(mutant.file).parent),
+            ],
+            cwd=copy,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return Outcome(mutant, "killed", ["(timeout)"])
     finally:
@@ -133,7 +158,9 @@ def run_one(copy: Path, mutant: Mutant, timeout: float) -> Outcome:
     failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", result.stdout, flags=re.MULTILINE)
     if result.returncode == 0:
         return Outcome(mutant, "survived", [])
-    if COMPILE_ERROR.search(result.stdout) and all(("::" not in f) or f.endswith("::coverage") for f in failed):
+    if COMPILE_ERROR.search(result.stdout) and all(
+        ("::" not in f) or f.endswith("::coverage") for f in failed
+    ):
         return Outcome(mutant, "invalid", failed)
     if failed and all(f.endswith("::coverage") for f in failed):
         return Outcome(mutant, "killed by coverage only", failed)
@@ -161,8 +188,11 @@ def run_all(mutants: Sequence[Mutant], jobs: int, timeout: float) -> list[Outcom
             except queue.Empty:
                 return
             outcomes[i] = run_one(copy, mutants[i], timeout)
-            print(f"{i + 1}/{len(mutants)} {outcomes[i].status}: {mutants[i].file}:{mutants[i].line} "  # type: ignore[union-attr]
-                  f"{mutants[i].operator}", file=sys.stderr)
+            print(
+                f"{i + 1}/{len(mutants)} {outcomes[i].status}: {mutants[i].file}:{mutants[i].line} "  # type: ignore[union-attr]
+                f"{mutants[i].operator}",
+                file=sys.stderr,
+            )
 
     threads = [threading.Thread(target=worker) for _ in made]
     try:
@@ -194,7 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     mutants = [m for f in files for m in mutants_of(f, args.operator or ("flip", "drop"))]
     if args.sample is not None and args.sample < len(mutants):
-        mutants = sorted(random.Random(args.seed).sample(mutants, args.sample), key=lambda m: (m.file, m.line))
+        mutants = sorted(
+            random.Random(args.seed).sample(mutants, args.sample), key=lambda m: (m.file, m.line)
+        )
     if args.list:
         for m in mutants:
             print(f"{m.file}:{m.line} {m.operator}: {m.before.strip()!r} -> {m.after.strip()!r}")
@@ -211,8 +243,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             m = o.mutant
             print(f"{o.status}: {m.file}:{m.line} {m.operator}: {m.before.strip()!r} -> {m.after.strip()!r}")
     if args.report:
-        Path(args.report).write_text(json.dumps({"counts": counts, "behavioural_score": round(behavioural, 1),
-                                                 "outcomes": [asdict(o) for o in outcomes]}, indent=2) + "\n")
+        Path(args.report).write_text(
+            json.dumps(
+                {
+                    "counts": counts,
+                    "behavioural_score": round(behavioural, 1),
+                    "outcomes": [asdict(o) for o in outcomes],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     return 1 if args.fail_under is not None and behavioural < args.fail_under else 0
 
 

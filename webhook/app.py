@@ -70,8 +70,10 @@ def _reraise(exc: Exception) -> Decision:
 
 
 def _problem(status: int, message: str) -> Response:
-    return _json({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status, "message": message},
-                 status)
+    return _json(
+        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status, "message": message},
+        status,
+    )
 
 
 def _text(value: Any) -> str | None:
@@ -87,9 +89,11 @@ def _subject(endpoint: Endpoint, req: Mapping[str, Any]) -> dict[str, Any]:
         name = f"{meta['generateName']}*"  # the API server names it after admission
     operation = _text(req.get("operation"))
     sub = _text(req.get("subResource"))
-    subject: dict[str, Any] = {"operation": f"{operation} {sub}" if operation and sub else operation,
-                               "uid": _text(req.get("uid")),
-                               "namespace": _text(req.get("namespace")) or _text(meta.get("namespace"))}
+    subject: dict[str, Any] = {
+        "operation": f"{operation} {sub}" if operation and sub else operation,
+        "uid": _text(req.get("uid")),
+        "namespace": _text(req.get("namespace")) or _text(meta.get("namespace")),
+    }
     subject[endpoint.subject] = name
     return subject
 
@@ -101,8 +105,12 @@ def _log_decision(endpoint: Endpoint, req: Mapping[str, Any], decision: Decision
         return  # the hot path at --log-level info: nothing to build
     extra = _subject(endpoint, req)
     extra.setdefault("spread", decision.audit.get("workloadspread"))
-    extra.update(subset=decision.audit.get("subset"), decision=decision.outcome,
-                 duration_ms=round(duration * 1000, 3), webhook=endpoint.path)
+    extra.update(
+        subset=decision.audit.get("subset"),
+        decision=decision.outcome,
+        duration_ms=round(duration * 1000, 3),
+        webhook=endpoint.path,
+    )
     if not decision.allowed:
         level = logging.ERROR if decision.code >= 500 else logging.WARNING
         extra.update(code=decision.code, reason=decision.reason or None, cause=decision.message)
@@ -154,8 +162,10 @@ class EndpointView:
         max_body = self.max_body
         content_type = (request.mimetype or "").lower()
         if content_type != "application/json":
-            return _problem(415, f"unsupported Content-Type {request.content_type or '(none)'!r}; "
-                                 "expected application/json")
+            return _problem(
+                415,
+                f"unsupported Content-Type {request.content_type or '(none)'!r}; expected application/json",
+            )
         length = request.content_length
         if length is not None and length > max_body:
             return _problem(413, f"request body of {length} bytes exceeds the {max_body}-byte limit")
@@ -168,15 +178,23 @@ class EndpointView:
             self.metrics.decisions.inc(webhook=self.endpoint.path, outcome="bad-request")
             return _problem(exc.code, exc.message)
 
-    def answer(self, api_version: str, req: Mapping[str, Any], started: float, outcome: Outcome) -> dict[str, Any]:
+    def answer(
+        self, api_version: str, req: Mapping[str, Any], started: float, outcome: Outcome
+    ) -> dict[str, Any]:
         """The AdmissionReview answer to `req`: the decision `outcome` returns, logged and counted once."""
         endpoint = self.endpoint
         uid = str(req["uid"])
         try:
             decision = outcome()
         except Exception as exc:  # panic recovery: a denial that still echoes the uid
-            extra = fields(**_subject(endpoint, req), decision="error", code=500, webhook=endpoint.path,
-                           duration_ms=round((time.perf_counter() - started) * 1000, 3), cause=str(exc))
+            extra = fields(
+                **_subject(endpoint, req),
+                decision="error",
+                code=500,
+                webhook=endpoint.path,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                cause=str(exc),
+            )
             if isinstance(exc, PolicyError):  # the engine's own words are the cause; no traceback
                 log.error("admission denied: policy engine error", extra=extra)
             else:
@@ -203,8 +221,10 @@ class _LaterAnswer:
         try:
             body = _encode(self.view.answer(self.api_version, self.req, self.started, outcome))
         except Exception as exc:  # never leave the API server without an answer
-            log.exception("answering an admission failed",
-                          extra=fields(**_subject(self.view.endpoint, self.req), cause=str(exc)))
+            log.exception(
+                "answering an admission failed",
+                extra=fields(**_subject(self.view.endpoint, self.req), cause=str(exc)),
+            )
             body = _encode(error_response(self.api_version, str(self.req["uid"]), 500, "internal error"))
         self.view.finished(self.started, 200)
         self.reply(200, [("Content-Type", "application/json")], body)
@@ -265,10 +285,16 @@ class _CachesOnly:
         return None if self.ready() else "watch caches not synced"
 
 
-def create_app(admission: PodAdmission, validation: Validation, *, metrics: WebhookMetrics | None = None,
-               ready: Callable[[], bool] | None = None, max_body: int = MAX_BODY_BYTES,
-               extra_routes: Mapping[str, Decide] | None = None,
-               readiness: Callable[[], str | None] | None = None) -> Flask:
+def create_app(
+    admission: PodAdmission,
+    validation: Validation,
+    *,
+    metrics: WebhookMetrics | None = None,
+    ready: Callable[[], bool] | None = None,
+    max_body: int = MAX_BODY_BYTES,
+    extra_routes: Mapping[str, Decide] | None = None,
+    readiness: Callable[[], str | None] | None = None,
+) -> Flask:
     """The webhook app over `admission` (pods) and `validation` (WorkloadSpreads and
     UnitedDeployments): it builds the endpoint list (webhook/endpoints.py; `extra_routes` adds
     paths) and registers each one, then the probes. `readiness` decides /readyz: None when
@@ -279,8 +305,12 @@ def create_app(admission: PodAdmission, validation: Validation, *, metrics: Webh
     metrics = metrics or WebhookMetrics()
     app.extensions["spreadgate_metrics"] = metrics
     for endpoint in webhook_endpoints(admission, validation, extra_routes):
-        app.add_url_rule(endpoint.path, endpoint=endpoint.path, view_func=EndpointView(endpoint, metrics, max_body),
-                         methods=["POST"])
+        app.add_url_rule(
+            endpoint.path,
+            endpoint=endpoint.path,
+            view_func=EndpointView(endpoint, metrics, max_body),
+            methods=["POST"],
+        )
     not_ready = readiness or _CachesOnly(ready or admission.view.ready)
     _Probes(not_ready, metrics, max_body).register(app)
     return app

@@ -53,10 +53,20 @@ from py_engine.semantics.certificates import ca_certificate, server_certificate
 log = logging.getLogger(__name__)
 
 SECRETS = Resource("", "v1", "secrets", True, "Secret")
-MUTATING_CONFIGS = Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", False,
-                            "MutatingWebhookConfiguration")
-VALIDATING_CONFIGS = Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", False,
-                              "ValidatingWebhookConfiguration")
+MUTATING_CONFIGS = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "mutatingwebhookconfigurations",
+    False,
+    "MutatingWebhookConfiguration",
+)
+VALIDATING_CONFIGS = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "validatingwebhookconfigurations",
+    False,
+    "ValidatingWebhookConfiguration",
+)
 
 CA_VALIDITY = dt.timedelta(days=3650)
 SERVING_VALIDITY = dt.timedelta(days=365)
@@ -84,8 +94,13 @@ class TLSMaterial:
     ca_bundle_pem: str
 
     def to_secret_data(self) -> dict[str, str]:
-        raw = {CA_CERT: self.ca_cert_pem, CA_KEY: self.ca_key_pem, TLS_CERT: self.cert_pem,
-               TLS_KEY: self.key_pem, CA_BUNDLE: self.ca_bundle_pem}
+        raw = {
+            CA_CERT: self.ca_cert_pem,
+            CA_KEY: self.ca_key_pem,
+            TLS_CERT: self.cert_pem,
+            TLS_KEY: self.key_pem,
+            CA_BUNDLE: self.ca_bundle_pem,
+        }
         return {k: base64.b64encode(v.encode()).decode() for k, v in raw.items()}
 
     @classmethod
@@ -94,24 +109,32 @@ class TLSMaterial:
         if not data:
             return None
         try:
-            values = {k: base64.b64decode(str(data[k]), validate=True).decode() for k in
-                      (CA_CERT, CA_KEY, TLS_CERT, TLS_KEY)}
+            values = {
+                k: base64.b64decode(str(data[k]), validate=True).decode()
+                for k in (CA_CERT, CA_KEY, TLS_CERT, TLS_KEY)
+            }
             bundle = base64.b64decode(str(data.get(CA_BUNDLE) or ""), validate=True).decode()
         except (KeyError, ValueError):
             return None
-        return cls(values[CA_CERT], values[CA_KEY], values[TLS_CERT], values[TLS_KEY],
-                   bundle or values[CA_CERT])
+        return cls(
+            values[CA_CERT], values[CA_KEY], values[TLS_CERT], values[TLS_KEY], bundle or values[CA_CERT]
+        )
 
 
 def service_dns_names(service: str, namespace: str) -> list[str]:
     """The names the API server may verify: it uses `<svc>.<ns>.svc`; the others are for humans and tools."""
-    return [service, f"{service}.{namespace}", f"{service}.{namespace}.svc",
-            f"{service}.{namespace}.svc.cluster.local"]
+    return [
+        service,
+        f"{service}.{namespace}",
+        f"{service}.{namespace}.svc",
+        f"{service}.{namespace}.svc.cluster.local",
+    ]
 
 
 def _pem_key(key: ec.EllipticCurvePrivateKey) -> str:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption()).decode()
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
 
 
 def _pem_cert(cert: x509.Certificate) -> str:
@@ -133,15 +156,27 @@ def new_ca(now: dt.datetime, validity: dt.timedelta = CA_VALIDITY) -> tuple[str,
     return _pem_cert(cert), _pem_key(key)
 
 
-def issue_serving(ca_cert_pem: str, ca_key_pem: str, dns_names: Sequence[str], now: dt.datetime,
-                  validity: dt.timedelta = SERVING_VALIDITY) -> tuple[str, str]:
+def issue_serving(
+    ca_cert_pem: str,
+    ca_key_pem: str,
+    dns_names: Sequence[str],
+    now: dt.datetime,
+    validity: dt.timedelta = SERVING_VALIDITY,
+) -> tuple[str, str]:
     """(certificate, key) PEM of a server certificate for `dns_names`, signed by the CA."""
     ca_cert = x509.load_pem_x509_certificate(ca_cert_pem.encode())
     ca_key = _load_key(ca_key_pem)
     key = ec.generate_private_key(ec.SECP256R1())
     not_after = min(now + validity, ca_cert.not_valid_after_utc)  # never outlive the issuer
-    cert = server_certificate(ca_cert, ca_key, key.public_key(), dns_names[0],
-                              [x509.DNSName(n) for n in dns_names], now - dt.timedelta(minutes=5), not_after)
+    cert = server_certificate(
+        ca_cert,
+        ca_key,
+        key.public_key(),
+        dns_names[0],
+        [x509.DNSName(n) for n in dns_names],
+        now - dt.timedelta(minutes=5),
+        not_after,
+    )
     return _pem_cert(cert), _pem_key(key)
 
 
@@ -158,7 +193,9 @@ def _still_valid(pem: str, now: dt.datetime) -> bool:
 
 
 def _spki(public_key: Any) -> bytes:
-    return bytes(public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo))
+    return bytes(
+        public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
 
 
 def _ca_problem(m: TLSMaterial, now: dt.datetime, renew_before: dt.timedelta) -> str | None:
@@ -174,8 +211,9 @@ def _ca_problem(m: TLSMaterial, now: dt.datetime, renew_before: dt.timedelta) ->
     return None
 
 
-def _serving_problem(m: TLSMaterial, dns_names: Sequence[str], now: dt.datetime,
-                     renew_before: dt.timedelta) -> str | None:
+def _serving_problem(
+    m: TLSMaterial, dns_names: Sequence[str], now: dt.datetime, renew_before: dt.timedelta
+) -> str | None:
     try:
         ca = x509.load_pem_x509_certificate(m.ca_cert_pem.encode())
         cert = x509.load_pem_x509_certificate(m.cert_pem.encode())
@@ -186,8 +224,11 @@ def _serving_problem(m: TLSMaterial, dns_names: Sequence[str], now: dt.datetime,
     if _spki(cert.public_key()) != _spki(key.public_key()):
         return "the serving key does not match the certificate"
     try:
-        names = set(cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-                    .get_values_for_type(x509.DNSName))
+        names = set(
+            cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
+                x509.DNSName
+            )
+        )
     except x509.ExtensionNotFound:
         names = set()
     if not set(dns_names) <= names:
@@ -197,8 +238,12 @@ def _serving_problem(m: TLSMaterial, dns_names: Sequence[str], now: dt.datetime,
     return None
 
 
-def plan(current: TLSMaterial | None, dns_names: Sequence[str], now: dt.datetime,
-         renew_before: dt.timedelta = RENEW_BEFORE) -> tuple[TLSMaterial | None, str]:
+def plan(
+    current: TLSMaterial | None,
+    dns_names: Sequence[str],
+    now: dt.datetime,
+    renew_before: dt.timedelta = RENEW_BEFORE,
+) -> tuple[TLSMaterial | None, str]:
     """(new material, why) when `current` must be replaced, else (None, "up to date")."""
     ca_problem = "no CA yet" if current is None else _ca_problem(current, now, renew_before)
     if ca_problem is not None:
@@ -209,13 +254,16 @@ def plan(current: TLSMaterial | None, dns_names: Sequence[str], now: dt.datetime
         bundle = "".join([ca_cert, *[p for p in old if p.strip() != ca_cert.strip()]])
         return TLSMaterial(ca_cert, ca_key, cert, key, bundle), ca_problem
     assert current is not None
-    bundle = "".join(p for p in _split_pems(current.ca_bundle_pem) if _still_valid(p, now)) or current.ca_cert_pem
+    bundle = (
+        "".join(p for p in _split_pems(current.ca_bundle_pem) if _still_valid(p, now)) or current.ca_cert_pem
+    )
     why = _serving_problem(current, dns_names, now, renew_before)
     if why is None:
         if bundle == current.ca_bundle_pem:
             return None, "up to date"
-        return TLSMaterial(current.ca_cert_pem, current.ca_key_pem, current.cert_pem, current.key_pem,
-                           bundle), "an expired CA was dropped from the bundle"
+        return TLSMaterial(
+            current.ca_cert_pem, current.ca_key_pem, current.cert_pem, current.key_pem, bundle
+        ), "an expired CA was dropped from the bundle"
     cert, key = issue_serving(current.ca_cert_pem, current.ca_key_pem, dns_names, now)
     return TLSMaterial(current.ca_cert_pem, current.ca_key_pem, cert, key, bundle), why
 
@@ -252,8 +300,16 @@ class SelfSignedOptions:
 class SelfManagedCA:
     """See the module docstring. `sync()` once before serving; `start()` for periodic rotation checks."""
 
-    def __init__(self, client: KubeClient, options: SelfSignedOptions, *, cert_file: str, key_file: str,
-                 now: Now | None = None, attempts: int = 5) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        options: SelfSignedOptions,
+        *,
+        cert_file: str,
+        key_file: str,
+        now: Now | None = None,
+        attempts: int = 5,
+    ) -> None:
         self.client = client
         self.options = options
         self.cert_file, self.key_file = cert_file, key_file
@@ -284,12 +340,24 @@ class SelfManagedCA:
                 return current
             try:
                 if secret is None:
-                    self.client.create(SECRETS, o.namespace, {
-                        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                        "metadata": {"name": o.secret_name, "namespace": o.namespace,
-                                     "labels": {"app.kubernetes.io/name": "spreadgate",
-                                                "app.kubernetes.io/component": "webhook-ca"}},
-                        "data": fresh.to_secret_data()})
+                    self.client.create(
+                        SECRETS,
+                        o.namespace,
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Secret",
+                            "type": "Opaque",
+                            "metadata": {
+                                "name": o.secret_name,
+                                "namespace": o.namespace,
+                                "labels": {
+                                    "app.kubernetes.io/name": "spreadgate",
+                                    "app.kubernetes.io/component": "webhook-ca",
+                                },
+                            },
+                            "data": fresh.to_secret_data(),
+                        },
+                    )
                 else:
                     body = dict(secret)
                     body["data"] = fresh.to_secret_data()  # metadata.resourceVersion makes it conditional
@@ -334,9 +402,16 @@ class SelfManagedCA:
                     for i, hook in enumerate(cfg.get("webhooks") or []):
                         client_config = hook.get("clientConfig") or {}
                         if client_config.get("caBundle") != encoded:
-                            ops.append({"op": "test", "path": f"/webhooks/{i}/name", "value": hook.get("name")})
-                            ops.append({"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle",
-                                        "value": encoded})
+                            ops.append(
+                                {"op": "test", "path": f"/webhooks/{i}/name", "value": hook.get("name")}
+                            )
+                            ops.append(
+                                {
+                                    "op": "add",
+                                    "path": f"/webhooks/{i}/clientConfig/caBundle",
+                                    "value": encoded,
+                                }
+                            )
                     if not ops:
                         break
                     try:
@@ -349,8 +424,10 @@ class SelfManagedCA:
                     raise CertError(f"{resource.kind} {name} kept changing under {self.attempts} attempts")
         self.missing_configs = [n for n in self.options.webhook_configs if n not in found]
         if self.missing_configs:
-            log.warning("webhook configurations %s do not exist yet; caBundle set on them at the next check",
-                        ", ".join(self.missing_configs))
+            log.warning(
+                "webhook configurations %s do not exist yet; caBundle set on them at the next check",
+                ", ".join(self.missing_configs),
+            )
         return changed
 
     # -------------------------------------------------------------- loop

@@ -51,6 +51,7 @@ def freeze_when_ready(ready: Callable[[float], bool], timeout: float = 3600.0) -
     and cached objects form no cycles. Objects cached after the freeze (pods created since) are
     collected as usual.
     """
+
     def wait_and_freeze() -> None:
         if ready(timeout):
             gc.collect()

@@ -87,23 +87,40 @@ class Validation(Protocol):
 def verdict_decision(review: Callable[[Mapping[str, Any]], Verdict], request: Mapping[str, Any]) -> Decision:
     """The decision `review` reaches on `request`, in the form every endpoint answers with."""
     verdict = review(request)
-    return Decision(verdict.allowed, verdict.outcome, warnings=verdict.warnings, code=verdict.code,
-                    message=verdict.message, reason=verdict.reason)
+    return Decision(
+        verdict.allowed,
+        verdict.outcome,
+        warnings=verdict.warnings,
+        code=verdict.code,
+        message=verdict.message,
+        reason=verdict.reason,
+    )
 
 
-def webhook_endpoints(admission: PodAdmission, validation: Validation,
-                      extra: Mapping[str, Decide] | None = None) -> list[Endpoint]:
+def webhook_endpoints(
+    admission: PodAdmission, validation: Validation, extra: Mapping[str, Decide] | None = None
+) -> list[Endpoint]:
     """The four endpoints of the table above, in that order; `extra` adds paths (the
     benchmark's `/noop`) or replaces one with a synchronous decision."""
     standard: Sequence[Endpoint] = (
         Endpoint("/mutate/pods", admission.mutate_pod, admission.mutate_pod_async),
         Endpoint("/validate/pods", admission.validate_pod, admission.validate_pod_async),
-        Endpoint("/validate/workloadspreads", partial(verdict_decision, validation.review_workloadspread),
-                 subject="spread"),
-        Endpoint("/validate/uniteddeployments", partial(verdict_decision, validation.review_uniteddeployment),
-                 subject="uniteddeployment"),
+        Endpoint(
+            "/validate/workloadspreads",
+            partial(verdict_decision, validation.review_workloadspread),
+            subject="spread",
+        ),
+        Endpoint(
+            "/validate/uniteddeployments",
+            partial(verdict_decision, validation.review_uniteddeployment),
+            subject="uniteddeployment",
+        ),
     )
     added = dict(extra or {})
-    endpoints = [replace(endpoint, decide=added.pop(endpoint.path), decide_later=None)
-                 if endpoint.path in added else endpoint for endpoint in standard]
+    endpoints = [
+        replace(endpoint, decide=added.pop(endpoint.path), decide_later=None)
+        if endpoint.path in added
+        else endpoint
+        for endpoint in standard
+    ]
     return endpoints + [Endpoint(path, decide) for path, decide in added.items()]

@@ -114,8 +114,15 @@ class FrontEndStats:
 class FrontEnd:
     """Accepts TLS connections on `sock` and runs `app` for each complete request."""
 
-    def __init__(self, app: WSGIApp, context: ssl.SSLContext, sock: socket.socket, *, threads: int,
-                 limits: ServerLimits) -> None:
+    def __init__(
+        self,
+        app: WSGIApp,
+        context: ssl.SSLContext,
+        sock: socket.socket,
+        *,
+        threads: int,
+        limits: ServerLimits,
+    ) -> None:
         self.app = app
         self.context = context
         self.sock = sock
@@ -159,7 +166,10 @@ class FrontEnd:
         asyncio.set_event_loop(self.loop)
         try:
             self._server = self.loop.run_until_complete(
-                self.loop.create_server(lambda: Connection(self), sock=self.sock, backlog=self.limits.max_connections))
+                self.loop.create_server(
+                    lambda: Connection(self), sock=self.sock, backlog=self.limits.max_connections
+                )
+            )
             self.serving.set()
             self.loop.run_forever()
         finally:
@@ -197,8 +207,10 @@ class FrontEnd:
     def take_bytes(self, peer: str, count: int) -> bool:
         """Charge `count` bytes that arrived from `peer`; False past the budget or the peer's share."""
         held = self.peer_bytes.get(peer, 0)
-        if (self.stats.inflight_bytes + count > self.limits.max_inflight_bytes
-                or held + count > self.limits.share(self.limits.max_inflight_bytes)):
+        if (
+            self.stats.inflight_bytes + count > self.limits.max_inflight_bytes
+            or held + count > self.limits.share(self.limits.max_inflight_bytes)
+        ):
             return False
         self.peer_bytes[peer] = held + count
         self.stats.inflight_bytes += count
@@ -333,7 +345,9 @@ class FrontEnd:
         self.large_bodies -= 1
         if not self.large_waiting or self.large_bodies >= self.limits.max_large_bodies:
             return
-        index = next((i for i, peer in enumerate(self.large_waiting_peers) if peer != self.last_large_peer), 0)
+        index = next(
+            (i for i, peer in enumerate(self.large_waiting_peers) if peer != self.last_large_peer), 0
+        )
         start = self.large_waiting[index]
         peer = self.large_waiting_peers[index]
         del self.large_waiting[index]
@@ -347,8 +361,9 @@ class FrontEnd:
 
     # -- worker thread ------------------------------------------------------------------------
 
-    def answer(self, head: RequestHead, body: bytes, peer: tuple[str, int],
-               deliver: Callable[[bytes, bool], None]) -> tuple[bytes, bool] | None:
+    def answer(
+        self, head: RequestHead, body: bytes, peer: tuple[str, int], deliver: Callable[[bytes, bool], None]
+    ) -> tuple[bytes, bool] | None:
         """Run the app on one complete request: (response bytes, keep the connection open), or
         None when the app deferred its answer, which then goes to `deliver` from whichever
         thread replies (`webhook.wsgi_call.Deferral`)."""
@@ -374,7 +389,9 @@ class FrontEnd:
         the app deferred it: then whoever replies posts it)."""
         started = time.thread_time()
         try:
-            result = self.answer(head, body, connection.peer, partial(self.post, connection.answered, exchange))
+            result = self.answer(
+                head, body, connection.peer, partial(self.post, connection.answered, exchange)
+            )
         except Exception as exc:
             exchange.spent = time.thread_time() - started
             self.post(connection.failed, exchange, exc)
@@ -574,9 +591,14 @@ class Connection(asyncio.Protocol):
             self.front.end_handshake(self)
             return
         try:
-            tls = await self.front.loop.start_tls(raw, self, self.front.context, server_side=True,
-                                                  ssl_handshake_timeout=self.limits.handshake_timeout,
-                                                  ssl_shutdown_timeout=self.limits.handshake_timeout)
+            tls = await self.front.loop.start_tls(
+                raw,
+                self,
+                self.front.context,
+                server_side=True,
+                ssl_handshake_timeout=self.limits.handshake_timeout,
+                ssl_shutdown_timeout=self.limits.handshake_timeout,
+            )
         except Exception as exc:  # SSLError, ConnectionError, TimeoutError; anything else alike
             _drop_traceback(exc)
             if self.state != "closed":  # a displaced connection was already counted and told
@@ -603,11 +625,18 @@ class Connection(asyncio.Protocol):
             return
         if self.state == "closed":
             return
-        if len(self.buffer) + len(data) > self.limits.max_header_bytes + self.limits.max_body_bytes + READ_SLACK:
+        if (
+            len(self.buffer) + len(data)
+            > self.limits.max_header_bytes + self.limits.max_body_bytes + READ_SLACK
+        ):
             self.abort("sent more than one request ahead")
             return
         if not self._charge(len(data)):
-            unread = self.head.content_length - len(self.buffer) - len(data) if self.state == "body" and self.head else 0
+            unread = (
+                self.head.content_length - len(self.buffer) - len(data)
+                if self.state == "body" and self.head
+                else 0
+            )
             self._refuse(503, "too many request bytes in flight; retry", retry_after=1, unread=max(unread, 0))
             return
         self.buffer += data
@@ -661,7 +690,7 @@ class Connection(asyncio.Protocol):
                     self._refuse(431, f"request head exceeds {self.limits.max_header_bytes} bytes")
                 return
             raw = bytes(self.buffer[:end])
-            del self.buffer[:end + len(HEAD_END)]
+            del self.buffer[: end + len(HEAD_END)]
             self._uncharge(end + len(HEAD_END))
             try:
                 head = parse_head(raw)
@@ -669,8 +698,11 @@ class Connection(asyncio.Protocol):
                 self._refuse(exc.status, exc.message)
                 return
             if head.content_length > self.limits.max_body_bytes:
-                self._refuse(413, f"request body of {head.content_length} bytes exceeds the "
-                                  f"{self.limits.max_body_bytes}-byte limit")
+                self._refuse(
+                    413,
+                    f"request body of {head.content_length} bytes exceeds the "
+                    f"{self.limits.max_body_bytes}-byte limit",
+                )
                 return
             self.head = head
             self.state = "body"
@@ -929,4 +961,3 @@ def bind(host: str, port: int, backlog: int) -> socket.socket:
     sock = socket.create_server((host, port), family=family, backlog=backlog, reuse_port=False)
     sock.setblocking(False)
     return sock
-

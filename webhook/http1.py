@@ -82,8 +82,15 @@ def parse_head(raw: bytes) -> RequestHead:
         raise HttpError(417, "only Expect: 100-continue is supported")
     connection = found.get("connection", "").lower()
     keep_alive = "close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection
-    return RequestHead(method, target, version, tuple(headers), content_length, keep_alive,
-                       expect_continue=bool(expect) and version == "HTTP/1.1")
+    return RequestHead(
+        method,
+        target,
+        version,
+        tuple(headers),
+        content_length,
+        keep_alive,
+        expect_continue=bool(expect) and version == "HTTP/1.1",
+    )
 
 
 def response_head(status: int, headers: list[tuple[str, str]], body_length: int, keep_alive: bool) -> bytes:
@@ -93,8 +100,11 @@ def response_head(status: int, headers: list[tuple[str, str]], body_length: int,
     except ValueError:
         reason = "Unknown"
     lines = [f"HTTP/1.1 {status} {reason}"]
-    lines += [f"{name}: {value}" for name, value in headers
-              if name.lower() not in ("content-length", "connection", "transfer-encoding")]
+    lines += [
+        f"{name}: {value}"
+        for name, value in headers
+        if name.lower() not in ("content-length", "connection", "transfer-encoding")
+    ]
     lines.append(f"Content-Length: {body_length}")
     lines.append("Connection: keep-alive" if keep_alive else "Connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
@@ -106,8 +116,10 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 def problem_response(status: int, message: str, *, retry_after: int | None = None) -> bytes:
     """A complete `Status` response that closes the connection (the front end's own refusals)."""
-    body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status,
-                       "message": message}, separators=(",", ":")).encode("utf-8")
+    body = json.dumps(
+        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status, "message": message},
+        separators=(",", ":"),
+    ).encode("utf-8")
     headers = [("Content-Type", "application/json")]
     if retry_after is not None:
         headers.append(("Retry-After", str(retry_after)))

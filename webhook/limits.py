@@ -73,8 +73,14 @@ class ServerLimits:
         for name in ("handshake_timeout", "header_timeout", "body_timeout", "idle_timeout", "write_timeout"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
-        for name in ("max_connections", "max_handshakes", "max_header_bytes", "max_body_bytes",
-                     "max_inflight_bytes", "max_large_bodies"):
+        for name in (
+            "max_connections",
+            "max_handshakes",
+            "max_header_bytes",
+            "max_body_bytes",
+            "max_inflight_bytes",
+            "max_large_bodies",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not 0 < self.peer_share <= 1:

@@ -46,8 +46,14 @@ class HealthReporting(Protocol):
 class PolicyHealth:
     """The engine's `health` answer, asked at most once per `ttl` seconds (one probe at a time)."""
 
-    def __init__(self, engine: object, *, ttl: float = DEFAULT_TTL, timeout: float = DEFAULT_TIMEOUT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        engine: object,
+        *,
+        ttl: float = DEFAULT_TTL,
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.engine = engine if isinstance(engine, HealthReporting) else None
         self.ttl, self.timeout, self.clock = ttl, timeout, clock
         self.probes = 0
@@ -72,9 +78,15 @@ class PolicyHealth:
 class Readiness:
     """`problem()`: None when ready, else the reason `/readyz` reports (see the module docstring)."""
 
-    def __init__(self, caches_synced: Callable[[], bool], engine: object | None = None, *,
-                 ttl: float = DEFAULT_TTL, timeout: float = DEFAULT_TIMEOUT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        caches_synced: Callable[[], bool],
+        engine: object | None = None,
+        *,
+        ttl: float = DEFAULT_TTL,
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.caches_synced = caches_synced
         self.policy = PolicyHealth(engine, ttl=ttl, timeout=timeout, clock=clock)
         self._lock = threading.Lock()

@@ -58,22 +58,28 @@ def parse_review(body: bytes) -> tuple[str, dict[str, Any]]:
     if has_huge_integer(body, review):
         raise ReviewError(400, "request body is not valid JSON: a number is out of range")
     if has_lone_surrogate(body, review):
-        raise ReviewError(400, "request body holds a string that is not valid Unicode (a lone UTF-16 surrogate "
-                               "such as \\ud800)")
+        raise ReviewError(
+            400,
+            "request body holds a string that is not valid Unicode (a lone UTF-16 surrogate such as \\ud800)",
+        )
     if not isinstance(review, dict):
         raise ReviewError(400, "request body must be a JSON object (an AdmissionReview)")
     api_version = review.get("apiVersion")
     if review.get("kind") != "AdmissionReview":
         raise ReviewError(400, f"expected kind AdmissionReview, got {str(review.get('kind'))[:60]!r}")
     if api_version not in API_VERSIONS:
-        raise ReviewError(400, f"unsupported AdmissionReview apiVersion {str(api_version)[:60]!r}; "
-                               f"expected {API_VERSIONS[0]}")
+        raise ReviewError(
+            400,
+            f"unsupported AdmissionReview apiVersion {str(api_version)[:60]!r}; expected {API_VERSIONS[0]}",
+        )
     request = review.get("request")
     if not isinstance(request, dict):
         raise ReviewError(400, "AdmissionReview has no request object", api_version=str(api_version))
     uid = request.get("uid")
     if not isinstance(uid, str) or not uid:
-        raise ReviewError(400, "AdmissionReview request.uid must be a non-empty string", api_version=str(api_version))
+        raise ReviewError(
+            400, "AdmissionReview request.uid must be a non-empty string", api_version=str(api_version)
+        )
     for key in ("operation", "namespace", "name", "subResource"):
         if key in request and request[key] is not None and not isinstance(request[key], str):
             raise ReviewError(400, f"AdmissionReview request.{key} must be a string", uid, str(api_version))
@@ -112,7 +118,9 @@ def pod_shape_problem(pod: Any) -> str | None:
                 return f"metadata.{key} must be a string"
         for key in _STRING_MAPS:
             value = metadata.get(key)
-            if value is not None and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+            if value is not None and not (
+                isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+            ):
                 return f"metadata.{key} must be a map of strings"
         owners = metadata.get("ownerReferences")
         if owners is not None and not (isinstance(owners, list) and all(isinstance(o, dict) for o in owners)):
@@ -202,8 +210,12 @@ def has_lone_surrogate(body: bytes, value: Any) -> bool:
     with 0xED; without those, which settles the common case with three scans of the
     bytes, it holds none. Otherwise encoding the value finds out.
     """
-    if (json.detect_encoding(body) in ("utf-8", "utf-8-sig")
-            and b"\\ud" not in body and b"\\uD" not in body and b"\xed" not in body):
+    if (
+        json.detect_encoding(body) in ("utf-8", "utf-8-sig")
+        and b"\\ud" not in body
+        and b"\\uD" not in body
+        and b"\xed" not in body
+    ):
         return False
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -234,9 +246,15 @@ def review_response(api_version: str, uid: str, decision: Decision) -> dict[str,
 
 def error_response(api_version: str, uid: str, code: int, message: str) -> dict[str, Any]:
     """A denial carrying an error (used for bad requests that still have a uid, and for crashes)."""
-    return {"apiVersion": api_version, "kind": "AdmissionReview",
-            "response": {"uid": uid, "allowed": False,
-                         "status": {"code": code, "message": message, "status": "Failure"}}}
+    return {
+        "apiVersion": api_version,
+        "kind": "AdmissionReview",
+        "response": {
+            "uid": uid,
+            "allowed": False,
+            "status": {"code": code, "message": message, "status": "Failure"},
+        },
+    }
 
 
 def uid_of(body: Mapping[str, Any]) -> str:

@@ -83,16 +83,24 @@ class Webhook:
     the server listens; readiness (`/readyz`) follows the caches' first sync and the
     policy engine's health (webhook/readiness.py)."""
 
-    def __init__(self, options: WebhookOptions, *, clock: Clock | None = None,
-                 client: KubeClient | None = None, engine: PolicyEngine | None = None) -> None:
+    def __init__(
+        self,
+        options: WebhookOptions,
+        *,
+        clock: Clock | None = None,
+        client: KubeClient | None = None,
+        engine: PolicyEngine | None = None,
+    ) -> None:
         self.options = options
         self.clock = clock or RealClock()
-        self.client = client or KubeClient.load(options.kubeconfig, timeout=options.api_timeout,
-                                                pool_size=max(options.threads * 2, 16))
+        self.client = client or KubeClient.load(
+            options.kubeconfig, timeout=options.api_timeout, pool_size=max(options.threads * 2, 16)
+        )
         self.metrics = WebhookMetrics()
         base_engine = engine or create_engine(options.opa_url)
-        self.engine = TimedEngine(base_engine, lambda rule, seconds: self.metrics.policy_eval.observe(
-            seconds, rule=rule))
+        self.engine = TimedEngine(
+            base_engine, lambda rule, seconds: self.metrics.policy_eval.observe(seconds, rule=rule)
+        )
         # Spread and UnitedDeployment reviews: regorus holds the GIL for a whole evaluation and
         # cannot be stopped, so the embedded engine evaluates them in worker processes under a
         # deadline (py_engine/policy/isolated.py). OPA is another process already (its client
@@ -100,41 +108,87 @@ class Webhook:
         self.isolated: IsolatedEngine | None = None
         self.review_engine = self.engine
         if engine is None and not options.opa_url:
-            self.isolated = IsolatedEngine(load_policy_sources(), deadline_seconds=options.validation_deadline)
-            self.review_engine = TimedEngine(self.isolated, lambda rule, seconds: self.metrics.policy_eval.observe(
-                seconds, rule=rule))
-        self.view = LiveAdmissionView(self.client, self.clock, node_simulation=options.node_simulation,
-                                watch_timeout_seconds=options.watch_timeout_seconds)
-        self.committer = Committer(KubeStatusStore(self.client, SPREADS, self.view.spreads), self.clock,
-                                   batching=options.batching, answering=self._answering)
+            self.isolated = IsolatedEngine(
+                load_policy_sources(), deadline_seconds=options.validation_deadline
+            )
+            self.review_engine = TimedEngine(
+                self.isolated, lambda rule, seconds: self.metrics.policy_eval.observe(seconds, rule=rule)
+            )
+        self.view = LiveAdmissionView(
+            self.client,
+            self.clock,
+            node_simulation=options.node_simulation,
+            watch_timeout_seconds=options.watch_timeout_seconds,
+        )
+        self.committer = Committer(
+            KubeStatusStore(self.client, SPREADS, self.view.spreads),
+            self.clock,
+            batching=options.batching,
+            answering=self._answering,
+        )
         self.metrics.committer = self.committer.stats.snapshot
         self.decision_cache = EligibilityCache()
-        config = ServiceConfig(on_commit_failure=options.on_commit_failure, commit_timeout=options.commit_timeout,
-                               deny_deletes_on_failure=options.deny_deletes_on_failure,
-                               versioned_kinds=options.versioned_kinds, custom_workloads=options.custom_workloads,
-                               allowed_patch_fields=options.allowed_patch_fields)
-        self.author_gate = (AuthorGate(KubeAccessReviewer(self.client), self.clock.monotonic,
-                                       ttl=options.authorization_ttl) if options.authorize_authors else None)
-        self.service = AdmissionService(self.view, self.committer, self.clock, engine=self.engine, config=config,
-                                        decision_cache=self.decision_cache, node_classes=NodeClassCache())
+        config = ServiceConfig(
+            on_commit_failure=options.on_commit_failure,
+            commit_timeout=options.commit_timeout,
+            deny_deletes_on_failure=options.deny_deletes_on_failure,
+            versioned_kinds=options.versioned_kinds,
+            custom_workloads=options.custom_workloads,
+            allowed_patch_fields=options.allowed_patch_fields,
+        )
+        self.author_gate = (
+            AuthorGate(KubeAccessReviewer(self.client), self.clock.monotonic, ttl=options.authorization_ttl)
+            if options.authorize_authors
+            else None
+        )
+        self.service = AdmissionService(
+            self.view,
+            self.committer,
+            self.clock,
+            engine=self.engine,
+            config=config,
+            decision_cache=self.decision_cache,
+            node_classes=NodeClassCache(),
+        )
         self.validation = ValidationService(
-            self.view, self.review_engine, author_gate=self.author_gate,
-            config=ValidationConfig(custom_workloads=options.custom_workloads,
-                                    allowed_patch_fields=options.allowed_patch_fields))
-        self.metrics.add_gauge("spreadgate_webhook_caches_synced", "1 when every watch cache is synced.",
-                               lambda: 1.0 if self.view.ready() else 0.0)
+            self.view,
+            self.review_engine,
+            author_gate=self.author_gate,
+            config=ValidationConfig(
+                custom_workloads=options.custom_workloads, allowed_patch_fields=options.allowed_patch_fields
+            ),
+        )
+        self.metrics.add_gauge(
+            "spreadgate_webhook_caches_synced",
+            "1 when every watch cache is synced.",
+            lambda: 1.0 if self.view.ready() else 0.0,
+        )
         self.readiness = Readiness(self.view.ready, base_engine)
-        self.app = create_app(self.service, self.validation, metrics=self.metrics, extra_routes=options.extra_routes,
-                              max_body=options.limits.max_body_bytes, readiness=self.readiness.problem)
+        self.app = create_app(
+            self.service,
+            self.validation,
+            metrics=self.metrics,
+            extra_routes=options.extra_routes,
+            max_body=options.limits.max_body_bytes,
+            readiness=self.readiness.problem,
+        )
         self.ca: SelfManagedCA | None = None
         if options.self_signed is not None:  # the files must exist before the TLS server loads them
-            self.ca = SelfManagedCA(self.client, options.self_signed, cert_file=options.cert_file,
-                                    key_file=options.key_file)
+            self.ca = SelfManagedCA(
+                self.client, options.self_signed, cert_file=options.cert_file, key_file=options.key_file
+            )
             self.ca.sync()
-        self.server = TLSServer(self.app, cert_file=options.cert_file, key_file=options.key_file,
-                                host=options.host, port=options.port, threads=options.threads,
-                                reload_interval=options.reload_interval, limits=options.limits,
-                                client_ca=options.client_ca)
+        self.server = TLSServer(
+            self.app,
+            cert_file=options.cert_file,
+            key_file=options.key_file,
+            host=options.host,
+            port=options.port,
+            threads=options.threads,
+            reload_interval=options.reload_interval,
+            limits=options.limits,
+            client_ca=options.client_ca,
+        )
         self._add_front_end_gauges()
         self._started = False
 
@@ -145,6 +199,7 @@ class Webhook:
 
     def _add_front_end_gauges(self) -> None:
         """The front end's load and refusals (webhook.frontend), read at scrape time."""
+
         def read(field: str) -> Callable[[], float]:
             def value() -> float:
                 front = self.server.front
@@ -155,21 +210,44 @@ class Webhook:
                 if field == "refused":
                     return float(sum(front.stats.refused_requests.values()) + front.stats.refused_connections)
                 return float(getattr(front.stats, field))
+
             return value
+
         for name, help_text, stat in (
-            ("spreadgate_webhook_open_connections", "Open client connections, handshaking ones included.",
-             "connections"),
-            ("spreadgate_webhook_inflight_bytes", "Request body bytes held from head to answer.",
-             "inflight_bytes"),
-            ("spreadgate_webhook_refused_total", "Connections and requests refused by a front-end limit "
-             "(413, 431, 503, over max connections) since start.", "refused"),
-            ("spreadgate_webhook_client_timeouts_total", "Clients cut off by a header, body or "
-             "write deadline since start.", "timeouts"),
-            ("spreadgate_webhook_refused_connections_total", "Connections refused at --max-connections "
-             "because every open one was answering a request, since start.", "refused_connections"),
-            ("spreadgate_webhook_displaced_connections_total", "Connections closed to admit a newer one "
-             "(oldest without a completed request, or idle; connection, handshake or peer cap) since start.",
-             "evicted_connections"),
+            (
+                "spreadgate_webhook_open_connections",
+                "Open client connections, handshaking ones included.",
+                "connections",
+            ),
+            (
+                "spreadgate_webhook_inflight_bytes",
+                "Request body bytes held from head to answer.",
+                "inflight_bytes",
+            ),
+            (
+                "spreadgate_webhook_refused_total",
+                "Connections and requests refused by a front-end limit "
+                "(413, 431, 503, over max connections) since start.",
+                "refused",
+            ),
+            (
+                "spreadgate_webhook_client_timeouts_total",
+                "Clients cut off by a header, body or write deadline since start.",
+                "timeouts",
+            ),
+            (
+                "spreadgate_webhook_refused_connections_total",
+                "Connections refused at --max-connections "
+                "because every open one was answering a request, since start.",
+                "refused_connections",
+            ),
+            (
+                "spreadgate_webhook_displaced_connections_total",
+                "Connections closed to admit a newer one "
+                "(oldest without a completed request, or idle; connection, handshake or peer cap) "
+                "since start.",
+                "evicted_connections",
+            ),
         ):
             self.metrics.add_gauge(name, help_text, read(stat))
 

@@ -89,9 +89,20 @@ class TLSServer:
     signed by it (webhook/tls.py).
     """
 
-    def __init__(self, app: Any, *, cert_file: str, key_file: str, host: str = "0.0.0.0", port: int = 9443,
-                 threads: int = 32, reload_interval: float = 2.0, request_queue_size: int = 128,
-                 limits: ServerLimits | None = None, client_ca: str | None = None) -> None:
+    def __init__(
+        self,
+        app: Any,
+        *,
+        cert_file: str,
+        key_file: str,
+        host: str = "0.0.0.0",
+        port: int = 9443,
+        threads: int = 32,
+        reload_interval: float = 2.0,
+        request_queue_size: int = 128,
+        limits: ServerLimits | None = None,
+        client_ca: str | None = None,
+    ) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         self.app = app

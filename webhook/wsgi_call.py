@@ -73,7 +73,9 @@ class Deferral:
             self.deliver(Answer(status, headers, body))
 
 
-def environ_for(head: RequestHead, body: bytes, *, server: tuple[str, int], peer: tuple[str, int]) -> dict[str, Any]:
+def environ_for(
+    head: RequestHead, body: bytes, *, server: tuple[str, int], peer: tuple[str, int]
+) -> dict[str, Any]:
     """The PEP 3333 environ of a request (`https`, body in memory)."""
     path, _, query = head.target.partition("?")
     environ: dict[str, Any] = {
@@ -108,7 +110,9 @@ def call_app(app: WSGIApp, environ: dict[str, Any]) -> Answer:
     """Run `app` on `environ` and collect its answer; a crash becomes a 500 (logged once)."""
     started: list[Any] = []
 
-    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+    def start_response(
+        status: str, headers: list[tuple[str, str]], exc_info: Any = None
+    ) -> Callable[[bytes], None]:
         started[:] = [status, headers]
         return _no_write
 

@@ -55,10 +55,19 @@ class CacheStats:
 class WatchCache:
     """See the module docstring. `start()` runs the list/watch loop in a daemon thread."""
 
-    def __init__(self, client: KubeClient, resource: Resource, *, namespace: str | None = None,
-                 label_selector: str | None = None, indexers: Mapping[str, IndexFunc] | None = None,
-                 watch_timeout_seconds: int = 300, backoff_initial: float = 0.2, backoff_max: float = 10.0,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        watch_timeout_seconds: int = 300,
+        backoff_initial: float = 0.2,
+        backoff_max: float = 10.0,
+        name: str | None = None,
+    ) -> None:
         self.client = client
         self.resource = resource
         self.namespace = namespace
@@ -233,9 +242,14 @@ class WatchCache:
 
     def _watch_once(self) -> None:
         """Stream one watch to its end; raises Gone when the server says the RV is too old."""
-        watch = self.client.watch(self.resource, self.namespace, resource_version=self.resource_version or None,
-                                  label_selector=self.label_selector, allow_bookmarks=True,
-                                  timeout_seconds=self._watch_timeout)
+        watch = self.client.watch(
+            self.resource,
+            self.namespace,
+            resource_version=self.resource_version or None,
+            label_selector=self.label_selector,
+            allow_bookmarks=True,
+            timeout_seconds=self._watch_timeout,
+        )
         with self._lock:
             self._watch = watch
         if self._stop.is_set():
@@ -250,7 +264,9 @@ class WatchCache:
                     status = event["object"]
                     code = int(status.get("code") or 0)
                     if code == 410:
-                        raise Gone(410, str(status.get("reason") or "Expired"), str(status.get("message") or ""))
+                        raise Gone(
+                            410, str(status.get("reason") or "Expired"), str(status.get("message") or "")
+                        )
                     raise KubeError(code, str(status.get("reason") or ""), str(status.get("message") or ""))
                 if typ == "BOOKMARK":
                     self.stats.bookmarks += 1

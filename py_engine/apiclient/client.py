@@ -148,8 +148,9 @@ class ThrottledRefresh:
     becomes the hook this object calls, and this object stays installed.
     """
 
-    def __init__(self, hook: Any, interval: float = TOKEN_REFRESH_INTERVAL,
-                 clock: Any = time.monotonic) -> None:
+    def __init__(
+        self, hook: Any, interval: float = TOKEN_REFRESH_INTERVAL, clock: Any = time.monotonic
+    ) -> None:
         self.hook = hook
         self.interval = interval
         self._clock = clock
@@ -185,8 +186,14 @@ class KubeClient:
     # ----------------------------------------------------------- constructors
 
     @classmethod
-    def load(cls, kubeconfig: str | None = None, *, context: str | None = None, timeout: float = 30.0,
-             pool_size: int = 64) -> KubeClient:
+    def load(
+        cls,
+        kubeconfig: str | None = None,
+        *,
+        context: str | None = None,
+        timeout: float = 30.0,
+        pool_size: int = 64,
+    ) -> KubeClient:
         """From `kubeconfig` when given; else in-cluster config inside a pod; else the
         default kubeconfig (`$KUBECONFIG`, `~/.kube/config`). Raises `KubeError` (status 0)
         when no configuration can be loaded."""
@@ -196,8 +203,8 @@ class KubeClient:
                 kubernetes.config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
             else:
                 kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
-                    config_file=kubeconfig, context=context,
-                                                   client_configuration=cfg)
+                    config_file=kubeconfig, context=context, client_configuration=cfg
+                )
         except (kubernetes.config.ConfigException, OSError, ValueError, TypeError, yaml.YAMLError) as exc:
             raise KubeError(0, "ConfigError", f"cannot load cluster configuration: {exc}") from None
         if cfg.refresh_api_key_hook is not None:
@@ -221,8 +228,16 @@ class KubeClient:
 
     # ------------------------------------------------------------- transport
 
-    def _open(self, method: str, path: str, query: list[tuple[str, str]] | None = None,
-              body: Any = None, content_type: str = _JSON, timeout: Any = None, accept: str = _JSON) -> Any:
+    def _open(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = _JSON,
+        timeout: Any = None,
+        accept: str = _JSON,
+    ) -> Any:
         headers = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -231,18 +246,36 @@ class KubeClient:
             # kept out of param_serialize, whose sanitize_for_serialization walk (for the generated
             # model classes) cost as much as the encoding itself on every status write.
             _, url, headers, _, _ = self.api_client.param_serialize(
-                method=method, resource_path=path, query_params=query or None, header_params=headers,
-                body=None, auth_settings=["BearerToken"])
-            response = self.api_client.call_api(method, url, header_params=headers, body=body,
-                                                _request_timeout=timeout if timeout is not None else self.timeout)
+                method=method,
+                resource_path=path,
+                query_params=query or None,
+                header_params=headers,
+                body=None,
+                auth_settings=["BearerToken"],
+            )
+            response = self.api_client.call_api(
+                method,
+                url,
+                header_params=headers,
+                body=body,
+                _request_timeout=timeout if timeout is not None else self.timeout,
+            )
         except kubernetes.client.ApiException as exc:
             raise ServerError(int(exc.status or 0), "ClientError", str(exc.reason or exc)) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ServerError(0, "ConnectionError", f"{method} {path}: {exc}") from None
         return response.response
 
-    def request(self, method: str, path: str, query: list[tuple[str, str]] | None = None, body: Any = None,
-                content_type: str = _JSON, timeout: float | None = None, accept: str = _JSON) -> JSON:
+    def request(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = _JSON,
+        timeout: float | None = None,
+        accept: str = _JSON,
+    ) -> JSON:
         """One request, the body read in full and decoded; non-2xx raises `KubeError`."""
         raw = self._open(method, path, query, body, content_type, timeout, accept)
         try:
@@ -256,78 +289,186 @@ class KubeClient:
         try:
             decoded = json.loads(data) if data else {}
         except ValueError as exc:
-            raise ServerError(raw.status, "DecodeError", f"{method} {path}: response is not JSON: {exc}") from None
+            raise ServerError(
+                raw.status, "DecodeError", f"{method} {path}: response is not JSON: {exc}"
+            ) from None
         if not isinstance(decoded, dict):
             raise ServerError(raw.status, "DecodeError", f"{method} {path}: response is not a JSON object")
         return decoded
 
     # ----------------------------------------------------------------- verbs
 
-    def get(self, resource: Resource, namespace: str | None, name: str, *, subresource: str | None = None,
-            timeout: float | None = None) -> JSON:
+    def get(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        subresource: str | None = None,
+        timeout: float | None = None,
+    ) -> JSON:
         return self.request("GET", resource.object_path(namespace, name, subresource), timeout=timeout)
 
-    def list(self, resource: Resource, namespace: str | None = None, *, label_selector: str | None = None,
-             field_selector: str | None = None, page_size: int = 500, timeout: float | None = None) -> JSON:
+    def list(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+        timeout: float | None = None,
+    ) -> JSON:
         """The whole collection (pages followed), as one List dict with the list's resourceVersion."""
         path = resource.collection_path(namespace)
         items: list[JSON] = []
         token: str | None = None
         meta: JSON = {}
         for _ in range(100_000):
-            page = self.request("GET", path, _query(labelSelector=label_selector, fieldSelector=field_selector,
-                                                    limit=page_size, **{"continue": token}), timeout=timeout)
+            page = self.request(
+                "GET",
+                path,
+                _query(
+                    labelSelector=label_selector,
+                    fieldSelector=field_selector,
+                    limit=page_size,
+                    **{"continue": token},
+                ),
+                timeout=timeout,
+            )
             items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
             meta = page.get("metadata") or {}
             token = meta.get("continue") or None
             if not token:
                 break
-        return {"apiVersion": resource.api_version, "kind": f"{resource.kind or 'Object'}List",
-                "metadata": {"resourceVersion": str(meta.get("resourceVersion", ""))}, "items": items}
+        return {
+            "apiVersion": resource.api_version,
+            "kind": f"{resource.kind or 'Object'}List",
+            "metadata": {"resourceVersion": str(meta.get("resourceVersion", ""))},
+            "items": items,
+        }
 
-    def create(self, resource: Resource, namespace: str | None, obj: Mapping[str, Any], *,
-               dry_run: bool = False, timeout: float | None = None) -> JSON:
-        return self.request("POST", resource.collection_path(namespace), _query(dryRun="All" if dry_run else None),
-                            body=dict(obj), timeout=timeout)
+    def create(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        obj: Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+        timeout: float | None = None,
+    ) -> JSON:
+        return self.request(
+            "POST",
+            resource.collection_path(namespace),
+            _query(dryRun="All" if dry_run else None),
+            body=dict(obj),
+            timeout=timeout,
+        )
 
-    def create_subresource(self, resource: Resource, namespace: str | None, name: str, subresource: str,
-                           obj: Mapping[str, Any], *, dry_run: bool = False,
-                           timeout: float | None = None) -> JSON:
+    def create_subresource(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        subresource: str,
+        obj: Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+        timeout: float | None = None,
+    ) -> JSON:
         """POST to a subresource, e.g. `pods/<name>/eviction` or `pods/<name>/binding`."""
-        return self.request("POST", resource.object_path(namespace, name, subresource),
-                            _query(dryRun="All" if dry_run else None), body=dict(obj), timeout=timeout)
+        return self.request(
+            "POST",
+            resource.object_path(namespace, name, subresource),
+            _query(dryRun="All" if dry_run else None),
+            body=dict(obj),
+            timeout=timeout,
+        )
 
-    def replace(self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], *,
-                subresource: str | None = None, dry_run: bool = False, timeout: float | None = None,
-                metadata_only: bool = False) -> JSON:
+    def replace(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        obj: Mapping[str, Any],
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        timeout: float | None = None,
+        metadata_only: bool = False,
+    ) -> JSON:
         """PUT; the object's `metadata.resourceVersion` makes it conditional (409 when stale).
 
         `metadata_only` asks the server to answer with the stored object's metadata alone (a
         `PartialObjectMetadata`); a server that cannot answers with the whole object, so the
         caller checks the answer's `kind`."""
-        return self.request("PUT", resource.object_path(namespace, name, subresource),
-                            _query(dryRun="All" if dry_run else None), body=dict(obj), timeout=timeout,
-                            accept=METADATA_ONLY if metadata_only else _JSON)
+        return self.request(
+            "PUT",
+            resource.object_path(namespace, name, subresource),
+            _query(dryRun="All" if dry_run else None),
+            body=dict(obj),
+            timeout=timeout,
+            accept=METADATA_ONLY if metadata_only else _JSON,
+        )
 
-    def replace_status(self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], *,
-                       dry_run: bool = False, timeout: float | None = None, metadata_only: bool = False) -> JSON:
+    def replace_status(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        obj: Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+        timeout: float | None = None,
+        metadata_only: bool = False,
+    ) -> JSON:
         """PUT to the status subresource (only `status` is taken; resourceVersion-checked)."""
-        return self.replace(resource, namespace, name, obj, subresource="status", dry_run=dry_run, timeout=timeout,
-                            metadata_only=metadata_only)
+        return self.replace(
+            resource,
+            namespace,
+            name,
+            obj,
+            subresource="status",
+            dry_run=dry_run,
+            timeout=timeout,
+            metadata_only=metadata_only,
+        )
 
-    def patch(self, resource: Resource, namespace: str | None, name: str, patch: Any,
-              patch_type: PatchType = "merge", *, subresource: str | None = None, dry_run: bool = False,
-              timeout: float | None = None) -> JSON:
+    def patch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = "merge",
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        timeout: float | None = None,
+    ) -> JSON:
         if patch_type not in _PATCH_CONTENT_TYPES:
             raise ValueError(f"unknown patch type {patch_type!r}")
-        return self.request("PATCH", resource.object_path(namespace, name, subresource),
-                            _query(dryRun="All" if dry_run else None), body=patch,
-                            content_type=_PATCH_CONTENT_TYPES[patch_type], timeout=timeout)
+        return self.request(
+            "PATCH",
+            resource.object_path(namespace, name, subresource),
+            _query(dryRun="All" if dry_run else None),
+            body=patch,
+            content_type=_PATCH_CONTENT_TYPES[patch_type],
+            timeout=timeout,
+        )
 
-    def delete(self, resource: Resource, namespace: str | None, name: str, *,
-               grace_period_seconds: int | None = None, propagation_policy: str | None = None,
-               preconditions: Mapping[str, str] | None = None, dry_run: bool = False,
-               timeout: float | None = None) -> JSON:
+    def delete(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+        timeout: float | None = None,
+    ) -> JSON:
         options: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = grace_period_seconds
@@ -339,17 +480,31 @@ class KubeClient:
             options["dryRun"] = ["All"]
         return self.request("DELETE", resource.object_path(namespace, name), body=options, timeout=timeout)
 
-    def watch(self, resource: Resource, namespace: str | None = None, *, resource_version: str | None = None,
-              label_selector: str | None = None, field_selector: str | None = None,
-              allow_bookmarks: bool = True, timeout_seconds: int = 300) -> WatchStream:
+    def watch(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = True,
+        timeout_seconds: int = 300,
+    ) -> WatchStream:
         """Open a watch from `resource_version`. A 410 at open raises `Gone`; a 410 later
         arrives as an ERROR event (the caller relists). The read timeout is the server-side
         timeout plus a margin, so a silently dead connection ends too."""
-        query = _query(watch=True, resourceVersion=resource_version, labelSelector=label_selector,
-                       fieldSelector=field_selector, allowWatchBookmarks=allow_bookmarks,
-                       timeoutSeconds=timeout_seconds)
-        raw = self._open("GET", resource.collection_path(namespace), query,
-                         timeout=(10.0, float(timeout_seconds) + 30.0))
+        query = _query(
+            watch=True,
+            resourceVersion=resource_version,
+            labelSelector=label_selector,
+            fieldSelector=field_selector,
+            allowWatchBookmarks=allow_bookmarks,
+            timeoutSeconds=timeout_seconds,
+        )
+        raw = self._open(
+            "GET", resource.collection_path(namespace), query, timeout=(10.0, float(timeout_seconds) + 30.0)
+        )
         if not 200 <= raw.status <= 299:
             try:
                 data = raw.data

@@ -30,7 +30,11 @@ def resource_in_listing(listing: Mapping[str, Any], group: str, version: str, ki
     """The resource serving `kind` in one group version's discovery listing (its `resources`
     array; sub-resources such as `deployments/scale` are skipped), or None."""
     for entry in listing.get("resources") or []:
-        if isinstance(entry, Mapping) and entry.get("kind") == kind and "/" not in str(entry.get("name") or "/"):
+        if (
+            isinstance(entry, Mapping)
+            and entry.get("kind") == kind
+            and "/" not in str(entry.get("name") or "/")
+        ):
             return Resource(group, version, str(entry["name"]), bool(entry.get("namespaced", True)), kind)
     return None
 
@@ -47,8 +51,9 @@ def discover_resource(client: KubeClient, group: str, kind: str, *, timeout: flo
         return None
     for version in _versions(group_doc):
         try:
-            listing = client.request("GET", f"/apis/{group}/{version}" if group else f"/api/{version}",
-                                     timeout=timeout)
+            listing = client.request(
+                "GET", f"/apis/{group}/{version}" if group else f"/api/{version}", timeout=timeout
+            )
         except NotFound:
             continue
         found = resource_in_listing(listing, group, version, kind)

@@ -64,8 +64,14 @@ class ServerError(KubeError):
 
 
 _BY_STATUS: dict[int, type[KubeError]] = {
-    400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
-    410: Gone, 422: Invalid, 429: TooManyRequests,
+    400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    410: Gone,
+    422: Invalid,
+    429: TooManyRequests,
 }
 
 

@@ -46,8 +46,9 @@ class Resource:
         return f"{path}/{subresource}" if subresource else path
 
     @classmethod
-    def custom(cls, group: str, version: str, plural: str, *, namespaced: bool = True,
-               kind: str = "") -> Resource:
+    def custom(
+        cls, group: str, version: str, plural: str, *, namespaced: bool = True, kind: str = ""
+    ) -> Resource:
         return cls(group, version, plural, namespaced, kind)
 
 

@@ -48,29 +48,74 @@ OPERATIONS = ("CREATE", "DELETE", "EVICT")
 
 
 def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "admit", __doc__, help="show the admission webhook's decision for one pod over a cluster snapshot")
-    parser.add_argument("--state", action="append", required=True, metavar="STATE.yaml",
-                        help="snapshot: WorkloadSpreads, workloads, pods, nodes (YAML/JSON, Lists; repeatable; - for stdin)")
-    parser.add_argument("--pod", required=True, metavar="POD.yaml", help="the pod being admitted (or deleted/evicted)")
-    parser.add_argument("--operation", type=str.upper, choices=OPERATIONS, default="CREATE", help="(default: %(default)s)")
-    parser.add_argument("--now", metavar="T", help="RFC 3339 time of the decision (default: the current time)")
-    parser.add_argument("-o", "--output", choices=("text", "patch", "pod", "json"), default="text",
-                        help="text summary, the JSON patch, the mutated pod (YAML), or one JSON object "
-                        "(default: %(default)s)")
-    parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
-                        help="accept this custom workload kind as a pod owner (repeatable)")
-    parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
-                        help="workload kinds with per-version status (default: deployment,replicaset)")
-    parser.add_argument("--generated-uid", metavar="UID",
-                        help="creatingPods key for a pod with only generateName (default: a random UUID)")
-    parser.add_argument("--no-policy", action="store_true",
-                        help="skip the Rego subset policy (only the reference's Schedulable check); the subset "
-                             "patch allowlist is still enforced")
-    parser.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
-                        help="pod field a subset patch may set beyond the default allowlist (repeatable), "
-                             "as the webhook's flag")
-    parser.add_argument("--opa-url", type=opa_url, metavar="URL",
-                        help="evaluate the subset policy in an OPA server instead of the embedded engine")
+    parser = command_parser(
+        subparsers,
+        "admit",
+        __doc__,
+        help="show the admission webhook's decision for one pod over a cluster snapshot",
+    )
+    parser.add_argument(
+        "--state",
+        action="append",
+        required=True,
+        metavar="STATE.yaml",
+        help="snapshot: WorkloadSpreads, workloads, pods, nodes (YAML/JSON, Lists; repeatable; - for stdin)",
+    )
+    parser.add_argument(
+        "--pod", required=True, metavar="POD.yaml", help="the pod being admitted (or deleted/evicted)"
+    )
+    parser.add_argument(
+        "--operation", type=str.upper, choices=OPERATIONS, default="CREATE", help="(default: %(default)s)"
+    )
+    parser.add_argument(
+        "--now", metavar="T", help="RFC 3339 time of the decision (default: the current time)"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "patch", "pod", "json"),
+        default="text",
+        help="text summary, the JSON patch, the mutated pod (YAML), or one JSON object "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--custom-workload",
+        action="append",
+        default=[],
+        metavar="GROUP/KIND[=REPLICAS_PATH]",
+        help="accept this custom workload kind as a pod owner (repeatable)",
+    )
+    parser.add_argument(
+        "--versioned-kinds",
+        default="deployment,replicaset",
+        metavar="KINDS",
+        help="workload kinds with per-version status (default: deployment,replicaset)",
+    )
+    parser.add_argument(
+        "--generated-uid",
+        metavar="UID",
+        help="creatingPods key for a pod with only generateName (default: a random UUID)",
+    )
+    parser.add_argument(
+        "--no-policy",
+        action="store_true",
+        help="skip the Rego subset policy (only the reference's Schedulable check); the subset "
+        "patch allowlist is still enforced",
+    )
+    parser.add_argument(
+        "--allow-patch-field",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pod field a subset patch may set beyond the default allowlist (repeatable), "
+        "as the webhook's flag",
+    )
+    parser.add_argument(
+        "--opa-url",
+        type=opa_url,
+        metavar="URL",
+        help="evaluate the subset policy in an OPA server instead of the embedded engine",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -176,8 +221,14 @@ def _status_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] |
     return lines
 
 
-def _print_text(outcome: Any, pod: Mapping[str, Any], operation: str, before: Mapping[str, Any] | None,
-                notes: list[str], skipped: list[dict[str, Any]]) -> None:
+def _print_text(
+    outcome: Any,
+    pod: Mapping[str, Any],
+    operation: str,
+    before: Mapping[str, Any] | None,
+    notes: list[str],
+    skipped: list[dict[str, Any]],
+) -> None:
     print(f"operation: {operation} pod {_pod_label(pod)}")
     if outcome.spread is not None:
         print(f"workloadSpread: {objects.namespace(outcome.spread)}/{objects.name(outcome.spread)}")
@@ -204,7 +255,9 @@ def _print_text(outcome: Any, pod: Mapping[str, Any], operation: str, before: Ma
 # ----------------------------------------------------------------------------- command
 
 
-def _skipped_subsets(pod: Mapping[str, Any], spread: Mapping[str, Any] | None, ctx: Any) -> list[dict[str, Any]]:
+def _skipped_subsets(
+    pod: Mapping[str, Any], spread: Mapping[str, Any] | None, ctx: Any
+) -> list[dict[str, Any]]:
     """The subsets the subset policy skipped for `pod`, in spec order, with its reasons.
 
     Asked again with the admission's own context: the decision is cached by its input,
@@ -224,12 +277,16 @@ def _skipped_subsets(pod: Mapping[str, Any], spread: Mapping[str, Any] | None, c
     aggregate = status.get("subsetStatuses") if isinstance(status, Mapping) else None
     entries = [e for e in aggregate if isinstance(e, Mapping)] if isinstance(aggregate, list) else []
     decided = eligibility(pod, view, entries, ctx)
-    return [{"subset": subset.name, "reasons": list(decided.rejected[subset.name])}
-            for subset in view.subsets if decided.rejected.get(subset.name)]
+    return [
+        {"subset": subset.name, "reasons": list(decided.rejected[subset.name])}
+        for subset in view.subsets
+        if decided.rejected.get(subset.name)
+    ]
 
 
-def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[str, Any] | None, list[str],
-                                               list[dict[str, Any]]]:
+def _decide(
+    args: argparse.Namespace,
+) -> tuple[int, Any, dict[str, Any], dict[str, Any] | None, list[str], list[dict[str, Any]]]:
     from py_engine.model import WorkloadSpread
     from py_engine.policy import PolicyEngine, PolicyError, create_engine
     from py_engine.validation import parse_patch_fields
@@ -255,11 +312,18 @@ def _decide(args: argparse.Namespace) -> tuple[int, Any, dict[str, Any], dict[st
     except (PolicyError, FileNotFoundError) as exc:
         raise InputError(f"cannot load the subset policy: {exc}") from None
     engine: PolicyEngine | None = None if args.no_policy else policy
-    config = ServiceConfig(versioned_kinds=kinds, custom_workloads=custom,
-                           allowed_patch_fields=tuple(patch_fields))
+    config = ServiceConfig(
+        versioned_kinds=kinds, custom_workloads=custom, allowed_patch_fields=tuple(patch_fields)
+    )
     try:
-        admission = OfflineAdmission(items, now, generated_uid=args.generated_uid or str(uuid.uuid4()),
-                                     engine=engine, validation_engine=policy, config=config)
+        admission = OfflineAdmission(
+            items,
+            now,
+            generated_uid=args.generated_uid or str(uuid.uuid4()),
+            engine=engine,
+            validation_engine=policy,
+            config=config,
+        )
         if args.operation == "CREATE":
             outcome = admission.create(pod)
             if outcome.spread is not None:

@@ -55,25 +55,56 @@ EXAMPLE = "manifests/examples/zones-20-20-60.yaml"
 
 
 def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "cluster", __doc__, help="run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller")
-    parser.add_argument("--port", type=int, default=0, help="HTTPS port of the API server (default: a free port)")
-    parser.add_argument("--webhook-port", type=int, default=0,
-                        help="HTTPS port of the admission webhook (default: a free port)")
-    parser.add_argument("--bare", action="store_true",
-                        help="the emulator only: no CRD, no webhook, no controller")
+    parser = command_parser(
+        subparsers,
+        "cluster",
+        __doc__,
+        help="run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller",
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="HTTPS port of the API server (default: a free port)"
+    )
+    parser.add_argument(
+        "--webhook-port",
+        type=int,
+        default=0,
+        help="HTTPS port of the admission webhook (default: a free port)",
+    )
+    parser.add_argument(
+        "--bare", action="store_true", help="the emulator only: no CRD, no webhook, no controller"
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--kubeconfig-out", metavar="FILE",
-                        help="write the kubeconfig here (default: a new temporary file)")
+    parser.add_argument(
+        "--kubeconfig-out", metavar="FILE", help="write the kubeconfig here (default: a new temporary file)"
+    )
     parser.add_argument("--nodes", metavar="FILE", help="node pool description (YAML or JSON)")
     parser.add_argument("--faults", metavar="SPEC", help="fault injection spec for API requests")
-    parser.add_argument("--start-delay", type=float, default=0.0, metavar="SECONDS",
-                        help="kubelet: seconds from binding to Running (default 0)")
-    parser.add_argument("--ready-delay", type=float, default=0.0, metavar="SECONDS",
-                        help="kubelet: seconds from Running to Ready (default 0)")
-    parser.add_argument("--job-run-seconds", type=float, default=5.0, metavar="SECONDS",
-                        help="kubelet: how long Job pods run before succeeding (default 5)")
-    parser.add_argument("--honor-grace-period", action="store_true",
-                        help="kubelet: confirm pod deletion only after the grace period (default: at once)")
+    parser.add_argument(
+        "--start-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="kubelet: seconds from binding to Running (default 0)",
+    )
+    parser.add_argument(
+        "--ready-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="kubelet: seconds from Running to Ready (default 0)",
+    )
+    parser.add_argument(
+        "--job-run-seconds",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="kubelet: how long Job pods run before succeeding (default 5)",
+    )
+    parser.add_argument(
+        "--honor-grace-period",
+        action="store_true",
+        help="kubelet: confirm pod deletion only after the grace period (default: at once)",
+    )
     logsetup.add_arguments(parser, level="warning")
     parser.set_defaults(handler=run)
 
@@ -84,14 +115,16 @@ def _error(message: str) -> int:
 
 
 def _next_steps(kubeconfig: str) -> str:
-    return "\n".join([
-        "try (from the repository's top folder):",
-        f"  export KUBECONFIG={kubeconfig}",
-        f"  kubectl apply -f {EXAMPLE}",
-        "  kubectl create deployment api --image=nginx --replicas=10",
-        "  kubectl get pods -o wide -L zone",
-        "  kubectl get sgws",
-    ])
+    return "\n".join(
+        [
+            "try (from the repository's top folder):",
+            f"  export KUBECONFIG={kubeconfig}",
+            f"  kubectl apply -f {EXAMPLE}",
+            "  kubectl create deployment api --image=nginx --replicas=10",
+            "  kubectl get pods -o wide -L zone",
+            "  kubectl get sgws",
+        ]
+    )
 
 
 def _read_node_pool(path: str) -> list[Any]:
@@ -112,6 +145,7 @@ def _read_node_pool(path: str) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     from py_engine.sim.faults import FaultInjector, FaultSpecError
     from py_engine.sim.kubelet import KubeletConfig
+
     if not 0 <= args.port <= 65535:
         return _error(f"--port {args.port} is out of range 0-65535")
     if not 0 <= args.webhook_port <= 65535:
@@ -130,8 +164,12 @@ def run(args: argparse.Namespace) -> int:
             FaultInjector().set_spec(args.faults)
         except FaultSpecError as exc:
             return _error(f"--faults: {exc}")
-    kubelet = KubeletConfig(start_delay=args.start_delay, ready_delay=args.ready_delay,
-                            job_run_seconds=args.job_run_seconds, honor_grace_period=args.honor_grace_period)
+    kubelet = KubeletConfig(
+        start_delay=args.start_delay,
+        ready_delay=args.ready_delay,
+        job_run_seconds=args.job_run_seconds,
+        honor_grace_period=args.honor_grace_period,
+    )
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -153,7 +191,9 @@ def _wait(stop: threading.Event) -> None:
     print("spreadgate cluster: stopping", flush=True)
 
 
-def _serve_bare(args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any, stop: threading.Event) -> int:
+def _serve_bare(
+    args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any, stop: threading.Event
+) -> int:
     from py_engine.sim.cluster import Cluster
 
     try:
@@ -173,14 +213,22 @@ def _serve_bare(args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any,
     return EXIT_OK
 
 
-def _serve_playground(args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any,
-                      stop: threading.Event) -> int:
+def _serve_playground(
+    args: argparse.Namespace, nodes: list[Any] | None, kubelet: Any, stop: threading.Event
+) -> int:
     from py_engine.assembled_stack import Stack
     from py_engine.sim.nodepool import default_pool
 
-    stack = Stack(default_pool() if nodes is None else nodes, virtual=False, kubelet=kubelet, port=args.port,
-                  host=args.host, kubeconfig_out=args.kubeconfig_out, faults=args.faults,
-                  webhook_port=args.webhook_port)
+    stack = Stack(
+        default_pool() if nodes is None else nodes,
+        virtual=False,
+        kubelet=kubelet,
+        port=args.port,
+        host=args.host,
+        kubeconfig_out=args.kubeconfig_out,
+        faults=args.faults,
+        webhook_port=args.webhook_port,
+    )
     try:
         stack.start()
     except OSError as exc:
@@ -193,13 +241,21 @@ def _serve_playground(args: argparse.Namespace, nodes: list[Any] | None, kubelet
         count = len(stack.api.list("v1/nodes")["items"])
         kubeconfig = str(stack.cluster.kubeconfig_path)
         print(f"spreadgate cluster: serving {stack.cluster.url} with {count} node(s)", flush=True)
-        print("spreadgate cluster: CRD workloadspreads.spreadgate.dev installed (short name sgws)", flush=True)
-        print(f"spreadgate cluster: webhook at {stack.hook.url if stack.hook else '?'} "
-              "(registered with its CA), controller running", flush=True)
-        print("spreadgate cluster: RBAC enforced; the kubeconfig's user is a cluster administrator, "
-              "the webhook and the controller run as the ServiceAccounts "
-              "spreadgate-system/spreadgate-webhook and "
-              "spreadgate-system/spreadgate-controller", flush=True)
+        print(
+            "spreadgate cluster: CRD workloadspreads.spreadgate.dev installed (short name sgws)", flush=True
+        )
+        print(
+            f"spreadgate cluster: webhook at {stack.hook.url if stack.hook else '?'} "
+            "(registered with its CA), controller running",
+            flush=True,
+        )
+        print(
+            "spreadgate cluster: RBAC enforced; the kubeconfig's user is a cluster administrator, "
+            "the webhook and the controller run as the ServiceAccounts "
+            "spreadgate-system/spreadgate-webhook and "
+            "spreadgate-system/spreadgate-controller",
+            flush=True,
+        )
         print(f"kubeconfig: {kubeconfig}", flush=True)
         print(_next_steps(kubeconfig), flush=True)
         _wait(stop)

@@ -49,36 +49,85 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "controller", help="run the WorkloadSpread controller (status, deletion costs, rescheduling)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kubeconfig", metavar="FILE",
-                        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)")
+        "controller",
+        help="run the WorkloadSpread controller (status, deletion costs, rescheduling)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)",
+    )
     parser.add_argument("--once", action="store_true", help="sync every spread once, then exit")
     parser.add_argument("--namespace", metavar="NS", help="only spreads (and pods) of this namespace")
     parser.add_argument("--workers", type=int, default=2, help="concurrent syncs (default 2)")
-    parser.add_argument("--resync-period", type=float, default=300.0, metavar="SECONDS",
-                        help="enqueue every spread this often (default 300)")
-    parser.add_argument("--creating-timeout", type=float, default=30.0, metavar="SECONDS",
-                        help="age at which a creatingPods record expires (default 30)")
-    parser.add_argument("--deleting-timeout", type=float, default=15.0, metavar="SECONDS",
-                        help="age at which a deletingPods record expires (default 15)")
-    parser.add_argument("--recovery-window", type=int, default=300, metavar="SECONDS",
-                        help="default time an unschedulable subset stays skipped (default 300)")
-    parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
-                        help="workload kinds with per-version status (default: deployment,replicaset)")
-    parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
-                        help="read and watch this custom workload kind as a spread target (repeatable)")
+    parser.add_argument(
+        "--resync-period",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="enqueue every spread this often (default 300)",
+    )
+    parser.add_argument(
+        "--creating-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="age at which a creatingPods record expires (default 30)",
+    )
+    parser.add_argument(
+        "--deleting-timeout",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="age at which a deletingPods record expires (default 15)",
+    )
+    parser.add_argument(
+        "--recovery-window",
+        type=int,
+        default=300,
+        metavar="SECONDS",
+        help="default time an unschedulable subset stays skipped (default 300)",
+    )
+    parser.add_argument(
+        "--versioned-kinds",
+        default="deployment,replicaset",
+        metavar="KINDS",
+        help="workload kinds with per-version status (default: deployment,replicaset)",
+    )
+    parser.add_argument(
+        "--custom-workload",
+        action="append",
+        default=[],
+        metavar="GROUP/KIND[=REPLICAS_PATH]",
+        help="read and watch this custom workload kind as a spread target (repeatable)",
+    )
     parser.add_argument("--leader-elect", action="store_true", help="run only while holding the Lease")
     parser.add_argument("--lease-name", default="spreadgate-controller", help="Lease name")
     parser.add_argument("--lease-namespace", default="spreadgate-system", help="Lease namespace")
-    parser.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
-                        help="serve /metrics on this port (default: off)")
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="serve /metrics on this port (default: off)",
+    )
     parser.add_argument("--metrics-host", default="0.0.0.0", help="address for /metrics (default 0.0.0.0)")
-    parser.add_argument("--united-deployments", action=argparse.BooleanOptionalAction, default=True,
-                        help="also run the UnitedDeployment controller, under the same Lease (default: on)")
-    parser.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
-                        help="pod field a UnitedDeployment subset patch may set beyond the default allowlist "
-                             "(repeatable; give the webhook the same list); see docs/uniteddeployment.md")
+    parser.add_argument(
+        "--united-deployments",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the UnitedDeployment controller, under the same Lease (default: on)",
+    )
+    parser.add_argument(
+        "--allow-patch-field",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pod field a UnitedDeployment subset patch may set beyond the default allowlist "
+        "(repeatable; give the webhook the same list); see docs/uniteddeployment.md",
+    )
     logsetup.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -88,7 +137,9 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _serve_metrics(host: str, port: int, render: Callable[[], str], ready: Callable[[], bool]) -> ThreadingHTTPServer:
+def _serve_metrics(
+    host: str, port: int, render: Callable[[], str], ready: Callable[[], bool]
+) -> ThreadingHTTPServer:
     """`/metrics`, `/healthz` (the process serves) and `/readyz` (503 until every watch cache
     has its first list)."""
     from py_engine.metrics import CONTENT_TYPE
@@ -131,8 +182,9 @@ def _say(json_log: bool, message: str, level: int = logging.INFO, **values: Any)
         print(message, file=sys.stderr)
 
 
-def _once(client: Any, options: Any, namespace: str | None, *, json_log: bool = False,
-          whitelist: Any = None) -> int:
+def _once(
+    client: Any, options: Any, namespace: str | None, *, json_log: bool = False, whitelist: Any = None
+) -> int:
     from py_engine.apiclient import KubeError
     from py_engine.model.workloads import EMPTY_WHITELIST
     from py_engine.semantics.clock import RealClock
@@ -149,15 +201,23 @@ def _once(client: Any, options: Any, namespace: str | None, *, json_log: bool = 
     failed = 0
     for report in reports:
         w = report.writes
-        detail = (f"status={w.status} costs={w.deletion_cost} adoptions={w.adoption} "
-                  f"deleted={w.pod_delete} events={w.event}")
+        detail = (
+            f"status={w.status} costs={w.deletion_cost} adoptions={w.adoption} "
+            f"deleted={w.pod_delete} events={w.event}"
+        )
         print(f"{report.key}: {report.outcome} {detail}" + (f" ({report.error})" if report.error else ""))
         problem = report.result.target_problem if report.result is not None else None
         if problem is not None:
             print(f"{report.key}: TargetNotFound ({problem.reason}): {problem.message}")
         failed += report.outcome not in ("synced", "gone")
-    _say(json_log, f"synced {len(reports)} WorkloadSpread(s), {failed} failed",
-         logging.WARNING if failed else logging.INFO, kind="WorkloadSpread", synced=len(reports), failed=failed)
+    _say(
+        json_log,
+        f"synced {len(reports)} WorkloadSpread(s), {failed} failed",
+        logging.WARNING if failed else logging.INFO,
+        kind="WorkloadSpread",
+        synced=len(reports),
+        failed=failed,
+    )
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -168,8 +228,9 @@ def _united_served(client: Any) -> bool:
     return crd_exists(client, UNITED_DEPLOYMENTS)
 
 
-def _once_united(client: Any, namespace: str | None, *, json_log: bool = False,
-                 patch_fields: tuple[str, ...] = ()) -> int:
+def _once_united(
+    client: Any, namespace: str | None, *, json_log: bool = False, patch_fields: tuple[str, ...] = ()
+) -> int:
     """One sync of every UnitedDeployment from fresh lists; the number that failed."""
     from py_engine.apiclient import KubeError
     from py_engine.semantics.clock import RealClock
@@ -183,10 +244,16 @@ def _once_united(client: Any, namespace: str | None, *, json_log: bool = False,
     try:
         source.refresh()
     except KubeError as exc:
-        _say(json_log, f"spreadgate controller: cannot list UnitedDeployments: {exc}", logging.ERROR,
-             cause=str(exc))
+        _say(
+            json_log,
+            f"spreadgate controller: cannot list UnitedDeployments: {exc}",
+            logging.ERROR,
+            cause=str(exc),
+        )
         return 1
-    controller = UnitedController(client, source, RealClock(), UnitedOptions(allowed_patch_fields=patch_fields))
+    controller = UnitedController(
+        client, source, RealClock(), UnitedOptions(allowed_patch_fields=patch_fields)
+    )
     try:
         reports = controller.step()
     finally:
@@ -194,11 +261,19 @@ def _once_united(client: Any, namespace: str | None, *, json_log: bool = False,
     failed = 0
     for report in reports:
         w = report.writes
-        print(f"{report.key}: {report.outcome} created={w.created} updated={w.updated} deleted={w.deleted} "
-              f"status={w.status} events={w.events}" + (f" ({report.error})" if report.error else ""))
+        print(
+            f"{report.key}: {report.outcome} created={w.created} updated={w.updated} deleted={w.deleted} "
+            f"status={w.status} events={w.events}" + (f" ({report.error})" if report.error else "")
+        )
         failed += report.outcome not in ("synced", "gone")
-    _say(json_log, f"synced {len(reports)} UnitedDeployment(s), {failed} failed",
-         logging.WARNING if failed else logging.INFO, kind="UnitedDeployment", synced=len(reports), failed=failed)
+    _say(
+        json_log,
+        f"synced {len(reports)} UnitedDeployment(s), {failed} failed",
+        logging.WARNING if failed else logging.INFO,
+        kind="UnitedDeployment",
+        synced=len(reports),
+        failed=failed,
+    )
     return failed
 
 
@@ -231,10 +306,15 @@ def run(args: argparse.Namespace) -> int:
     logsetup.configure_from(args)
     versioned = frozenset(k.strip().lower() for k in args.versioned_kinds.split(",") if k.strip())
     options = LoopOptions(
-        reconcile=ReconcileOptions(creating_timeout_seconds=args.creating_timeout,
-                                   deleting_timeout_seconds=args.deleting_timeout,
-                                   recovery_window_seconds=args.recovery_window, versioned_kinds=versioned),
-        workers=args.workers, resync_seconds=args.resync_period)
+        reconcile=ReconcileOptions(
+            creating_timeout_seconds=args.creating_timeout,
+            deleting_timeout_seconds=args.deleting_timeout,
+            recovery_window_seconds=args.recovery_window,
+            versioned_kinds=versioned,
+        ),
+        workers=args.workers,
+        resync_seconds=args.resync_period,
+    )
     try:
         client = KubeClient.load(args.kubeconfig, timeout=10)
     except KubeError as exc:
@@ -253,8 +333,14 @@ def run(args: argparse.Namespace) -> int:
     return _serve(args, client, options, whitelist, patch_fields)
 
 
-def _build_manager(args: argparse.Namespace, client: Any, options: Any, whitelist: Any,
-                   patch_fields: tuple[str, ...], on_lost: Callable[[], None]) -> Any:
+def _build_manager(
+    args: argparse.Namespace,
+    client: Any,
+    options: Any,
+    whitelist: Any,
+    patch_fields: tuple[str, ...],
+    on_lost: Callable[[], None],
+) -> Any:
     """The Manager with the WorkloadSpread controller and, when asked for and served, the
     UnitedDeployment one; raises `KubeError` when the cluster cannot be read."""
     from py_engine.runtime.leader import LeaderConfig
@@ -263,8 +349,11 @@ def _build_manager(args: argparse.Namespace, client: Any, options: Any, whitelis
 
     leader = None
     if args.leader_elect:
-        leader = LeaderConfig(name=args.lease_name, namespace=args.lease_namespace,
-                              identity=f"{socket.gethostname()}_{os.getpid()}")
+        leader = LeaderConfig(
+            name=args.lease_name,
+            namespace=args.lease_namespace,
+            identity=f"{socket.gethostname()}_{os.getpid()}",
+        )
     manager = Manager(client, leader=leader, on_lost=on_lost, namespace=args.namespace, owns_client=True)
     add_spread_controller(manager, options=options, whitelist=whitelist)
     if args.united_deployments and not _united_served(client):
@@ -273,13 +362,18 @@ def _build_manager(args: argparse.Namespace, client: Any, options: Any, whitelis
         from py_engine.uniteddeployment.controller.runtime.loop import UnitedOptions
         from py_engine.uniteddeployment.controller.runtime.runtime import add_united_controller
 
-        add_united_controller(manager, options=UnitedOptions(workers=args.workers, resync_seconds=args.resync_period,
-                                                              allowed_patch_fields=patch_fields))
+        add_united_controller(
+            manager,
+            options=UnitedOptions(
+                workers=args.workers, resync_seconds=args.resync_period, allowed_patch_fields=patch_fields
+            ),
+        )
     return manager
 
 
-def _serve(args: argparse.Namespace, client: Any, options: Any, whitelist: Any,
-           patch_fields: tuple[str, ...]) -> int:
+def _serve(
+    args: argparse.Namespace, client: Any, options: Any, whitelist: Any, patch_fields: tuple[str, ...]
+) -> int:
     """Run the Manager until SIGINT/SIGTERM (0) or the loss of the Lease (1)."""
     from py_engine.apiclient import KubeError
 
@@ -308,14 +402,22 @@ def _serve(args: argparse.Namespace, client: Any, options: Any, whitelist: Any,
     metrics_server = None
     if args.metrics_port:
         try:
-            metrics_server = _serve_metrics(args.metrics_host, args.metrics_port, manager.render_metrics,
-                                            manager.ready)
+            metrics_server = _serve_metrics(
+                args.metrics_host, args.metrics_port, manager.render_metrics, manager.ready
+            )
         except OSError as exc:
             manager.stop()
             return _fail(f"cannot serve metrics on {args.metrics_host}:{args.metrics_port}: {exc}")
     manager.start()
-    log.info("running", extra=logsetup.fields(leader_election=args.leader_elect, namespace=args.namespace,
-                                               workers=args.workers, united_deployments=any(c.name == "uniteddeployment" for c in manager.controllers)))
+    log.info(
+        "running",
+        extra=logsetup.fields(
+            leader_election=args.leader_elect,
+            namespace=args.namespace,
+            workers=args.workers,
+            united_deployments=any(c.name == "uniteddeployment" for c in manager.controllers),
+        ),
+    )
     try:
         stop.wait()
     finally:

@@ -29,14 +29,30 @@ SCENARIO = "elastic-pool.yaml"
 
 
 def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "demo", __doc__, help="run the elastic-pool demo on the embedded cluster")
-    parser.add_argument("--scenario", default=None, metavar="FILE",
-                        help=f"the scenario to run (default: the shipped {SCENARIO}, "
-                             "manifests/examples/scenarios/ in the repository)")
-    parser.add_argument("--port", type=port, default=0, metavar="PORT",
-                        help="HTTPS port of the embedded API server (default: a free port)")
-    parser.add_argument("--webhook-port", type=port, default=0, metavar="PORT",
-                        help="HTTPS port of the admission webhook (default: a free port)")
+    parser = command_parser(
+        subparsers, "demo", __doc__, help="run the elastic-pool demo on the embedded cluster"
+    )
+    parser.add_argument(
+        "--scenario",
+        default=None,
+        metavar="FILE",
+        help=f"the scenario to run (default: the shipped {SCENARIO}, "
+        "manifests/examples/scenarios/ in the repository)",
+    )
+    parser.add_argument(
+        "--port",
+        type=port,
+        default=0,
+        metavar="PORT",
+        help="HTTPS port of the embedded API server (default: a free port)",
+    )
+    parser.add_argument(
+        "--webhook-port",
+        type=port,
+        default=0,
+        metavar="PORT",
+        help="HTTPS port of the admission webhook (default: a free port)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -71,11 +87,15 @@ def run(args: argparse.Namespace) -> int:
     say("starting the embedded cluster, the webhook and the controller ...")
     try:
         with Stack(scenario.nodes, port=args.port, webhook_port=args.webhook_port) as stack:
-            say(f"cluster up: {len(scenario.nodes)} nodes, webhook at {stack.hook.url if stack.hook else '?'}")
+            say(
+                f"cluster up: {len(scenario.nodes)} nodes, webhook at {stack.hook.url if stack.hook else '?'}"
+            )
             runner = ScenarioRun(scenario, stack)
             runner.setup()
-            say(f"created Deployment {runner.name} and WorkloadSpread {runner.spread_name} "
-                f"({first}: max {cap}, {last}: the rest)")
+            say(
+                f"created Deployment {runner.name} and WorkloadSpread {runner.spread_name} "
+                f"({first}: max {cap}, {last}: the rest)"
+            )
             before = runner.pods()
             say(f"scaling {runner.name} to {up} ...")
             runner.apply(Step("scale", up, f"scale to {up}"))
@@ -89,18 +109,27 @@ def run(args: argparse.Namespace) -> int:
             say(f"placement after scale-down to {down}:")
             print(_placement(after_down), flush=True)
     except OSError as exc:
-        print(f"spreadgate demo: error: the demo could not run: {exc.strerror or exc} "
-              f"(--port {args.port or 'free'}, --webhook-port {args.webhook_port or 'free'})", file=sys.stderr)
+        print(
+            f"spreadgate demo: error: the demo could not run: {exc.strerror or exc} "
+            f"(--port {args.port or 'free'}, --webhook-port {args.webhook_port or 'free'})",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except (StackNotStable, TimeoutError, RuntimeError) as exc:
         print(f"spreadgate demo: error: the demo could not run: {exc}", file=sys.stderr)
         return EXIT_USAGE
     removed = [p["subset"] for p in after_down.removed]
-    say(f"scale-down removed {len(removed)} pods: "
-        + ", ".join(f"{s}={removed.count(s)}" for s in dict.fromkeys(removed)))
-    holds = (after_up.subsets.get(first) == cap and after_up.subsets.get(last) == up - cap
-             and len(removed) == up - down and set(removed) == {last}
-             and after_down.subsets.get(first) == cap)
+    say(
+        f"scale-down removed {len(removed)} pods: "
+        + ", ".join(f"{s}={removed.count(s)}" for s in dict.fromkeys(removed))
+    )
+    holds = (
+        after_up.subsets.get(first) == cap
+        and after_up.subsets.get(last) == up - cap
+        and len(removed) == up - down
+        and set(removed) == {last}
+        and after_down.subsets.get(first) == cap
+    )
     if holds:
         say(f"OK: {first} stayed full ({cap}); the scale-down removed the {last} pods first")
         return EXIT_OK

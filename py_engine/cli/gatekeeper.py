@@ -19,11 +19,25 @@ from py_engine.cli.helpformat import command_parser
 
 
 def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "gatekeeper", __doc__, help="generate the Gatekeeper ConstraintTemplate and Constraint from policies/validation")
-    parser.add_argument("--out-dir", "--output-dir", dest="output_dir", metavar="DIR",
-                        help="directory to write the templates and constraints to (default: stdout)")
-    parser.add_argument("-o", dest="deprecated_o", metavar="DIR",
-                        help="deprecated alias of --out-dir (removed in the next release)")
+    parser = command_parser(
+        subparsers,
+        "gatekeeper",
+        __doc__,
+        help="generate the Gatekeeper ConstraintTemplate and Constraint from policies/validation",
+    )
+    parser.add_argument(
+        "--out-dir",
+        "--output-dir",
+        dest="output_dir",
+        metavar="DIR",
+        help="directory to write the templates and constraints to (default: stdout)",
+    )
+    parser.add_argument(
+        "-o",
+        dest="deprecated_o",
+        metavar="DIR",
+        help="deprecated alias of --out-dir (removed in the next release)",
+    )
     parser.add_argument(
         "--custom-workload",
         action="append",
@@ -51,10 +65,15 @@ def run(args: argparse.Namespace) -> int:
     from py_engine.validation.ud_gatekeeper import ud_gatekeeper_documents
 
     if args.deprecated_o is not None:
-        print("spreadgate gatekeeper: warning: -o DIR is deprecated (elsewhere -o is an output format) "
-              "and will be removed in the next release; use --out-dir DIR", file=sys.stderr)
+        print(
+            "spreadgate gatekeeper: warning: -o DIR is deprecated (elsewhere -o is an output format) "
+            "and will be removed in the next release; use --out-dir DIR",
+            file=sys.stderr,
+        )
         if args.output_dir is not None and args.output_dir != args.deprecated_o:
-            print("spreadgate gatekeeper: error: -o and --out-dir name different directories", file=sys.stderr)
+            print(
+                "spreadgate gatekeeper: error: -o and --out-dir name different directories", file=sys.stderr
+            )
             return 2
         args.output_dir = args.deprecated_o
     from py_engine.model.workloads import WhitelistError, whitelist_from_flags
@@ -74,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"spreadgate gatekeeper: error: {exc}", file=sys.stderr)
         return 2
-    documents = {"constraint-template.yaml": template, "constraint.yaml": to_yaml(constraint(custom, patch_fields))}
+    documents = {
+        "constraint-template.yaml": template,
+        "constraint.yaml": to_yaml(constraint(custom, patch_fields)),
+    }
     try:  # the UnitedDeployment template and constraint (policies/uniteddeployment)
         documents.update(ud_gatekeeper_documents(load_policy_sources()))
     except (OSError, ValueError) as exc:
@@ -89,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
         for name, text in documents.items():
             (target / name).write_text(text, encoding="utf-8")
     except OSError as exc:
-        print(f"spreadgate gatekeeper: error: cannot write to {target}: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"spreadgate gatekeeper: error: cannot write to {target}: {exc.strerror or exc}", file=sys.stderr
+        )
         return 2
     print(f"wrote {', '.join(str(target / n) for n in documents)}")
     return 0

@@ -12,8 +12,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-_NO_DEFAULT_ACTIONS = (argparse._HelpAction, argparse._VersionAction, argparse._StoreTrueAction,
-                       argparse._StoreFalseAction, argparse._SubParsersAction)
+_NO_DEFAULT_ACTIONS = (
+    argparse._HelpAction,
+    argparse._VersionAction,
+    argparse._StoreTrueAction,
+    argparse._StoreFalseAction,
+    argparse._SubParsersAction,
+)
 
 
 def meaningful_default(action: argparse.Action) -> bool:
@@ -59,7 +64,9 @@ def show_defaults(parser: argparse.ArgumentParser) -> None:
             action.help = "(default: %(default)s)"
 
 
-def command_parser(subparsers: Any, name: str, description: str | None, *, help: str) -> argparse.ArgumentParser:
+def command_parser(
+    subparsers: Any, name: str, description: str | None, *, help: str
+) -> argparse.ArgumentParser:
     """A sub-command's parser: `help` is its line in the command list, `description` (the
     module docstring, laid out by hand) heads its `--help`."""
     parser: argparse.ArgumentParser = subparsers.add_parser(

@@ -78,7 +78,9 @@ def kubeconfig_problem(path: str) -> str | None:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         return f"--kubeconfig {path}: not a kubeconfig (not valid YAML{where})"
-    if not isinstance(document, dict) or not any(key in document for key in ("clusters", "contexts", "users")):
+    if not isinstance(document, dict) or not any(
+        key in document for key in ("clusters", "contexts", "users")
+    ):
         return f"--kubeconfig {path}: not a kubeconfig (no clusters, contexts or users)"
     return None
 

@@ -68,7 +68,9 @@ class RankInputError(Exception):
 
 
 def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "rank", __doc__, help="show which pods a ReplicaSet or CloneSet scale-down deletes first")
+    parser = command_parser(
+        subparsers, "rank", __doc__, help="show which pods a ReplicaSet or CloneSet scale-down deletes first"
+    )
     parser.add_argument("source", nargs="?", metavar="PODS.json|-", help="pods to rank (same as -f)")
     parser.add_argument("-f", "--filename", metavar="PODS.json|-", help="pods to rank; - reads stdin")
     parser.add_argument(

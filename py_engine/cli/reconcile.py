@@ -46,13 +46,24 @@ PROG = "spreadgate reconcile"
 
 
 def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "reconcile", __doc__, help="run one controller sync offline over a snapshot of objects")
-    parser.add_argument("--state", required=True, metavar="STATE.yaml|-", help="objects to reconcile; - reads stdin")
+    parser = command_parser(
+        subparsers, "reconcile", __doc__, help="run one controller sync offline over a snapshot of objects"
+    )
+    parser.add_argument(
+        "--state", required=True, metavar="STATE.yaml|-", help="objects to reconcile; - reads stdin"
+    )
     parser.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     parser.add_argument("--name", help="the WorkloadSpread to reconcile when the state holds several")
-    parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
-                        help="read this custom workload kind as a spread target, as the controller's flag (repeatable)")
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="(default: %(default)s)")
+    parser.add_argument(
+        "--custom-workload",
+        action="append",
+        default=[],
+        metavar="GROUP/KIND[=REPLICAS_PATH]",
+        help="read this custom workload kind as a spread target, as the controller's flag (repeatable)",
+    )
+    parser.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="(default: %(default)s)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -105,8 +116,7 @@ def build_report(result: Any) -> dict[str, Any]:
     return {
         "status": result.status,
         "podSubset": dict(result.pod_subset),
-        "podDeletionCost": {objects.name(p): _cost_after(p, result.costs)
-                            for p in result.pods},
+        "podDeletionCost": {objects.name(p): _cost_after(p, result.costs) for p in result.pods},
         "podsToDelete": list(result.pods_to_delete),
         "requeueAfterSeconds": requeue,
         "events": [event.to_json() for event in result.events],
@@ -117,7 +127,9 @@ def build_report(result: Any) -> dict[str, Any]:
 def _columns(rows: list[list[str]], out: TextIO) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
+        out.write(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n"
+        )
 
 
 def _schedulable(entry: Mapping[str, Any]) -> str:
@@ -147,8 +159,10 @@ def print_table(report: dict[str, Any], result: Any, out: TextIO) -> None:
             ]
         )
     _columns(rows, out)
-    out.write(f"status: {'changed, would be written' if changed else 'unchanged, no write'}"
-              f" (observedGeneration {status.get('observedGeneration')})\n\n")
+    out.write(
+        f"status: {'changed, would be written' if changed else 'unchanged, no write'}"
+        f" (observedGeneration {status.get('observedGeneration')})\n\n"
+    )
     adopted = {a.pod for a in result.adoptions}
     rows = [["POD", "SUBSET", "DELETION-COST", "CHANGE"]]
     for name, subset in report["podSubset"].items():

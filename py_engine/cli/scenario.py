@@ -104,8 +104,10 @@ def _step(index: int, raw: Any) -> Step:
     kinds = [k for k in raw if k in STEP_KINDS]
     unknown = [k for k in raw if k not in STEP_KINDS and k != "name"]
     if unknown or len(kinds) != 1:
-        raise ScenarioError(f"{where}: needs exactly one of {', '.join(STEP_KINDS)}"
-                            + (f" (unknown: {', '.join(map(str, unknown))})" if unknown else ""))
+        raise ScenarioError(
+            f"{where}: needs exactly one of {', '.join(STEP_KINDS)}"
+            + (f" (unknown: {', '.join(map(str, unknown))})" if unknown else "")
+        )
     kind = kinds[0]
     value = raw[kind]
     if kind == "scale" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
@@ -114,11 +116,15 @@ def _step(index: int, raw: Any) -> Step:
         raise ScenarioError(f"{where}.advance: must be a non-negative number of seconds")
     if kind in ("cordon", "removeNode") and not isinstance(value, str):
         raise ScenarioError(f"{where}.{kind}: must be a node name")
-    if kind == "maxReplicas" and not (isinstance(value, Mapping) and isinstance(value.get("subset"), str)
-                                      and "value" in value):
+    if kind == "maxReplicas" and not (
+        isinstance(value, Mapping) and isinstance(value.get("subset"), str) and "value" in value
+    ):
         raise ScenarioError(f"{where}.maxReplicas: needs subset and value")
-    if kind == "taint" and not (isinstance(value, Mapping) and isinstance(value.get("node"), str)
-                                and isinstance(value.get("key"), str)):
+    if kind == "taint" and not (
+        isinstance(value, Mapping)
+        and isinstance(value.get("node"), str)
+        and isinstance(value.get("key"), str)
+    ):
         raise ScenarioError(f"{where}.taint: needs node and key")
     if kind == "rollingUpdate" and not (isinstance(value, Mapping) and isinstance(value.get("image"), str)):
         raise ScenarioError(f"{where}.rollingUpdate: needs image")
@@ -139,28 +145,42 @@ def parse_spread_scenario(data: Mapping[str, Any], source: str) -> Scenario:
     if not isinstance(data["steps"], list) or not data["steps"]:
         raise ScenarioError(f"{source}: steps must be a non-empty list")
     target = spread["spec"].get("targetRef")
-    if not (isinstance(target, Mapping) and target.get("kind") == workload["kind"]
-            and target.get("name") == workload["metadata"]["name"]):
-        raise ScenarioError(f"{source}: workloadSpread.spec.targetRef must name the workload "
-                            f"({workload['kind']} {workload['metadata']['name']})")
+    if not (
+        isinstance(target, Mapping)
+        and target.get("kind") == workload["kind"]
+        and target.get("name") == workload["metadata"]["name"]
+    ):
+        raise ScenarioError(
+            f"{source}: workloadSpread.spec.targetRef must name the workload "
+            f"({workload['kind']} {workload['metadata']['name']})"
+        )
     kind = WORKLOAD_KINDS[str(workload["kind"])]
     for index, raw in enumerate(data["steps"]):
         if isinstance(raw, Mapping) and "rollingUpdate" in raw and not kind.rolls_pods:
-            raise ScenarioError(f"{source}: steps[{index}].rollingUpdate: a {workload['kind']} does not roll "
-                                "its pods (Deployment and StatefulSet do)")
+            raise ScenarioError(
+                f"{source}: steps[{index}].rollingUpdate: a {workload['kind']} does not roll "
+                "its pods (Deployment and StatefulSet do)"
+            )
     settle = data.get("settleSeconds", 60)
     if not isinstance(settle, int | float) or settle < 0:
         raise ScenarioError(f"{source}: settleSeconds must be a non-negative number")
     return Scenario(
-        name=str(data.get("name") or Path(source).stem), description=str(data.get("description") or ""),
-        nodes=nodes, workload=workload, spread=spread,
-        steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])), settle_seconds=float(settle))
+        name=str(data.get("name") or Path(source).stem),
+        description=str(data.get("description") or ""),
+        nodes=nodes,
+        workload=workload,
+        spread=spread,
+        steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])),
+        settle_seconds=float(settle),
+    )
 
 
 def _workload(raw: Any, source: str) -> dict[str, Any]:
     kinds = ", ".join(WORKLOAD_KINDS)
     if not isinstance(raw, Mapping) or raw.get("kind") not in WORKLOAD_KINDS:
-        raise ScenarioError(f"{source}: workload must be one of {kinds} (the kinds the embedded cluster runs)")
+        raise ScenarioError(
+            f"{source}: workload must be one of {kinds} (the kinds the embedded cluster runs)"
+        )
     kind = WORKLOAD_KINDS[str(raw["kind"])]
     if raw.get("apiVersion", kind.api_version) != kind.api_version:
         raise ScenarioError(f"{source}: workload.apiVersion of a {raw['kind']} must be {kind.api_version}")
@@ -170,7 +190,9 @@ def _workload(raw: Any, source: str) -> dict[str, Any]:
     template = (raw.get("spec") or {}).get("template") if isinstance(raw.get("spec"), Mapping) else None
     labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, Mapping) else None
     if not isinstance(labels, Mapping) or not labels:
-        raise ScenarioError(f"{source}: workload.spec.template.metadata.labels are required (they find its pods)")
+        raise ScenarioError(
+            f"{source}: workload.spec.template.metadata.labels are required (they find its pods)"
+        )
     return {**raw, "apiVersion": kind.api_version}
 
 
@@ -181,8 +203,10 @@ def _spread(raw: Any, source: str) -> dict[str, Any]:
     api_version = str(raw.get("apiVersion") or f"{GROUP}/v1alpha1")
     group, _, version = api_version.rpartition("/")
     if group not in (GROUP, KRUISE_GROUP) or version != "v1alpha1":
-        raise ScenarioError(f"{source}: workloadSpread.apiVersion must be {GROUP}/v1alpha1 or "
-                            f"{KRUISE_GROUP}/v1alpha1, not {api_version}")
+        raise ScenarioError(
+            f"{source}: workloadSpread.apiVersion must be {GROUP}/v1alpha1 or "
+            f"{KRUISE_GROUP}/v1alpha1, not {api_version}"
+        )
     if not isinstance(raw.get("metadata"), Mapping) or not isinstance(raw["metadata"].get("name"), str):
         raise ScenarioError(f"{source}: workloadSpread.metadata.name is required")
     if not isinstance(raw.get("spec"), Mapping):

@@ -48,8 +48,11 @@ class StepReport:
     @property
     def over_cap(self) -> dict[str, int]:
         """Subsets holding more pods than their cap at this step: name -> pods above it."""
-        return {name: self.subsets.get(name, 0) - cap for name, cap in self.caps.items()
-                if cap is not None and self.subsets.get(name, 0) > cap}
+        return {
+            name: self.subsets.get(name, 0) - cap
+            for name, cap in self.caps.items()
+            if cap is not None and self.subsets.get(name, 0) > cap
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "overCap": self.over_cap}
@@ -133,15 +136,24 @@ class StepRunner(abc.ABC):
         return reports
 
 
-def removed_pods(before: dict[str, dict[str, Any]], pods: dict[str, dict[str, Any]], subset_names: list[str],
-                 subset_of: Callable[[dict[str, Any]], str]) -> list[dict[str, str]]:
+def removed_pods(
+    before: dict[str, dict[str, Any]],
+    pods: dict[str, dict[str, Any]],
+    subset_names: list[str],
+    subset_of: Callable[[dict[str, Any]], str],
+) -> list[dict[str, str]]:
     """The pods of `before` gone from `pods`.
 
     In subset order (unknown subsets last), then by node and name."""
     order = {n: i for i, n in enumerate([*subset_names, "-"])}
-    return sorted(({"pod": n, "subset": subset_of(p), "node": str(p["spec"].get("nodeName") or "")}
-                   for n, p in before.items() if n not in pods),
-                  key=lambda r: (order.get(r["subset"], len(order)), r["subset"], r["node"], r["pod"]))
+    return sorted(
+        (
+            {"pod": n, "subset": subset_of(p), "node": str(p["spec"].get("nodeName") or "")}
+            for n, p in before.items()
+            if n not in pods
+        ),
+        key=lambda r: (order.get(r["subset"], len(order)), r["subset"], r["node"], r["pod"]),
+    )
 
 
 class ScenarioRun(StepRunner):
@@ -171,7 +183,9 @@ class ScenarioRun(StepRunner):
     def change_workload(self, step: Step) -> None:
         api, ns = self.stack.api, self.namespace
         if step.kind == "scale":
-            api.patch(self.kind.resource, ns, self.name, {"spec": {self.kind.replicas_field: step.value}}, "merge")
+            api.patch(
+                self.kind.resource, ns, self.name, {"spec": {self.kind.replicas_field: step.value}}, "merge"
+            )
         elif step.kind == "maxReplicas":
             spread = api.get(SPREADS, ns, self.spread_name)
             for subset in spread["spec"]["subsets"]:
@@ -214,6 +228,17 @@ class ScenarioRun(StepRunner):
         spread = self.stack.api.get(SPREADS, self.namespace, self.spread_name)
         ordered_costs = dict(sorted(costs.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
         ordered_subsets = dict(sorted(subsets.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
-        return StepReport(index, name, round(self.stack.clock.monotonic(), 3), replicas, ordered_subsets,
-                          dict(sorted(zones.items())), dict(sorted(per_node.items())), pending, ordered_costs,
-                          removed, len([n for n in pods if n not in before]), resolved_caps(spread, replicas))
+        return StepReport(
+            index,
+            name,
+            round(self.stack.clock.monotonic(), 3),
+            replicas,
+            ordered_subsets,
+            dict(sorted(zones.items())),
+            dict(sorted(per_node.items())),
+            pending,
+            ordered_costs,
+            removed,
+            len([n for n in pods if n not in before]),
+            resolved_caps(spread, replicas),
+        )

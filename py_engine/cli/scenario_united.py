@@ -56,17 +56,25 @@ def parse_united(data: Mapping[str, Any], source: str) -> Scenario:
     except ModelError as exc:
         raise ScenarioError(f"{source}: unitedDeployment: {exc}") from None
     if ud.template.key not in RUNNABLE:
-        raise ScenarioError(f"{source}: unitedDeployment: the embedded cluster runs the pods of "
-                            f"{' and '.join(RUNNABLE)} only, not {ud.template.key}")
+        raise ScenarioError(
+            f"{source}: unitedDeployment: the embedded cluster runs the pods of "
+            f"{' and '.join(RUNNABLE)} only, not {ud.template.key}"
+        )
     if not isinstance(data["steps"], list) or not data["steps"]:
         raise ScenarioError(f"{source}: steps must be a non-empty list")
     settle = data.get("settleSeconds", 60)
     if not isinstance(settle, int | float) or settle < 0:
         raise ScenarioError(f"{source}: settleSeconds must be a non-negative number")
     return Scenario(
-        name=str(data.get("name") or Path(source).stem), description=str(data.get("description") or ""),
-        nodes=nodes, workload={}, spread={}, steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])),
-        settle_seconds=float(settle), united=obj)
+        name=str(data.get("name") or Path(source).stem),
+        description=str(data.get("description") or ""),
+        nodes=nodes,
+        workload={},
+        spread={},
+        steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])),
+        settle_seconds=float(settle),
+        united=obj,
+    )
 
 
 def _subset_of(pod: Mapping[str, Any]) -> str:
@@ -91,11 +99,14 @@ class UnitedScenarioRun(StepRunner):
         return found
 
     def pods(self) -> dict[str, dict[str, Any]]:
-        labels = (self.obj["spec"]["selector"].get("matchLabels") or {})
+        labels = self.obj["spec"]["selector"].get("matchLabels") or {}
         selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         items = self.stack.api.list("v1/pods", self.namespace, label_selector=selector or None)["items"]
-        return {p["metadata"]["name"]: p for p in items
-                if not p["metadata"].get("deletionTimestamp") and _subset_of(p) != "-"}
+        return {
+            p["metadata"]["name"]: p
+            for p in items
+            if not p["metadata"].get("deletionTimestamp") and _subset_of(p) != "-"
+        }
 
     def setup(self) -> None:
         self.stack.create(UDS, dict(self.obj), self.namespace)
@@ -111,16 +122,20 @@ class UnitedScenarioRun(StepRunner):
         if step.kind == "scale":
             api.patch(UDS, ns, self.name, {"spec": {"replicas": step.value}}, "merge", subresource="scale")
         elif step.kind == "maxReplicas":
+
             def cap(obj: dict[str, Any]) -> None:
                 for subset in obj["spec"]["topology"]["subsets"]:
                     if subset.get("name") == step.value["subset"]:
                         subset["maxReplicas"] = step.value["value"]
+
             self._update(cap)
         elif step.kind == "rollingUpdate":
+
             def image(obj: dict[str, Any]) -> None:
                 for body in obj["spec"]["template"].values():
                     for container in body["spec"]["template"]["spec"]["containers"]:
                         container["image"] = step.value["image"]
+
             self._update(image)
 
     def caps(self, obj: Mapping[str, Any], replicas: int) -> dict[str, int | None]:
@@ -153,6 +168,17 @@ class UnitedScenarioRun(StepRunner):
         obj = self.current()
         replicas = int(obj["spec"].get("replicas") or 0)
         ordered = dict(sorted(subsets.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
-        return StepReport(index, name, round(self.stack.clock.monotonic(), 3), replicas, ordered,
-                          dict(sorted(zones.items())), dict(sorted(per_node.items())), pending, {}, removed,
-                          len([n for n in pods if n not in before]), self.caps(obj, replicas))
+        return StepReport(
+            index,
+            name,
+            round(self.stack.clock.monotonic(), 3),
+            replicas,
+            ordered,
+            dict(sorted(zones.items())),
+            dict(sorted(per_node.items())),
+            pending,
+            {},
+            removed,
+            len([n for n in pods if n not in before]),
+            self.caps(obj, replicas),
+        )

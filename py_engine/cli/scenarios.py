@@ -49,8 +49,11 @@ def load_shipped_scenario(name: str) -> Scenario:
 
 def shipped_scenario_names() -> list[str]:
     """The names (without `.yaml`) of the scenarios shipped in the package, sorted."""
-    return sorted(entry.name.removesuffix(".yaml") for entry in resource(SCENARIOS).iterdir()
-                  if entry.is_file() and entry.name.endswith(".yaml"))
+    return sorted(
+        entry.name.removesuffix(".yaml")
+        for entry in resource(SCENARIOS).iterdir()
+        if entry.is_file() and entry.name.endswith(".yaml")
+    )
 
 
 def _parse_text(text: str, where: str) -> Scenario:

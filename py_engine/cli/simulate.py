@@ -36,19 +36,47 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "simulate", __doc__, help="run a scenario on the embedded cluster (virtual time)")
-    parser.add_argument("scenario", metavar="SCENARIO", nargs="?",
-                        help="a scenario file, or the name of a shipped scenario (see --list)")
-    parser.add_argument("--list", action="store_true", help="print the names of the shipped scenarios and exit")
-    parser.add_argument("--seed", type=int, default=0, metavar="N",
-                        help="seed of the generated pod names (default: %(default)s)")
-    parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table",
-                        help="report format (default: %(default)s)")
+    parser = command_parser(
+        subparsers, "simulate", __doc__, help="run a scenario on the embedded cluster (virtual time)"
+    )
+    parser.add_argument(
+        "scenario",
+        metavar="SCENARIO",
+        nargs="?",
+        help="a scenario file, or the name of a shipped scenario (see --list)",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="print the names of the shipped scenarios and exit"
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the generated pod names (default: %(default)s)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json", "html"),
+        default="table",
+        help="report format (default: %(default)s)",
+    )
     parser.add_argument("--out", metavar="FILE", help="where -o html writes the page (required with -o html)")
-    parser.add_argument("--port", type=port, default=0, metavar="PORT",
-                        help="HTTPS port of the embedded API server (default: a free port)")
-    parser.add_argument("--webhook-port", type=port, default=0, metavar="PORT",
-                        help="HTTPS port of the admission webhook (default: a free port)")
+    parser.add_argument(
+        "--port",
+        type=port,
+        default=0,
+        metavar="PORT",
+        help="HTTPS port of the embedded API server (default: a free port)",
+    )
+    parser.add_argument(
+        "--webhook-port",
+        type=port,
+        default=0,
+        metavar="PORT",
+        help="HTTPS port of the admission webhook (default: a free port)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -100,8 +128,10 @@ def run(args: argparse.Namespace) -> int:
     except ApiError as exc:
         return _fail(f"the cluster refused a step: {exc}")
     except OSError as exc:
-        return _fail(f"the simulation could not start: {exc.strerror or exc} "
-                     f"(--port {args.port or 'free'}, --webhook-port {args.webhook_port or 'free'})")
+        return _fail(
+            f"the simulation could not start: {exc.strerror or exc} "
+            f"(--port {args.port or 'free'}, --webhook-port {args.webhook_port or 'free'})"
+        )
     if args.output == "json":
         sys.stdout.write(render_json(scenario, reports))
     elif args.output == "html":

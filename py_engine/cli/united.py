@@ -48,13 +48,22 @@ def register(subparsers: Any) -> None:
         description="UnitedDeployment tools.",
     )
     commands = parser.add_subparsers(dest="united_command", metavar="SUBCOMMAND", required=True)
-    plan = command_parser(commands, "plan", __doc__, help="plan one UnitedDeployment sync over a snapshot of objects")
-    plan.add_argument("--state", required=True, metavar="STATE.yaml|-", help="objects to plan over; - reads stdin")
+    plan = command_parser(
+        commands, "plan", __doc__, help="plan one UnitedDeployment sync over a snapshot of objects"
+    )
+    plan.add_argument(
+        "--state", required=True, metavar="STATE.yaml|-", help="objects to plan over; - reads stdin"
+    )
     plan.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     plan.add_argument("--name", help="the UnitedDeployment to plan when the state holds several")
     plan.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    plan.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
-                      help="pod field a subset patch may set beyond the default allowlist (repeatable)")
+    plan.add_argument(
+        "--allow-patch-field",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pod field a subset patch may set beyond the default allowlist (repeatable)",
+    )
     plan.set_defaults(handler=run)
 
 
@@ -105,20 +114,26 @@ def controller_checks(state: Any, patch_fields: tuple[str, ...]) -> tuple[Any, d
     ud = state.ud
     fit: dict[str, Any] = {"checked": False, "noNodeFit": []}
     if not node_fit_enabled(ud):
-        fit["note"] = "not asked (only Adaptive UnitedDeployments without reservation, node-fit not \"false\")"
+        fit["note"] = 'not asked (only Adaptive UnitedDeployments without reservation, node-fit not "false")'
     elif not state.nodes:
-        fit["note"] = "not checked: the snapshot holds no nodes (add nodes, e.g. kubectl get ...,nodes -o yaml)"
+        fit["note"] = (
+            "not checked: the snapshot holds no nodes (add nodes, e.g. kubectl get ...,nodes -o yaml)"
+        )
     else:
         checker = NodeFit()
         try:
-            unfit = checker.unfit(ud, checker.inventory(0, lambda: list(state.nodes), lambda: list(state.pods)))
+            unfit = checker.unfit(
+                ud, checker.inventory(0, lambda: list(state.nodes), lambda: list(state.pods))
+            )
         finally:
             checker.close()
         state = replace(state, no_node_fit=unfit)
         fit.update(checked=True, noNodeFit=sorted(unfit))
-        fit["note"] = (f"checked against {len(state.nodes)} nodes; no node fits a pod of "
-                       f"{', '.join(sorted(unfit))}" if unfit else f"checked against {len(state.nodes)} nodes; "
-                                                                     "every subset has a node")
+        fit["note"] = (
+            f"checked against {len(state.nodes)} nodes; no node fits a pod of {', '.join(sorted(unfit))}"
+            if unfit
+            else f"checked against {len(state.nodes)} nodes; every subset has a node"
+        )
     if any(subset.patch is not None for subset in ud.subsets):
         check = PatchCheck(allowed_patch_fields=patch_fields)
         try:
@@ -131,7 +146,9 @@ def controller_checks(state: Any, patch_fields: tuple[str, ...]) -> tuple[Any, d
 def _columns(rows: list[list[str]], out: TextIO) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
+        out.write(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n"
+        )
 
 
 def _describe(obj: Any) -> str:
@@ -147,7 +164,11 @@ def print_table(result: Any, out: TextIO) -> None:
             out.write("refused: no workload is written; the status gets SubsetFailure (ForbiddenPatch)\n")
         else:
             out.write("refused: no workload is created or updated; the status is not written\n")
-        for verb, objects in (("delete", result.delete), ("update", result.update), ("release", result.release)):
+        for verb, objects in (
+            ("delete", result.delete),
+            ("update", result.update),
+            ("release", result.release),
+        ):
             for obj in objects:
                 out.write(f"{verb}: {_describe(obj)} (done before allocating, as Kruise)\n")
         return
@@ -157,17 +178,30 @@ def print_table(result: Any, out: TextIO) -> None:
     for name, subset in result.subsets.items():
         entry = entries.get(name, {})
         schedulable = next((c.get("status") for c in entry.get("conditions") or []), "-")
-        rows.append([name, str(subset.replicas), str(subset.partition), str(entry.get("readyReplicas", 0)),
-                     str(schedulable)])
+        rows.append(
+            [
+                name,
+                str(subset.replicas),
+                str(subset.partition),
+                str(entry.get("readyReplicas", 0)),
+                str(schedulable),
+            ]
+        )
     _columns(rows, out)
     out.write("\n")
-    for verb, objects in (("create", result.create), ("update", result.update), ("delete", result.delete),
-                          ("release", result.release)):
+    for verb, objects in (
+        ("create", result.create),
+        ("update", result.update),
+        ("delete", result.delete),
+        ("release", result.release),
+    ):
         for obj in objects:
             out.write(f"{verb}: {_describe(obj)}\n")
-    out.write(f"\nreplicas {status.get('replicas')}, ready {status.get('readyReplicas')}, "
-              f"updated {status.get('updatedReplicas')}; revision {status.get('updatedRevision')} "
-              f"(current {status.get('currentRevision')})\n")
+    out.write(
+        f"\nreplicas {status.get('replicas')}, ready {status.get('readyReplicas')}, "
+        f"updated {status.get('updatedReplicas')}; revision {status.get('updatedRevision')} "
+        f"(current {status.get('currentRevision')})\n"
+    )
     out.write(f"status: {'changed, would be written' if result.status_changed else 'unchanged, no write'}\n")
     requeue = result.requeue_after
     out.write(f"requeue after: {'-' if requeue is None else f'{requeue:g}s'}\n")

@@ -32,7 +32,12 @@ EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "validate", __doc__, help="validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies")
+    parser = command_parser(
+        subparsers,
+        "validate",
+        __doc__,
+        help="validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies",
+    )
     parser.add_argument("paths", nargs="+", metavar="FILE|DIR|-", help="manifests (YAML/JSON); - reads stdin")
     parser.add_argument(
         "--custom-workload",
@@ -51,11 +56,20 @@ def register(subparsers: Any) -> None:
             "as the webhook's flag"
         ),
     )
-    parser.add_argument("--opa-url", type=opa_url, metavar="URL",
-                        help="evaluate in an OPA server (REST Data API) instead of the embedded engine")
-    parser.add_argument("-o", "--output", choices=("text", "json", "junit", "github"), default="text",
-                        help="output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
-                             "(default: %(default)s)")
+    parser.add_argument(
+        "--opa-url",
+        type=opa_url,
+        metavar="URL",
+        help="evaluate in an OPA server (REST Data API) instead of the embedded engine",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "json", "junit", "github"),
+        default="text",
+        help="output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
+        "(default: %(default)s)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -118,8 +132,10 @@ def run(args: argparse.Namespace) -> int:
         return exit_code
     if not spreads and not uds:
         found = ", ".join(sorted({f"{d.kind}" for d in documents})) or "nothing"
-        _error("no WorkloadSpread or UnitedDeployment (spreadgate.dev or apps.kruise.io) in the input; "
-               f"found {found}")
+        _error(
+            "no WorkloadSpread or UnitedDeployment (spreadgate.dev or apps.kruise.io) in the input; "
+            f"found {found}"
+        )
         return EXIT_BAD_INPUT
 
     try:
@@ -136,7 +152,9 @@ def run(args: argparse.Namespace) -> int:
                 other_spreads=[
                     o.obj
                     for o in spreads
-                    if o is not doc and o.source == doc.source and objects.namespace(o.obj) == objects.namespace(doc.obj)
+                    if o is not doc
+                    and o.source == doc.source
+                    and objects.namespace(o.obj) == objects.namespace(doc.obj)
                 ],
                 workload=_find_target(doc.obj, documents),
                 custom_workloads=custom,
@@ -144,14 +162,18 @@ def run(args: argparse.Namespace) -> int:
             )
             violations = validate_spread(engine, policy_input)
             checked.append((doc, violations))
-            report.append({"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]})
+            report.append(
+                {"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]}
+            )
             if violations and exit_code == EXIT_OK:
                 exit_code = EXIT_VIOLATIONS
         for doc in uds:  # UnitedDeployments: policies/uniteddeployment, one object at a time
             ud_input = build_ud_review_input(doc.obj, allowed_patch_fields=patch_fields)
             violations = validate_uniteddeployment(engine, ud_input)
             checked.append((doc, violations))
-            report.append({"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]})
+            report.append(
+                {"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]}
+            )
             if violations and exit_code == EXIT_OK:
                 exit_code = EXIT_VIOLATIONS
     except PolicyError as exc:
@@ -163,12 +185,22 @@ def run(args: argparse.Namespace) -> int:
     if args.output in ("junit", "github"):
         from py_engine.cli import validate_formats as formats
 
-        sys.stdout.write(formats.render(
-            args.output,
-            [formats.Checked(d.source, d.index, d.kind, d.name, [formats.Finding(v.field, v.message) for v in found])
-             for d, found in checked],
-            [formats.Unreadable(e.source, e.message) for e in unreadable],
-        ))
+        sys.stdout.write(
+            formats.render(
+                args.output,
+                [
+                    formats.Checked(
+                        d.source,
+                        d.index,
+                        d.kind,
+                        d.name,
+                        [formats.Finding(v.field, v.message) for v in found],
+                    )
+                    for d, found in checked
+                ],
+                [formats.Unreadable(e.source, e.message) for e in unreadable],
+            )
+        )
     elif args.output == "json":
         print(json.dumps(report, indent=2))
     else:

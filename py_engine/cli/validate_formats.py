@@ -136,24 +136,44 @@ def line_finder(read: Callable[[str], str] | None = None) -> Callable[[str, int,
 # ----------------------------------------------------------------------------- JUnit
 
 
-def junit(checked: Sequence[Checked], unreadable: Sequence[Unreadable],
-          find_line: Callable[[str, int, str], int | None]) -> str:
+def junit(
+    checked: Sequence[Checked],
+    unreadable: Sequence[Unreadable],
+    find_line: Callable[[str, int, str], int | None],
+) -> str:
     """The JUnit XML report (see the module docstring)."""
     failures = sum(1 for c in checked if c.findings)
-    suites = ET.Element("testsuites", name="spreadgate validate", tests=str(len(checked) + len(unreadable)),
-                        failures=str(failures), errors=str(len(unreadable)))
-    suite = ET.SubElement(suites, "testsuite", name="spreadgate validate", tests=suites.attrib["tests"],
-                          failures=str(failures), errors=str(len(unreadable)), skipped="0")
+    suites = ET.Element(
+        "testsuites",
+        name="spreadgate validate",
+        tests=str(len(checked) + len(unreadable)),
+        failures=str(failures),
+        errors=str(len(unreadable)),
+    )
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name="spreadgate validate",
+        tests=suites.attrib["tests"],
+        failures=str(failures),
+        errors=str(len(unreadable)),
+        skipped="0",
+    )
     for item in checked:
-        case = ET.SubElement(suite, "testcase", classname=item.source, name=f"{item.kind} {item.name}",
-                             file=item.source)
+        case = ET.SubElement(
+            suite, "testcase", classname=item.source, name=f"{item.kind} {item.name}", file=item.source
+        )
         line = find_line(item.source, item.index, "")
         if line is not None:
             case.set("line", str(line))
         for finding in item.findings:
             where = find_line(item.source, item.index, finding.field)
-            failure = ET.SubElement(case, "failure", message=finding.message, type=finding.field or "violation")
-            failure.text = f"{item.source}{f':{where}' if where is not None else ''}: {item.name}: {finding.message}"
+            failure = ET.SubElement(
+                case, "failure", message=finding.message, type=finding.field or "violation"
+            )
+            failure.text = (
+                f"{item.source}{f':{where}' if where is not None else ''}: {item.name}: {finding.message}"
+            )
     for bad in unreadable:
         case = ET.SubElement(suite, "testcase", classname=bad.source, name="read", file=bad.source)
         error = ET.SubElement(case, "error", message=bad.message, type="unreadable")
@@ -181,22 +201,31 @@ def _command(message: str, title: str, source: str, line: int | None) -> str:
     return f"::error {','.join(props)}::{_escape_data(message)}"
 
 
-def github(checked: Sequence[Checked], unreadable: Sequence[Unreadable],
-           find_line: Callable[[str, int, str], int | None]) -> str:
+def github(
+    checked: Sequence[Checked],
+    unreadable: Sequence[Unreadable],
+    find_line: Callable[[str, int, str], int | None],
+) -> str:
     """GitHub Actions workflow commands (see the module docstring)."""
-    lines = [_command(bad.message, "spreadgate validate: unreadable input", bad.source, None) for bad in unreadable]
+    lines = [
+        _command(bad.message, "spreadgate validate: unreadable input", bad.source, None) for bad in unreadable
+    ]
     for item in checked:
         for finding in item.findings:
             line = find_line(item.source, item.index, finding.field)
             lines.append(_command(finding.message, f"{item.kind} {item.name}", item.source, line))
     broken = sum(1 for c in checked if c.findings)
     total = sum(len(c.findings) for c in checked)
-    lines.append(f"spreadgate validate: {len(checked)} object(s) checked, {total} violation(s) in {broken} object(s)"
-                 + (f", {len(unreadable)} unreadable input(s)" if unreadable else ""))
+    lines.append(
+        f"spreadgate validate: {len(checked)} object(s) checked, {total} violation(s) in {broken} object(s)"
+        + (f", {len(unreadable)} unreadable input(s)" if unreadable else "")
+    )
     return "\n".join(lines) + "\n"
 
 
-FORMATS: dict[str, Callable[[Sequence[Checked], Sequence[Unreadable], Callable[[str, int, str], int | None]], str]] = {
+FORMATS: dict[
+    str, Callable[[Sequence[Checked], Sequence[Unreadable], Callable[[str, int, str], int | None]], str]
+] = {
     "junit": junit,
     "github": github,
 }

@@ -67,96 +67,242 @@ def _positive_seconds(text: str) -> float:
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "webhook", help="serve the admission webhook (TLS)", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kubeconfig", metavar="FILE",
-                        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)")
-    parser.add_argument("--cert", required=True, metavar="FILE",
-                        help="TLS certificate (PEM); written by the webhook with --self-signed-ca")
-    parser.add_argument("--key", required=True, metavar="FILE",
-                        help="TLS private key (PEM); written by the webhook with --self-signed-ca")
+        "webhook",
+        help="serve the admission webhook (TLS)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)",
+    )
+    parser.add_argument(
+        "--cert",
+        required=True,
+        metavar="FILE",
+        help="TLS certificate (PEM); written by the webhook with --self-signed-ca",
+    )
+    parser.add_argument(
+        "--key",
+        required=True,
+        metavar="FILE",
+        help="TLS private key (PEM); written by the webhook with --self-signed-ca",
+    )
     tls = parser.add_argument_group("self-managed CA (clusters without cert-manager)")
-    tls.add_argument("--self-signed-ca", action="store_true",
-                     help="keep a CA and serving certificate in a Secret, write --cert/--key from it, "
-                          "patch caBundle into the webhook configurations and rotate before expiry")
+    tls.add_argument(
+        "--self-signed-ca",
+        action="store_true",
+        help="keep a CA and serving certificate in a Secret, write --cert/--key from it, "
+        "patch caBundle into the webhook configurations and rotate before expiry",
+    )
     tls.add_argument("--secret-name", default="spreadgate-webhook-ca", help="Secret holding the CA")
-    tls.add_argument("--namespace", default=None,
-                     help="namespace of the Secret and the Service (default: $POD_NAMESPACE, else the "
-                          "pod's service-account namespace, else spreadgate-system)")
-    tls.add_argument("--service-name", default="spreadgate-webhook",
-                     help="Service the API server calls; the certificate is issued for <svc>.<ns>.svc")
-    tls.add_argument("--webhook-configs", default="spreadgate", metavar="NAMES",
-                     help="comma-separated Mutating/ValidatingWebhookConfiguration names to patch")
-    tls.add_argument("--cert-check-interval", type=float, default=3600.0, metavar="SECONDS",
-                     help="how often to re-check the Secret and caBundle (default 3600)")
-    tls.add_argument("--client-ca", metavar="FILE",
-                     help="require every caller to present a client certificate signed by a CA in FILE (PEM); "
-                          "the API server presents one through its AdmissionConfiguration (docs/operations.md)")
-    parser.add_argument("--authorize-authors", type=_boolean, nargs="?", const=True, default=True, metavar="BOOL",
-                        help="deny a WorkloadSpread or UnitedDeployment change whose author may not change the "
-                             "workloads it acts on, checked with a SubjectAccessReview (default true; "
-                             "--authorize-authors=false turns it off)")
-    parser.add_argument("--authorization-cache-ttl", type=float, default=DEFAULT_TTL, metavar="SECONDS",
-                        help=f"how long an authorization answer is reused (default {DEFAULT_TTL:g})")
+    tls.add_argument(
+        "--namespace",
+        default=None,
+        help="namespace of the Secret and the Service (default: $POD_NAMESPACE, else the "
+        "pod's service-account namespace, else spreadgate-system)",
+    )
+    tls.add_argument(
+        "--service-name",
+        default="spreadgate-webhook",
+        help="Service the API server calls; the certificate is issued for <svc>.<ns>.svc",
+    )
+    tls.add_argument(
+        "--webhook-configs",
+        default="spreadgate",
+        metavar="NAMES",
+        help="comma-separated Mutating/ValidatingWebhookConfiguration names to patch",
+    )
+    tls.add_argument(
+        "--cert-check-interval",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="how often to re-check the Secret and caBundle (default 3600)",
+    )
+    tls.add_argument(
+        "--client-ca",
+        metavar="FILE",
+        help="require every caller to present a client certificate signed by a CA in FILE (PEM); "
+        "the API server presents one through its AdmissionConfiguration (docs/operations.md)",
+    )
+    parser.add_argument(
+        "--authorize-authors",
+        type=_boolean,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="BOOL",
+        help="deny a WorkloadSpread or UnitedDeployment change whose author may not change the "
+        "workloads it acts on, checked with a SubjectAccessReview (default true; "
+        "--authorize-authors=false turns it off)",
+    )
+    parser.add_argument(
+        "--authorization-cache-ttl",
+        type=float,
+        default=DEFAULT_TTL,
+        metavar="SECONDS",
+        help=f"how long an authorization answer is reused (default {DEFAULT_TTL:g})",
+    )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=9443, help="HTTPS port (default 9443)")
     parser.add_argument("--threads", type=int, default=32, help="worker threads (default 32)")
     limits = parser.add_argument_group("connection limits (a client cannot stall the webhook)")
-    limits.add_argument("--handshake-timeout", type=float, default=5.0, metavar="SECONDS",
-                        help="deadline for a new connection's TLS handshake (default 5)")
-    limits.add_argument("--header-timeout", type=float, default=5.0, metavar="SECONDS",
-                        help="deadline for a request's head to arrive (default 5)")
-    limits.add_argument("--body-timeout", type=float, default=10.0, metavar="SECONDS",
-                        help="deadline for a request's body once its head arrived (default 10)")
-    limits.add_argument("--idle-timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="how long a keep-alive connection may wait for its next request (default 60)")
-    limits.add_argument("--max-connections", type=int, default=1024, metavar="N",
-                        help="open connections; at the cap a new one replaces the oldest that has not "
-                             "completed a request, or the oldest idle one (default 1024)")
-    limits.add_argument("--max-handshakes", type=int, default=256, metavar="N",
-                        help="TLS handshakes in progress, 256 KiB each; at the cap a new one replaces the "
-                             "oldest (default 256)")
-    limits.add_argument("--peer-share", type=float, default=0.5, metavar="FRACTION",
-                        help="the share of connections, handshakes and in-flight bytes one remote IP may "
-                             "hold (default 0.5)")
-    limits.add_argument("--min-body-rate", type=int, default=64 * 1024, metavar="BYTES_PER_SECOND",
-                        help="a request body must keep arriving at this rate, checked each second, else 408; "
-                             "0 disables (default 65536)")
-    limits.add_argument("--max-body-bytes", type=int, default=3 * 1024 * 1024, metavar="BYTES",
-                        help="largest request body, else 413 (default 3 MiB, the API server's own limit)")
-    limits.add_argument("--max-inflight-bytes", type=int, default=8 * 1024 * 1024, metavar="BYTES",
-                        help="request bytes held at once, charged as they arrive, else 503 (default 8 MiB)")
-    limits.add_argument("--max-queued", type=int, default=256, metavar="N",
-                        help="complete requests waiting for a worker thread, else 503 (default 256)")
-    parser.add_argument("--opa-url", metavar="URL", type=opa_url,
-                        help="evaluate Rego on this OPA server instead of in-process")
-    parser.add_argument("--validation-deadline", type=_positive_seconds, default=DEFAULT_DEADLINE_SECONDS,
-                        metavar="SECONDS",
-                        help="most seconds the policy may spend on one WorkloadSpread or UnitedDeployment review, "
-                             "evaluated in a worker process; past it the review is denied and the worker replaced "
-                             f"(default {DEFAULT_DEADLINE_SECONDS:g}, below the webhook configurations' "
-                             "timeoutSeconds of 5; the embedded engine only)")
-    parser.add_argument("--on-commit-failure", choices=("deny", "allow-unmodified"), default="deny",
-                        help="what to do with a pod whose slot could not be committed in time (default deny)")
-    parser.add_argument("--commit-timeout", type=float, default=2.5, metavar="SECONDS",
-                        help="deadline for committing a reservation (default 2.5, below a 10 s webhook timeout)")
-    parser.add_argument("--deny-deletes-on-failure", action="store_true",
-                        help="deny a pod delete/eviction whose deletingPods record could not be written "
-                             "(default: allow it with a warning)")
-    parser.add_argument("--custom-workload", action="append", default=[], metavar="GROUP/KIND[=REPLICAS_PATH]",
-                        help="accept this custom workload kind as a pod owner (repeatable)")
-    parser.add_argument("--allow-patch-field", action="append", default=[], metavar="PATH",
-                        help="pod field a subset patch may set beyond the default allowlist (repeatable), e.g. "
-                             "spec.nodeSelector or spec.containers[].volumeMounts; see docs/operations.md")
-    parser.add_argument("--versioned-kinds", default="deployment,replicaset", metavar="KINDS",
-                        help="workload kinds with per-version status (default: deployment,replicaset)")
-    parser.add_argument("--disable-node-simulation", action="store_true",
-                        help="do not cache nodes and pods for Adaptive node-fit simulation")
-    parser.add_argument("--no-group-commit", action="store_true",
-                        help="write each reservation on its own (one status write per pod)")
-    parser.add_argument("--gc-young-threshold", type=int, default=YOUNG_THRESHOLD, metavar="N",
-                        help="container allocations between two collections of the garbage collector's youngest "
-                             f"generation (default {YOUNG_THRESHOLD}; Python's own is 700; 0 leaves it)")
+    limits.add_argument(
+        "--handshake-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="deadline for a new connection's TLS handshake (default 5)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="deadline for a request's head to arrive (default 5)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="deadline for a request's body once its head arrived (default 10)",
+    )
+    limits.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a keep-alive connection may wait for its next request (default 60)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        default=1024,
+        metavar="N",
+        help="open connections; at the cap a new one replaces the oldest that has not "
+        "completed a request, or the oldest idle one (default 1024)",
+    )
+    limits.add_argument(
+        "--max-handshakes",
+        type=int,
+        default=256,
+        metavar="N",
+        help="TLS handshakes in progress, 256 KiB each; at the cap a new one replaces the "
+        "oldest (default 256)",
+    )
+    limits.add_argument(
+        "--peer-share",
+        type=float,
+        default=0.5,
+        metavar="FRACTION",
+        help="the share of connections, handshakes and in-flight bytes one remote IP may hold (default 0.5)",
+    )
+    limits.add_argument(
+        "--min-body-rate",
+        type=int,
+        default=64 * 1024,
+        metavar="BYTES_PER_SECOND",
+        help="a request body must keep arriving at this rate, checked each second, else 408; "
+        "0 disables (default 65536)",
+    )
+    limits.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=3 * 1024 * 1024,
+        metavar="BYTES",
+        help="largest request body, else 413 (default 3 MiB, the API server's own limit)",
+    )
+    limits.add_argument(
+        "--max-inflight-bytes",
+        type=int,
+        default=8 * 1024 * 1024,
+        metavar="BYTES",
+        help="request bytes held at once, charged as they arrive, else 503 (default 8 MiB)",
+    )
+    limits.add_argument(
+        "--max-queued",
+        type=int,
+        default=256,
+        metavar="N",
+        help="complete requests waiting for a worker thread, else 503 (default 256)",
+    )
+    parser.add_argument(
+        "--opa-url",
+        metavar="URL",
+        type=opa_url,
+        help="evaluate Rego on this OPA server instead of in-process",
+    )
+    parser.add_argument(
+        "--validation-deadline",
+        type=_positive_seconds,
+        default=DEFAULT_DEADLINE_SECONDS,
+        metavar="SECONDS",
+        help="most seconds the policy may spend on one WorkloadSpread or UnitedDeployment review, "
+        "evaluated in a worker process; past it the review is denied and the worker replaced "
+        f"(default {DEFAULT_DEADLINE_SECONDS:g}, below the webhook configurations' "
+        "timeoutSeconds of 5; the embedded engine only)",
+    )
+    parser.add_argument(
+        "--on-commit-failure",
+        choices=("deny", "allow-unmodified"),
+        default="deny",
+        help="what to do with a pod whose slot could not be committed in time (default deny)",
+    )
+    parser.add_argument(
+        "--commit-timeout",
+        type=float,
+        default=2.5,
+        metavar="SECONDS",
+        help="deadline for committing a reservation (default 2.5, below a 10 s webhook timeout)",
+    )
+    parser.add_argument(
+        "--deny-deletes-on-failure",
+        action="store_true",
+        help="deny a pod delete/eviction whose deletingPods record could not be written "
+        "(default: allow it with a warning)",
+    )
+    parser.add_argument(
+        "--custom-workload",
+        action="append",
+        default=[],
+        metavar="GROUP/KIND[=REPLICAS_PATH]",
+        help="accept this custom workload kind as a pod owner (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-patch-field",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pod field a subset patch may set beyond the default allowlist (repeatable), e.g. "
+        "spec.nodeSelector or spec.containers[].volumeMounts; see docs/operations.md",
+    )
+    parser.add_argument(
+        "--versioned-kinds",
+        default="deployment,replicaset",
+        metavar="KINDS",
+        help="workload kinds with per-version status (default: deployment,replicaset)",
+    )
+    parser.add_argument(
+        "--disable-node-simulation",
+        action="store_true",
+        help="do not cache nodes and pods for Adaptive node-fit simulation",
+    )
+    parser.add_argument(
+        "--no-group-commit",
+        action="store_true",
+        help="write each reservation on its own (one status write per pod)",
+    )
+    parser.add_argument(
+        "--gc-young-threshold",
+        type=int,
+        default=YOUNG_THRESHOLD,
+        metavar="N",
+        help="container allocations between two collections of the garbage collector's youngest "
+        f"generation (default {YOUNG_THRESHOLD}; Python's own is 700; 0 leaves it)",
+    )
     logsetup.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -240,11 +386,18 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         limits = ServerLimits(
-            handshake_timeout=args.handshake_timeout, header_timeout=args.header_timeout,
-            body_timeout=args.body_timeout, idle_timeout=args.idle_timeout, max_connections=args.max_connections,
-            max_body_bytes=args.max_body_bytes, max_inflight_bytes=args.max_inflight_bytes,
-            max_queued=args.max_queued, max_handshakes=args.max_handshakes, peer_share=args.peer_share,
-            min_body_rate=args.min_body_rate)
+            handshake_timeout=args.handshake_timeout,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+            idle_timeout=args.idle_timeout,
+            max_connections=args.max_connections,
+            max_body_bytes=args.max_body_bytes,
+            max_inflight_bytes=args.max_inflight_bytes,
+            max_queued=args.max_queued,
+            max_handshakes=args.max_handshakes,
+            peer_share=args.peer_share,
+            min_body_rate=args.min_body_rate,
+        )
     except ValueError as exc:
         return _fail("--" + str(exc).replace("_", "-"))
 
@@ -256,24 +409,43 @@ def run(args: argparse.Namespace) -> int:
     self_signed = None
     if args.self_signed_ca:
         self_signed = SelfSignedOptions(
-            namespace=args.namespace or _own_namespace(), secret_name=args.secret_name,
-            service_name=args.service_name, interval=args.cert_check_interval,
-            webhook_configs=tuple(n.strip() for n in args.webhook_configs.split(",") if n.strip()))
+            namespace=args.namespace or _own_namespace(),
+            secret_name=args.secret_name,
+            service_name=args.service_name,
+            interval=args.cert_check_interval,
+            webhook_configs=tuple(n.strip() for n in args.webhook_configs.split(",") if n.strip()),
+        )
 
     options = WebhookOptions(
-        cert_file=args.cert, key_file=args.key, kubeconfig=args.kubeconfig, host=args.host, port=args.port,
-        threads=args.threads, opa_url=args.opa_url, on_commit_failure=args.on_commit_failure,
-        commit_timeout=args.commit_timeout, deny_deletes_on_failure=args.deny_deletes_on_failure,
-        versioned_kinds=versioned, custom_workloads=custom, allowed_patch_fields=patch_fields,
-        node_simulation=not args.disable_node_simulation, batching=not args.no_group_commit,
-        limits=limits, self_signed=self_signed, authorize_authors=args.authorize_authors,
-        authorization_ttl=args.authorization_cache_ttl, client_ca=args.client_ca,
-        validation_deadline=args.validation_deadline)
+        cert_file=args.cert,
+        key_file=args.key,
+        kubeconfig=args.kubeconfig,
+        host=args.host,
+        port=args.port,
+        threads=args.threads,
+        opa_url=args.opa_url,
+        on_commit_failure=args.on_commit_failure,
+        commit_timeout=args.commit_timeout,
+        deny_deletes_on_failure=args.deny_deletes_on_failure,
+        versioned_kinds=versioned,
+        custom_workloads=custom,
+        allowed_patch_fields=patch_fields,
+        node_simulation=not args.disable_node_simulation,
+        batching=not args.no_group_commit,
+        limits=limits,
+        self_signed=self_signed,
+        authorize_authors=args.authorize_authors,
+        authorization_ttl=args.authorization_cache_ttl,
+        client_ca=args.client_ca,
+        validation_deadline=args.validation_deadline,
+    )
     tune_collector(args.gc_young_threshold)
     try:
         hook = Webhook(options)
     except (KubeError, PolicyError, CertError) as exc:
-        return _fail(kube_error_line(exc, args.kubeconfig) if isinstance(exc, KubeError) else one_line(str(exc)))
+        return _fail(
+            kube_error_line(exc, args.kubeconfig) if isinstance(exc, KubeError) else one_line(str(exc))
+        )
     except (OSError, ValueError) as exc:
         return _fail(f"cannot start: {one_line(getattr(exc, 'reason', None) or str(exc))}")
     stop = threading.Event()
@@ -293,11 +465,19 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc}")
     # tests/webhook_testkit.py reads the URL from this line (`serving on (https://\S+)`):
     # keep a space after it.
-    log.info("serving on %s with %d worker threads", hook.url, args.threads,
-             extra=logsetup.fields(policy_engine="opa" if args.opa_url else "embedded",
-                                   authorize_authors=args.authorize_authors, client_ca=args.client_ca is not None,
-                                   on_commit_failure=args.on_commit_failure, group_commit=not args.no_group_commit,
-                                   gc_young_threshold=args.gc_young_threshold))
+    log.info(
+        "serving on %s with %d worker threads",
+        hook.url,
+        args.threads,
+        extra=logsetup.fields(
+            policy_engine="opa" if args.opa_url else "embedded",
+            authorize_authors=args.authorize_authors,
+            client_ca=args.client_ca is not None,
+            on_commit_failure=args.on_commit_failure,
+            group_commit=not args.no_group_commit,
+            gc_young_threshold=args.gc_young_threshold,
+        ),
+    )
     try:
         while not stop.wait(0.5):
             pass

@@ -74,8 +74,12 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record: ts, level, logger, msg, the fields, and `exception` if any."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {"ts": _timestamp(record), "level": record.levelname.lower(),
-                                 "logger": record.name, "msg": record.getMessage()}
+        entry: dict[str, Any] = {
+            "ts": _timestamp(record),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
         for key, value in record_fields(record).items():
             entry.setdefault(key, value)
         if record.exc_info:
@@ -85,11 +89,15 @@ class JsonFormatter(logging.Formatter):
 
 def add_arguments(parser: argparse.ArgumentParser, *, level: str = DEFAULT_LEVEL) -> None:
     """The `--log-level` and `--log-format` flags every daemon takes (`level`: the default level)."""
-    parser.add_argument("--log-level", choices=LEVELS, default=level,
-                        help="least severe level written (default: %(default)s)")
-    parser.add_argument("--log-format", choices=FORMATS, default=DEFAULT_FORMAT,
-                        help="text for people, json (one object per line) for a log pipeline "
-                             "(default: %(default)s)")
+    parser.add_argument(
+        "--log-level", choices=LEVELS, default=level, help="least severe level written (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default=DEFAULT_FORMAT,
+        help="text for people, json (one object per line) for a log pipeline (default: %(default)s)",
+    )
 
 
 def configure(level: str = DEFAULT_LEVEL, fmt: str = DEFAULT_FORMAT, stream: TextIO | None = None) -> None:

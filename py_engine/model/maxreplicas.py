@@ -49,6 +49,6 @@ def parse_max_replicas(raw: Any, field: str = "maxReplicas") -> MaxReplicas | No
     if isinstance(raw, str):
         match = _PERCENT.match(raw.strip())
         if match is None:
-            raise ModelError(field, f"{raw!r} is not a whole percentage like \"20%\"")
+            raise ModelError(field, f'{raw!r} is not a whole percentage like "20%"')
         return MaxReplicas(int(match.group(1)), percent=True)
     raise ModelError(field, f"must be an integer or a percentage string, not {raw!r}")

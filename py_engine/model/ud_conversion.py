@@ -37,8 +37,9 @@ def status_to_v1beta1(alpha: Mapping[str, Any]) -> JSON:
     update = _mapping(beta.pop("updateStatus", None))
     partitions = _mapping(update.get("currentPartitions"))
     raw_statuses = beta.get("subsetStatuses")
-    statuses: list[JSON] = [dict(e) for e in raw_statuses if isinstance(e, Mapping)] if isinstance(
-        raw_statuses, list) else []
+    statuses: list[JSON] = (
+        [dict(e) for e in raw_statuses if isinstance(e, Mapping)] if isinstance(raw_statuses, list) else []
+    )
     for name, value in replicas.items():
         _entry(statuses, str(name))["replicas"] = value
     for name, value in partitions.items():

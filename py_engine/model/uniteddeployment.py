@@ -115,7 +115,7 @@ def parse_replica_value(raw: Any, path: str) -> ReplicaValue | None:
     if isinstance(raw, str):
         match = _PERCENT.match(raw)
         if match is None:
-            raise ModelError(path, f"{raw!r} is not an integer or a percentage like \"25%\"")
+            raise ModelError(path, f'{raw!r} is not an integer or a percentage like "25%"')
         percent = int(match.group(1))
         if not 0 <= percent <= 100:
             raise ModelError(path, f"{raw!r} must be between 0% and 100%")
@@ -234,7 +234,9 @@ class UnitedDeployment:
     def from_object(cls, obj: Any) -> UnitedDeployment:
         """Read a UnitedDeployment dict of either group and version; ModelError if malformed."""
         if not is_uniteddeployment(obj):
-            raise ModelError("kind", "not a UnitedDeployment (spreadgate.dev or apps.kruise.io, v1beta1 or v1alpha1)")
+            raise ModelError(
+                "kind", "not a UnitedDeployment (spreadgate.dev or apps.kruise.io, v1beta1 or v1alpha1)"
+            )
         metadata = _mapping(obj.get("metadata"), "metadata")
         spec = _mapping(obj.get("spec"), "spec", required=True)
         raw_status = obj.get("status")
@@ -328,8 +330,11 @@ def _subsets(raw: Any) -> tuple[UdSubset, ...]:
         # The CRD and the validating webhook refuse more; one stored around them (written
         # before the bound, or with the webhook down) must not make the controller create a
         # workload per subset (issue 23: 2,290 Deployments in 20 s for 10,000 subsets).
-        raise ModelError("spec.topology.subsets", f"{len(items)} subsets, more than the {MAX_SUBSETS} allowed "
-                                                  "(the CRD's maxItems); nothing is reconciled until it is fixed")
+        raise ModelError(
+            "spec.topology.subsets",
+            f"{len(items)} subsets, more than the {MAX_SUBSETS} allowed "
+            "(the CRD's maxItems); nothing is reconciled until it is fixed",
+        )
     subsets: list[UdSubset] = []
     seen: set[str] = set()
     for index, item in enumerate(items):
@@ -346,7 +351,9 @@ def _subsets(raw: Any) -> tuple[UdSubset, ...]:
             UdSubset(
                 name=name,
                 index=index,
-                node_selector_term=_node_selector_term(data.get("nodeSelectorTerm"), f"{path}.nodeSelectorTerm"),
+                node_selector_term=_node_selector_term(
+                    data.get("nodeSelectorTerm"), f"{path}.nodeSelectorTerm"
+                ),
                 tolerations=tuple(
                     _mapping(t, f"{path}.tolerations[{j}]", required=True)
                     for j, t in enumerate(_list(data.get("tolerations"), f"{path}.tolerations"))
@@ -364,7 +371,9 @@ def _schedule(raw: Any) -> UdScheduleStrategy:
     data = _mapping(raw, "spec.topology.scheduleStrategy")
     kind = _string(data.get("type"), "spec.topology.scheduleStrategy.type")
     if kind not in ("", "Fixed", "Adaptive"):
-        raise ModelError("spec.topology.scheduleStrategy.type", f"unsupported value {kind!r}: Fixed or Adaptive")
+        raise ModelError(
+            "spec.topology.scheduleStrategy.type", f"unsupported value {kind!r}: Fixed or Adaptive"
+        )
     path = "spec.topology.scheduleStrategy.adaptive"
     adaptive = _mapping(data.get("adaptive"), path)
     critical = _integer(adaptive.get("rescheduleCriticalSeconds"), f"{path}.rescheduleCriticalSeconds")
@@ -378,7 +387,9 @@ def _schedule(raw: Any) -> UdScheduleStrategy:
         type=kind or "Fixed",
         adaptive=AdaptiveOptions(
             reschedule_critical_seconds=DEFAULT_RESCHEDULE_CRITICAL_SECONDS if critical is None else critical,
-            unschedulable_duration_seconds=DEFAULT_UNSCHEDULABLE_DURATION_SECONDS if duration is None else duration,
+            unschedulable_duration_seconds=DEFAULT_UNSCHEDULABLE_DURATION_SECONDS
+            if duration is None
+            else duration,
             reserve_unschedulable_pods=reserve,
         ),
     )

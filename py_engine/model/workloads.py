@@ -74,20 +74,26 @@ class WorkloadKind:
 
 
 REPLICASET = WorkloadKind("apps", "ReplicaSet", "v1", "replicasets", deletion_cost=True)
-DEPLOYMENT = WorkloadKind("apps", "Deployment", "v1", "deployments", deletion_cost=True,
-                          owner_chain=(REPLICASET.key,))
+DEPLOYMENT = WorkloadKind(
+    "apps", "Deployment", "v1", "deployments", deletion_cost=True, owner_chain=(REPLICASET.key,)
+)
 STATEFULSET = WorkloadKind("apps", "StatefulSet", "v1", "statefulsets", ordinal_placement=True)
 JOB = WorkloadKind("batch", "Job", "v1", "jobs", replicas_field="parallelism")
-CLONESET = WorkloadKind("apps.kruise.io", "CloneSet", "v1alpha1", "clonesets", deletion_cost=True, optional=True)
-KRUISE_STATEFULSET = WorkloadKind("apps.kruise.io", "StatefulSet", "v1beta1", "statefulsets",
-                                  ordinal_placement=True, optional=True)
+CLONESET = WorkloadKind(
+    "apps.kruise.io", "CloneSet", "v1alpha1", "clonesets", deletion_cost=True, optional=True
+)
+KRUISE_STATEFULSET = WorkloadKind(
+    "apps.kruise.io", "StatefulSet", "v1beta1", "statefulsets", ordinal_placement=True, optional=True
+)
 
 BUILTIN: tuple[WorkloadKind, ...] = (DEPLOYMENT, REPLICASET, STATEFULSET, JOB, CLONESET, KRUISE_STATEFULSET)
 _BY_KEY: dict[GroupKind, WorkloadKind] = {k.key: k for k in BUILTIN}
 BUILTIN_KEYS: frozenset[GroupKind] = frozenset(_BY_KEY)
 # The kinds on a built-in kind's owner chain (a Deployment's ReplicaSets): an object one of them
 # owns belongs, through it, to that object's own owner too (the controller's triggers follow it).
-OWNER_CHAIN_KINDS: frozenset[GroupKind] = frozenset(key for workload in BUILTIN for key in workload.owner_chain)
+OWNER_CHAIN_KINDS: frozenset[GroupKind] = frozenset(
+    key for workload in BUILTIN for key in workload.owner_chain
+)
 
 
 def builtin(group: str, kind: str) -> WorkloadKind | None:
@@ -253,11 +259,17 @@ def whitelist_in_objects(objects: Iterable[Mapping[str, Any]]) -> Whitelist:
     found = EMPTY_WHITELIST
     for obj in objects:
         meta = obj.get("metadata")
-        if obj.get("kind") != "ConfigMap" or not isinstance(meta, JSON_OBJECT) or meta.get("name") != KRUISE_CONFIGMAP:
+        if (
+            obj.get("kind") != "ConfigMap"
+            or not isinstance(meta, JSON_OBJECT)
+            or meta.get("name") != KRUISE_CONFIGMAP
+        ):
             continue
         data = obj.get("data")
         try:
-            found = found + parse_whitelist(data.get(WHITELIST_KEY) if isinstance(data, JSON_OBJECT) else None)
+            found = found + parse_whitelist(
+                data.get(WHITELIST_KEY) if isinstance(data, JSON_OBJECT) else None
+            )
         except WhitelistError as exc:
             raise WhitelistError(f"ConfigMap {KRUISE_CONFIGMAP}: {exc}") from None
     return found
@@ -332,8 +344,12 @@ def declared_replicas(kind: WorkloadKind, workload: Mapping[str, Any]) -> int:
     return kind.default_replicas if value is None else value
 
 
-def controller_replicas(spread: WorkloadSpread, workload: Mapping[str, Any] | None, whitelist: Whitelist,
-                        scale_replicas: int | None = None) -> int:
+def controller_replicas(
+    spread: WorkloadSpread,
+    workload: Mapping[str, Any] | None,
+    whitelist: Whitelist,
+    scale_replicas: int | None = None,
+) -> int:
     """The replica count as the controller reads it (§1.4, right column); raises PathError.
 
     A missing workload counts 0. A custom kind uses its `replicasPath` when one was given
@@ -380,7 +396,9 @@ def webhook_replicas(spread: WorkloadSpread, workload: Mapping[str, Any], whitel
         return 0
 
 
-def listing_replicas(spread: WorkloadSpread, workload: Mapping[str, Any], scale_replicas: int | None = None) -> int:
+def listing_replicas(
+    spread: WorkloadSpread, workload: Mapping[str, Any], scale_replicas: int | None = None
+) -> int:
     """The workload's own replica count, which decides "0 replicas lists no pods" (§1.4).
 
     Unlike `controller_replicas` no path overrides it: Kruise's pod finder reads the scale

@@ -258,11 +258,15 @@ def _subsets(raw: Any) -> tuple[Subset, ...]:
                 index=index,
                 max_replicas=parse_max_replicas(data.get("maxReplicas"), f"{path}.maxReplicas"),
                 required_node_selector_term=(
-                    _node_selector_term(required, f"{path}.requiredNodeSelectorTerm") if required is not None else None
+                    _node_selector_term(required, f"{path}.requiredNodeSelectorTerm")
+                    if required is not None
+                    else None
                 ),
                 preferred_node_selector_terms=tuple(
                     _preferred_term(t, f"{path}.preferredNodeSelectorTerms[{j}]")
-                    for j, t in enumerate(_list(data.get("preferredNodeSelectorTerms"), f"{path}.preferredNodeSelectorTerms"))
+                    for j, t in enumerate(
+                        _list(data.get("preferredNodeSelectorTerms"), f"{path}.preferredNodeSelectorTerms")
+                    )
                 ),
                 tolerations=tuple(
                     _mapping(t, f"{path}.tolerations[{j}]", required=True)

@@ -20,7 +20,9 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def constrained_label_keys(pod: Mapping[str, Any], subsets: Iterable[Mapping[str, Any]]) -> tuple[frozenset[str], bool]:
+def constrained_label_keys(
+    pod: Mapping[str, Any], subsets: Iterable[Mapping[str, Any]]
+) -> tuple[frozenset[str], bool]:
     """Label keys the pod's or any subset's node terms read, and whether any term reads the node name."""
     keys: set[str] = set()
     by_name = False
@@ -59,8 +61,9 @@ class NodeClassCache:
         self._entries: dict[tuple[str, frozenset[str], bool], NodeInventory] = {}
         self._lock = threading.Lock()
 
-    def classes(self, inventory: Sequence[Mapping[str, Any]], label_keys: frozenset[str],
-                keep_names: bool) -> NodeInventory:
+    def classes(
+        self, inventory: Sequence[Mapping[str, Any]], label_keys: frozenset[str], keep_names: bool
+    ) -> NodeInventory:
         """The reduced inventory; computed once per key (an inventory without a `version`
         is reduced every time)."""
         version = getattr(inventory, "version", None)
@@ -104,20 +107,24 @@ def policy_node_classes(
         if node.get("unschedulable") or pods < 1:
             continue
         labels = tuple(sorted((k, v) for k, v in (node.get("labels") or {}).items() if k in label_keys))
-        taints = tuple(sorted(
-            (str(t.get("key", "")), str(t.get("value", "")), str(t["effect"]))
-            for t in node.get("taints") or []
-            if t.get("effect") in ("NoSchedule", "NoExecute")
-        ))
+        taints = tuple(
+            sorted(
+                (str(t.get("key", "")), str(t.get("value", "")), str(t["effect"]))
+                for t in node.get("taints") or []
+                if t.get("effect") in ("NoSchedule", "NoExecute")
+            )
+        )
         key = (labels, taints, node.get("name", "") if keep_names else "")
         classes.setdefault(key, []).append((float(free.get("cpu", 0)), int(free.get("memory", 0)), pods))
     facts = []
     for (labels, taints, name), vectors in classes.items():
         for cpu, memory, pods in _pareto_front(vectors):
-            facts.append({
-                "name": name,
-                "labels": dict(labels),
-                "taints": [{"key": k, "value": v, "effect": e} for k, v, e in taints],
-                "free": {"cpu": cpu, "memory": memory, "pods": pods},
-            })
+            facts.append(
+                {
+                    "name": name,
+                    "labels": dict(labels),
+                    "taints": [{"key": k, "value": v, "effect": e} for k, v, e in taints],
+                    "free": {"cpu": cpu, "memory": memory, "pods": pods},
+                }
+            )
     return NodeInventory(facts)

@@ -52,6 +52,7 @@ def _canonical(value: Any) -> str:
     """Canonical JSON text (sorted keys, no spaces; anything else as `str`)."""
     return _CANONICAL.encode(value)
 
+
 # The order in which a subset's reasons are listed (the first one is shown in warnings); the
 # words themselves are the policy's (`decision.reasons`, policies/subset/eligibility.rego).
 SKIP_ORDER: tuple[str, ...] = ("unschedulable", "contradicts_pod", "no_node_fits")
@@ -94,7 +95,11 @@ def _resources(resources: Any) -> dict[str, Any]:
 def _well_formed_affinity(affinity: Any) -> dict[str, Any] | None:
     """The pod's required node terms that have Kubernetes' shape, or None."""
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, JSON_OBJECT) else None
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, JSON_OBJECT) else None
+    required = (
+        node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(node_affinity, JSON_OBJECT)
+        else None
+    )
     terms = required.get("nodeSelectorTerms") if isinstance(required, JSON_OBJECT) else None
     if not isinstance(terms, list):
         return None
@@ -138,7 +143,9 @@ def trim_subset(subset: Mapping[str, Any], *, node_fit: bool = True) -> dict[str
     fit its tolerations and the container resources its patch sets."""
     trimmed: dict[str, Any] = {"name": subset.get("name")}
     term = subset.get("requiredNodeSelectorTerm")
-    if term or isinstance(term, JSON_OBJECT):  # an empty term still matters: injected alone, it matches no node
+    if term or isinstance(
+        term, JSON_OBJECT
+    ):  # an empty term still matters: injected alone, it matches no node
         trimmed["requiredNodeSelectorTerm"] = term
     if not node_fit:
         return trimmed
@@ -172,7 +179,9 @@ def build_eligibility_input(
         "pod": trim_pod(pod),
         "workloadSpread": {
             "spec": {
-                "subsets": [trim_subset(s, node_fit=nodes is not None) for s in items if isinstance(s, JSON_OBJECT)]
+                "subsets": [
+                    trim_subset(s, node_fit=nodes is not None) for s in items if isinstance(s, JSON_OBJECT)
+                ]
             }
         },
         "subsetStatuses": [
@@ -194,7 +203,9 @@ def decide_eligibility(engine: PolicyEngine, policy_input: Mapping[str, Any]) ->
     skipped = skipped if isinstance(skipped, JSON_OBJECT) else {}
     texts = result.get("reasons")
     texts = texts if isinstance(texts, JSON_OBJECT) else {}
-    for reason in sorted(skipped, key=lambda r: (SKIP_ORDER.index(r) if r in SKIP_ORDER else len(SKIP_ORDER), r)):
+    for reason in sorted(
+        skipped, key=lambda r: (SKIP_ORDER.index(r) if r in SKIP_ORDER else len(SKIP_ORDER), r)
+    ):
         for name in skipped.get(reason) or []:
             rejected.setdefault(str(name), []).append(str(texts.get(reason) or reason))
     return EligibilityDecision(
@@ -317,8 +328,6 @@ class SubsetInputs:
         return trimmed, text
 
 
-
-
 def decide_subsets(
     engine: PolicyEngine,
     pod: Mapping[str, Any],
@@ -339,8 +348,12 @@ def decide_subsets(
     whole input is built and keyed as before.
     """
     if cache is None or inputs is None or (nodes is not None and nodes_version is None):
-        return decide_eligibility_cached(engine, build_eligibility_input(pod, subsets, subset_statuses, nodes), cache,
-                                         nodes_version=nodes_version)
+        return decide_eligibility_cached(
+            engine,
+            build_eligibility_input(pod, subsets, subset_statuses, nodes),
+            cache,
+            nodes_version=nodes_version,
+        )
     trimmed, subsets_text = inputs.trimmed(subsets, node_fit=nodes is not None)
     pod_part = trim_pod(pod)
     statuses = [{"name": s.get("name"), "conditions": subset_conditions(s)} for s in subset_statuses]
@@ -352,8 +365,11 @@ def decide_subsets(
     key = "subsets:" + hashlib.blake2b(f"{parts}\n{subsets_text}".encode(), digest_size=16).hexdigest()
     decision = cache.get(key)
     if decision is None:
-        policy_input: dict[str, Any] = {"pod": pod_part, "workloadSpread": {"spec": {"subsets": trimmed}},
-                                        "subsetStatuses": statuses}
+        policy_input: dict[str, Any] = {
+            "pod": pod_part,
+            "workloadSpread": {"spec": {"subsets": trimmed}},
+            "subsetStatuses": statuses,
+        }
         if nodes is not None:
             policy_input["nodes"] = list(nodes)
         decision = decide_eligibility(engine, policy_input)

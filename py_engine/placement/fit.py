@@ -46,9 +46,15 @@ class SubsetTerms:
         return entry
 
 
-def fitting_subsets(engine: PolicyEngine, pod: Mapping[str, Any], subsets: Sequence[SubsetTerms],
-                    inventory: Sequence[Mapping[str, Any]], *, cache: EligibilityCache | None = None,
-                    node_classes: NodeClassCache | None = None) -> EligibilityDecision:
+def fitting_subsets(
+    engine: PolicyEngine,
+    pod: Mapping[str, Any],
+    subsets: Sequence[SubsetTerms],
+    inventory: Sequence[Mapping[str, Any]],
+    *,
+    cache: EligibilityCache | None = None,
+    node_classes: NodeClassCache | None = None,
+) -> EligibilityDecision:
     """The policy's decision for a pod shaped `pod` (`{"spec": ...}`) over `subsets` and the
     nodes of `inventory`: eligible names in `subsets` order, and why the others are not.
     Raises PolicyError when the policy fails."""

@@ -13,7 +13,6 @@ cache can key decisions by it without re-serialising hundreds of nodes. `classes
 reduces an inventory to what the policy can tell apart.
 """
 
-
 from __future__ import annotations
 
 import hashlib
@@ -110,7 +109,9 @@ class NodeInventory(Sequence[NodeFacts]):
         return f"NodeInventory({len(self._facts)} nodes, version={self.version[:12]})"
 
 
-def build_node_inventory(nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]) -> NodeInventory:
+def build_node_inventory(
+    nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]
+) -> NodeInventory:
     """Facts of every node, with the pods bound to each subtracted from its allocatable."""
     by_node: dict[str, list[Mapping[str, Any]]] = {}
     for pod in pods:

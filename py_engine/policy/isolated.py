@@ -95,8 +95,11 @@ class _Worker:
         parent_end, child_end = socket.socketpair()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(child_end.fileno())], pass_fds=(child_end.fileno(),),
-                stdin=subprocess.DEVNULL, close_fds=True)
+                [sys.executable, "-m", __name__, str(child_end.fileno())],
+                pass_fds=(child_end.fileno(),),
+                stdin=subprocess.DEVNULL,
+                close_fds=True,
+            )
         finally:
             child_end.close()
         self.conn = Connection(parent_end.detach())
@@ -133,8 +136,13 @@ class _Worker:
 class IsolatedEngine:
     """`PolicyEngine` evaluating in `workers` child processes, each call under `deadline_seconds`."""
 
-    def __init__(self, sources: tuple[PolicySource, ...], *, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
-                 workers: int = DEFAULT_WORKERS) -> None:
+    def __init__(
+        self,
+        sources: tuple[PolicySource, ...],
+        *,
+        deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+        workers: int = DEFAULT_WORKERS,
+    ) -> None:
         if deadline_seconds <= 0 or workers < 1:
             raise ValueError("an isolated engine needs a positive deadline and at least one worker")
         self._sources = sources
@@ -159,7 +167,8 @@ class IsolatedEngine:
         except queue.Empty:
             raise PolicyDeadlineExceeded(
                 f"policy evaluation deadline of {self.deadline_seconds:g} s passed while every policy "
-                "worker was busy") from None
+                "worker was busy"
+            ) from None
         worker = slot if slot is not None and slot.alive() else _Worker(self._sources)
         try:
             starting = self._await_start(worker)
@@ -172,7 +181,8 @@ class IsolatedEngine:
             raise PolicyDeadlineExceeded(
                 f"policy evaluation of {rule} did not finish within its deadline of "
                 f"{self.deadline_seconds:g} s "
-                "(the object is too costly to validate; it was stopped)") from None
+                "(the object is too costly to validate; it was stopped)"
+            ) from None
         except PolicyError:
             worker.stop()
             worker = _Worker(self._sources)

@@ -59,8 +59,12 @@ class OpaRestEngine:
         """None when OPA answers `GET /health` with 200 within `timeout` seconds, else why not
         (the webhook's readiness check, webhook/readiness.py)."""
         try:
-            response = self._http.request("GET", f"{self._base_url}/health",
-                                          timeout=urllib3.Timeout(total=timeout), preload_content=True)
+            response = self._http.request(
+                "GET",
+                f"{self._base_url}/health",
+                timeout=urllib3.Timeout(total=timeout),
+                preload_content=True,
+            )
         except urllib3.exceptions.HTTPError as exc:
             return f"OPA at {self._base_url} unreachable: {exc}"
         if response.status != 200:

@@ -95,7 +95,9 @@ class RegoTestItem(pytest.Item):
         try:
             raw = engine.eval_rule_as_json(self.rule)
         except RuntimeError as exc:
-            raise RegoTestFailed(f"{self.rule} raised an evaluation error: {error_summary(str(exc))}") from None
+            raise RegoTestFailed(
+                f"{self.rule} raised an evaluation error: {error_summary(str(exc))}"
+            ) from None
         if raw != "true":
             outcome = "undefined" if raw == '"<undefined>"' else raw
             raise RegoTestFailed(f"{self.rule} evaluated to {outcome}, expected true")

@@ -39,8 +39,9 @@ def default_policy_dir() -> Traversable:
     return resource(POLICIES)
 
 
-def load_policy_sources(root: Traversable | None = None, *,
-                        include_tests: bool = False) -> tuple[PolicySource, ...]:
+def load_policy_sources(
+    root: Traversable | None = None, *, include_tests: bool = False
+) -> tuple[PolicySource, ...]:
     """Read every `.rego` file under `root`, sorted by path so engines are built identically.
 
     Test files (`*_test.rego`) are left out unless asked for: production engines

@@ -43,7 +43,9 @@ class CacheSet(ABC):
 class SharedCaches(CacheSet):
     """One `WatchCache` per resource, built on first request (its name is the first requester's)."""
 
-    def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300) -> None:
+    def __init__(
+        self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300
+    ) -> None:
         self._client = client
         self._namespace = namespace
         self._watch_timeout_seconds = watch_timeout_seconds
@@ -57,8 +59,12 @@ class SharedCaches(CacheSet):
             if cache is None:
                 namespace = self._namespace if resource.namespaced else None
                 cache = self._caches[resource] = WatchCache(
-                    self._client, resource, namespace=namespace,
-                    watch_timeout_seconds=self._watch_timeout_seconds, name=name)
+                    self._client,
+                    resource,
+                    namespace=namespace,
+                    watch_timeout_seconds=self._watch_timeout_seconds,
+                    name=name,
+                )
             return cache
 
     def caches(self) -> list[WatchCache]:
@@ -70,11 +76,20 @@ class CacheGroup(CacheSet):
     """Subclasses build their caches with `watch` and list them in `caches`. Starting or
     stopping a cache twice is harmless, so groups sharing caches can each start and stop theirs."""
 
-    def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300,
-                 shared: SharedCaches | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        namespace: str | None = None,
+        watch_timeout_seconds: int = 300,
+        shared: SharedCaches | None = None,
+    ) -> None:
         self._client = client
-        self.shared = shared if shared is not None else SharedCaches(
-            client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
+        self.shared = (
+            shared
+            if shared is not None
+            else SharedCaches(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
+        )
 
     def watch(self, resource: Resource, name: str) -> WatchCache:
         """The cache of `resource` (the shared one when the group shares its caches)."""

@@ -34,22 +34,44 @@ EVENTS = Resource("", "v1", "events", True, "Event")
 _SEQ = itertools.count(1)
 
 
-def event_body(obj: Mapping[str, Any], event: Event, *, api_version: Any, kind: Any, component: str, host: str,
-               now: datetime, seq: int) -> dict[str, Any]:
+def event_body(
+    obj: Mapping[str, Any],
+    event: Event,
+    *,
+    api_version: Any,
+    kind: Any,
+    component: str,
+    host: str,
+    now: datetime,
+    seq: int,
+) -> dict[str, Any]:
     """The Event recording `event` on `obj`, whose `apiVersion`/`kind` are given (the object
     as listed may lack them), reported by `component` on `host` at `now`."""
     m = meta(obj)
     ns, name = str(m.get("namespace") or "default"), str(m.get("name") or "")
     return {
-        "apiVersion": "v1", "kind": "Event",
+        "apiVersion": "v1",
+        "kind": "Event",
         "metadata": {"name": f"{name}.{int(now.timestamp() * 1e6):x}{seq:04x}", "namespace": ns},
-        "involvedObject": {"apiVersion": api_version, "kind": kind, "namespace": ns, "name": name,
-                           "uid": m.get("uid"), "resourceVersion": m.get("resourceVersion")},
-        "type": event.type, "reason": event.reason, "message": event.message,
+        "involvedObject": {
+            "apiVersion": api_version,
+            "kind": kind,
+            "namespace": ns,
+            "name": name,
+            "uid": m.get("uid"),
+            "resourceVersion": m.get("resourceVersion"),
+        },
+        "type": event.type,
+        "reason": event.reason,
+        "message": event.message,
         "source": {"component": component, "host": host},
-        "reportingComponent": component, "reportingInstance": host,
-        "firstTimestamp": format_time(now), "lastTimestamp": format_time(now),
-        "eventTime": format_micro_time(now), "action": "Reconcile", "count": 1,
+        "reportingComponent": component,
+        "reportingInstance": host,
+        "firstTimestamp": format_time(now),
+        "lastTimestamp": format_time(now),
+        "eventTime": format_micro_time(now),
+        "action": "Reconcile",
+        "count": 1,
     }
 
 
@@ -75,13 +97,26 @@ class ObjectEventRecorder(ABC):
     def record(self, obj: Mapping[str, Any], event: Event) -> bool:
         """Create the Event; False (logged) when the API refuses it."""
         api_version, kind = self.involved_type(obj)
-        body = event_body(obj, event, api_version=api_version, kind=kind, component=self.component,
-                          host=self.host, now=self.clock.now(), seq=next(_SEQ))
+        body = event_body(
+            obj,
+            event,
+            api_version=api_version,
+            kind=kind,
+            component=self.component,
+            host=self.host,
+            now=self.clock.now(),
+            seq=next(_SEQ),
+        )
         ns, name = body["metadata"]["namespace"], body["involvedObject"]["name"]
         try:
             self.client.create(EVENTS, ns, body)
         except KubeError as exc:
-            self.log.warning("event %s not recorded", event.reason, extra=fields(
-                **self.failure_fields(ns, name), write="event", event=event.reason, cause=str(exc)))
+            self.log.warning(
+                "event %s not recorded",
+                event.reason,
+                extra=fields(
+                    **self.failure_fields(ns, name), write="event", event=event.reason, cause=str(exc)
+                ),
+            )
             return False
         return True

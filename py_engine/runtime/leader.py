@@ -45,8 +45,16 @@ class LeaderConfig:
 class LeaderElector:
     """Acquire, renew and release one Lease; see the module docstring."""
 
-    def __init__(self, client: KubeClient, clock: Clock, config: LeaderConfig,
-                 on_started: Callable[[], None], on_stopped: Callable[[], None], *, rejoin: bool = False) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        clock: Clock,
+        config: LeaderConfig,
+        on_started: Callable[[], None],
+        on_stopped: Callable[[], None],
+        *,
+        rejoin: bool = False,
+    ) -> None:
         self.client, self.clock, self.config = client, clock, config
         self.on_started, self.on_stopped = on_started, on_stopped
         self.rejoin = rejoin
@@ -70,10 +78,18 @@ class LeaderElector:
         try:
             lease = self.client.get(LEASES, cfg.namespace, cfg.name)
         except NotFound:
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": cfg.name, "namespace": cfg.namespace},
-                    "spec": {"holderIdentity": cfg.identity, "leaseDurationSeconds": int(cfg.lease_duration),
-                             "acquireTime": now, "renewTime": now, "leaseTransitions": 0}}
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": cfg.name, "namespace": cfg.namespace},
+                "spec": {
+                    "holderIdentity": cfg.identity,
+                    "leaseDurationSeconds": int(cfg.lease_duration),
+                    "acquireTime": now,
+                    "renewTime": now,
+                    "leaseTransitions": 0,
+                },
+            }
             try:
                 self.client.create(LEASES, cfg.namespace, body)
             except KubeError as exc:
@@ -135,8 +151,13 @@ class LeaderElector:
             return False
         self.lost.clear()
         self.leading.set()
-        log.info("acquired lease %s/%s as %s", self.config.namespace, self.config.name, self.config.identity,
-                 extra=fields(lease=self._lease_name(), identity=self.config.identity))
+        log.info(
+            "acquired lease %s/%s as %s",
+            self.config.namespace,
+            self.config.name,
+            self.config.identity,
+            extra=fields(lease=self._lease_name(), identity=self.config.identity),
+        )
         self.on_started()
         last_renew = self.clock.monotonic()
         while not self._stop.wait(self.config.retry_period):
@@ -148,10 +169,17 @@ class LeaderElector:
                 self.leading.clear()
                 self.lost.set()
                 # The one record of the loss: `on_stopped` (the CLI exits) does not log it again.
-                cause = (f"taken by {self._observed[0]}" if taken
-                         else f"not renewed for {self.config.renew_deadline:g}s")
-                log.error("lost lease %s/%s", self.config.namespace, self.config.name, extra=fields(
-                    lease=self._lease_name(), identity=self.config.identity, cause=cause))
+                cause = (
+                    f"taken by {self._observed[0]}"
+                    if taken
+                    else f"not renewed for {self.config.renew_deadline:g}s"
+                )
+                log.error(
+                    "lost lease %s/%s",
+                    self.config.namespace,
+                    self.config.name,
+                    extra=fields(lease=self._lease_name(), identity=self.config.identity, cause=cause),
+                )
                 self.on_stopped()
                 return True
         self.release()

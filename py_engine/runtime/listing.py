@@ -25,7 +25,9 @@ V = TypeVar("V")
 
 def by_name(objects: list[JSON]) -> list[JSON]:
     """API list order (namespace, then name): the order the reference breaks ties by."""
-    return sorted(objects, key=lambda o: (str(meta(o).get("namespace") or ""), str(meta(o).get("name") or "")))
+    return sorted(
+        objects, key=lambda o: (str(meta(o).get("namespace") or ""), str(meta(o).get("name") or ""))
+    )
 
 
 class ListedLists:

@@ -66,9 +66,17 @@ class Managed:
 class Manager:
     """See the module docstring. `start()` returns at once; `stop()` joins every thread."""
 
-    def __init__(self, client: KubeClient, *, clock: Clock | None = None, leader: LeaderConfig | None = None,
-                 on_lost: Callable[[], None] | None = None, namespace: str | None = None,
-                 watch_timeout_seconds: int = 300, owns_client: bool = False) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        clock: Clock | None = None,
+        leader: LeaderConfig | None = None,
+        on_lost: Callable[[], None] | None = None,
+        namespace: str | None = None,
+        watch_timeout_seconds: int = 300,
+        owns_client: bool = False,
+    ) -> None:
         self.client = client
         self.clock = clock or RealClock()
         self.caches = SharedCaches(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
@@ -128,8 +136,11 @@ class Manager:
         """Start the caches, wait for their first lists, then lead (or campaign)."""
         self.caches.start()
         if not self.caches.wait_synced(sync_timeout):
-            log.warning("caches not synced after %.0fs; starting anyway", sync_timeout,
-                        extra=fields(timeout_seconds=sync_timeout))
+            log.warning(
+                "caches not synced after %.0fs; starting anyway",
+                sync_timeout,
+                extra=fields(timeout_seconds=sync_timeout),
+            )
         if self.elector is None:
             self._gained()
         else:

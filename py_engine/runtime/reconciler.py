@@ -94,8 +94,9 @@ class Reconciler(ABC, Generic[ReportT]):
     settled: frozenset[str] = SUCCESS
     """Outcomes that end the key's back-off and honour its `requeue_after`."""
 
-    def __init__(self, clock: Clock, options: WorkerSettings, metrics: LoopMetrics,
-                 queue_gauge: tuple[str, str]) -> None:
+    def __init__(
+        self, clock: Clock, options: WorkerSettings, metrics: LoopMetrics, queue_gauge: tuple[str, str]
+    ) -> None:
         self.clock = clock
         self._rate_limit = options.rate_limit
         self.queue = WorkQueue(clock, options.rate_limit)
@@ -178,7 +179,9 @@ class Reconciler(ABC, Generic[ReportT]):
         if isinstance(exc, Conflict):
             # Both writers turn every other 409 into a failure or retry it themselves: one that
             # reaches the loop is a stale status (the webhook wrote first), requeued.
-            self.log.debug("status write conflict, requeued", extra=fields(**where, write="status", cause=str(exc)))
+            self.log.debug(
+                "status write conflict, requeued", extra=fields(**where, write="status", cause=str(exc))
+            )
             return self.failed_report(key, "conflict", str(exc))
         expected = self.expected_failure(exc)
         if expected is not None:

@@ -91,7 +91,9 @@ class WorkQueue:
             self._failures[key] = failures + 1
             per_key = float(min(self.limit.base_delay * 2.0**failures, self.limit.max_delay))
             now = self.clock.monotonic()
-            self._tokens = min(float(self.limit.burst), self._tokens + (now - self._tokens_at) * self.limit.qps)
+            self._tokens = min(
+                float(self.limit.burst), self._tokens + (now - self._tokens_at) * self.limit.qps
+            )
             self._tokens_at = now
             self._tokens -= 1.0
             bucket = 0.0 if self._tokens >= 0 else -self._tokens / self.limit.qps

@@ -139,8 +139,10 @@ def _partition_field(cloneset: Mapping[str, Any]) -> tuple[object, str]:
     version = str(cloneset.get("apiVersion") or "")
     if version.endswith("/v1alpha1") or (not version and not isinstance(rolling, Mapping)):
         return strategy.get("partition"), "spec.updateStrategy.partition"
-    return (rolling.get("partition") if isinstance(rolling, Mapping) else None,
-            "spec.updateStrategy.rollingUpdate.partition")
+    return (
+        rolling.get("partition") if isinstance(rolling, Mapping) else None,
+        "spec.updateStrategy.rollingUpdate.partition",
+    )
 
 
 def _short_hash(revision: str) -> str:

@@ -60,8 +60,12 @@ def _diff(source: Any, target: Any, path: str, out: list[dict[str, Any]]) -> Non
         return
     if json_equal(source, target):
         return
-    if (type(source) is list and type(target) is list and len(target) > len(source)
-            and json_equal(source, target[:len(source)])):
+    if (
+        type(source) is list
+        and type(target) is list
+        and len(target) > len(source)
+        and json_equal(source, target[: len(source)])
+    ):
         for index in range(len(source), len(target)):
             out.append({"op": "add", "path": f"{path}/{index}", "value": target[index]})
         return

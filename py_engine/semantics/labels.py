@@ -57,7 +57,8 @@ def validate_label_key(key: str) -> None:
     if not name or len(name) > 63 or not _NAME_RE.match(name):
         raise SelectorError(
             f"invalid label key {key!r}: name part must be 63 characters or less, "
-            "begin and end with an alphanumeric character and contain only [-_.a-zA-Z0-9]")
+            "begin and end with an alphanumeric character and contain only [-_.a-zA-Z0-9]"
+        )
 
 
 def validate_label_value(value: str) -> None:
@@ -67,7 +68,8 @@ def validate_label_value(value: str) -> None:
     if len(value) > 63 or not _NAME_RE.match(value):
         raise SelectorError(
             f"invalid label value {value!r}: must be 63 characters or less, begin and end "
-            "with an alphanumeric character and contain only [-_.a-zA-Z0-9]")
+            "with an alphanumeric character and contain only [-_.a-zA-Z0-9]"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,10 +241,14 @@ def parse_selector(text: str | None) -> Selector:
                     raise SelectorError(f"selector {text!r}: {nxt} needs at least one value")
                 reqs.append(Requirement(key, nxt, frozenset(values)))
             else:
-                raise SelectorError(f"unable to parse selector {text!r}: unexpected {nxt!r} after key {key!r}")
+                raise SelectorError(
+                    f"unable to parse selector {text!r}: unexpected {nxt!r} after key {key!r}"
+                )
         if i < len(tokens):
             if tokens[i] != ",":
-                raise SelectorError(f"unable to parse selector {text!r}: expected ',' but found {tokens[i]!r}")
+                raise SelectorError(
+                    f"unable to parse selector {text!r}: expected ',' but found {tokens[i]!r}"
+                )
             i += 1
             if i >= len(tokens):
                 raise SelectorError(f"unable to parse selector {text!r}: trailing ','")

@@ -26,7 +26,7 @@ def depth_exceeds(value: Any, limit: int) -> bool:
         node, depth = stack.pop()
         if depth > limit:
             return True
-        for child in (node.values() if isinstance(node, dict) else node):
+        for child in node.values() if isinstance(node, dict) else node:
             if isinstance(child, (dict, list)):
                 stack.append((child, depth + 1))
     return False

@@ -185,7 +185,9 @@ def untolerated_taint(
 def intolerable_prefer_no_schedule_count(taints: Sequence[Obj], tolerations: Sequence[Obj]) -> int:
     """How many `PreferNoSchedule` taints the pod does not tolerate (lower is better)."""
     prefer = [t for t in tolerations if (t.get("effect") or "") in ("", "PreferNoSchedule")]
-    return sum(1 for taint in taints if taint.get("effect") == "PreferNoSchedule" and not _tolerated(taint, prefer))
+    return sum(
+        1 for taint in taints if taint.get("effect") == "PreferNoSchedule" and not _tolerated(taint, prefer)
+    )
 
 
 def tolerates_unschedulable(pod: Obj) -> bool:

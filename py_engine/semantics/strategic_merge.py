@@ -131,8 +131,10 @@ GENERIC_SCHEMA: Schema = {
 
 # ----------------------------------------------------------------------- merge
 
-def strategic_merge(original: Mapping[str, Any], patch: Mapping[str, Any],
-                    schema: Schema | None = POD_SCHEMA) -> dict[str, Any]:
+
+def strategic_merge(
+    original: Mapping[str, Any], patch: Mapping[str, Any], schema: Schema | None = POD_SCHEMA
+) -> dict[str, Any]:
     """Apply a strategic merge `patch` to `original`; both are left untouched.
 
     `schema` describes the top-level object (default: a whole Pod). Use
@@ -140,7 +142,9 @@ def strategic_merge(original: Mapping[str, Any], patch: Mapping[str, Any],
     merge-patch behaviour.
     """
     if not isinstance(patch, Mapping):
-        raise StrategicMergeError(f"a strategic merge patch must be a JSON object, got {type(patch).__name__}")
+        raise StrategicMergeError(
+            f"a strategic merge patch must be a JSON object, got {type(patch).__name__}"
+        )
     if not isinstance(original, Mapping):
         raise StrategicMergeError("the patched document must be a JSON object")
     target = copy.deepcopy(dict(original))
@@ -148,8 +152,7 @@ def strategic_merge(original: Mapping[str, Any], patch: Mapping[str, Any],
     return {} if result is _DELETE else target
 
 
-def _merge_map(target: dict[str, Any], patch: Mapping[str, Any], schema: Schema | None,
-               path: str) -> Any:
+def _merge_map(target: dict[str, Any], patch: Mapping[str, Any], schema: Schema | None, path: str) -> Any:
     """Merge `patch` into `target` in place; returns `_DELETE` for `$patch: delete`."""
     directive = patch.get("$patch")
     if directive == "delete":
@@ -215,15 +218,17 @@ def _merge_list(cur: list[Any], patch: list[Any], fld: Field | None, path: str) 
     if strategy == "merge" and fld is not None and fld.merge_key:
         mk = fld.merge_key
         if any(isinstance(e, Mapping) and e.get("$patch") == "replace" for e in patch):
-            return [_clean_map(e) for e in patch
-                    if isinstance(e, Mapping) and e.get("$patch") != "replace"]
+            return [_clean_map(e) for e in patch if isinstance(e, Mapping) and e.get("$patch") != "replace"]
         result = copy.deepcopy(cur)
         for el in patch:
             if not isinstance(el, Mapping):
-                raise StrategicMergeError(f"{path.rstrip('.')}: list elements must be objects (merge key {mk!r})")
+                raise StrategicMergeError(
+                    f"{path.rstrip('.')}: list elements must be objects (merge key {mk!r})"
+                )
             if mk not in el:
                 raise StrategicMergeError(
-                    f"{path.rstrip('.')}: element does not contain declared merge key {mk!r}")
+                    f"{path.rstrip('.')}: element does not contain declared merge key {mk!r}"
+                )
             keyval = el[mk]
             idx = next((i for i, o in enumerate(result) if isinstance(o, dict) and o.get(mk) == keyval), None)
             if el.get("$patch") == "delete":
@@ -242,8 +247,7 @@ def _merge_list(cur: list[Any], patch: list[Any], fld: Field | None, path: str) 
             if el not in result:
                 result.append(copy.deepcopy(el))
         return result
-    return [_clean_value(e) for e in patch
-            if not (isinstance(e, Mapping) and e.get("$patch") == "delete")]
+    return [_clean_value(e) for e in patch if not (isinstance(e, Mapping) and e.get("$patch") == "delete")]
 
 
 def _apply_order(items: list[Any], order: list[Any], merge_key: str | None) -> list[Any]:
@@ -285,8 +289,11 @@ def _clean_value(value: Any) -> Any:
         cleaned = _clean_map(value)
         return {} if cleaned is _DELETE else cleaned
     if isinstance(value, list):
-        return [_clean_value(v) for v in value
-                if not (isinstance(v, Mapping) and v.get("$patch") in ("delete", "replace"))]
+        return [
+            _clean_value(v)
+            for v in value
+            if not (isinstance(v, Mapping) and v.get("$patch") in ("delete", "replace"))
+        ]
     return copy.deepcopy(value)
 
 
@@ -294,7 +301,6 @@ def _as_list(value: Any, path: str) -> list[Any]:
     if not isinstance(value, list):
         raise StrategicMergeError(f"{path}: must be a list")
     return value
-
 
 
 def json_merge_patch(original: Any, patch: Any) -> Any:

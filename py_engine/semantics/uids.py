@@ -55,9 +55,11 @@ def uuid_texts(entropy: bytes) -> list[str]:
     variant's two high bits to 10 (RFC 4122). Formatting the hex of the whole batch at once
     costs a fraction of building a `uuid.UUID` per text."""
     text = entropy.hex()
-    return [f"{text[i:i + 8]}-{text[i + 8:i + 12]}-4{text[i + 13:i + 16]}-"
-            f"{_VARIANT[text[i + 16]]}{text[i + 17:i + 20]}-{text[i + 20:i + 32]}"
-            for i in range(0, len(text) - 31, 32)]
+    return [
+        f"{text[i : i + 8]}-{text[i + 8 : i + 12]}-4{text[i + 13 : i + 16]}-"
+        f"{_VARIANT[text[i + 16]]}{text[i + 17 : i + 20]}-{text[i + 20 : i + 32]}"
+        for i in range(0, len(text) - 31, 32)
+    ]
 
 
 # The first hex digit of the variant byte with its two high bits forced to 10: 8, 9, a or b.

@@ -37,7 +37,9 @@ REVIEW_GROUPS = frozenset({AUTHORIZATION, AUTHENTICATION})
 
 
 def _invalid(rd: ResourceDef, field: str, value: Any, message: str) -> ApiError:
-    return errors.invalid(rd.group, rd.kind, "", [(field, "FieldValueInvalid", f"Invalid value: {value!r}: {message}")])
+    return errors.invalid(
+        rd.group, rd.kind, "", [(field, "FieldValueInvalid", f"Invalid value: {value!r}: {message}")]
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any] | None:
@@ -48,21 +50,38 @@ def _attributes(rd: ResourceDef, spec: Mapping[str, Any]) -> RequestAttributes:
     resource = _mapping(spec.get("resourceAttributes"))
     non_resource = _mapping(spec.get("nonResourceAttributes"))
     if resource is not None and non_resource is not None:
-        raise _invalid(rd, "spec.nonResourceAttributes", dict(non_resource),
-                       "cannot be specified in combination with resourceAttributes")
+        raise _invalid(
+            rd,
+            "spec.nonResourceAttributes",
+            dict(non_resource),
+            "cannot be specified in combination with resourceAttributes",
+        )
     if non_resource is not None:
-        return RequestAttributes(verb=str(non_resource.get("verb") or ""), path=str(non_resource.get("path") or ""))
+        return RequestAttributes(
+            verb=str(non_resource.get("verb") or ""), path=str(non_resource.get("path") or "")
+        )
     if resource is None:
-        raise _invalid(rd, "spec.resourceAttributes", None,
-                       "exactly one of nonResourceAttributes or resourceAttributes must be specified")
+        raise _invalid(
+            rd,
+            "spec.resourceAttributes",
+            None,
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        )
     return RequestAttributes(
-        verb=str(resource.get("verb") or ""), resource_request=True, api_group=str(resource.get("group") or ""),
-        api_version=str(resource.get("version") or ""), resource=str(resource.get("resource") or ""),
-        subresource=str(resource.get("subresource") or ""), name=str(resource.get("name") or ""),
-        namespace=str(resource.get("namespace") or ""))
+        verb=str(resource.get("verb") or ""),
+        resource_request=True,
+        api_group=str(resource.get("group") or ""),
+        api_version=str(resource.get("version") or ""),
+        resource=str(resource.get("resource") or ""),
+        subresource=str(resource.get("subresource") or ""),
+        name=str(resource.get("name") or ""),
+        namespace=str(resource.get("namespace") or ""),
+    )
 
 
-def review(rd: ResourceDef, namespace: str | None, body: Any, requester: UserInfo, authorizer: Authorizer) -> JSON:
+def review(
+    rd: ResourceDef, namespace: str | None, body: Any, requester: UserInfo, authorizer: Authorizer
+) -> JSON:
     """The answered review for a create of `rd` (one of the review kinds) by `requester`."""
     if not isinstance(body, Mapping):
         raise errors.bad_request(f"the body of the request must be a JSON object ({rd.kind})")
@@ -80,7 +99,11 @@ def review(rd: ResourceDef, namespace: str | None, body: Any, requester: UserInf
         if authorizer.mode == "AlwaysAllow":
             resource_rules = [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
             url_rules, errs = [{"verbs": ["*"], "nonResourceURLs": ["*"]}], []
-        status: JSON = {"resourceRules": resource_rules, "nonResourceRules": url_rules, "incomplete": bool(errs)}
+        status: JSON = {
+            "resourceRules": resource_rules,
+            "nonResourceRules": url_rules,
+            "incomplete": bool(errs),
+        }
         if errs:
             status["evaluationError"] = "; ".join(errs)
         out["status"] = status
@@ -94,8 +117,12 @@ def review(rd: ResourceDef, namespace: str | None, body: Any, requester: UserInf
             raise _invalid(rd, "spec.user", "", "at least one of user or group must be specified")
     if rd.kind == "LocalSubjectAccessReview":
         if not attrs.resource_request:
-            raise _invalid(rd, "spec.nonResourceAttributes", spec.get("nonResourceAttributes"),
-                           "disallowed on this kind of request")
+            raise _invalid(
+                rd,
+                "spec.nonResourceAttributes",
+                spec.get("nonResourceAttributes"),
+                "disallowed on this kind of request",
+            )
         if attrs.namespace != (namespace or ""):
             raise errors.bad_request(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
     decision = authorizer.authorize(user, attrs)

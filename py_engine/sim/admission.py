@@ -132,16 +132,32 @@ def compile_config(cfg: JSON) -> list[CompiledWebhook]:
     cname = str((cfg.get("metadata") or {}).get("name", ""))
     for wh in cfg.get("webhooks") or []:
         try:
-            ns_sel = selector_from_label_selector(wh["namespaceSelector"]) if wh.get("namespaceSelector") is not None else everything()
-            obj_sel = selector_from_label_selector(wh["objectSelector"]) if wh.get("objectSelector") is not None else everything()
+            ns_sel = (
+                selector_from_label_selector(wh["namespaceSelector"])
+                if wh.get("namespaceSelector") is not None
+                else everything()
+            )
+            obj_sel = (
+                selector_from_label_selector(wh["objectSelector"])
+                if wh.get("objectSelector") is not None
+                else everything()
+            )
         except SelectorError:  # rejected at validation time; be safe
             continue
-        out.append(CompiledWebhook(
-            cname, str(wh.get("name", "")), tuple(wh.get("rules") or ()), ns_sel, obj_sel,
-            str(wh.get("failurePolicy", "Fail")), float(wh.get("timeoutSeconds", 10)),
-            str(wh.get("sideEffects", "Unknown")), str(wh.get("matchPolicy", "Equivalent")),
-            dict(wh.get("clientConfig") or {}),
-        ))
+        out.append(
+            CompiledWebhook(
+                cname,
+                str(wh.get("name", "")),
+                tuple(wh.get("rules") or ()),
+                ns_sel,
+                obj_sel,
+                str(wh.get("failurePolicy", "Fail")),
+                float(wh.get("timeoutSeconds", 10)),
+                str(wh.get("sideEffects", "Unknown")),
+                str(wh.get("matchPolicy", "Equivalent")),
+                dict(wh.get("clientConfig") or {}),
+            )
+        )
     return out
 
 
@@ -209,7 +225,13 @@ class Admission:
                 ns_labels = None
             if ns_labels is not None and not wh.namespace_selector.matches(ns_labels):
                 return False
-        return not (not wh.object_selector.empty() and not (wh.object_selector.matches(labels_of(a.object or {})) or wh.object_selector.matches(labels_of(a.old_object or {}))))
+        return not (
+            not wh.object_selector.empty()
+            and not (
+                wh.object_selector.matches(labels_of(a.object or {}))
+                or wh.object_selector.matches(labels_of(a.old_object or {}))
+            )
+        )
 
     # ---------------------------------------------------------------- public
 
@@ -238,10 +260,14 @@ class Admission:
                 except Exception as exc:
                     if wh.failure_policy == "Ignore":
                         continue
-                    raise errors.internal(f'admission webhook "{wh.name}" returned an invalid patch: {exc}') from exc
+                    raise errors.internal(
+                        f'admission webhook "{wh.name}" returned an invalid patch: {exc}'
+                    ) from exc
                 problem = _malformed(obj, mutated)
                 if problem:
-                    raise errors.internal(f'admission webhook "{wh.name}" produced an invalid object: {problem}')
+                    raise errors.internal(
+                        f'admission webhook "{wh.name}" produced an invalid object: {problem}'
+                    )
                 obj = mutated
         a.object = obj
         return obj
@@ -272,11 +298,22 @@ class Admission:
             raise errors.bad_request(f'admission webhook "{wh.name}" does not support dry run')
         self.calls_total += 1
         uid = str(uuid.uuid4())
-        review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": self._request(uid, a)}
+        review = {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": self._request(uid, a),
+        }
         started = time.monotonic()
-        record: JSON = {"webhook": wh.name, "configuration": wh.config_name, "operation": a.operation,
-                        "resource": a.resource, "subresource": a.subresource, "namespace": a.namespace,
-                        "name": a.name, "dryRun": a.dry_run}
+        record: JSON = {
+            "webhook": wh.name,
+            "configuration": wh.config_name,
+            "operation": a.operation,
+            "resource": a.resource,
+            "subresource": a.subresource,
+            "namespace": a.namespace,
+            "name": a.name,
+            "dryRun": a.dry_run,
+        }
         try:
             response = self._post(wh, review, uid)
         except _WebhookFailure as exc:
@@ -288,8 +325,12 @@ class Admission:
         allowed = bool(response.get("allowed", False))
         hook_warnings = [str(w) for w in response.get("warnings") or []]
         warnings.extend(hook_warnings)
-        record.update(allowed=allowed, patched=bool(response.get("patch")), warnings=hook_warnings,
-                      latency_ms=(time.monotonic() - started) * 1000)
+        record.update(
+            allowed=allowed,
+            patched=bool(response.get("patch")),
+            warnings=hook_warnings,
+            latency_ms=(time.monotonic() - started) * 1000,
+        )
         self.audit.append(record)
         if not allowed:
             raise _denial(wh.name, response.get("status"))
@@ -326,10 +367,16 @@ class Admission:
             verify_name = None
         else:
             svc = cc.get("service") or {}
-            ns, name, port = str(svc.get("namespace", "")), str(svc.get("name", "")), int(svc.get("port", 443))
+            ns, name, port = (
+                str(svc.get("namespace", "")),
+                str(svc.get("name", "")),
+                int(svc.get("port", 443)),
+            )
             base = self._resolve(ns, name, port)
             if base is None:
-                raise _WebhookFailure(f'service "{ns}/{name}:{port}" has no endpoint (not in the service resolver)')
+                raise _WebhookFailure(
+                    f'service "{ns}/{name}:{port}" has no endpoint (not in the service resolver)'
+                )
             url = base.rstrip("/") + (svc.get("path") or "")
             verify_name = f"{name}.{ns}.svc"
         parts = urlsplit(url)
@@ -346,8 +393,12 @@ class Admission:
                     kwargs["ca_cert_data"] = ca_pem
                 pm = urllib3.PoolManager(num_pools=32, **kwargs)
                 self._pools[pool_key] = pm
-        pool_kwargs = {"assert_hostname": verify_name, "server_hostname": verify_name} if verify_name else None
-        pool = pm.connection_from_host(parts.hostname or "", parts.port or 443, "https", pool_kwargs=pool_kwargs)
+        pool_kwargs = (
+            {"assert_hostname": verify_name, "server_hostname": verify_name} if verify_name else None
+        )
+        pool = pm.connection_from_host(
+            parts.hostname or "", parts.port or 443, "https", pool_kwargs=pool_kwargs
+        )
         path = parts.path or "/"
         if parts.query:
             path += "?" + parts.query
@@ -368,12 +419,18 @@ class Admission:
             raise _WebhookFailure(f"invalid client config: {exc}") from None
         body = json.dumps(review, separators=(",", ":")).encode()
         try:
-            resp = pool.urlopen("POST", path, body=body,
-                                headers={"Content-Type": "application/json", "Accept": "application/json"},
-                                timeout=urllib3.Timeout(total=wh.timeout), retries=False,
-                                assert_same_host=False, preload_content=True)
+            resp = pool.urlopen(
+                "POST",
+                path,
+                body=body,
+                headers={"Content-Type": "application/json", "Accept": "application/json"},
+                timeout=urllib3.Timeout(total=wh.timeout),
+                retries=False,
+                assert_same_host=False,
+                preload_content=True,
+            )
         except urllib3.exceptions.HTTPError as exc:
-            raise _WebhookFailure(f"failed to call webhook: Post \"{pool.host}{path}\": {exc}") from None
+            raise _WebhookFailure(f'failed to call webhook: Post "{pool.host}{path}": {exc}') from None
         if resp.status != 200:
             raise _WebhookFailure(f"expected webhook response of 200, got {resp.status}")
         try:
@@ -384,7 +441,7 @@ class Admission:
         if not isinstance(response, dict):
             raise _WebhookFailure("webhook response was absent")
         if response.get("uid") != uid:
-            raise _WebhookFailure(f"expected response.uid=\"{uid}\", got \"{response.get('uid')}\"")
+            raise _WebhookFailure(f'expected response.uid="{uid}", got "{response.get("uid")}"')
         return response
 
 

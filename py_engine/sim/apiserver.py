@@ -93,15 +93,25 @@ from py_engine.sim.structural import validate_custom_object
 MAX_OBJECT_BYTES = 3 * 1024 * 1024
 """Kubernetes rejects request bodies above 3 MiB (etcd's object limit is ~1.5 MiB)."""
 
-DEFAULT_USER: JSON = {"username": "system:admin", "uid": "0",
-                      "groups": ["system:masters", "system:authenticated"]}
+DEFAULT_USER: JSON = {
+    "username": "system:admin",
+    "uid": "0",
+    "groups": ["system:masters", "system:authenticated"],
+}
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
 _UNDELETABLE_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _RETRIES = 16
-_IMMUTABLE_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-                   "namespace", "name", "generation")
+_IMMUTABLE_META = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "namespace",
+    "name",
+    "generation",
+)
 
 
 @dataclass
@@ -117,7 +127,9 @@ class RequestContext:
     """Names the writer when `field_manager` is not given, as kube-apiserver does."""
 
     def manager(self) -> str:
-        return managed_fields.manager_name(self.field_manager, self.user_agent, str(self.user.get("username", "")))
+        return managed_fields.manager_name(
+            self.field_manager, self.user_agent, str(self.user.get("username", ""))
+        )
 
 
 class _Retry(Exception):
@@ -147,9 +159,18 @@ class ApiWatch:
     quiet, carrying a resourceVersion from which a resumed watch misses nothing.
     """
 
-    def __init__(self, server: ApiServer, rd: ResourceDef, watcher: Watcher,
-                 initial: list[tuple[str, JSON, int]], *, bookmarks: bool, timeout: float | None,
-                 bookmark_interval: float, copy_objects: bool) -> None:
+    def __init__(
+        self,
+        server: ApiServer,
+        rd: ResourceDef,
+        watcher: Watcher,
+        initial: list[tuple[str, JSON, int]],
+        *,
+        bookmarks: bool,
+        timeout: float | None,
+        bookmark_interval: float,
+        copy_objects: bool,
+    ) -> None:
         self._server = server
         self._rd = rd
         self._watcher = watcher
@@ -196,9 +217,14 @@ class ApiWatch:
                     if self._bookmarks and time.monotonic() >= next_bookmark:
                         rv = self._server.store.resource_version
                         if q.empty():
-                            yield {"type": "BOOKMARK", "object": {
-                                "kind": self._rd.kind, "apiVersion": self._rd.api_version,
-                                "metadata": {"resourceVersion": str(rv)}}}
+                            yield {
+                                "type": "BOOKMARK",
+                                "object": {
+                                    "kind": self._rd.kind,
+                                    "apiVersion": self._rd.api_version,
+                                    "metadata": {"resourceVersion": str(rv)},
+                                },
+                            }
                         next_bookmark = time.monotonic() + self._interval
                     continue
                 if Watcher.is_close(item):
@@ -219,22 +245,33 @@ class ApiServer:
     `authorization_mode` is `RBAC` (default) or `AlwaysAllow` (py_engine/sim/authorizer.py).
     """
 
-    def __init__(self, clock: Clock | None = None, *, history_size: int = 10_000,
-                 service_resolver: ServiceResolver | None = None, faults: FaultInjector | None = None,
-                 bookmark_interval: float = 30.0, audit_size: int = 1000,
-                 max_object_bytes: int = MAX_OBJECT_BYTES, name_seed: int | None = None,
-                 authorization_mode: str = "RBAC") -> None:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        history_size: int = 10_000,
+        service_resolver: ServiceResolver | None = None,
+        faults: FaultInjector | None = None,
+        bookmark_interval: float = 30.0,
+        audit_size: int = 1000,
+        max_object_bytes: int = MAX_OBJECT_BYTES,
+        name_seed: int | None = None,
+        authorization_mode: str = "RBAC",
+    ) -> None:
         self.clock: Clock = clock or RealClock()
         # Suffixes of generated names: unpredictable as kube-apiserver's by default; drawn from a
         # seeded generator when a run must be reproducible (`spreadgate simulate`).
-        self._name_chars: random.Random = (random.Random(name_seed) if name_seed is not None
-                                           else secrets.SystemRandom())
+        self._name_chars: random.Random = (
+            random.Random(name_seed) if name_seed is not None else secrets.SystemRandom()
+        )
         self.store = Store(history_size)
         self.registry = Registry(builtin_defs())
         self.faults = faults or FaultInjector()
         self.bookmark_interval = bookmark_interval
         self.max_object_bytes = max_object_bytes
-        self.admission = Admission(self._webhook_configs, self._namespace_labels, service_resolver, audit_size)
+        self.admission = Admission(
+            self._webhook_configs, self._namespace_labels, service_resolver, audit_size
+        )
         self._tls = threading.local()
         self.store.on_removed.append(self._on_removed)
         self.authorizer = Authorizer(self.store, authorization_mode)
@@ -276,8 +313,11 @@ class ApiServer:
         try:
             return self.registry.resolve(resource)
         except UnknownResource:
-            raise ApiError(errors.status(404, "NotFound", "the server could not find the requested resource",
-                                         {"kind": resource})) from None
+            raise ApiError(
+                errors.status(
+                    404, "NotFound", "the server could not find the requested resource", {"kind": resource}
+                )
+            ) from None
 
     def present(self, rd: ResourceDef, obj: JSON) -> JSON:
         """The stored object as seen through `rd`'s version (identity conversion); a custom
@@ -324,8 +364,9 @@ class ApiServer:
             return ""
         body_ns = objects.meta(obj).get("namespace") if obj is not None else None
         if namespace and body_ns and body_ns != namespace:
-            raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
-                                     "on the request")
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
         ns = namespace or body_ns
         if not ns:
             raise errors.bad_request(f"a namespace is required for {rd.group_resource}")
@@ -342,11 +383,15 @@ class ApiServer:
             raise errors.bad_request(f"the body of the request must be a JSON object ({rd.kind})")
         av = obj.get("apiVersion")
         if av and av != rd.api_version and not (rd.crd and str(av).startswith(rd.group + "/")):
-            raise errors.bad_request(f"the API version in the data ({av}) does not match the expected API "
-                                     f"version ({rd.api_version})")
+            raise errors.bad_request(
+                f"the API version in the data ({av}) does not match the expected API "
+                f"version ({rd.api_version})"
+            )
         kind = obj.get("kind")
         if kind and kind != rd.kind:
-            raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rd.kind})")
+            raise errors.bad_request(
+                f"the kind in the data ({kind}) does not match the expected kind ({rd.kind})"
+            )
         if "metadata" in obj and not isinstance(obj["metadata"], dict):
             raise errors.bad_request("metadata must be a JSON object")
         obj["apiVersion"] = self._storage_api_version(rd)
@@ -354,17 +399,45 @@ class ApiServer:
         obj.setdefault("metadata", {})
         return obj
 
-    def _attrs(self, rd: ResourceDef, op: str, ns: str, name: str, obj: JSON | None, old: JSON | None,
-               dry_run: bool, ctx: RequestContext, *, sub: str | None = None,
-               kind: tuple[str, str, str] | None = None, options: JSON | None = None) -> AdmissionAttributes:
+    def _attrs(
+        self,
+        rd: ResourceDef,
+        op: str,
+        ns: str,
+        name: str,
+        obj: JSON | None,
+        old: JSON | None,
+        dry_run: bool,
+        ctx: RequestContext,
+        *,
+        sub: str | None = None,
+        kind: tuple[str, str, str] | None = None,
+        options: JSON | None = None,
+    ) -> AdmissionAttributes:
         kg, kv, kk = kind or (rd.group, rd.version, rd.kind)
         opt_kind = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}.get(op)
         if options is None and opt_kind:
             options = {"apiVersion": "meta.k8s.io/v1", "kind": opt_kind}
             if dry_run:
                 options["dryRun"] = ["All"]
-        return AdmissionAttributes(op, rd.group, rd.version, rd.plural, sub, rd.namespaced, ns, name,
-                                   obj, old, kg, kv, kk, dry_run, options, ctx.user)
+        return AdmissionAttributes(
+            op,
+            rd.group,
+            rd.version,
+            rd.plural,
+            sub,
+            rd.namespaced,
+            ns,
+            name,
+            obj,
+            old,
+            kg,
+            kv,
+            kk,
+            dry_run,
+            options,
+            ctx.user,
+        )
 
     def _admit(self, a: AdmissionAttributes, ctx: RequestContext, *, mutate: bool = True) -> JSON | None:
         if mutate:
@@ -389,8 +462,9 @@ class ApiServer:
             return "status"
         return "main" if rd.has_status else "all"
 
-    def _updated_managers(self, rd: ResourceDef, cur: JSON, new: JSON, subresource: str | None,
-                          ctx: RequestContext) -> builtins.list[ssa.Manager]:
+    def _updated_managers(
+        self, rd: ResourceDef, cur: JSON, new: JSON, subresource: str | None, ctx: RequestContext
+    ) -> builtins.list[ssa.Manager]:
         """The managers after an ordinary write of `new` over `cur`. A main-resource write may set
         `managedFields` itself (`[]` or `[{}]` clears them); otherwise the stored ones carry on."""
         raw = objects.meta(new).get("managedFields")
@@ -401,24 +475,51 @@ class ApiServer:
             base = managed_fields.read_entries(raw)  # the writer's own entries, when readable
         if base is None:
             base = managed_fields.read(cur)
-        return ssa.update(cur, new, self._apply_schema(rd), base, ctx.manager(), rd.api_version,
-                          subresource=subresource or "", scope=self._scope(rd, subresource), now=self._now())
+        return ssa.update(
+            cur,
+            new,
+            self._apply_schema(rd),
+            base,
+            ctx.manager(),
+            rd.api_version,
+            subresource=subresource or "",
+            scope=self._scope(rd, subresource),
+            now=self._now(),
+        )
 
     # ================================================================ create
 
-    def create(self, resource: str, namespace: str | None, obj: JSON, *,
-               subresource: str | None = None, name: str | None = None,
-               dry_run: bool = False, context: RequestContext | None = None) -> JSON:
+    def create(
+        self,
+        resource: str,
+        namespace: str | None,
+        obj: JSON,
+        *,
+        subresource: str | None = None,
+        name: str | None = None,
+        dry_run: bool = False,
+        context: RequestContext | None = None,
+    ) -> JSON:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "create", name or "", ctx)
-        out, _ = self.do_create(rd, namespace, json_copy(obj), subresource=subresource, name=name,
-                                dry_run=dry_run, ctx=ctx)
+        out, _ = self.do_create(
+            rd, namespace, json_copy(obj), subresource=subresource, name=name, dry_run=dry_run, ctx=ctx
+        )
         return json_copy(out)
 
-    def do_create(self, rd: ResourceDef, namespace: str | None, obj: Any, *, subresource: str | None,
-                  name: str | None, dry_run: bool, ctx: RequestContext,
-                  managed: builtins.list[ssa.Manager] | None = None) -> tuple[JSON, int]:
+    def do_create(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        obj: Any,
+        *,
+        subresource: str | None,
+        name: str | None,
+        dry_run: bool,
+        ctx: RequestContext,
+        managed: builtins.list[ssa.Manager] | None = None,
+    ) -> tuple[JSON, int]:
         """Create; `obj` is owned (mutated). Returns (stored object or Status, HTTP code).
         `managed`: the managers of an object created by an apply (else the creator's `Update`)."""
         if rd.group in access_reviews.REVIEW_GROUPS:
@@ -443,24 +544,45 @@ class ApiServer:
             meta.pop("namespace", None)
         if meta.get("resourceVersion"):
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
-        for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-                    "generation", "selfLink", "managedFields"):
+        for key in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "selfLink",
+            "managedFields",
+        ):
             meta.pop(key, None)
         if not meta.get("name") and not meta.get("generateName"):
-            raise self._invalid(rd, "", [("metadata.name", "FieldValueRequired",
-                                          "Required value: name or generateName is required")])
+            raise self._invalid(
+                rd,
+                "",
+                [("metadata.name", "FieldValueRequired", "Required value: name or generateName is required")],
+            )
         if rd.namespaced:
             nso = self.store.get("namespaces", "", ns)
             if nso is None:
                 raise errors.not_found("", "namespaces", ns)
             if objects.meta(nso).get("deletionTimestamp"):
-                raise errors.forbidden(rd.group, rd.plural, str(meta.get("name") or meta.get("generateName")),
-                                       f"unable to create new content in namespace {ns} because it is being "
-                                       "terminated")
+                raise errors.forbidden(
+                    rd.group,
+                    rd.plural,
+                    str(meta.get("name") or meta.get("generateName")),
+                    f"unable to create new content in namespace {ns} because it is being terminated",
+                )
         kinds.apply_defaults(rd, obj)
         if managed is None:  # the creator owns what it sent and the defaults (kube-apiserver decodes first)
-            managed = ssa.update({}, obj, self._apply_schema(rd), [], ctx.manager(), rd.api_version,
-                                 scope=self._scope(rd, None), now=self._now())
+            managed = ssa.update(
+                {},
+                obj,
+                self._apply_schema(rd),
+                [],
+                ctx.manager(),
+                rd.api_version,
+                scope=self._scope(rd, None),
+                now=self._now(),
+            )
         managed_fields.write(obj, managed)
         a = self._attrs(rd, "CREATE", ns, str(meta.get("name", "")), obj, None, dry_run, ctx)
         mutated = self.admission.mutate(a, ctx.warnings)
@@ -508,24 +630,42 @@ class ApiServer:
         new = dict(crd)
         new["status"] = {
             "conditions": [
-                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                 "message": "no conflicts found", "lastTransitionTime": now},
-                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                 "message": "the initial names have been accepted", "lastTransitionTime": now},
+                {
+                    "type": "NamesAccepted",
+                    "status": "True",
+                    "reason": "NoConflicts",
+                    "message": "no conflicts found",
+                    "lastTransitionTime": now,
+                },
+                {
+                    "type": "Established",
+                    "status": "True",
+                    "reason": "InitialNamesAccepted",
+                    "message": "the initial names have been accepted",
+                    "lastTransitionTime": now,
+                },
             ],
             "acceptedNames": json_copy(spec.get("names") or {}),
             "storedVersions": [storage] if storage else [],
         }
         try:
-            return self.store.update("customresourcedefinitions.apiextensions.k8s.io", "",
-                                     objects.meta(crd)["name"], new, _rv(crd))
+            return self.store.update(
+                "customresourcedefinitions.apiextensions.k8s.io", "", objects.meta(crd)["name"], new, _rv(crd)
+            )
         except (StoreConflict, StoreMissing):
             return crd
 
     # =================================================================== get
 
-    def get(self, resource: str, namespace: str | None, name: str, *,
-            subresource: str | None = None, context: RequestContext | None = None) -> JSON:
+    def get(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        subresource: str | None = None,
+        context: RequestContext | None = None,
+    ) -> JSON:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "get", name, ctx)
@@ -542,8 +682,9 @@ class ApiServer:
 
     # ================================================================== list
 
-    def _predicate(self, rd: ResourceDef, ns: str | None, label_selector: str | None,
-                   field_selector: str | None) -> Any:
+    def _predicate(
+        self, rd: ResourceDef, ns: str | None, label_selector: str | None, field_selector: str | None
+    ) -> Any:
         try:
             lsel = parse_selector(label_selector)
         except SelectorError as exc:
@@ -564,9 +705,15 @@ class ApiServer:
 
         return pred
 
-    def list(self, resource: str, namespace: str | None = None, *,
-             label_selector: str | None = None, field_selector: str | None = None,
-             context: RequestContext | None = None) -> JSON:
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        context: RequestContext | None = None,
+    ) -> JSON:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, None, "list", "", ctx)
@@ -574,29 +721,54 @@ class ApiServer:
         out["items"] = json_copy(out["items"])
         return out
 
-    def do_list(self, rd: ResourceDef, namespace: str | None, label_selector: str | None,
-                field_selector: str | None) -> JSON:
+    def do_list(
+        self, rd: ResourceDef, namespace: str | None, label_selector: str | None, field_selector: str | None
+    ) -> JSON:
         ns = namespace if rd.namespaced and namespace else None
         pred = self._predicate(rd, ns, label_selector, field_selector)
         items, rv = self.store.list(rd.group_resource, ns)
         selected = [self.present(rd, o) for o in items if pred(o)]
         selected.sort(key=lambda o: (objects.meta(o).get("namespace", ""), objects.meta(o).get("name", "")))
-        return {"apiVersion": rd.api_version, "kind": rd.list_kind,
-                "metadata": {"resourceVersion": str(rv)}, "items": selected}
+        return {
+            "apiVersion": rd.api_version,
+            "kind": rd.list_kind,
+            "metadata": {"resourceVersion": str(rv)},
+            "items": selected,
+        }
 
     # ================================================================ update
 
-    def update(self, resource: str, namespace: str | None, name: str, obj: JSON, *,
-               subresource: str | None = None, dry_run: bool = False,
-               context: RequestContext | None = None) -> JSON:
+    def update(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        obj: JSON,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        context: RequestContext | None = None,
+    ) -> JSON:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, subresource, "update", name, ctx)
-        return json_copy(self.do_update(rd, namespace, name, json_copy(obj),
-                                            subresource=subresource, dry_run=dry_run, ctx=ctx))
+        return json_copy(
+            self.do_update(
+                rd, namespace, name, json_copy(obj), subresource=subresource, dry_run=dry_run, ctx=ctx
+            )
+        )
 
-    def do_update(self, rd: ResourceDef, namespace: str | None, name: str, obj: Any, *,
-                  subresource: str | None, dry_run: bool, ctx: RequestContext) -> JSON:
+    def do_update(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        name: str,
+        obj: Any,
+        *,
+        subresource: str | None,
+        dry_run: bool,
+        ctx: RequestContext,
+    ) -> JSON:
         """Update; `obj` is owned. Retries internally only for unconditional updates."""
         if subresource == "scale" and rd.scale is not None:
             return self._update_scale(rd, namespace, name, obj, dry_run, ctx)
@@ -607,8 +779,9 @@ class ApiServer:
         obj = self._check_kind(rd, obj)
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on "
-                                     f"the URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            )
         ns = self._ns_key(rd, namespace, obj)
         precondition = str(meta.get("resourceVersion") or "")
         if precondition:  # conditional: one attempt, a lost race is the caller's 409
@@ -654,9 +827,19 @@ class ApiServer:
         kinds.apply_defaults(rd, new)
         return new
 
-    def _update_once(self, rd: ResourceDef, ns: str, name: str, desired: JSON, cur: JSON,
-                     subresource: str | None, dry_run: bool, ctx: RequestContext, precondition: str,
-                     managed: builtins.list[ssa.Manager] | None = None) -> JSON:
+    def _update_once(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        desired: JSON,
+        cur: JSON,
+        subresource: str | None,
+        dry_run: bool,
+        ctx: RequestContext,
+        precondition: str,
+        managed: builtins.list[ssa.Manager] | None = None,
+    ) -> JSON:
         if precondition and precondition != _rv(cur):
             raise errors.conflict(rd.group, rd.plural, name)
         new = self._merge_update(rd, cur, desired, subresource)
@@ -665,11 +848,22 @@ class ApiServer:
         managed_fields.write(new, managed)
         cmeta = objects.meta(cur)
         if cmeta.get("deletionTimestamp"):
-            added = [f for f in new["metadata"].get("finalizers") or [] if f not in (cmeta.get("finalizers") or [])]
+            added = [
+                f for f in new["metadata"].get("finalizers") or [] if f not in (cmeta.get("finalizers") or [])
+            ]
             if added:
-                raise self._invalid(rd, name, [("metadata.finalizers", "FieldValueForbidden",
-                                                f"Forbidden: no new finalizers can be added if the object is "
-                                                f"being deleted, found new finalizers {added!r}")])
+                raise self._invalid(
+                    rd,
+                    name,
+                    [
+                        (
+                            "metadata.finalizers",
+                            "FieldValueForbidden",
+                            f"Forbidden: no new finalizers can be added if the object is "
+                            f"being deleted, found new finalizers {added!r}",
+                        )
+                    ],
+                )
         if _same_object(new, cur):
             return self.present(rd, cur)
         a = self._attrs(rd, "UPDATE", ns, name, new, cur, dry_run, ctx, sub=subresource)
@@ -690,8 +884,11 @@ class ApiServer:
         if dry_run:
             return self.present(rd, new)
         nmeta = new["metadata"]
-        if nmeta.get("deletionTimestamp") and not nmeta.get("finalizers") and \
-                not (rd.kind == "Pod" and not rd.crd and nmeta.get("deletionGracePeriodSeconds")):
+        if (
+            nmeta.get("deletionTimestamp")
+            and not nmeta.get("finalizers")
+            and not (rd.kind == "Pod" and not rd.crd and nmeta.get("deletionGracePeriodSeconds"))
+        ):
             try:
                 return self.present(rd, self.store.remove(rd.group_resource, ns, name, _rv(cur)))
             except StoreConflict:
@@ -714,10 +911,20 @@ class ApiServer:
 
     # ================================================================= patch
 
-    def patch(self, resource: str, namespace: str | None, name: str, patch: Any,
-              patch_type: PatchType | str, *, subresource: str | None = None, dry_run: bool = False,
-              context: RequestContext | None = None, field_manager: str | None = None,
-              force: bool = False) -> JSON:
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: PatchType | str,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        context: RequestContext | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> JSON:
         """`patch_type` `apply` is server-side apply (`field_manager` required, `force` takes over
         conflicting fields), as `application/apply-patch+yaml` is over HTTPS."""
         ctx = self._ctx(context)
@@ -725,8 +932,19 @@ class ApiServer:
             ctx.field_manager = field_manager
         rd = self.resolve(resource)
         self._fault(rd, subresource, "patch", name, ctx)
-        return json_copy(self.do_patch(rd, namespace, name, patch, patch_type,
-                                           subresource=subresource, dry_run=dry_run, ctx=ctx, force=force))
+        return json_copy(
+            self.do_patch(
+                rd,
+                namespace,
+                name,
+                patch,
+                patch_type,
+                subresource=subresource,
+                dry_run=dry_run,
+                ctx=ctx,
+                force=force,
+            )
+        )
 
     def _apply_patch(self, rd: ResourceDef, doc: JSON, patch: Any, patch_type: str) -> JSON:
         if patch_type == "json":
@@ -738,18 +956,31 @@ class ApiServer:
                 raise errors.bad_request(f"invalid JSON patch: {exc}") from None
             try:
                 result = ops.apply(doc, in_place=True)
-            except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, KeyError,
-                    IndexError, ValueError) as exc:
-                raise errors.unprocessable(f"the server rejected our request due to an error in our request: "
-                                           f"{exc}") from None
+            except (
+                jsonpatch.JsonPatchException,
+                jsonpointer.JsonPointerException,
+                TypeError,
+                KeyError,
+                IndexError,
+                ValueError,
+            ) as exc:
+                raise errors.unprocessable(
+                    f"the server rejected our request due to an error in our request: {exc}"
+                ) from None
         elif patch_type == "merge":
             if not isinstance(patch, dict):
                 raise errors.bad_request("a merge patch must be a JSON object")
             result = json_merge_patch(doc, patch)
         elif patch_type == "strategic":
             if rd.merge_schema is None:
-                raise errors.unsupported_media_type("application/strategic-merge-patch+json", [
-                    "application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"])
+                raise errors.unsupported_media_type(
+                    "application/strategic-merge-patch+json",
+                    [
+                        "application/json-patch+json",
+                        "application/merge-patch+json",
+                        "application/apply-patch+yaml",
+                    ],
+                )
             if not isinstance(patch, dict):
                 raise errors.bad_request("a strategic merge patch must be a JSON object")
             try:
@@ -757,18 +988,35 @@ class ApiServer:
             except StrategicMergeError as exc:
                 raise errors.bad_request(str(exc)) from None
         else:
-            raise errors.unsupported_media_type(str(patch_type), [
-                "application/json-patch+json", "application/merge-patch+json",
-                "application/strategic-merge-patch+json"])
+            raise errors.unsupported_media_type(
+                str(patch_type),
+                [
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                ],
+            )
         if not isinstance(result, dict) or not isinstance(result.get("metadata", {}), dict):
             raise errors.unprocessable("the patched object is not a valid object")
         return result
 
-    def do_patch(self, rd: ResourceDef, namespace: str | None, name: str, patch: Any, patch_type: str, *,
-                 subresource: str | None, dry_run: bool, ctx: RequestContext, force: bool = False) -> JSON:
+    def do_patch(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: str,
+        *,
+        subresource: str | None,
+        dry_run: bool,
+        ctx: RequestContext,
+        force: bool = False,
+    ) -> JSON:
         if patch_type == "apply":
-            return self.do_apply(rd, namespace, name, patch, subresource=subresource, dry_run=dry_run, ctx=ctx,
-                                 force=force)[0]
+            return self.do_apply(
+                rd, namespace, name, patch, subresource=subresource, dry_run=dry_run, ctx=ctx, force=force
+            )[0]
         if "patch" not in rd.verbs:
             raise errors.method_not_allowed()
         ns = self._ns_key(rd, namespace)
@@ -787,8 +1035,10 @@ class ApiServer:
             patched = self._check_kind(rd, patched)
             pmeta = patched["metadata"]
             if pmeta.get("name") != name:
-                raise errors.bad_request(f"the name of the object ({pmeta.get('name')}) does not match the "
-                                         f"name on the URL ({name})")
+                raise errors.bad_request(
+                    f"the name of the object ({pmeta.get('name')}) does not match the "
+                    f"name on the URL ({name})"
+                )
             precondition = str(pmeta.get("resourceVersion") or "")
             if precondition == _rv(cur):
                 precondition = ""
@@ -806,24 +1056,38 @@ class ApiServer:
             raise errors.bad_request("error decoding YAML: an apply patch must be a single object")
         version = config.get("apiVersion")
         if version != rd.api_version:
-            raise errors.bad_request(f"Incorrect version specified in apply patch. Specified patch version: "
-                                     f"{version or ''}, expected: {rd.api_version}")
+            raise errors.bad_request(
+                f"Incorrect version specified in apply patch. Specified patch version: "
+                f"{version or ''}, expected: {rd.api_version}"
+            )
         if config.get("kind") != rd.kind:
-            raise errors.bad_request(f"the kind in the data ({config.get('kind') or ''}) does not match the "
-                                     f"expected kind ({rd.kind})")
+            raise errors.bad_request(
+                f"the kind in the data ({config.get('kind') or ''}) does not match the "
+                f"expected kind ({rd.kind})"
+            )
         meta = config.get("metadata")
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be a JSON object")
         if meta.get("managedFields") is not None:
             raise errors.bad_request("metadata.managedFields must be nil")
         if meta.get("name", name) != name:
-            raise errors.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on "
-                                     f"the URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+            )
         return config
 
-    def do_apply(self, rd: ResourceDef, namespace: str | None, name: str, config: Any, *,
-                 subresource: str | None, dry_run: bool, ctx: RequestContext,
-                 force: bool = False) -> tuple[JSON, int]:
+    def do_apply(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        name: str,
+        config: Any,
+        *,
+        subresource: str | None,
+        dry_run: bool,
+        ctx: RequestContext,
+        force: bool = False,
+    ) -> tuple[JSON, int]:
         """Server-side apply (py_engine/sim/apply.py): merge `config` into the object as
         `ctx.field_manager`, creating it when missing (201). Conflicts are kube-apiserver's 409;
         the result is admitted, validated and stored like any update (or create)."""
@@ -832,8 +1096,10 @@ class ApiServer:
         if "patch" not in rd.verbs:
             raise errors.method_not_allowed()
         if subresource == "scale" and rd.scale is not None:
-            raise errors.method_not_allowed(f"server-side apply to {rd.group_resource}/scale is not supported by "
-                                            "the embedded cluster: apply the object itself, or scale it")
+            raise errors.method_not_allowed(
+                f"server-side apply to {rd.group_resource}/scale is not supported by "
+                "the embedded cluster: apply the object itself, or scale it"
+            )
         if subresource not in (None, "status") or (subresource == "status" and not rd.has_status):
             raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
         ns = self._ns_key(rd, namespace, config if isinstance(config, dict) else None)
@@ -849,57 +1115,112 @@ class ApiServer:
             if live is None and subresource is not None:
                 raise errors.not_found(rd.group, rd.plural, name)
             try:
-                result = ssa.apply(live, config, schema, managed_fields.read(live or {}), ctx.field_manager,
-                                   rd.api_version, subresource=subresource or "", scope=scope, force=force,
-                                   now=self._now())
+                result = ssa.apply(
+                    live,
+                    config,
+                    schema,
+                    managed_fields.read(live or {}),
+                    ctx.field_manager,
+                    rd.api_version,
+                    subresource=subresource or "",
+                    scope=scope,
+                    force=force,
+                    now=self._now(),
+                )
             except ssa.ApplyConflicts as exc:
                 raise managed_fields.conflict_error(exc.conflicts) from None
             except ssa.ApplyError as exc:
-                raise errors.bad_request(f"failed to create typed patch object ({rd.api_version}, Kind="
-                                         f"{rd.kind}) {ns + '/' if ns else ''}{name}: {exc}") from None
+                raise errors.bad_request(
+                    f"failed to create typed patch object ({rd.api_version}, Kind="
+                    f"{rd.kind}) {ns + '/' if ns else ''}{name}: {exc}"
+                ) from None
             obj = result.obj
             if cur is None:
                 obj["metadata"]["name"] = name
                 obj["metadata"].pop("resourceVersion", None)
                 try:
-                    return self.do_create(rd, ns, obj, subresource=None, name=None, dry_run=dry_run, ctx=ctx,
-                                          managed=result.managers)
+                    return self.do_create(
+                        rd,
+                        ns,
+                        obj,
+                        subresource=None,
+                        name=None,
+                        dry_run=dry_run,
+                        ctx=ctx,
+                        managed=result.managers,
+                    )
                 except ApiError as exc:
                     if exc.code == 409 and exc.status.get("reason") == "AlreadyExists":
                         continue  # created meanwhile: apply to it
                     raise
             obj["metadata"]["resourceVersion"] = _rv(cur)
             try:
-                return self._update_once(rd, ns, name, obj, cur, subresource, dry_run, ctx, precondition,
-                                         managed=result.managers), 200
+                return self._update_once(
+                    rd, ns, name, obj, cur, subresource, dry_run, ctx, precondition, managed=result.managers
+                ), 200
             except _Retry:
                 continue
         raise errors.conflict(rd.group, rd.plural, name)
 
     # ================================================================ delete
 
-    def delete(self, resource: str, namespace: str | None, name: str, *,
-               grace_period_seconds: int | None = None, propagation_policy: str | None = None,
-               preconditions: Mapping[str, str] | None = None, dry_run: bool = False,
-               context: RequestContext | None = None) -> JSON:
+    def delete(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+        context: RequestContext | None = None,
+    ) -> JSON:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, None, "delete", name, ctx)
-        out, _ = self.do_delete(rd, namespace, name, grace=grace_period_seconds, propagation=propagation_policy,
-                                preconditions=preconditions, dry_run=dry_run, ctx=ctx)
+        out, _ = self.do_delete(
+            rd,
+            namespace,
+            name,
+            grace=grace_period_seconds,
+            propagation=propagation_policy,
+            preconditions=preconditions,
+            dry_run=dry_run,
+            ctx=ctx,
+        )
         return json_copy(out)
 
-    def do_delete(self, rd: ResourceDef, namespace: str | None, name: str, *, grace: int | None,
-                  propagation: str | None, preconditions: Mapping[str, str] | None, dry_run: bool,
-                  ctx: RequestContext, admit: bool = True) -> tuple[JSON, int]:
+    def do_delete(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        name: str,
+        *,
+        grace: int | None,
+        propagation: str | None,
+        preconditions: Mapping[str, str] | None,
+        dry_run: bool,
+        ctx: RequestContext,
+        admit: bool = True,
+    ) -> tuple[JSON, int]:
         """Delete. Returns (object, HTTP code): the removed object, or the object
         now carrying deletionTimestamp when deletion waits for grace/finalizers."""
         if "delete" not in rd.verbs:
             raise errors.method_not_allowed()
         if propagation not in (None, "Orphan", "Background", "Foreground"):
-            raise self._invalid(rd, name, [("propagationPolicy", "FieldValueNotSupported",
-                                            f'Unsupported value: "{propagation}": supported values: '
-                                            '"Foreground", "Background", "Orphan"')])
+            raise self._invalid(
+                rd,
+                name,
+                [
+                    (
+                        "propagationPolicy",
+                        "FieldValueNotSupported",
+                        f'Unsupported value: "{propagation}": supported values: '
+                        '"Foreground", "Background", "Orphan"',
+                    )
+                ],
+            )
         if grace is not None and not isinstance(grace, int):
             raise errors.bad_request("gracePeriodSeconds must be an integer")
         ns = self._ns_key(rd, namespace)
@@ -914,7 +1235,9 @@ class ApiServer:
                 options["propagationPolicy"] = propagation
             if dry_run:
                 options["dryRun"] = ["All"]
-            a = self._attrs(rd, "DELETE", ns, name, None, self.present(rd, cur), dry_run, ctx, options=options)
+            a = self._attrs(
+                rd, "DELETE", ns, name, None, self.present(rd, cur), dry_run, ctx, options=options
+            )
             self._admit(a, ctx, mutate=True)
         for _ in range(_RETRIES):
             try:
@@ -929,21 +1252,37 @@ class ApiServer:
             return self.present(rd, out), code
         raise errors.conflict(rd.group, rd.plural, name)
 
-    def _delete_once(self, rd: ResourceDef, ns: str, name: str, grace: int | None, propagation: str | None,
-                     preconditions: Mapping[str, str] | None, dry_run: bool) -> tuple[JSON, int]:
+    def _delete_once(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        grace: int | None,
+        propagation: str | None,
+        preconditions: Mapping[str, str] | None,
+        dry_run: bool,
+    ) -> tuple[JSON, int]:
         cur = self._get_stored(rd, ns, name)
         meta = objects.meta(cur)
         if preconditions:
             want_uid = preconditions.get("uid")
             if want_uid and want_uid != meta.get("uid"):
-                raise errors.conflict(rd.group, rd.plural, name,
-                                      f"Precondition failed: UID in precondition: {want_uid}, UID in object "
-                                      f"meta: {meta.get('uid')}")
+                raise errors.conflict(
+                    rd.group,
+                    rd.plural,
+                    name,
+                    f"Precondition failed: UID in precondition: {want_uid}, UID in object "
+                    f"meta: {meta.get('uid')}",
+                )
             want_rv = preconditions.get("resourceVersion")
             if want_rv and want_rv != meta.get("resourceVersion"):
-                raise errors.conflict(rd.group, rd.plural, name,
-                                      f"Precondition failed: ResourceVersion in precondition: {want_rv}, "
-                                      f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
+                raise errors.conflict(
+                    rd.group,
+                    rd.plural,
+                    name,
+                    f"Precondition failed: ResourceVersion in precondition: {want_rv}, "
+                    f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
+                )
         g = 0
         if rd.kind == "Pod" and not rd.crd:
             spec = cur.get("spec") or {}
@@ -985,7 +1324,9 @@ class ApiServer:
         new["metadata"] = nmeta
         if rd.kind == "Namespace":
             new["status"] = {**(cur.get("status") or {}), "phase": "Terminating"}
-        return self._write(rd, ns, name, new, expected, dry_run), (202 if propagation == "Foreground" else 200)
+        return self._write(rd, ns, name, new, expected, dry_run), (
+            202 if propagation == "Foreground" else 200
+        )
 
     def _remove(self, rd: ResourceDef, ns: str, name: str, cur: JSON, expected: str, dry_run: bool) -> JSON:
         if dry_run:
@@ -1007,33 +1348,71 @@ class ApiServer:
         except StoreMissing:
             raise errors.not_found(rd.group, rd.plural, name) from None
 
-    def delete_collection(self, resource: str, namespace: str | None = None, *,
-                          label_selector: str | None = None, field_selector: str | None = None,
-                          grace_period_seconds: int | None = None, propagation_policy: str | None = None,
-                          dry_run: bool = False, context: RequestContext | None = None) -> JSON:
+    def delete_collection(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        dry_run: bool = False,
+        context: RequestContext | None = None,
+    ) -> JSON:
         """Delete every selected object (NotFound races are ignored)."""
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, None, "deletecollection", "", ctx)
-        return json_copy(self.do_delete_collection(rd, namespace, label_selector, field_selector,
-                                                       grace_period_seconds, propagation_policy, dry_run, ctx))
+        return json_copy(
+            self.do_delete_collection(
+                rd,
+                namespace,
+                label_selector,
+                field_selector,
+                grace_period_seconds,
+                propagation_policy,
+                dry_run,
+                ctx,
+            )
+        )
 
-    def do_delete_collection(self, rd: ResourceDef, namespace: str | None, label_selector: str | None,
-                             field_selector: str | None, grace: int | None, propagation: str | None,
-                             dry_run: bool, ctx: RequestContext) -> JSON:
+    def do_delete_collection(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        label_selector: str | None,
+        field_selector: str | None,
+        grace: int | None,
+        propagation: str | None,
+        dry_run: bool,
+        ctx: RequestContext,
+    ) -> JSON:
         listed = self.do_list(rd, namespace, label_selector, field_selector)
         out = []
         for obj in listed["items"]:
             meta = objects.meta(obj)
             try:
-                res, _ = self.do_delete(rd, meta.get("namespace"), str(meta["name"]), grace=grace,
-                                        propagation=propagation, preconditions=None, dry_run=dry_run, ctx=ctx)
+                res, _ = self.do_delete(
+                    rd,
+                    meta.get("namespace"),
+                    str(meta["name"]),
+                    grace=grace,
+                    propagation=propagation,
+                    preconditions=None,
+                    dry_run=dry_run,
+                    ctx=ctx,
+                )
                 out.append(res)
             except ApiError as exc:
                 if exc.code != 404:
                     raise
-        return {"apiVersion": rd.api_version, "kind": rd.list_kind,
-                "metadata": {"resourceVersion": self.resource_version()}, "items": out}
+        return {
+            "apiVersion": rd.api_version,
+            "kind": rd.list_kind,
+            "metadata": {"resourceVersion": self.resource_version()},
+            "items": out,
+        }
 
     def _drain_namespace(self, ns: str) -> None:
         ctx = RequestContext(user={"username": "system:serviceaccount:kube-system:namespace-controller"})
@@ -1044,8 +1423,17 @@ class ApiServer:
             rd = versions[0]
             for obj in self.store.list(gr, ns)[0]:
                 with contextlib.suppress(ApiError):
-                    self.do_delete(rd, ns, str(objects.meta(obj)["name"]), grace=0, propagation="Background",
-                                   preconditions=None, dry_run=False, ctx=ctx, admit=False)
+                    self.do_delete(
+                        rd,
+                        ns,
+                        str(objects.meta(obj)["name"]),
+                        grace=0,
+                        propagation="Background",
+                        preconditions=None,
+                        dry_run=False,
+                        ctx=ctx,
+                        admit=False,
+                    )
         self._finish_namespace(ns)
 
     def _finish_namespace(self, ns: str) -> None:
@@ -1067,14 +1455,20 @@ class ApiServer:
             self.registry.remove_group_resource(gr)
             for item in self.store.list(gr)[0]:
                 with contextlib.suppress(StoreMissing):
-                    self.store.remove(gr, str(objects.meta(item).get("namespace", "")), str(objects.meta(item)["name"]), None)
+                    self.store.remove(
+                        gr,
+                        str(objects.meta(item).get("namespace", "")),
+                        str(objects.meta(item)["name"]),
+                        None,
+                    )
         elif resource != "namespaces" and meta.get("namespace"):
             self._finish_namespace(str(meta["namespace"]))
 
     # ======================================================== subresources
 
-    def _evict(self, rd: ResourceDef, namespace: str | None, name: str, body: Any, dry_run: bool,
-               ctx: RequestContext) -> tuple[JSON, int]:
+    def _evict(
+        self, rd: ResourceDef, namespace: str | None, name: str, body: Any, dry_run: bool, ctx: RequestContext
+    ) -> tuple[JSON, int]:
         """POST pods/{name}/eviction: admission for `pods/eviction` CREATE, then delete.
 
         PodDisruptionBudgets are out of scope: an admitted eviction always
@@ -1088,14 +1482,26 @@ class ApiServer:
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be a JSON object")
         if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request(f"name in URL does not match name in Eviction object: {name} != {meta['name']}")
+            raise errors.bad_request(
+                f"name in URL does not match name in Eviction object: {name} != {meta['name']}"
+            )
         ns = self._ns_key(rd, namespace, body)
         meta["name"], meta["namespace"] = name, ns
         body.setdefault("apiVersion", "policy/v1")
         body["kind"] = "Eviction"
         pod = self._get_stored(rd, ns, name)
-        a = self._attrs(rd, "CREATE", ns, name, body, None, dry_run, ctx, sub="eviction",
-                        kind=("policy", "v1", "Eviction"))
+        a = self._attrs(
+            rd,
+            "CREATE",
+            ns,
+            name,
+            body,
+            None,
+            dry_run,
+            ctx,
+            sub="eviction",
+            kind=("policy", "v1", "Eviction"),
+        )
         self._admit(a, ctx)
         if objects.meta(pod).get("deletionTimestamp"):
             return errors.success(201), 201
@@ -1103,13 +1509,28 @@ class ApiServer:
         if not isinstance(opts, dict):
             raise errors.bad_request("deleteOptions must be an object")
         dry = dry_run or bool(opts.get("dryRun"))
-        self.do_delete(rd, ns, name, grace=opts.get("gracePeriodSeconds"),
-                       propagation=opts.get("propagationPolicy"), preconditions=opts.get("preconditions"),
-                       dry_run=dry, ctx=ctx, admit=False)
+        self.do_delete(
+            rd,
+            ns,
+            name,
+            grace=opts.get("gracePeriodSeconds"),
+            propagation=opts.get("propagationPolicy"),
+            preconditions=opts.get("preconditions"),
+            dry_run=dry,
+            ctx=ctx,
+            admit=False,
+        )
         return errors.success(201), 201
 
-    def _bind(self, rd: ResourceDef, namespace: str | None, name: str | None, body: Any, dry_run: bool,
-              ctx: RequestContext) -> tuple[JSON, int]:
+    def _bind(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        name: str | None,
+        body: Any,
+        dry_run: bool,
+        ctx: RequestContext,
+    ) -> tuple[JSON, int]:
         """POST pods/{name}/binding (or bindings): set spec.nodeName; 409 if already bound."""
         if not isinstance(body, dict):
             raise errors.bad_request("the body of a binding must be a v1 Binding object")
@@ -1129,27 +1550,48 @@ class ApiServer:
         meta["name"], meta["namespace"] = pod_name, ns
         body["apiVersion"], body["kind"] = "v1", "Binding"
         self._get_stored(rd, ns, str(pod_name))
-        a = self._attrs(rd, "CREATE", ns, str(pod_name), body, None, dry_run, ctx, sub="binding",
-                        kind=("", "v1", "Binding"))
+        a = self._attrs(
+            rd,
+            "CREATE",
+            ns,
+            str(pod_name),
+            body,
+            None,
+            dry_run,
+            ctx,
+            sub="binding",
+            kind=("", "v1", "Binding"),
+        )
         self._admit(a, ctx)
         for _ in range(_RETRIES):
             cur = self._get_stored(rd, ns, str(pod_name))
             cmeta = objects.meta(cur)
             if cmeta.get("deletionTimestamp"):
-                raise errors.conflict("", "pods", str(pod_name), f"pod {pod_name} is being deleted, cannot be "
-                                      "assigned to a host")
+                raise errors.conflict(
+                    "",
+                    "pods",
+                    str(pod_name),
+                    f"pod {pod_name} is being deleted, cannot be assigned to a host",
+                )
             bound = (cur.get("spec") or {}).get("nodeName")
             if bound:
-                raise errors.conflict("", "pods", str(pod_name),
-                                      f'pod {pod_name} is already assigned to node "{bound}"')
+                raise errors.conflict(
+                    "", "pods", str(pod_name), f'pod {pod_name} is already assigned to node "{bound}"'
+                )
             new = json_copy(cur)
             new["spec"]["nodeName"] = node
             if meta.get("annotations"):
                 new["metadata"].setdefault("annotations", {}).update(meta["annotations"])
             status = new.setdefault("status", {})
             conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                          "lastTransitionTime": self._now()})
+            conds.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": self._now(),
+                }
+            )
             status["conditions"] = conds
             if dry_run:
                 return errors.success(201), 201
@@ -1177,9 +1619,13 @@ class ApiServer:
             else:
                 selector = str(raw or "")
         out: JSON = {
-            "apiVersion": "autoscaling/v1", "kind": "Scale",
-            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                         if k in meta},
+            "apiVersion": "autoscaling/v1",
+            "kind": "Scale",
+            "metadata": {
+                k: meta[k]
+                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                if k in meta
+            },
             "spec": {"replicas": int(get_path(obj, paths.spec_replicas) or 0)},
             "status": {"replicas": int(get_path(obj, paths.status_replicas) or 0)},
         }
@@ -1187,19 +1633,37 @@ class ApiServer:
             out["status"]["selector"] = selector
         return out
 
-    def _update_scale(self, rd: ResourceDef, namespace: str | None, name: str, scale: Any, dry_run: bool,
-                      ctx: RequestContext, base_rv: str = "") -> JSON:
+    def _update_scale(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        name: str,
+        scale: Any,
+        dry_run: bool,
+        ctx: RequestContext,
+        base_rv: str = "",
+    ) -> JSON:
         if not isinstance(scale, dict):
             raise errors.bad_request("the body of a scale update must be an autoscaling/v1 Scale object")
         replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale.get("spec"), dict) else None
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise errors.invalid("autoscaling", "Scale", name, [(
-                "spec.replicas", "FieldValueInvalid",
-                f"Invalid value: {replicas!r}: must be greater than or equal to 0")])
+            raise errors.invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                [
+                    (
+                        "spec.replicas",
+                        "FieldValueInvalid",
+                        f"Invalid value: {replicas!r}: must be greater than or equal to 0",
+                    )
+                ],
+            )
         smeta = scale.get("metadata") or {}
         if smeta.get("name") and smeta["name"] != name:
-            raise errors.bad_request(f"the name of the object ({smeta['name']}) does not match the name on the "
-                                     f"URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({smeta['name']}) does not match the name on the URL ({name})"
+            )
         ns = self._ns_key(rd, namespace)
         precondition = str(smeta.get("resourceVersion") or "")
         assert rd.scale is not None
@@ -1212,17 +1676,38 @@ class ApiServer:
             old_scale = self._scale_of(rd, cur)
             new_scale = json_copy(old_scale)
             new_scale["spec"]["replicas"] = replicas
-            a = self._attrs(rd, "UPDATE", ns, name, new_scale, old_scale, dry_run, ctx, sub="scale",
-                            kind=("autoscaling", "v1", "Scale"))
+            a = self._attrs(
+                rd,
+                "UPDATE",
+                ns,
+                name,
+                new_scale,
+                old_scale,
+                dry_run,
+                ctx,
+                sub="scale",
+                kind=("autoscaling", "v1", "Scale"),
+            )
             admitted = self._admit(a, ctx) or new_scale
             want = (admitted.get("spec") or {}).get("replicas", replicas)
             if want == old_scale["spec"]["replicas"]:
                 return old_scale
             new = json_copy(cur)
             set_path(new, rd.scale.spec_replicas, want)
-            managed_fields.write(new, ssa.update(cur, new, self._apply_schema(rd), managed_fields.read(cur),
-                                                 ctx.manager(), rd.api_version, subresource="scale",
-                                                 scope=self._scope(rd, None), now=self._now()))
+            managed_fields.write(
+                new,
+                ssa.update(
+                    cur,
+                    new,
+                    self._apply_schema(rd),
+                    managed_fields.read(cur),
+                    ctx.manager(),
+                    rd.api_version,
+                    subresource="scale",
+                    scope=self._scope(rd, None),
+                    now=self._now(),
+                ),
+            )
             if rd.crd:  # the custom object is validated as written, like any update of it
                 causes = validate_custom_object(new, rd.schema, cur)
                 if causes:
@@ -1244,19 +1729,44 @@ class ApiServer:
 
     # ================================================================= watch
 
-    def watch(self, resource: str, namespace: str | None = None, *,
-              resource_version: str | None = None, label_selector: str | None = None,
-              field_selector: str | None = None, allow_bookmarks: bool = False,
-              timeout_seconds: float | None = None, context: RequestContext | None = None) -> ApiWatch:
+    def watch(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = False,
+        timeout_seconds: float | None = None,
+        context: RequestContext | None = None,
+    ) -> ApiWatch:
         ctx = self._ctx(context)
         rd = self.resolve(resource)
         self._fault(rd, None, "watch", "", ctx)
-        return self.do_watch(rd, namespace, resource_version, label_selector, field_selector,
-                             allow_bookmarks, timeout_seconds, copy_objects=True)
+        return self.do_watch(
+            rd,
+            namespace,
+            resource_version,
+            label_selector,
+            field_selector,
+            allow_bookmarks,
+            timeout_seconds,
+            copy_objects=True,
+        )
 
-    def do_watch(self, rd: ResourceDef, namespace: str | None, resource_version: str | None,
-                 label_selector: str | None, field_selector: str | None, allow_bookmarks: bool,
-                 timeout_seconds: float | None, *, copy_objects: bool) -> ApiWatch:
+    def do_watch(
+        self,
+        rd: ResourceDef,
+        namespace: str | None,
+        resource_version: str | None,
+        label_selector: str | None,
+        field_selector: str | None,
+        allow_bookmarks: bool,
+        timeout_seconds: float | None,
+        *,
+        copy_objects: bool,
+    ) -> ApiWatch:
         ns = namespace if rd.namespaced and namespace else None
         pred = self._predicate(rd, ns, label_selector, field_selector)
         since: int | None = None
@@ -1269,8 +1779,16 @@ class ApiServer:
             w, initial, _ = self.store.watch(rd.group_resource, pred, since)
         except TooOld as exc:
             raise errors.gone(str(exc)) from None
-        return ApiWatch(self, rd, w, initial, bookmarks=allow_bookmarks, timeout=timeout_seconds,
-                        bookmark_interval=self.bookmark_interval, copy_objects=copy_objects)
+        return ApiWatch(
+            self,
+            rd,
+            w,
+            initial,
+            bookmarks=allow_bookmarks,
+            timeout=timeout_seconds,
+            bookmark_interval=self.bookmark_interval,
+            copy_objects=copy_objects,
+        )
 
     # ================================================================ users
 
@@ -1289,47 +1807,130 @@ class UserScopedApi:
     def _c(self) -> RequestContext:
         return RequestContext(user=dict(self._user))
 
-    def create(self, resource: str, namespace: str | None, obj: JSON, *, subresource: str | None = None,
-               name: str | None = None, dry_run: bool = False) -> JSON:
-        return self._s.create(resource, namespace, obj, subresource=subresource, name=name, dry_run=dry_run,
-                              context=self._c())
+    def create(
+        self,
+        resource: str,
+        namespace: str | None,
+        obj: JSON,
+        *,
+        subresource: str | None = None,
+        name: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON:
+        return self._s.create(
+            resource, namespace, obj, subresource=subresource, name=name, dry_run=dry_run, context=self._c()
+        )
 
     def get(self, resource: str, namespace: str | None, name: str, *, subresource: str | None = None) -> JSON:
         return self._s.get(resource, namespace, name, subresource=subresource, context=self._c())
 
-    def list(self, resource: str, namespace: str | None = None, *, label_selector: str | None = None,
-             field_selector: str | None = None) -> JSON:
-        return self._s.list(resource, namespace, label_selector=label_selector, field_selector=field_selector,
-                            context=self._c())
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> JSON:
+        return self._s.list(
+            resource,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            context=self._c(),
+        )
 
-    def update(self, resource: str, namespace: str | None, name: str, obj: JSON, *,
-               subresource: str | None = None, dry_run: bool = False) -> JSON:
-        return self._s.update(resource, namespace, name, obj, subresource=subresource, dry_run=dry_run,
-                              context=self._c())
+    def update(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        obj: JSON,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON:
+        return self._s.update(
+            resource, namespace, name, obj, subresource=subresource, dry_run=dry_run, context=self._c()
+        )
 
-    def patch(self, resource: str, namespace: str | None, name: str, patch: Any, patch_type: PatchType, *,
-              subresource: str | None = None, dry_run: bool = False) -> JSON:
-        return self._s.patch(resource, namespace, name, patch, patch_type, subresource=subresource,
-                             dry_run=dry_run, context=self._c())
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: PatchType,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON:
+        return self._s.patch(
+            resource,
+            namespace,
+            name,
+            patch,
+            patch_type,
+            subresource=subresource,
+            dry_run=dry_run,
+            context=self._c(),
+        )
 
-    def delete(self, resource: str, namespace: str | None, name: str, *, grace_period_seconds: int | None = None,
-               propagation_policy: str | None = None, preconditions: Mapping[str, str] | None = None,
-               dry_run: bool = False) -> JSON:
-        return self._s.delete(resource, namespace, name, grace_period_seconds=grace_period_seconds,
-                              propagation_policy=propagation_policy, preconditions=preconditions,
-                              dry_run=dry_run, context=self._c())
+    def delete(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> JSON:
+        return self._s.delete(
+            resource,
+            namespace,
+            name,
+            grace_period_seconds=grace_period_seconds,
+            propagation_policy=propagation_policy,
+            preconditions=preconditions,
+            dry_run=dry_run,
+            context=self._c(),
+        )
 
-    def watch(self, resource: str, namespace: str | None = None, *, resource_version: str | None = None,
-              label_selector: str | None = None, field_selector: str | None = None,
-              allow_bookmarks: bool = False, timeout_seconds: float | None = None) -> ApiWatch:
-        return self._s.watch(resource, namespace, resource_version=resource_version,
-                             label_selector=label_selector, field_selector=field_selector,
-                             allow_bookmarks=allow_bookmarks, timeout_seconds=timeout_seconds,
-                             context=self._c())
+    def watch(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = False,
+        timeout_seconds: float | None = None,
+    ) -> ApiWatch:
+        return self._s.watch(
+            resource,
+            namespace,
+            resource_version=resource_version,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            allow_bookmarks=allow_bookmarks,
+            timeout_seconds=timeout_seconds,
+            context=self._c(),
+        )
 
 
-__all__ = ["DEFAULT_USER", "MAX_OBJECT_BYTES", "MUTATING", "VALIDATING", "ApiServer", "ApiWatch",
-           "RequestContext", "UserScopedApi"]
+__all__ = [
+    "DEFAULT_USER",
+    "MAX_OBJECT_BYTES",
+    "MUTATING",
+    "VALIDATING",
+    "ApiServer",
+    "ApiWatch",
+    "RequestContext",
+    "UserScopedApi",
+]
 
 
 def _conforms(server: ApiServer, scoped: UserScopedApi) -> tuple[ClusterAPI, ClusterAPI]:

@@ -50,8 +50,18 @@ BEFORE_FIRST_APPLY = "before-first-apply"
 UPGRADING_MANAGER = "kubectl"
 """Only kubectl's own server-side apply upgrades from (and keeps up) client-side apply's annotation."""
 
-_UNTRACKED_META = frozenset({"name", "namespace", "creationTimestamp", "selfLink", "uid", "generation",
-                             "managedFields", "resourceVersion"})
+_UNTRACKED_META = frozenset(
+    {
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    }
+)
 _MISSING: Any = object()
 
 
@@ -105,8 +115,11 @@ def tracked(obj: dict[str, Any], scope: str, *, identity: bool = False) -> dict[
     """
     out: dict[str, Any] = {}
     for key, value in obj.items():
-        if (key in ("apiVersion", "kind") and not identity) or (scope == "status" and key != "status") or \
-                (scope == "main" and key == "status"):
+        if (
+            (key in ("apiVersion", "kind") and not identity)
+            or (scope == "status" and key != "status")
+            or (scope == "main" and key == "status")
+        ):
             continue
         if key == "metadata" and isinstance(value, dict) and not identity:
             meta = {k: v for k, v in value.items() if k not in _UNTRACKED_META}
@@ -165,8 +178,10 @@ def _index(items: list[Any], schema: sch.Schema | None, *, strict: bool) -> list
             default = sch.key_default(item_schema, name)
             if default is None:
                 if strict:
-                    raise ApplyError(f'element {i}: associative list with keys has an element that omits key '
-                                     f'field "{name}" (and doesn\'t have default value)')
+                    raise ApplyError(
+                        f"element {i}: associative list with keys has an element that omits key "
+                        f'field "{name}" (and doesn\'t have default value)'
+                    )
                 continue
             key[name] = default
         pe = key_pe(key)
@@ -244,8 +259,13 @@ def _compare(lhs: Any, rhs: Any, schema: sch.Schema | None, path: Path, out: Com
         return
     if shape == "map":
         for key in [*lhs, *(k for k in rhs if k not in lhs)]:
-            _compare(lhs.get(key, _MISSING), rhs.get(key, _MISSING), sch.child(schema, key),
-                     (*path, field_pe(key)), out)
+            _compare(
+                lhs.get(key, _MISSING),
+                rhs.get(key, _MISSING),
+                sch.child(schema, key),
+                (*path, field_pe(key)),
+                out,
+            )
         return
     left = dict(_index(lhs, schema, strict=False))
     right = dict(_index(rhs, schema, strict=False))
@@ -395,9 +415,19 @@ class Applied:
     changed: bool
 
 
-def apply(live: dict[str, Any] | None, config: dict[str, Any], schema: sch.Schema | None,
-          managers: list[Manager], manager: str, api_version: str, *, subresource: str = "",
-          scope: str = "all", force: bool = False, now: str | None = None) -> Applied:
+def apply(
+    live: dict[str, Any] | None,
+    config: dict[str, Any],
+    schema: sch.Schema | None,
+    managers: list[Manager],
+    manager: str,
+    api_version: str,
+    *,
+    subresource: str = "",
+    scope: str = "all",
+    force: bool = False,
+    now: str | None = None,
+) -> Applied:
     """Apply `config` as `manager` onto `live` (None: the object does not exist yet).
 
     Raises `ApplyConflicts` (not forced) or `ApplyError` (a configuration the schema cannot read).
@@ -405,8 +435,17 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], schema: sch.Schem
     base: dict[str, Any] = json_copy(live) if live is not None else {}
     managers = [replace(m) for m in managers]
     if live is not None and not managers:  # fields set before anyone applied: owned, not orphaned
-        managers = update({}, base, schema, [], BEFORE_FIRST_APPLY, api_version, subresource=subresource,
-                          scope=scope, now=now)
+        managers = update(
+            {},
+            base,
+            schema,
+            [],
+            BEFORE_FIRST_APPLY,
+            api_version,
+            subresource=subresource,
+            scope=scope,
+            now=now,
+        )
     applied = field_set(tracked(config, scope), schema, strict=True)
     me = Manager(manager, "Apply", api_version, subresource, now, applied)
     previous = next((m for m in managers if m.identity == me.identity), None)
@@ -461,14 +500,25 @@ def _set_last_applied(obj: dict[str, Any], config: dict[str, Any]) -> None:
         if not annotations:
             del last["metadata"]["annotations"]
     meta = dict(obj.get("metadata") or {})
-    meta["annotations"] = {**(meta.get("annotations") or {}),
-                           LAST_APPLIED: json.dumps(last, separators=(",", ":"), sort_keys=True) + "\n"}
+    meta["annotations"] = {
+        **(meta.get("annotations") or {}),
+        LAST_APPLIED: json.dumps(last, separators=(",", ":"), sort_keys=True) + "\n",
+    }
     obj["metadata"] = meta
 
 
-def update(live: dict[str, Any], new: dict[str, Any], schema: sch.Schema | None, managers: list[Manager],
-           manager: str, api_version: str, *, subresource: str = "", scope: str = "all",
-           now: str | None = None) -> list[Manager]:
+def update(
+    live: dict[str, Any],
+    new: dict[str, Any],
+    schema: sch.Schema | None,
+    managers: list[Manager],
+    manager: str,
+    api_version: str,
+    *,
+    subresource: str = "",
+    scope: str = "all",
+    now: str | None = None,
+) -> list[Manager]:
     """Managers after `manager` wrote `new` over `live` with an ordinary create/update/patch."""
     diff = compare(tracked(live, scope), tracked(new, scope), schema)
     if diff.empty():
@@ -491,5 +541,19 @@ def update(live: dict[str, Any], new: dict[str, Any], schema: sch.Schema | None,
     return out
 
 
-__all__ = ["BEFORE_FIRST_APPLY", "LAST_APPLIED", "Applied", "ApplyConflicts", "ApplyError", "Comparison",
-           "Conflict", "Manager", "apply", "compare", "field_set", "merge", "tracked", "update"]
+__all__ = [
+    "BEFORE_FIRST_APPLY",
+    "LAST_APPLIED",
+    "Applied",
+    "ApplyConflicts",
+    "ApplyError",
+    "Comparison",
+    "Conflict",
+    "Manager",
+    "apply",
+    "compare",
+    "field_set",
+    "merge",
+    "tracked",
+    "update",
+]

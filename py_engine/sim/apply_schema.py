@@ -27,8 +27,12 @@ _SET: Schema = {"type": "array", "x-kubernetes-list-type": "set"}
 
 
 def _list_map(*keys: str, item: Schema | None = None) -> Schema:
-    return {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(keys),
-            "items": item or {"type": "object"}}
+    return {
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": list(keys),
+        "items": item or {"type": "object"},
+    }
 
 
 def _object(**fields: Schema) -> Schema:
@@ -43,10 +47,15 @@ _CONDITIONS = _list_map("type")
 _KEY_REF = _ATOMIC  # ConfigMapKeySelector, SecretKeySelector, ObjectFieldSelector, ...
 
 _CONTAINER = _object(
-    ports=_list_map("containerPort", "protocol",
-                    item=_object(protocol={"type": "string", "default": "TCP"})),
-    env=_list_map("name", item=_object(valueFrom=_object(
-        fieldRef=_KEY_REF, resourceFieldRef=_KEY_REF, configMapKeyRef=_KEY_REF, secretKeyRef=_KEY_REF))),
+    ports=_list_map("containerPort", "protocol", item=_object(protocol={"type": "string", "default": "TCP"})),
+    env=_list_map(
+        "name",
+        item=_object(
+            valueFrom=_object(
+                fieldRef=_KEY_REF, resourceFieldRef=_KEY_REF, configMapKeyRef=_KEY_REF, secretKeyRef=_KEY_REF
+            )
+        ),
+    ),
     volumeMounts=_list_map("mountPath"),
     volumeDevices=_list_map("devicePath"),
 )
@@ -58,8 +67,9 @@ _POD_SPEC = _object(
     volumes=_list_map("name"),
     imagePullSecrets=_list_map("name", item=_ATOMIC),  # LocalObjectReference is +structType=atomic
     hostAliases=_list_map("ip"),
-    topologySpreadConstraints=_list_map("topologyKey", "whenUnsatisfiable",
-                                        item=_object(labelSelector=_LABEL_SELECTOR)),
+    topologySpreadConstraints=_list_map(
+        "topologyKey", "whenUnsatisfiable", item=_object(labelSelector=_LABEL_SELECTOR)
+    ),
     resourceClaims=_list_map("name"),
     schedulingGates=_list_map("name"),
     nodeSelector=_ATOMIC,  # +mapType=atomic
@@ -69,14 +79,21 @@ _POD_SPEC = _object(
 
 _POD_TEMPLATE = _object(metadata=OBJECT_META, spec=_POD_SPEC)
 
-_POD_STATUS = _object(conditions=_CONDITIONS, podIPs=_list_map("ip"), hostIPs=_list_map("ip"),
-                      containerStatuses=_list_map("name"), initContainerStatuses=_list_map("name"))
+_POD_STATUS = _object(
+    conditions=_CONDITIONS,
+    podIPs=_list_map("ip"),
+    hostIPs=_list_map("ip"),
+    containerStatuses=_list_map("name"),
+    initContainerStatuses=_list_map("name"),
+)
 
 
 def _workload(**spec: Schema) -> Schema:
-    return _object(metadata=OBJECT_META,
-                   spec=_object(selector=_LABEL_SELECTOR, template=_POD_TEMPLATE, **spec),
-                   status=_object(conditions=_CONDITIONS))
+    return _object(
+        metadata=OBJECT_META,
+        spec=_object(selector=_LABEL_SELECTOR, template=_POD_TEMPLATE, **spec),
+        status=_object(conditions=_CONDITIONS),
+    )
 
 
 _WEBHOOK = _object(namespaceSelector=_LABEL_SELECTOR, objectSelector=_LABEL_SELECTOR)
@@ -87,14 +104,24 @@ BUILTIN: dict[str, Schema] = {
     "ReplicaSet": _workload(),
     "StatefulSet": _workload(),
     "Job": _workload(),
-    "Service": _object(metadata=OBJECT_META, spec=_object(ports=_list_map("port", "protocol", item=_object(
-        protocol={"type": "string", "default": "TCP"})), selector=_ATOMIC)),
-    "Node": _object(metadata=OBJECT_META, status=_object(conditions=_CONDITIONS, addresses=_list_map("type"))),
+    "Service": _object(
+        metadata=OBJECT_META,
+        spec=_object(
+            ports=_list_map("port", "protocol", item=_object(protocol={"type": "string", "default": "TCP"})),
+            selector=_ATOMIC,
+        ),
+    ),
+    "Node": _object(
+        metadata=OBJECT_META, status=_object(conditions=_CONDITIONS, addresses=_list_map("type"))
+    ),
     "Namespace": _object(metadata=OBJECT_META, status=_object(conditions=_CONDITIONS)),
-    "HorizontalPodAutoscaler": _object(metadata=OBJECT_META, spec=_object(scaleTargetRef=_ATOMIC),
-                                       status=_object(conditions=_CONDITIONS)),
+    "HorizontalPodAutoscaler": _object(
+        metadata=OBJECT_META, spec=_object(scaleTargetRef=_ATOMIC), status=_object(conditions=_CONDITIONS)
+    ),
     "MutatingWebhookConfiguration": _object(metadata=OBJECT_META, webhooks=_list_map("name", item=_WEBHOOK)),
-    "ValidatingWebhookConfiguration": _object(metadata=OBJECT_META, webhooks=_list_map("name", item=_WEBHOOK)),
+    "ValidatingWebhookConfiguration": _object(
+        metadata=OBJECT_META, webhooks=_list_map("name", item=_WEBHOOK)
+    ),
     "CustomResourceDefinition": _object(metadata=OBJECT_META, status=_object(conditions=_CONDITIONS)),
 }
 _GENERIC: Schema = _object(metadata=OBJECT_META)
@@ -148,5 +175,15 @@ def is_atomic_map(schema: Schema | None) -> bool:
     return schema is not None and schema.get("x-kubernetes-map-type") == "atomic"
 
 
-__all__ = ["BUILTIN", "OBJECT_META", "Schema", "child", "is_atomic_map", "items", "key_default", "list_type",
-           "map_keys", "object_schema"]
+__all__ = [
+    "BUILTIN",
+    "OBJECT_META",
+    "Schema",
+    "child",
+    "is_atomic_map",
+    "items",
+    "key_default",
+    "list_type",
+    "map_keys",
+    "object_schema",
+]

@@ -63,12 +63,14 @@ class Authorizer:
         if not decision.allowed:
             raise forbidden(user, attrs, decision.reason)
 
-
     def confirm_no_escalation(self, user: UserInfo, kind: str, obj: JSON, namespace: str) -> None:
         """Refuse (403) to store a Role, ClusterRole or binding that grants what `user` does not
         hold, unless they may `escalate` the role / `bind` the role it names
         (py_engine/sim/rbac_escalation.py); 404 for a binding to a role that does not exist."""
-        if kind not in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding") or self.mode == "AlwaysAllow":
+        if (
+            kind not in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+            or self.mode == "AlwaysAllow"
+        ):
             return
         if rbac_escalation.is_superuser(user):
             return
@@ -78,22 +80,37 @@ class Authorizer:
         policy = self.policy()
         granted: list[Any]
         if kind in ("Role", "ClusterRole"):
-            escalate = RequestAttributes(verb="escalate", resource_request=True, api_group=RBAC_GROUP,
-                                         resource=resource, name=name, namespace=namespace)
+            escalate = RequestAttributes(
+                verb="escalate",
+                resource_request=True,
+                api_group=RBAC_GROUP,
+                resource=resource,
+                name=name,
+                namespace=namespace,
+            )
             if policy.authorize(user, escalate).allowed:
                 return
             if kind == "ClusterRole" and obj.get("aggregationRule"):
-                raise errors.forbidden(RBAC_GROUP, resource, name,
-                                       "must have cluster-admin privileges to use the aggregationRule")
+                raise errors.forbidden(
+                    RBAC_GROUP,
+                    resource,
+                    name,
+                    "must have cluster-admin privileges to use the aggregationRule",
+                )
             rules_field = obj.get("rules")
             granted = rules_field if isinstance(rules_field, list) else []
         else:
             ref_field = obj.get("roleRef")
             ref: dict[str, Any] = ref_field if isinstance(ref_field, dict) else {}
             ref_kind, ref_name = str(ref.get("kind") or ""), str(ref.get("name") or "")
-            bind = RequestAttributes(verb="bind", resource_request=True, api_group=RBAC_GROUP,
-                                     resource=ref_kind.lower() + "s", name=ref_name,
-                                     namespace=namespace)  # where the binding is: delegation per namespace
+            bind = RequestAttributes(
+                verb="bind",
+                resource_request=True,
+                api_group=RBAC_GROUP,
+                resource=ref_kind.lower() + "s",
+                name=ref_name,
+                namespace=namespace,
+            )  # where the binding is: delegation per namespace
             if policy.authorize(user, bind).allowed:
                 return
             rules, _ = policy.role_rules(ref, namespace)
@@ -110,8 +127,10 @@ def forbidden_message(username: str, attrs: RequestAttributes) -> str:
     if not attrs.resource_request:
         return f'User "{username}" cannot {attrs.verb} path "{attrs.path}"'
     where = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
-    return (f'User "{username}" cannot {attrs.verb} resource "{attrs.resource_with_subresource}" '
-            f'in API group "{attrs.api_group}" {where}')
+    return (
+        f'User "{username}" cannot {attrs.verb} resource "{attrs.resource_with_subresource}" '
+        f'in API group "{attrs.api_group}" {where}'
+    )
 
 
 def forbidden(user: UserInfo, attrs: RequestAttributes, reason: str = "") -> ApiError:

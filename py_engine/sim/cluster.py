@@ -62,10 +62,18 @@ class Cluster:
     the live behaviour: unpredictable names, concurrent creates.
     """
 
-    def __init__(self, *, clock: Clock | None = None, nodes: Sequence[JSON] | None = None,
-                 kubelet: KubeletConfig | None = None, faults: str | None = None,
-                 faults_in_process: bool = False, gc_resources: Mapping[str, str] | None = None,
-                 api: ApiServer | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        nodes: Sequence[JSON] | None = None,
+        kubelet: KubeletConfig | None = None,
+        faults: str | None = None,
+        faults_in_process: bool = False,
+        gc_resources: Mapping[str, str] | None = None,
+        api: ApiServer | None = None,
+        seed: int | None = None,
+    ) -> None:
         self.clock: Clock = clock or RealClock()
         injector = FaultInjector()
         if faults:
@@ -87,9 +95,16 @@ class Cluster:
         self.scheduler = Scheduler(*args)
         self.kubelet = Kubelet(*args, config=kubelet)
         self.controllers: list[Controller] = [
-            self.deployments, self.replicasets, self.statefulsets, self.jobs, self.clonesets,
+            self.deployments,
+            self.replicasets,
+            self.statefulsets,
+            self.jobs,
+            self.clonesets,
             self.advanced_statefulsets,
-            self.garbage_collector, self.pod_gc, self.scheduler, self.kubelet,
+            self.garbage_collector,
+            self.pod_gc,
+            self.scheduler,
+            self.kubelet,
         ]
         self._running = False
         self._https: Any = None
@@ -104,8 +119,14 @@ class Cluster:
         """Register a node (the kubelet's job upstream); status is written as given."""
         created = self.api.create("v1/nodes", None, node)
         if node.get("status") and created.get("status") != node["status"]:
-            created = self.api.patch("v1/nodes", None, created["metadata"]["name"], {"status": node["status"]},
-                                     "merge", subresource="status")
+            created = self.api.patch(
+                "v1/nodes",
+                None,
+                created["metadata"]["name"],
+                {"status": node["status"]},
+                "merge",
+                subresource="status",
+            )
         return created
 
     def delete_node(self, name: str) -> None:
@@ -127,9 +148,15 @@ class Cluster:
         deadlines = [d for c in self.controllers if (d := c.next_deadline()) is not None]
         return min(deadlines) if deadlines else None
 
-    def run_until_stable(self, timeout: float = 30.0, max_iterations: int = 1000, *,
-                         advance_time: bool = False, max_advance: float = 3600.0,
-                         on_step: Callable[[Cluster], None] | None = None) -> int:
+    def run_until_stable(
+        self,
+        timeout: float = 30.0,
+        max_iterations: int = 1000,
+        *,
+        advance_time: bool = False,
+        max_advance: float = 3600.0,
+        on_step: Callable[[Cluster], None] | None = None,
+    ) -> int:
         """Run passes until one makes no write; returns the number of passes.
 
         With `advance_time` (VirtualClock only) a quiet pass moves the clock to the
@@ -198,8 +225,9 @@ class Cluster:
 
     # ------------------------------------------------------------------ https
 
-    def serve_https(self, port: int = 0, host: str = "127.0.0.1",
-                    kubeconfig_out: str | Path | None = None) -> str:
+    def serve_https(
+        self, port: int = 0, host: str = "127.0.0.1", kubeconfig_out: str | Path | None = None
+    ) -> str:
         """Start the HTTPS front end and write a kubeconfig (to `kubeconfig_out`, or a
         fresh temporary file); returns the URL. Stopped by `stop()`/`close()`."""
         from py_engine.sim.http_server import serve_https

@@ -29,18 +29,33 @@ def _column_causes(column: Any, where: str) -> list[Cause]:
     if not kind:
         causes.append((f"{where}.type", "FieldValueRequired", "Required value"))
     elif kind not in TYPES:
-        causes.append((f"{where}.type", "FieldValueNotSupported",
-                       f'Unsupported value: "{kind}": supported values: ' + ", ".join(f'"{t}"' for t in TYPES)))
+        causes.append(
+            (
+                f"{where}.type",
+                "FieldValueNotSupported",
+                f'Unsupported value: "{kind}": supported values: ' + ", ".join(f'"{t}"' for t in TYPES),
+            )
+        )
     fmt = column.get("format")
     if fmt and fmt not in FORMATS:
-        causes.append((f"{where}.format", "FieldValueNotSupported",
-                       f'Unsupported value: "{fmt}": supported values: ' + ", ".join(f'"{f}"' for f in FORMATS)))
+        causes.append(
+            (
+                f"{where}.format",
+                "FieldValueNotSupported",
+                f'Unsupported value: "{fmt}": supported values: ' + ", ".join(f'"{f}"' for f in FORMATS),
+            )
+        )
     path = column.get("jsonPath")
     if not path:
         causes.append((f"{where}.jsonPath", "FieldValueRequired", "Required value"))
     elif not isinstance(path, str) or not path.startswith("."):
-        causes.append((f"{where}.jsonPath", "FieldValueInvalid",
-                       f'Invalid value: "{path}": must be a simple json path starting with .'))
+        causes.append(
+            (
+                f"{where}.jsonPath",
+                "FieldValueInvalid",
+                f'Invalid value: "{path}": must be a simple json path starting with .',
+            )
+        )
     else:
         try:
             compile_path(path)

@@ -63,8 +63,11 @@ def _fill(value: Any, schema: Schema | None, depth: int) -> None:
     if isinstance(value, dict):
         properties = _sub(schema.get("properties")) or {}
         for key, child in properties.items():
-            if isinstance(child, Mapping) and "default" in child and \
-                    (key not in value or _non_nullable_null(value[key], child)):
+            if (
+                isinstance(child, Mapping)
+                and "default" in child
+                and (key not in value or _non_nullable_null(value[key], child))
+            ):
                 value[key] = copy.deepcopy(child["default"])
         extra = _sub(schema.get("additionalProperties"))
         for key in list(value):
@@ -147,7 +150,8 @@ def needs_defaults(value: Any, schema: Schema | None, depth: int = 0) -> bool:
     elif isinstance(value, list):
         items = _sub(schema.get("items"))
         for item in value:
-            if (items is not None and _non_nullable_null(item, items) and "default" in items) or \
-                    needs_defaults(item, items, depth + 1):
+            if (
+                items is not None and _non_nullable_null(item, items) and "default" in items
+            ) or needs_defaults(item, items, depth + 1):
                 return True
     return False

@@ -17,9 +17,15 @@ from py_engine.sim.interface import JSON
 from py_engine.sim.resources import ResourceDef
 
 SERVER_VERSION: JSON = {
-    "major": "1", "minor": "30", "gitVersion": "v1.30.0-spreadgate", "gitCommit": "0" * 40,
-    "gitTreeState": "clean", "buildDate": "2024-06-01T00:00:00Z", "goVersion": "go1.22.0",
-    "compiler": "gc", "platform": "linux/amd64",
+    "major": "1",
+    "minor": "30",
+    "gitVersion": "v1.30.0-spreadgate",
+    "gitCommit": "0" * 40,
+    "gitTreeState": "clean",
+    "buildDate": "2024-06-01T00:00:00Z",
+    "goVersion": "go1.22.0",
+    "compiler": "gc",
+    "platform": "linux/amd64",
 }
 
 _SUBRESOURCE_KIND = {
@@ -30,8 +36,11 @@ _SUBRESOURCE_KIND = {
 
 
 def api_versions(server_address: str) -> JSON:
-    return {"kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
 
 
 def _groups(defs: Iterable[ResourceDef]) -> dict[str, list[ResourceDef]]:
@@ -52,7 +61,9 @@ def _group_doc(group: str, defs: list[ResourceDef]) -> JSON:
             preferred = d.storage_version
     preferred = preferred or versions[0]
     return {
-        "kind": "APIGroup", "apiVersion": "v1", "name": group,
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": group,
         "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
         "preferredVersion": {"groupVersion": f"{group}/{preferred}", "version": preferred},
     }
@@ -60,8 +71,11 @@ def _group_doc(group: str, defs: list[ResourceDef]) -> JSON:
 
 def api_group_list(defs: Iterable[ResourceDef]) -> JSON:
     groups = _groups(defs)
-    return {"kind": "APIGroupList", "apiVersion": "v1",
-            "groups": [_group_doc(g, groups[g]) for g in sorted(groups)]}
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group_doc(g, groups[g]) for g in sorted(groups)],
+    }
 
 
 def api_group(defs: Iterable[ResourceDef], group: str) -> JSON | None:
@@ -75,8 +89,13 @@ def resource_list(defs: Iterable[ResourceDef], group: str, version: str) -> JSON
         return None
     resources: list[JSON] = []
     for d in mine:
-        entry: JSON = {"name": d.plural, "singularName": d.singular or d.kind.lower(),
-                       "namespaced": d.namespaced, "kind": d.kind, "verbs": list(d.verbs)}
+        entry: JSON = {
+            "name": d.plural,
+            "singularName": d.singular or d.kind.lower(),
+            "namespaced": d.namespaced,
+            "kind": d.kind,
+            "verbs": list(d.verbs),
+        }
         if d.short_names:
             entry["shortNames"] = list(d.short_names)
         if d.categories:
@@ -84,12 +103,25 @@ def resource_list(defs: Iterable[ResourceDef], group: str, version: str) -> JSON
         resources.append(entry)
         for sub in sorted(d.subresources):
             if sub == "status":
-                resources.append({"name": f"{d.plural}/status", "singularName": "", "namespaced": d.namespaced,
-                                  "kind": d.kind, "verbs": ["get", "patch", "update"]})
+                resources.append(
+                    {
+                        "name": f"{d.plural}/status",
+                        "singularName": "",
+                        "namespaced": d.namespaced,
+                        "kind": d.kind,
+                        "verbs": ["get", "patch", "update"],
+                    }
+                )
             else:
                 g, v, k, verbs = _SUBRESOURCE_KIND[sub]
-                sub_entry: JSON = {"name": f"{d.plural}/{sub}", "singularName": "", "namespaced": d.namespaced,
-                                   "kind": k, "verbs": verbs, "version": v}
+                sub_entry: JSON = {
+                    "name": f"{d.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": d.namespaced,
+                    "kind": k,
+                    "verbs": verbs,
+                    "version": v,
+                }
                 if g:
                     sub_entry["group"] = g
                 resources.append(sub_entry)

@@ -42,20 +42,34 @@ def _qualified(group: str, plural: str) -> str:
 
 
 def not_found(group: str, plural: str, name: str) -> ApiError:
-    return ApiError(status(404, "NotFound", f'{_qualified(group, plural)} "{name}" not found',
-                           _details(name, group, plural)))
+    return ApiError(
+        status(
+            404, "NotFound", f'{_qualified(group, plural)} "{name}" not found', _details(name, group, plural)
+        )
+    )
 
 
 def already_exists(group: str, plural: str, name: str) -> ApiError:
-    return ApiError(status(409, "AlreadyExists", f'{_qualified(group, plural)} "{name}" already exists',
-                           _details(name, group, plural)))
+    return ApiError(
+        status(
+            409,
+            "AlreadyExists",
+            f'{_qualified(group, plural)} "{name}" already exists',
+            _details(name, group, plural),
+        )
+    )
 
 
 def conflict(group: str, plural: str, name: str, why: str | None = None) -> ApiError:
     why = why or "the object has been modified; please apply your changes to the latest version and try again"
-    return ApiError(status(409, "Conflict",
-                           f'Operation cannot be fulfilled on {_qualified(group, plural)} "{name}": {why}',
-                           _details(name, group, plural)))
+    return ApiError(
+        status(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {_qualified(group, plural)} "{name}": {why}',
+            _details(name, group, plural),
+        )
+    )
 
 
 def invalid(group: str, kind: str, name: str, causes: list[tuple[str, str, str]]) -> ApiError:
@@ -78,10 +92,14 @@ def bad_request(message: str) -> ApiError:
 
 def forbidden(group: str, plural: str, name: str, why: str) -> ApiError:
     q = _qualified(group, plural)
-    return ApiError(status(403, "Forbidden", f'{q} "{name}" is forbidden: {why}', _details(name, group, plural)))
+    return ApiError(
+        status(403, "Forbidden", f'{q} "{name}" is forbidden: {why}', _details(name, group, plural))
+    )
 
 
-def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> ApiError:
+def method_not_allowed(
+    message: str = "the server does not allow this method on the requested resource",
+) -> ApiError:
     return ApiError(status(405, "MethodNotAllowed", message))
 
 
@@ -94,10 +112,14 @@ def too_large(limit: int) -> ApiError:
 
 
 def unsupported_media_type(content_type: str, accepted: list[str]) -> ApiError:
-    return ApiError(status(
-        415, "UnsupportedMediaType",
-        f"the body of the request was in an unknown format ({content_type}) - accepted media types "
-        f"include: {', '.join(accepted)}"))
+    return ApiError(
+        status(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format ({content_type}) - accepted media types "
+            f"include: {', '.join(accepted)}",
+        )
+    )
 
 
 def unprocessable(message: str) -> ApiError:
@@ -109,8 +131,11 @@ def too_many_requests(message: str, retry_after: int = 1) -> ApiError:
 
 
 def internal(message: str) -> ApiError:
-    return ApiError(status(500, "InternalError", f"Internal error occurred: {message}",
-                           {"causes": [{"message": message}]}))
+    return ApiError(
+        status(
+            500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]}
+        )
+    )
 
 
 def timeout(message: str) -> ApiError:

@@ -56,7 +56,9 @@ class EventRecorder:
         try:
             if known is not None:
                 name, event_namespace, count = known
-                self.api.patch(EVENTS, event_namespace, name, {"count": count + 1, "lastTimestamp": now}, "merge")
+                self.api.patch(
+                    EVENTS, event_namespace, name, {"count": count + 1, "lastTimestamp": now}, "merge"
+                )
                 remembered = (name, event_namespace, count + 1)
             else:
                 name = f"{meta.get('name')}.{int(self.clock.now().timestamp() * 1e9):x}{serial:04x}"
@@ -72,15 +74,25 @@ class EventRecorder:
 
     def _event(self, obj: JSON, name: str, event_type: str, reason: str, message: str, now: str) -> JSON:
         meta = obj.get("metadata") or {}
-        involved = {"apiVersion": obj.get("apiVersion", "v1"), "kind": obj.get("kind", ""),
-                    "name": meta.get("name"), "namespace": meta.get("namespace"), "uid": meta.get("uid"),
-                    "resourceVersion": meta.get("resourceVersion")}
+        involved = {
+            "apiVersion": obj.get("apiVersion", "v1"),
+            "kind": obj.get("kind", ""),
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace"),
+            "uid": meta.get("uid"),
+            "resourceVersion": meta.get("resourceVersion"),
+        }
         return {
-            "apiVersion": "v1", "kind": "Event",
+            "apiVersion": "v1",
+            "kind": "Event",
             "metadata": {"name": name},
             "involvedObject": {key: value for key, value in involved.items() if value is not None},
-            "type": event_type, "reason": reason, "message": message,
+            "type": event_type,
+            "reason": reason,
+            "message": message,
             "source": {"component": self.component},
             "reportingComponent": self.component,
-            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
         }

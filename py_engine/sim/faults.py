@@ -53,10 +53,13 @@ from py_engine.sim.interface import ApiError
 
 VERBS = frozenset({"create", "get", "list", "watch", "update", "patch", "delete", "deletecollection"})
 _ERROR_KEYS = {
-    "conflict": 409, "error409": 409,
-    "throttle": 429, "error429": 429,
+    "conflict": 409,
+    "error409": 409,
+    "throttle": 429,
+    "error429": 429,
     "error500": 500,
-    "timeout": 504, "error504": 504,
+    "timeout": 504,
+    "error504": 504,
 }
 _DUR_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(us|ms|s)?\s*$")
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -69,8 +72,9 @@ class FaultSpecError(ValueError):
 def parse_duration(text: str, where: str = "") -> float:
     m = _DUR_RE.match(text)
     if not m or m.group(2) is None:
-        raise FaultSpecError(f"{where}invalid duration {text!r}: expected a number with a unit us, ms or s "
-                             "(e.g. 10ms, 0.5s)")
+        raise FaultSpecError(
+            f"{where}invalid duration {text!r}: expected a number with a unit us, ms or s (e.g. 10ms, 0.5s)"
+        )
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 
@@ -154,8 +158,10 @@ def parse_spec(spec: str) -> list[FaultRule]:
                     raise FaultSpecError(f"{where}{key}={val}: probability must be within [0, 1]")
                 errs.append((_ERROR_KEYS[key], p))
             else:
-                raise FaultSpecError(f"{where}unknown effect {key!r}; expected latency, conflict, throttle, "
-                                     "error409, error429, error500, timeout, error504 or timeoutdelay")
+                raise FaultSpecError(
+                    f"{where}unknown effect {key!r}; expected latency, conflict, throttle, "
+                    "error409, error429, error500, timeout, error504 or timeoutdelay"
+                )
         if sum(p for _, p in errs) > 1.0 + 1e-9:
             raise FaultSpecError(f"{where}error probabilities sum to more than 1")
         rules.append(FaultRule(res, verbs, latency, tuple(errs), delay, text))
@@ -202,7 +208,9 @@ class FaultInjector:
         once does not depend on how many requests its timing happens to make."""
         unknown = [c for c in codes if c not in _ERROR_KEYS.values()]
         if unknown:
-            raise FaultSpecError(f"cannot force errors {unknown}; expected one of {sorted(set(_ERROR_KEYS.values()))}")
+            raise FaultSpecError(
+                f"cannot force errors {unknown}; expected one of {sorted(set(_ERROR_KEYS.values()))}"
+            )
         with self._lock:
             self._forced.extend(codes)
 
@@ -263,6 +271,8 @@ class FaultInjector:
             raise errors.internal(f"injected server error for {verb} {label}")
         if d.error_code == 504:
             self.sleep(d.timeout_delay)
-            raise errors.timeout(f"injected timeout: the server was unable to return a response in the time "
-                                 f"allotted for {verb} {label}")
+            raise errors.timeout(
+                f"injected timeout: the server was unable to return a response in the time "
+                f"allotted for {verb} {label}"
+            )
         raise ApiError(errors.status(d.error_code, "InternalError", "injected fault"))  # pragma: no cover

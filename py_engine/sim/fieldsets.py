@@ -236,5 +236,23 @@ def path_string(path: Path) -> str:
     return "".join(out)
 
 
-__all__ = ["MAX_DEPTH", "MEMBER", "Fields", "Path", "as_member", "difference", "field_pe", "has_node", "insert",
-           "intersection", "is_member", "key_pe", "members", "path_string", "place", "union", "valid", "value_pe"]
+__all__ = [
+    "MAX_DEPTH",
+    "MEMBER",
+    "Fields",
+    "Path",
+    "as_member",
+    "difference",
+    "field_pe",
+    "has_node",
+    "insert",
+    "intersection",
+    "is_member",
+    "key_pe",
+    "members",
+    "path_string",
+    "place",
+    "union",
+    "valid",
+    "value_pe",
+]

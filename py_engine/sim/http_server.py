@@ -73,19 +73,34 @@ _PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
 }
 _DRAIN_LIMIT = 64 * 1024 * 1024
-_REASONS = {200: "OK", 201: "Created", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
-            404: "Not Found", 405: "Method Not Allowed", 409: "Conflict", 410: "Gone",
-            413: "Request Entity Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Entity",
-            429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
-            504: "Gateway Timeout"}
+_REASONS = {
+    200: "OK",
+    201: "Created",
+    202: "Accepted",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    410: "Gone",
+    413: "Request Entity Too Large",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
 
 
 def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-_CONTAINER_SUBRESOURCES = frozenset({"exec", "attach", "portforward", "log", "proxy", "ephemeralcontainers",
-                                     "resize"})
+_CONTAINER_SUBRESOURCES = frozenset(
+    {"exec", "attach", "portforward", "log", "proxy", "ephemeralcontainers", "resize"}
+)
 
 
 def _unsupported_subresource(rd: ResourceDef, sub: str) -> ApiError:
@@ -93,10 +108,12 @@ def _unsupported_subresource(rd: ResourceDef, sub: str) -> ApiError:
     if rd.kind == "Pod" and sub in _CONTAINER_SUBRESOURCES:
         return errors.method_not_allowed(
             f"pods/{sub} is not supported by the embedded cluster: it runs no containers "
-            "(no exec, attach, port-forward, logs or proxy)")
+            "(no exec, attach, port-forward, logs or proxy)"
+        )
     served = ", ".join(sorted(rd.subresources)) or "none"
     return errors.method_not_allowed(
-        f"{rd.group_resource}/{sub} is not supported by the embedded cluster (subresources served: {served})")
+        f"{rd.group_resource}/{sub} is not supported by the embedded cluster (subresources served: {served})"
+    )
 
 
 MAX_YAML_VALUES = 1_000_000
@@ -113,7 +130,9 @@ def _yaml_document(raw: bytes) -> Any:
         item = stack.pop()
         seen += 1
         if seen > MAX_YAML_VALUES:
-            raise ValueError(f"yaml: document expands to more than {MAX_YAML_VALUES} values (excessive aliasing)")
+            raise ValueError(
+                f"yaml: document expands to more than {MAX_YAML_VALUES} values (excessive aliasing)"
+            )
         if isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list):
@@ -122,8 +141,14 @@ def _yaml_document(raw: bytes) -> Any:
 
 
 def _not_found_path() -> ApiError:
-    return ApiError(errors.status(404, "NotFound", "the server could not find the requested resource",
-                                  {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]}))
+    return ApiError(
+        errors.status(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+            {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
+        )
+    )
 
 
 @dataclass
@@ -181,7 +206,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._discard_body()
         if reply is not None:
             for w in ctx.warnings:
-                reply.headers.append(("Warning", '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"'))
+                reply.headers.append(
+                    ("Warning", '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"')
+                )
             self._send(reply)
         if not self._streamed:
             self.server.account(time.thread_time() - t0)
@@ -203,9 +230,19 @@ class _Handler(BaseHTTPRequestHandler):
             if exc.code in (401, 403):
                 who = user.username if user is not None else ""
                 message = str(exc.status.get("message", ""))
-                self.server.refusals.append(f"{exc.code} {method} {urlsplit(self.path).path} {who}: {message}")
-                log.info("request refused", extra=fields(code=exc.code, method=method, path=urlsplit(self.path).path,
-                                                         user=who or None, message=message))
+                self.server.refusals.append(
+                    f"{exc.code} {method} {urlsplit(self.path).path} {who}: {message}"
+                )
+                log.info(
+                    "request refused",
+                    extra=fields(
+                        code=exc.code,
+                        method=method,
+                        path=urlsplit(self.path).path,
+                        user=who or None,
+                        message=message,
+                    ),
+                )
             raise
         return user
 
@@ -218,9 +255,12 @@ class _Handler(BaseHTTPRequestHandler):
         return reply
 
     def _send(self, reply: _Reply) -> None:
-        head = [f"HTTP/1.1 {reply.code} {_REASONS.get(reply.code, 'Status')}",
-                f"Content-Type: {reply.content_type}", f"Content-Length: {len(reply.body)}",
-                "Cache-Control: no-cache, private"]
+        head = [
+            f"HTTP/1.1 {reply.code} {_REASONS.get(reply.code, 'Status')}",
+            f"Content-Type: {reply.content_type}",
+            f"Content-Length: {len(reply.body)}",
+            "Cache-Control: no-cache, private",
+        ]
         head += [f"{k}: {v}" for k, v in reply.headers]
         if self.close_connection:
             head.append("Connection: close")
@@ -304,7 +344,9 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, yaml.YAMLError) as exc:
             raise errors.bad_request(f"the body of the request could not be decoded: {exc}") from None
         except RecursionError:
-            raise errors.bad_request("the body of the request could not be decoded: nested too deeply") from None
+            raise errors.bad_request(
+                "the body of the request could not be decoded: nested too deeply"
+            ) from None
 
     # ------------------------------------------------------------------ routing
 
@@ -402,7 +444,7 @@ class _Handler(BaseHTTPRequestHandler):
         if value is None or value == "":
             return False
         if value != "All":
-            raise errors.bad_request(f"Invalid dryRun value: {value!r}; the only supported value is \"All\"")
+            raise errors.bad_request(f'Invalid dryRun value: {value!r}; the only supported value is "All"')
         return True
 
     @staticmethod
@@ -424,23 +466,46 @@ class _Handler(BaseHTTPRequestHandler):
         version = negotiation.partial_metadata_version(self.headers.get("Accept"))
         if version is None or obj.get("kind") == "Status":
             return _Reply(code, _dumps(obj))
-        return _Reply(code, _dumps(negotiation.partial_metadata(obj, version)), negotiation.content_type(version))
+        return _Reply(
+            code, _dumps(negotiation.partial_metadata(obj, version)), negotiation.content_type(version)
+        )
 
     def _table(self, rd: ResourceDef, objects: list[JSON], rv: str, q: Mapping[str, str]) -> _Reply:
-        table = tables.to_table(rd, objects, self.server.api.clock.now(), rv, q.get("includeObject"),
-                                headers=q.get("noHeaders", "").lower() not in ("true", "1"))
+        table = tables.to_table(
+            rd,
+            objects,
+            self.server.api.clock.now(),
+            rv,
+            q.get("includeObject"),
+            headers=q.get("noHeaders", "").lower() not in ("true", "1"),
+        )
         return _Reply(200, _dumps(table), tables.TABLE_CONTENT_TYPE)
 
-    def _resource(self, method: str, ctx: RequestContext, rd: ResourceDef, ns: str | None, name: str | None,
-                  sub: str | None, q: Mapping[str, str], watch_prefix: bool) -> _Reply | None:
+    def _resource(
+        self,
+        method: str,
+        ctx: RequestContext,
+        rd: ResourceDef,
+        ns: str | None,
+        name: str | None,
+        sub: str | None,
+        q: Mapping[str, str],
+        watch_prefix: bool,
+    ) -> _Reply | None:
         api = self.server.api
         watching = watch_prefix or q.get("watch", "").lower() in ("true", "1")
         if method == "GET":
             verb = "watch" if watching else ("get" if name is not None else "list")
         else:
-            verb = {"POST": "create", "PUT": "update", "PATCH": "patch",
-                    "DELETE": "delete" if name is not None else "deletecollection"}[method]
-        if (verb == "create" and name is not None and sub is None) or (verb in ("update", "patch") and name is None):
+            verb = {
+                "POST": "create",
+                "PUT": "update",
+                "PATCH": "patch",
+                "DELETE": "delete" if name is not None else "deletecollection",
+            }[method]
+        if (verb == "create" and name is not None and sub is None) or (
+            verb in ("update", "patch") and name is None
+        ):
             raise errors.method_not_allowed()
         if verb not in rd.verbs and sub is None:
             raise errors.method_not_allowed()
@@ -464,7 +529,9 @@ class _Handler(BaseHTTPRequestHandler):
             ctx.field_manager = q.get("fieldManager") or None
             ctx.user_agent = self.headers.get("User-Agent") or ""
             managed_fields.validate_field_manager(
-                ctx.field_manager, {"create": "CreateOptions", "update": "UpdateOptions"}.get(verb, "PatchOptions"))
+                ctx.field_manager,
+                {"create": "CreateOptions", "update": "UpdateOptions"}.get(verb, "PatchOptions"),
+            )
         if verb == "get":
             assert name is not None
             obj = api.do_get(rd, ns, name, sub)
@@ -478,7 +545,9 @@ class _Handler(BaseHTTPRequestHandler):
         if verb == "update":
             assert name is not None
             body = self._json_body()
-            return self._object_reply(200, api.do_update(rd, ns, name, body, subresource=sub, dry_run=dry, ctx=ctx))
+            return self._object_reply(
+                200, api.do_update(rd, ns, name, body, subresource=sub, dry_run=dry, ctx=ctx)
+            )
         if verb == "patch":
             assert name is not None
             ctype = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
@@ -489,10 +558,13 @@ class _Handler(BaseHTTPRequestHandler):
             force = self._force(q, ptype)
             body = self._json_body(patch=True)
             if ptype == "apply":
-                applied, code = api.do_apply(rd, ns, name, body, subresource=sub, dry_run=dry, ctx=ctx, force=force)
+                applied, code = api.do_apply(
+                    rd, ns, name, body, subresource=sub, dry_run=dry, ctx=ctx, force=force
+                )
                 return self._object_reply(code, applied)
-            return self._object_reply(200, api.do_patch(rd, ns, name, body, ptype, subresource=sub, dry_run=dry,
-                                                         ctx=ctx))
+            return self._object_reply(
+                200, api.do_patch(rd, ns, name, body, ptype, subresource=sub, dry_run=dry, ctx=ctx)
+            )
         # delete / deletecollection
         opts: Any = {}
         if self.headers.get("Content-Length") not in (None, "0") or self.headers.get("Transfer-Encoding"):
@@ -515,14 +587,23 @@ class _Handler(BaseHTTPRequestHandler):
             propagation = "Orphan" if str(orphan).lower() == "true" else "Background"
         dry = dry or bool(opts.get("dryRun"))
         if verb == "deletecollection":
-            out = api.do_delete_collection(rd, ns, q.get("labelSelector"), q.get("fieldSelector"), grace,
-                                           propagation, dry, ctx)
+            out = api.do_delete_collection(
+                rd, ns, q.get("labelSelector"), q.get("fieldSelector"), grace, propagation, dry, ctx
+            )
             return _Reply(200, _dumps(out))
         assert name is not None
         if sub is not None:
             raise errors.method_not_allowed()
-        deleted, code = api.do_delete(rd, ns, name, grace=grace, propagation=propagation,
-                                      preconditions=opts.get("preconditions"), dry_run=dry, ctx=ctx)
+        deleted, code = api.do_delete(
+            rd,
+            ns,
+            name,
+            grace=grace,
+            propagation=propagation,
+            preconditions=opts.get("preconditions"),
+            dry_run=dry,
+            ctx=ctx,
+        )
         return self._object_reply(code, deleted)
 
     # -------------------------------------------------------------------- watch
@@ -550,15 +631,25 @@ class _Handler(BaseHTTPRequestHandler):
         gone: JSON | None = None
         w: ApiWatch | None = None
         try:
-            w = api.do_watch(rd, ns, q.get("resourceVersion"), q.get("labelSelector"), q.get("fieldSelector"),
-                             bookmarks, timeout, copy_objects=False)
+            w = api.do_watch(
+                rd,
+                ns,
+                q.get("resourceVersion"),
+                q.get("labelSelector"),
+                q.get("fieldSelector"),
+                bookmarks,
+                timeout,
+                copy_objects=False,
+            )
         except ApiError as exc:
             if exc.code != 410:
                 raise
             gone = exc.status
         self._streamed = True
-        head = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
-                "Cache-Control: no-cache, private\r\n\r\n")
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+            "Cache-Control: no-cache, private\r\n\r\n"
+        )
         try:
             self.wfile.write(head.encode("latin-1"))
             if gone is not None:
@@ -571,8 +662,14 @@ class _Handler(BaseHTTPRequestHandler):
                     if as_table and ev.get("type") in ("ADDED", "MODIFIED", "DELETED"):
                         # Only the first event's Table carries the column definitions, as in kube-apiserver.
                         obj = ev["object"]
-                        table = tables.to_table(rd, [obj], api.clock.now(), str(obj["metadata"].get("resourceVersion")),
-                                                q.get("includeObject"), headers=headers)
+                        table = tables.to_table(
+                            rd,
+                            [obj],
+                            api.clock.now(),
+                            str(obj["metadata"].get("resourceVersion")),
+                            q.get("includeObject"),
+                            headers=headers,
+                        )
                         ev, headers = {"type": ev["type"], "object": table}, False
                     self._chunk(_dumps(ev) + b"\n")
             self.wfile.write(b"0\r\n\r\n")
@@ -591,8 +688,13 @@ class _HttpServer(TLSThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, addr: tuple[str, int], api: ApiServer, ssl_ctx: ssl.SSLContext,
-                 authenticator: TokenAuthenticator) -> None:
+    def __init__(
+        self,
+        addr: tuple[str, int],
+        api: ApiServer,
+        ssl_ctx: ssl.SSLContext,
+        authenticator: TokenAuthenticator,
+    ) -> None:
         self.api = api
         self.authenticator = authenticator
         self.errors: deque[str] = deque(maxlen=100)
@@ -668,25 +770,53 @@ class RunningServer:
             self._server.cpu_seconds = 0.0
             self._server.requests = 0
 
-    def kubeconfig(self, namespace: str = "default", context: str = "spreadgate", *, token: str | None = None,
-                   user_name: str = "admin") -> JSON:
+    def kubeconfig(
+        self,
+        namespace: str = "default",
+        context: str = "spreadgate",
+        *,
+        token: str | None = None,
+        user_name: str = "admin",
+    ) -> JSON:
         """A kubeconfig for this server: the administrator's, or the holder of `token`'s."""
         return {
-            "apiVersion": "v1", "kind": "Config", "current-context": context, "preferences": {},
-            "clusters": [{"name": context, "cluster": {
-                "server": self.url,
-                "certificate-authority-data": base64.b64encode(self.ca_pem.encode()).decode()}}],
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": context,
+            "preferences": {},
+            "clusters": [
+                {
+                    "name": context,
+                    "cluster": {
+                        "server": self.url,
+                        "certificate-authority-data": base64.b64encode(self.ca_pem.encode()).decode(),
+                    },
+                }
+            ],
             "users": [{"name": f"{context}-{user_name}", "user": {"token": token or self.token}}],
-            "contexts": [{"name": context, "context": {"cluster": context, "user": f"{context}-{user_name}",
-                                                       "namespace": namespace}}],
+            "contexts": [
+                {
+                    "name": context,
+                    "context": {"cluster": context, "user": f"{context}-{user_name}", "namespace": namespace},
+                }
+            ],
         }
 
-    def write_kubeconfig(self, path: str, namespace: str = "default", context: str = "spreadgate", *,
-                         token: str | None = None, user_name: str = "admin") -> str:
+    def write_kubeconfig(
+        self,
+        path: str,
+        namespace: str = "default",
+        context: str = "spreadgate",
+        *,
+        token: str | None = None,
+        user_name: str = "admin",
+    ) -> str:
         """Write a kubeconfig with the CA data embedded; returns the path."""
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            yaml.safe_dump(self.kubeconfig(namespace, context, token=token, user_name=user_name), f, sort_keys=False)
+            yaml.safe_dump(
+                self.kubeconfig(namespace, context, token=token, user_name=user_name), f, sort_keys=False
+            )
         return path
 
     def issue_token(self, user: UserInfo) -> str:
@@ -711,17 +841,29 @@ class RunningServer:
         self.stop()
 
 
-def serve_https(api: ApiServer, host: str = "127.0.0.1", port: int = 0, *,
-                ca: CertificateAuthority | None = None) -> RunningServer:
+def serve_https(
+    api: ApiServer, host: str = "127.0.0.1", port: int = 0, *, ca: CertificateAuthority | None = None
+) -> RunningServer:
     """Serve `api` over HTTPS on `host:port` (port 0 picks a free one)."""
     ca = ca or CertificateAuthority()
     cert = ca.issue(dns_names=["localhost", "kubernetes", "kubernetes.default.svc"], ip_addresses=[host])
     authenticator = TokenAuthenticator()
     admin_token = authenticator.issue(ADMIN)
     server = _HttpServer((host, port), api, cert.server_context(), authenticator)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                              name="apiserver-accept", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="apiserver-accept", daemon=True
+    )
     thread.start()
     bound_port = int(server.server_address[1])
-    return RunningServer(api, f"https://{host}:{bound_port}", host, bound_port, ca.cert_pem, ca,
-                         admin_token, authenticator, server, thread)
+    return RunningServer(
+        api,
+        f"https://{host}:{bound_port}",
+        host,
+        bound_port,
+        ca.cert_pem,
+        ca,
+        admin_token,
+        authenticator,
+        server,
+        thread,
+    )

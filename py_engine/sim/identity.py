@@ -50,7 +50,7 @@ def split_service_account(username: str) -> tuple[str, str] | None:
     """(namespace, name) when `username` is a ServiceAccount's user name, else None."""
     if not username.startswith(SERVICE_ACCOUNT_PREFIX):
         return None
-    namespace, sep, name = username[len(SERVICE_ACCOUNT_PREFIX):].partition(":")
+    namespace, sep, name = username[len(SERVICE_ACCOUNT_PREFIX) :].partition(":")
     if not sep or not namespace or not name or ":" in name:
         return None
     return namespace, name
@@ -62,8 +62,9 @@ def service_account_groups(namespace: str) -> tuple[str, ...]:
 
 def service_account_user(namespace: str, name: str) -> UserInfo:
     """The identity a ServiceAccount token authenticates as."""
-    return UserInfo(service_account_username(namespace, name),
-                    (*service_account_groups(namespace), AUTHENTICATED))
+    return UserInfo(
+        service_account_username(namespace, name), (*service_account_groups(namespace), AUTHENTICATED)
+    )
 
 
 def with_implicit_group(user: UserInfo) -> UserInfo:
@@ -83,6 +84,11 @@ def user_from_json(data: Mapping[str, object]) -> UserInfo:
         str(data.get("user") or data.get("username") or ""),
         tuple(str(g) for g in groups) if isinstance(groups, Sequence) and not isinstance(groups, str) else (),
         str(data.get("uid") or ""),
-        {str(k): tuple(str(x) for x in v) for k, v in extra.items()
-         if isinstance(v, Sequence) and not isinstance(v, str)} if isinstance(extra, Mapping) else {},
+        {
+            str(k): tuple(str(x) for x in v)
+            for k, v in extra.items()
+            if isinstance(v, Sequence) and not isinstance(v, str)
+        }
+        if isinstance(extra, Mapping)
+        else {},
     )

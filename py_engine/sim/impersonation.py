@@ -44,10 +44,18 @@ AUTHENTICATION_GROUP = "authentication.k8s.io"
 AuthorizeFn = Callable[[UserInfo, RequestAttributes], Decision]
 
 
-def _attrs(resource: str, name: str, *, group: str = "", namespace: str = "",
-           subresource: str = "") -> RequestAttributes:
-    return RequestAttributes(verb="impersonate", resource_request=True, api_group=group, resource=resource,
-                             subresource=subresource, name=name, namespace=namespace)
+def _attrs(
+    resource: str, name: str, *, group: str = "", namespace: str = "", subresource: str = ""
+) -> RequestAttributes:
+    return RequestAttributes(
+        verb="impersonate",
+        resource_request=True,
+        api_group=group,
+        resource=resource,
+        subresource=subresource,
+        name=name,
+        namespace=namespace,
+    )
 
 
 def requested(headers: Iterable[tuple[str, str]]) -> bool:
@@ -70,10 +78,12 @@ def impersonate(requester: UserInfo, headers: Iterable[tuple[str, str]], authori
         elif k == UID:
             uid = value
         elif k.startswith(EXTRA_PREFIX):
-            extra.setdefault(unquote(k[len(EXTRA_PREFIX):]), []).append(value)
+            extra.setdefault(unquote(k[len(EXTRA_PREFIX) :]), []).append(value)
     if user is None:
         if groups or extra or uid is not None:
-            asked = [f"Group {g}" for g in groups] + [f"UserExtra {k}={v}" for k, vs in extra.items() for v in vs]
+            asked = [f"Group {g}" for g in groups] + [
+                f"UserExtra {k}={v}" for k, vs in extra.items() for v in vs
+            ]
             asked += [f"UID {uid}"] if uid is not None else []
             raise errors.bad_request(f"requested [{', '.join(asked)}] without impersonating a user")
         return requester
@@ -84,8 +94,11 @@ def impersonate(requester: UserInfo, headers: Iterable[tuple[str, str]], authori
     else:
         checks.append(_attrs("users", user))
     checks += [_attrs("groups", g) for g in groups]
-    checks += [_attrs("userextras", v, group=AUTHENTICATION_GROUP, subresource=k)
-               for k, vs in extra.items() for v in vs]
+    checks += [
+        _attrs("userextras", v, group=AUTHENTICATION_GROUP, subresource=k)
+        for k, vs in extra.items()
+        for v in vs
+    ]
     if uid is not None:
         checks.append(_attrs("uids", uid, group=AUTHENTICATION_GROUP))
     for attrs in checks:
@@ -94,7 +107,9 @@ def impersonate(requester: UserInfo, headers: Iterable[tuple[str, str]], authori
             raise _refused(requester, attrs, decision.reason)
     if service_account is not None and not groups:
         groups = list(service_account_groups(service_account[0]))
-    return with_implicit_group(UserInfo(user, tuple(groups), uid or "", {k: tuple(v) for k, v in extra.items()}))
+    return with_implicit_group(
+        UserInfo(user, tuple(groups), uid or "", {k: tuple(v) for k, v in extra.items()})
+    )
 
 
 def _refused(requester: UserInfo, attrs: RequestAttributes, reason: str) -> ApiError:

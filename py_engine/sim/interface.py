@@ -64,30 +64,73 @@ class ClusterAPI(Protocol):
     "eviction", "binding".
     """
 
-    def create(self, resource: str, namespace: str | None, obj: JSON, *,
-               subresource: str | None = None, name: str | None = None,
-               dry_run: bool = False) -> JSON: ...
+    def create(
+        self,
+        resource: str,
+        namespace: str | None,
+        obj: JSON,
+        *,
+        subresource: str | None = None,
+        name: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON: ...
 
-    def get(self, resource: str, namespace: str | None, name: str, *,
-            subresource: str | None = None) -> JSON: ...
+    def get(
+        self, resource: str, namespace: str | None, name: str, *, subresource: str | None = None
+    ) -> JSON: ...
 
-    def list(self, resource: str, namespace: str | None = None, *,
-             label_selector: str | None = None, field_selector: str | None = None) -> JSON: ...
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> JSON: ...
 
-    def update(self, resource: str, namespace: str | None, name: str, obj: JSON, *,
-               subresource: str | None = None, dry_run: bool = False) -> JSON: ...
+    def update(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        obj: JSON,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON: ...
 
-    def patch(self, resource: str, namespace: str | None, name: str, patch: Any,
-              patch_type: PatchType, *, subresource: str | None = None,
-              dry_run: bool = False) -> JSON: ...
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: PatchType,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON: ...
 
-    def delete(self, resource: str, namespace: str | None, name: str, *,
-               grace_period_seconds: int | None = None,
-               propagation_policy: str | None = None,
-               preconditions: Mapping[str, str] | None = None,
-               dry_run: bool = False) -> JSON: ...
+    def delete(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> JSON: ...
 
-    def watch(self, resource: str, namespace: str | None = None, *,
-              resource_version: str | None = None, label_selector: str | None = None,
-              field_selector: str | None = None, allow_bookmarks: bool = False,
-              timeout_seconds: float | None = None) -> Watch: ...
+    def watch(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = False,
+        timeout_seconds: float | None = None,
+    ) -> Watch: ...

@@ -78,6 +78,7 @@ def _slice(start: int | None, end: int | None, single: bool) -> Step:
             else:
                 out.extend(v[start:end])
         return out
+
     return step
 
 
@@ -213,7 +214,7 @@ def compile_path(expression: str) -> CompiledPath:
                 j += 1
             if j >= len(text):
                 raise JsonPathError(f"unterminated '[' in {expression!r}")
-            steps.append(_bracket(text[i + 1:j]))
+            steps.append(_bracket(text[i + 1 : j]))
             i = j + 1
         else:
             raise JsonPathError(f"unexpected {ch!r} at {i} in {expression!r}")

@@ -44,6 +44,7 @@ _WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "Job"}
 
 # ------------------------------------------------------------------ defaults
 
+
 def _default_pod_spec(spec: JSON) -> None:
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
@@ -111,8 +112,9 @@ def apply_defaults(rd: ResourceDef, obj: JSON) -> None:
             spec.setdefault("podManagementPolicy", "OrderedReady")
             spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
             spec.setdefault("revisionHistoryLimit", 10)
-            spec.setdefault("persistentVolumeClaimRetentionPolicy",
-                            {"whenDeleted": "Retain", "whenScaled": "Retain"})
+            spec.setdefault(
+                "persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"}
+            )
         elif kind == "Job":
             if spec.get("completions") is None and spec.get("parallelism") is None:
                 spec["completions"] = 1
@@ -146,8 +148,14 @@ def prepare_create(rd: ResourceDef, obj: JSON) -> None:
             tmpl = spec.setdefault("template", {})
             if isinstance(tmpl, dict):
                 labels = tmpl.setdefault("metadata", {}).setdefault("labels", {})
-                labels.update({JOB_UID_LABEL: uid, "controller-uid": uid,
-                               "batch.kubernetes.io/job-name": name, "job-name": name})
+                labels.update(
+                    {
+                        JOB_UID_LABEL: uid,
+                        "controller-uid": uid,
+                        "batch.kubernetes.io/job-name": name,
+                        "job-name": name,
+                    }
+                )
 
 
 def rename(rd: ResourceDef, obj: JSON, name: str) -> None:
@@ -162,35 +170,56 @@ def rename(rd: ResourceDef, obj: JSON, name: str) -> None:
 
 
 def _qos_class(spec: JSON) -> str:
-    reqs = [((c.get("resources") or {}).get("requests") or {}, (c.get("resources") or {}).get("limits") or {})
-            for c in spec.get("containers") or [] if isinstance(c, dict)]
+    reqs = [
+        ((c.get("resources") or {}).get("requests") or {}, (c.get("resources") or {}).get("limits") or {})
+        for c in spec.get("containers") or []
+        if isinstance(c, dict)
+    ]
     if not any(r or lim for r, lim in reqs):
         return "BestEffort"
-    guaranteed = all(lim.get("cpu") and lim.get("memory") and
-                     all(r.get(k, lim[k]) == lim[k] for k in ("cpu", "memory")) for r, lim in reqs)
+    guaranteed = all(
+        lim.get("cpu") and lim.get("memory") and all(r.get(k, lim[k]) == lim[k] for k in ("cpu", "memory"))
+        for r, lim in reqs
+    )
     return "Guaranteed" if guaranteed else "Burstable"
 
 
 # ---------------------------------------------------------------- validation
 
+
 def validate_name(rd: ResourceDef, name: str) -> list[Cause]:
     if rd.kind == "Namespace":
         if len(name) > 63 or not _DNS_LABEL.match(name):
-            return [("metadata.name", "FieldValueInvalid",
-                     f"Invalid value: \"{name}\": a lowercase RFC 1123 label must consist of lower case "
-                     "alphanumeric characters or '-', and must start and end with an alphanumeric character")]
+            return [
+                (
+                    "metadata.name",
+                    "FieldValueInvalid",
+                    f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case '
+                    "alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                )
+            ]
         return []
     if rd.kind == "CustomResourceDefinition":
         return []
     if rd.group == "rbac.authorization.k8s.io":  # RBAC names are path segments (`system:discovery`)
         if name in (".", "..") or "/" in name or "%" in name:
-            return [("metadata.name", "FieldValueInvalid",
-                     f"Invalid value: \"{name}\": may not be '.' or '..' and may not contain '/' or '%'")]
+            return [
+                (
+                    "metadata.name",
+                    "FieldValueInvalid",
+                    f"Invalid value: \"{name}\": may not be '.' or '..' and may not contain '/' or '%'",
+                )
+            ]
         return []
     if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
-        return [("metadata.name", "FieldValueInvalid",
-                 f"Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case "
-                 "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")]
+        return [
+            (
+                "metadata.name",
+                "FieldValueInvalid",
+                f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
+                "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+            )
+        ]
     return []
 
 
@@ -203,20 +232,24 @@ def _validate_meta(meta: JSON) -> list[Cause]:
         try:
             validate_label_key(k)
         except SelectorError as exc:
-            causes.append(("metadata.labels", "FieldValueInvalid", f"Invalid value: \"{k}\": {exc}"))
+            causes.append(("metadata.labels", "FieldValueInvalid", f'Invalid value: "{k}": {exc}'))
         if not isinstance(v, str):
             causes.append((f"metadata.labels[{k}]", "FieldValueInvalid", "Invalid value: must be a string"))
             continue
         try:
             validate_label_value(v)
         except SelectorError as exc:
-            causes.append(("metadata.labels", "FieldValueInvalid", f"Invalid value: \"{v}\": {exc}"))
+            causes.append(("metadata.labels", "FieldValueInvalid", f'Invalid value: "{v}": {exc}'))
     ann = meta.get("annotations") or {}
     if not isinstance(ann, dict) or not all(isinstance(v, str) for v in ann.values()):
-        causes.append(("metadata.annotations", "FieldValueInvalid", "Invalid value: must be a map of strings"))
+        causes.append(
+            ("metadata.annotations", "FieldValueInvalid", "Invalid value: must be a map of strings")
+        )
     fin = meta.get("finalizers") or []
     if not isinstance(fin, list) or not all(isinstance(f, str) for f in fin):
-        causes.append(("metadata.finalizers", "FieldValueInvalid", "Invalid value: must be a list of strings"))
+        causes.append(
+            ("metadata.finalizers", "FieldValueInvalid", "Invalid value: must be a list of strings")
+        )
     return causes
 
 
@@ -239,7 +272,7 @@ def _validate_pod_spec(spec: Any, path: str) -> list[Cause]:
             if not isinstance(name, str) or not name:
                 causes.append((f"{cpath}.name", "FieldValueRequired", "Required value"))
             elif name in seen:
-                causes.append((f"{cpath}.name", "FieldValueDuplicate", f"Duplicate value: \"{name}\""))
+                causes.append((f"{cpath}.name", "FieldValueDuplicate", f'Duplicate value: "{name}"'))
             else:
                 seen.add(name)
             if not c.get("image"):
@@ -263,11 +296,16 @@ def _pod_spec_update_causes(new: JSON, old: JSON) -> list[Cause]:
                 if isinstance(c, dict):
                     c.pop("image", None)
     if a != b:
-        return [("spec", "FieldValueForbidden",
-                 "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, "
-                 "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only "
-                 "additions to existing tolerations), `spec.terminationGracePeriodSeconds` "
-                 "(allow it to be set to 1 if it was previously negative)")]
+        return [
+            (
+                "spec",
+                "FieldValueForbidden",
+                "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, "
+                "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only "
+                "additions to existing tolerations), `spec.terminationGracePeriodSeconds` "
+                "(allow it to be set to 1 if it was previously negative)",
+            )
+        ]
     return []
 
 
@@ -296,13 +334,23 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
         causes += _validate_pod_spec(tmpl.get("spec"), "spec.template.spec")
         replicas = spec.get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            causes.append(("spec.replicas", "FieldValueInvalid",
-                           f"Invalid value: {replicas!r}: must be greater than or equal to 0"))
+            causes.append(
+                (
+                    "spec.replicas",
+                    "FieldValueInvalid",
+                    f"Invalid value: {replicas!r}: must be greater than or equal to 0",
+                )
+            )
         if kind == "Job":
             rp = (tmpl.get("spec") or {}).get("restartPolicy") if isinstance(tmpl.get("spec"), dict) else None
             if rp not in ("Never", "OnFailure"):
-                causes.append(("spec.template.spec.restartPolicy", "FieldValueNotSupported",
-                               f"Unsupported value: \"{rp or 'Always'}\": supported values: \"OnFailure\", \"Never\""))
+                causes.append(
+                    (
+                        "spec.template.spec.restartPolicy",
+                        "FieldValueNotSupported",
+                        f'Unsupported value: "{rp or "Always"}": supported values: "OnFailure", "Never"',
+                    )
+                )
         sel = spec.get("selector")
         if sel is None or sel == {}:
             causes.append(("spec.selector", "FieldValueRequired", "Required value"))
@@ -314,20 +362,37 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
             else:
                 tlabels = (tmpl.get("metadata") or {}).get("labels") or {}
                 if compiled.empty():
-                    causes.append(("spec.selector", "FieldValueInvalid",
-                                   "Invalid value: empty selector is invalid for deployment"))
+                    causes.append(
+                        (
+                            "spec.selector",
+                            "FieldValueInvalid",
+                            "Invalid value: empty selector is invalid for deployment",
+                        )
+                    )
                 elif not compiled.matches(tlabels):
-                    causes.append(("spec.template.metadata.labels", "FieldValueInvalid",
-                                   f"Invalid value: {tlabels!r}: `selector` does not match template `labels`"))
+                    causes.append(
+                        (
+                            "spec.template.metadata.labels",
+                            "FieldValueInvalid",
+                            f"Invalid value: {tlabels!r}: `selector` does not match template `labels`",
+                        )
+                    )
         if old is not None and kind != "Job" and (old.get("spec") or {}).get("selector") != sel:
-            causes.append(("spec.selector", "FieldValueInvalid", f"Invalid value: {sel!r}: field is immutable"))
+            causes.append(
+                ("spec.selector", "FieldValueInvalid", f"Invalid value: {sel!r}: field is immutable")
+            )
     elif kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         causes += _validate_webhooks(obj)
     elif kind == "ControllerRevision":
         revision = obj.get("revision", 0)
         if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
-            causes.append(("revision", "FieldValueInvalid",
-                           f"Invalid value: {revision!r}: must be greater than or equal to 0"))
+            causes.append(
+                (
+                    "revision",
+                    "FieldValueInvalid",
+                    f"Invalid value: {revision!r}: must be greater than or equal to 0",
+                )
+            )
         if old is not None and obj.get("data") != old.get("data"):
             causes.append(("data", "FieldValueInvalid", "Invalid value: field is immutable"))
     elif kind == "CustomResourceDefinition":
@@ -350,24 +415,44 @@ def _validate_webhooks(obj: JSON) -> list[Cause]:
             continue
         name = wh.get("name")
         if not isinstance(name, str) or "." not in name:
-            causes.append((f"{p}.name", "FieldValueInvalid",
-                           f"Invalid value: {name!r}: "
-                           "should be a domain with at least three segments separated by dots"))
+            causes.append(
+                (
+                    f"{p}.name",
+                    "FieldValueInvalid",
+                    f"Invalid value: {name!r}: "
+                    "should be a domain with at least three segments separated by dots",
+                )
+            )
         elif name in names:
-            causes.append((f"{p}.name", "FieldValueDuplicate", f"Duplicate value: \"{name}\""))
+            causes.append((f"{p}.name", "FieldValueDuplicate", f'Duplicate value: "{name}"'))
         else:
             names.add(name)
         cc = wh.get("clientConfig") or {}
         if bool(cc.get("url")) == bool(cc.get("service")):
-            causes.append((f"{p}.clientConfig", "FieldValueRequired",
-                           "Required value: exactly one of url or service is required"))
+            causes.append(
+                (
+                    f"{p}.clientConfig",
+                    "FieldValueRequired",
+                    "Required value: exactly one of url or service is required",
+                )
+            )
         if wh.get("sideEffects") not in ("None", "NoneOnDryRun", "Some", "Unknown"):
-            causes.append((f"{p}.sideEffects", "FieldValueNotSupported",
-                           f"Unsupported value: {wh.get('sideEffects')!r}: supported values: \"None\", \"NoneOnDryRun\""))
+            causes.append(
+                (
+                    f"{p}.sideEffects",
+                    "FieldValueNotSupported",
+                    f'Unsupported value: {wh.get("sideEffects")!r}: supported values: "None", "NoneOnDryRun"',
+                )
+            )
         versions = wh.get("admissionReviewVersions") or []
         if "v1" not in versions:
-            causes.append((f"{p}.admissionReviewVersions", "FieldValueInvalid",
-                           "Invalid value: must include at least one of v1"))
+            causes.append(
+                (
+                    f"{p}.admissionReviewVersions",
+                    "FieldValueInvalid",
+                    "Invalid value: must include at least one of v1",
+                )
+            )
         fp = wh.get("failurePolicy", "Fail")
         if fp not in ("Fail", "Ignore"):
             causes.append((f"{p}.failurePolicy", "FieldValueNotSupported", f"Unsupported value: {fp!r}"))
@@ -394,13 +479,24 @@ def _validate_crd(obj: JSON) -> list[Cause]:
         causes.append(("spec.names", "FieldValueRequired", "Required value: plural and kind"))
     expected = f"{plural}.{group}"
     if obj["metadata"].get("name") != expected:
-        causes.append(("metadata.name", "FieldValueInvalid",
-                       f"Invalid value: \"{obj['metadata'].get('name')}\": must be spec.names.plural+\".\"+spec.group"))
+        causes.append(
+            (
+                "metadata.name",
+                "FieldValueInvalid",
+                f'Invalid value: "{obj["metadata"].get("name")}": must be spec.names.plural+"."+spec.group',
+            )
+        )
     if spec.get("scope", "Namespaced") not in ("Namespaced", "Cluster"):
         causes.append(("spec.scope", "FieldValueNotSupported", "Unsupported value"))
     versions = spec.get("versions")
     if not isinstance(versions, list) or not versions:
         causes.append(("spec.versions", "FieldValueRequired", "Required value"))
     elif sum(1 for v in versions if isinstance(v, dict) and v.get("storage")) != 1:
-        causes.append(("spec.versions", "FieldValueInvalid", "Invalid value: must have exactly one version marked as storage version"))
+        causes.append(
+            (
+                "spec.versions",
+                "FieldValueInvalid",
+                "Invalid value: must have exactly one version marked as storage version",
+            )
+        )
     return causes

@@ -65,8 +65,10 @@ def _merge_conditions(current: list[JSON], wanted: list[JSON]) -> list[JSON]:
     for condition in wanted:
         old = by_type.pop(condition["type"], None)
         if old is not None and old.get("status") == condition["status"]:
-            condition = {**condition, "lastTransitionTime": old.get("lastTransitionTime",
-                                                                    condition["lastTransitionTime"])}
+            condition = {
+                **condition,
+                "lastTransitionTime": old.get("lastTransitionTime", condition["lastTransitionTime"]),
+            }
         out.append(condition)
     out.extend(by_type.values())
     return out
@@ -153,8 +155,10 @@ class Kubelet(Controller):
 
     @staticmethod
     def _ready(pod: JSON) -> bool:
-        return any(c.get("type") == "Ready" and c.get("status") == "True"
-                   for c in pod.get("status", {}).get("conditions") or [])
+        return any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in pod.get("status", {}).get("conditions") or []
+        )
 
     def _started_at(self, pod: JSON, now: datetime) -> datetime:
         """When the pod started: our exact memory, else its whole-second startTime."""
@@ -175,7 +179,11 @@ class Kubelet(Controller):
             except ValueError:
                 return None
         ref = controller_ref(pod)
-        if ref is not None and ref.get("kind") == "Job" and pod.get("spec", {}).get("restartPolicy") != "Always":
+        if (
+            ref is not None
+            and ref.get("kind") == "Job"
+            and pod.get("spec", {}).get("restartPolicy") != "Always"
+        ):
             return self.config.job_run_seconds
         return None
 
@@ -197,27 +205,49 @@ class Kubelet(Controller):
                 return str(address.get("address"))
         return "10.0.0.1"
 
-    def _containers(self, pod: JSON, ready: bool, started_at: str, terminated: int | None = None,
-                    finished_at: str | None = None) -> list[JSON]:
+    def _containers(
+        self,
+        pod: JSON,
+        ready: bool,
+        started_at: str,
+        terminated: int | None = None,
+        finished_at: str | None = None,
+    ) -> list[JSON]:
         out = []
         for container in pod.get("spec", {}).get("containers") or []:
             state: JSON
             if terminated is not None:
-                state = {"terminated": {"exitCode": terminated, "reason": "Completed" if terminated == 0 else "Error",
-                                        "startedAt": started_at, "finishedAt": finished_at}}
+                state = {
+                    "terminated": {
+                        "exitCode": terminated,
+                        "reason": "Completed" if terminated == 0 else "Error",
+                        "startedAt": started_at,
+                        "finishedAt": finished_at,
+                    }
+                }
             else:
                 state = {"running": {"startedAt": started_at}}
             image = str(container.get("image", ""))
-            out.append({"name": container.get("name", ""), "image": image, "imageID": f"sim://{image}",
-                        "containerID": f"sim://{pod['metadata'].get('uid', '')}/{container.get('name', '')}",
-                        "ready": ready, "started": terminated is None, "restartCount": 0, "state": state})
+            out.append(
+                {
+                    "name": container.get("name", ""),
+                    "image": image,
+                    "imageID": f"sim://{image}",
+                    "containerID": f"sim://{pod['metadata'].get('uid', '')}/{container.get('name', '')}",
+                    "ready": ready,
+                    "started": terminated is None,
+                    "restartCount": 0,
+                    "state": state,
+                }
+            )
         return out
 
     def _write(self, pod: JSON, status: JSON) -> int:
         meta = pod["metadata"]
         try:
-            result = self.api.patch(PODS, meta.get("namespace"), meta["name"], {"status": status}, "merge",
-                                    subresource="status")
+            result = self.api.patch(
+                PODS, meta.get("namespace"), meta["name"], {"status": status}, "merge", subresource="status"
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0
@@ -229,16 +259,25 @@ class Kubelet(Controller):
         stamp = format_time(now)
         ready = self.config.ready_delay <= 0 and self._run_seconds(pod) != 0
         current = pod.get("status", {}).get("conditions") or []
-        scheduled_at = next((c.get("lastTransitionTime") for c in current
-                             if c.get("type") == "PodScheduled" and c.get("status") == "True"), stamp)
+        scheduled_at = next(
+            (
+                c.get("lastTransitionTime")
+                for c in current
+                if c.get("type") == "PodScheduled" and c.get("status") == "True"
+            ),
+            stamp,
+        )
         flag = "True" if ready else "False"
-        conditions = _merge_conditions(current, [
-            _condition("PodReadyToStartContainers", "True", stamp),
-            _condition("Initialized", "True", stamp),
-            _condition("Ready", flag, stamp, None if ready else "ContainersNotReady"),
-            _condition("ContainersReady", flag, stamp, None if ready else "ContainersNotReady"),
-            _condition("PodScheduled", "True", str(scheduled_at)),
-        ])
+        conditions = _merge_conditions(
+            current,
+            [
+                _condition("PodReadyToStartContainers", "True", stamp),
+                _condition("Initialized", "True", stamp),
+                _condition("Ready", flag, stamp, None if ready else "ContainersNotReady"),
+                _condition("ContainersReady", flag, stamp, None if ready else "ContainersNotReady"),
+                _condition("PodScheduled", "True", str(scheduled_at)),
+            ],
+        )
         status: JSON = {
             "phase": "Running",
             "startTime": stamp,
@@ -262,10 +301,13 @@ class Kubelet(Controller):
     def _make_ready(self, pod: JSON, now: datetime) -> int:
         stamp = format_time(now)
         current = pod.get("status", {}).get("conditions") or []
-        conditions = _merge_conditions(current, [_condition("Ready", "True", stamp),
-                                                 _condition("ContainersReady", "True", stamp)])
+        conditions = _merge_conditions(
+            current, [_condition("Ready", "True", stamp), _condition("ContainersReady", "True", stamp)]
+        )
         started = str(pod.get("status", {}).get("startTime", stamp))
-        return self._write(pod, {"conditions": conditions, "containerStatuses": self._containers(pod, True, started)})
+        return self._write(
+            pod, {"conditions": conditions, "containerStatuses": self._containers(pod, True, started)}
+        )
 
     def _complete(self, pod: JSON, now: datetime) -> int:
         stamp = format_time(now)
@@ -274,11 +316,22 @@ class Kubelet(Controller):
         except ValueError:
             code = 1
         current = pod.get("status", {}).get("conditions") or []
-        conditions = _merge_conditions(current, [_condition("Ready", "False", stamp, "PodCompleted"),
-                                                 _condition("ContainersReady", "False", stamp, "PodCompleted")])
+        conditions = _merge_conditions(
+            current,
+            [
+                _condition("Ready", "False", stamp, "PodCompleted"),
+                _condition("ContainersReady", "False", stamp, "PodCompleted"),
+            ],
+        )
         started = str(pod.get("status", {}).get("startTime", stamp))
-        return self._write(pod, {"phase": "Succeeded" if code == 0 else "Failed", "conditions": conditions,
-                                 "containerStatuses": self._containers(pod, False, started, code, stamp)})
+        return self._write(
+            pod,
+            {
+                "phase": "Succeeded" if code == 0 else "Failed",
+                "conditions": conditions,
+                "containerStatuses": self._containers(pod, False, started, code, stamp),
+            },
+        )
 
     def _confirm_deletion(self, pod: JSON, now: datetime) -> int:
         meta = pod["metadata"]
@@ -290,8 +343,13 @@ class Kubelet(Controller):
             if now < due:
                 return self._later(object_key(pod), due, now)
         try:
-            result = self.api.delete(PODS, meta.get("namespace"), meta["name"], grace_period_seconds=0,
-                                     preconditions={"uid": str(meta["uid"])} if meta.get("uid") else None)
+            result = self.api.delete(
+                PODS,
+                meta.get("namespace"),
+                meta["name"],
+                grace_period_seconds=0,
+                preconditions={"uid": str(meta["uid"])} if meta.get("uid") else None,
+            )
         except ApiError as exc:
             if exc.code in (404, 409):
                 return 0

@@ -52,11 +52,22 @@ def read_entries(raw: Any, *, trusted: bool = False) -> list[Manager] | None:
             return None
         operation = entry.get("operation")
         fields = entry.get("fieldsV1", {})
-        if operation not in ("Apply", "Update") or entry.get("fieldsType", "FieldsV1") != "FieldsV1" or \
-                not (trusted or valid(fields)):
+        if (
+            operation not in ("Apply", "Update")
+            or entry.get("fieldsType", "FieldsV1") != "FieldsV1"
+            or not (trusted or valid(fields))
+        ):
             return None
-        out.append(Manager(str(entry.get("manager") or ""), str(operation), str(entry.get("apiVersion") or ""),
-                           str(entry.get("subresource") or ""), entry.get("time"), fields))
+        out.append(
+            Manager(
+                str(entry.get("manager") or ""),
+                str(operation),
+                str(entry.get("apiVersion") or ""),
+                str(entry.get("subresource") or ""),
+                entry.get("time"),
+                fields,
+            )
+        )
     return out
 
 
@@ -128,13 +139,23 @@ def validate_field_manager(value: str | None, options_kind: str) -> None:
         return
     causes = []
     if len(value.encode()) > MAX_MANAGER_LENGTH:
-        causes.append(("fieldManager", "FieldValueTooLong",
-                       f"Too long: may not be more than {MAX_MANAGER_LENGTH} bytes"))
+        causes.append(
+            (
+                "fieldManager",
+                "FieldValueTooLong",
+                f"Too long: may not be more than {MAX_MANAGER_LENGTH} bytes",
+            )
+        )
     for i, ch in enumerate(value):
         if not ch.isprintable() and unicodedata.category(ch) != "Zs":
-            causes.append(("fieldManager", "FieldValueInvalid",
-                           f"Invalid value: {json.dumps(value)}: invalid character U+{ord(ch):04X} "
-                           f"(at position {i})"))
+            causes.append(
+                (
+                    "fieldManager",
+                    "FieldValueInvalid",
+                    f"Invalid value: {json.dumps(value)}: invalid character U+{ord(ch):04X} "
+                    f"(at position {i})",
+                )
+            )
             break
     if causes:
         raise errors.invalid("meta.k8s.io", options_kind, "", causes)
@@ -142,13 +163,21 @@ def validate_field_manager(value: str | None, options_kind: str) -> None:
 
 def apply_needs_manager() -> ApiError:
     """An apply patch without `fieldManager` (kube-apiserver: 422, PatchOptions is invalid)."""
-    return errors.invalid("meta.k8s.io", "PatchOptions", "",
-                          [("fieldManager", "FieldValueRequired", "Required value: is required for apply patch")])
+    return errors.invalid(
+        "meta.k8s.io",
+        "PatchOptions",
+        "",
+        [("fieldManager", "FieldValueRequired", "Required value: is required for apply patch")],
+    )
 
 
 def force_needs_apply() -> ApiError:
-    return errors.invalid("meta.k8s.io", "PatchOptions", "",
-                          [("force", "FieldValueForbidden", "Forbidden: may not be specified for non-apply patch")])
+    return errors.invalid(
+        "meta.k8s.io",
+        "PatchOptions",
+        "",
+        [("force", "FieldValueForbidden", "Forbidden: may not be specified for non-apply patch")],
+    )
 
 
 def _printed(m: Manager) -> str:
@@ -163,8 +192,14 @@ def _printed(m: Manager) -> str:
 def conflict_error(conflicts: list[Conflict]) -> ApiError:
     """409 Conflict: `Apply failed with 1 conflict: conflict with "kubectl-client-side-apply"
     using apps/v1: .spec.replicas`, one `FieldManagerConflict` cause per field."""
-    causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {_printed(c.manager)}",
-               "field": path_string(c.path)} for c in conflicts]
+    causes = [
+        {
+            "reason": "FieldManagerConflict",
+            "message": f"conflict with {_printed(c.manager)}",
+            "field": path_string(c.path),
+        }
+        for c in conflicts
+    ]
     if len(conflicts) == 1:
         c = conflicts[0]
         message = f"Apply failed with 1 conflict: conflict with {_printed(c.manager)}: {path_string(c.path)}"
@@ -180,6 +215,18 @@ def conflict_error(conflicts: list[Conflict]) -> ApiError:
     return ApiError(errors.status(409, "Conflict", message, {"causes": causes}))
 
 
-__all__ = ["ANCIENT_CHANGES", "IN_PROCESS_MANAGER", "MAX_UPDATE_MANAGERS", "apply_needs_manager", "conflict_error",
-           "entries", "force_needs_apply", "is_reset", "manager_name", "read", "read_entries",
-           "validate_field_manager", "write"]
+__all__ = [
+    "ANCIENT_CHANGES",
+    "IN_PROCESS_MANAGER",
+    "MAX_UPDATE_MANAGERS",
+    "apply_needs_manager",
+    "conflict_error",
+    "entries",
+    "force_needs_apply",
+    "is_reset",
+    "manager_name",
+    "read",
+    "read_entries",
+    "validate_field_manager",
+    "write",
+]

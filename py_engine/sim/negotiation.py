@@ -40,7 +40,11 @@ def partial_metadata_version(accept: str | None) -> str | None:
         form = params.get("as")
         if form is None:
             return None
-        if form == "PartialObjectMetadata" and params.get("g") == "meta.k8s.io" and params.get("v") in _VERSIONS:
+        if (
+            form == "PartialObjectMetadata"
+            and params.get("g") == "meta.k8s.io"
+            and params.get("v") in _VERSIONS
+        ):
             return params["v"]
     return None
 
@@ -52,5 +56,8 @@ def content_type(version: str) -> str:
 def partial_metadata(obj: JSON, version: str) -> JSON:
     """`obj` as a PartialObjectMetadata (its metadata alone)."""
     metadata = obj.get("metadata")
-    return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
-            "metadata": metadata if isinstance(metadata, dict) else {}}
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": f"meta.k8s.io/{version}",
+        "metadata": metadata if isinstance(metadata, dict) else {},
+    }

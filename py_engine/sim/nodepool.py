@@ -44,9 +44,18 @@ __all__ = ["DEFAULT_CAPACITY", "NodePoolError", "default_pool", "load_node_pool"
 DEFAULT_CAPACITY: dict[str, Any] = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 ZONE_LABEL = "topology.kubernetes.io/zone"
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_POOL_KEYS = {"name", "namePrefix", "count", "labels", "taints", "capacity", "allocatable", "unschedulable",
-              "annotations"}
-_NODE_KEYS = (_POOL_KEYS - {"namePrefix", "count"})
+_POOL_KEYS = {
+    "name",
+    "namePrefix",
+    "count",
+    "labels",
+    "taints",
+    "capacity",
+    "allocatable",
+    "unschedulable",
+    "annotations",
+}
+_NODE_KEYS = _POOL_KEYS - {"namePrefix", "count"}
 _EFFECTS = {"NoSchedule", "PreferNoSchedule", "NoExecute"}
 
 
@@ -56,8 +65,9 @@ class NodePoolError(ValueError):
 
 def default_pool() -> list[JSON]:
     """Three zones with one node each: enough to demonstrate spreading."""
-    return nodes_from_description({"pools": [
-        {"name": f"zone-{z}", "count": 1, "labels": {ZONE_LABEL: f"zone-{z}"}} for z in "abc"]})
+    return nodes_from_description(
+        {"pools": [{"name": f"zone-{z}", "count": 1, "labels": {ZONE_LABEL: f"zone-{z}"}} for z in "abc"]}
+    )
 
 
 def load_node_pool(path: str | Path) -> list[JSON]:
@@ -137,12 +147,24 @@ def _node(name: str, spec: Mapping[str, Any], where: str, index: int) -> JSON:
         "status": {
             "capacity": capacity,
             "allocatable": allocatable,
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "message": "kubelet is posting ready status"}],
-            "addresses": [{"type": "InternalIP", "address": f"10.0.{(index >> 8) & 255}.{index & 255}"},
-                          {"type": "Hostname", "address": name}],
-            "nodeInfo": {"kubeletVersion": "v1.30.0-sim", "operatingSystem": "linux", "architecture": "amd64",
-                         "containerRuntimeVersion": "sim://1.0"},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                }
+            ],
+            "addresses": [
+                {"type": "InternalIP", "address": f"10.0.{(index >> 8) & 255}.{index & 255}"},
+                {"type": "Hostname", "address": name},
+            ],
+            "nodeInfo": {
+                "kubeletVersion": "v1.30.0-sim",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+                "containerRuntimeVersion": "sim://1.0",
+            },
         },
     }
 

@@ -35,10 +35,14 @@ __all__ = ["openapi_v3_group_version", "openapi_v3_root"]
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
-_API_VERSION_DESC = ("APIVersion defines the versioned schema of this representation of an object. Servers should "
-                     "convert recognized schemas to the latest internal value, and may reject unrecognized values.")
-_KIND_DESC = ("Kind is a string value representing the REST resource this object represents. Servers may infer "
-              "this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.")
+_API_VERSION_DESC = (
+    "APIVersion defines the versioned schema of this representation of an object. Servers should "
+    "convert recognized schemas to the latest internal value, and may reject unrecognized values."
+)
+_KIND_DESC = (
+    "Kind is a string value representing the REST resource this object represents. Servers may infer "
+    "this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."
+)
 _METADATA_DESC = "Standard object's metadata."
 
 _STRING_MAP: JSON = {"type": "object", "additionalProperties": {"type": "string", "default": ""}}
@@ -46,32 +50,66 @@ _STRING_MAP: JSON = {"type": "object", "additionalProperties": {"type": "string"
 _OBJECT_META_SCHEMA: JSON = {
     "type": "object",
     "description": "ObjectMeta is metadata that all persisted resources must have, "
-                   "which includes all objects users must create.",
+    "which includes all objects users must create.",
     "properties": {
         "name": {"type": "string", "description": "Name must be unique within a namespace."},
-        "generateName": {"type": "string", "description": "An optional prefix used by the server to generate a "
-                                                          "unique name, used when name is not provided."},
-        "namespace": {"type": "string", "description": "Namespace defines the space within which each name "
-                                                       "must be unique."},
-        "uid": {"type": "string", "description": "UID is the unique in time and space value for this object."},
-        "resourceVersion": {"type": "string", "description": "An opaque value that represents the internal "
-                                                             "version of this object."},
-        "generation": {"type": "integer", "format": "int64",
-                       "description": "A sequence number representing a specific generation of the desired state."},
-        "creationTimestamp": {"type": "string", "format": "date-time",
-                              "description": "The server time when this object was created."},
-        "deletionTimestamp": {"type": "string", "format": "date-time",
-                              "description": "The time after which this resource will be deleted."},
-        "deletionGracePeriodSeconds": {"type": "integer", "format": "int64",
-                                       "description": "Seconds allowed for this object to gracefully terminate."},
-        "labels": {**_STRING_MAP, "description": "Map of string keys and values that can be used to organize "
-                                                 "and categorize (scope and select) objects."},
-        "annotations": {**_STRING_MAP, "description": "Unstructured key value map stored with a resource that "
-                                                      "may be set by external tools."},
-        "finalizers": {"type": "array", "items": {"type": "string", "default": ""},
-                       "description": "Must be empty before the object is deleted from the registry."},
-        "ownerReferences": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-                            "description": "List of objects depended by this object."},
+        "generateName": {
+            "type": "string",
+            "description": "An optional prefix used by the server to generate a "
+            "unique name, used when name is not provided.",
+        },
+        "namespace": {
+            "type": "string",
+            "description": "Namespace defines the space within which each name must be unique.",
+        },
+        "uid": {
+            "type": "string",
+            "description": "UID is the unique in time and space value for this object.",
+        },
+        "resourceVersion": {
+            "type": "string",
+            "description": "An opaque value that represents the internal version of this object.",
+        },
+        "generation": {
+            "type": "integer",
+            "format": "int64",
+            "description": "A sequence number representing a specific generation of the desired state.",
+        },
+        "creationTimestamp": {
+            "type": "string",
+            "format": "date-time",
+            "description": "The server time when this object was created.",
+        },
+        "deletionTimestamp": {
+            "type": "string",
+            "format": "date-time",
+            "description": "The time after which this resource will be deleted.",
+        },
+        "deletionGracePeriodSeconds": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Seconds allowed for this object to gracefully terminate.",
+        },
+        "labels": {
+            **_STRING_MAP,
+            "description": "Map of string keys and values that can be used to organize "
+            "and categorize (scope and select) objects.",
+        },
+        "annotations": {
+            **_STRING_MAP,
+            "description": "Unstructured key value map stored with a resource that "
+            "may be set by external tools.",
+        },
+        "finalizers": {
+            "type": "array",
+            "items": {"type": "string", "default": ""},
+            "description": "Must be empty before the object is deleted from the registry.",
+        },
+        "ownerReferences": {
+            "type": "array",
+            "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "description": "List of objects depended by this object.",
+        },
     },
 }
 
@@ -89,9 +127,15 @@ def _schema_name(rd: ResourceDef) -> str:
 def _crd_schema(rd: ResourceDef) -> JSON:
     schema: JSON = copy.deepcopy(rd.schema) if rd.schema else {"type": "object"}
     props: JSON = dict(schema.get("properties") or {})
-    props["apiVersion"] = {**(props.get("apiVersion") or {"type": "string"}), "description": _API_VERSION_DESC}
+    props["apiVersion"] = {
+        **(props.get("apiVersion") or {"type": "string"}),
+        "description": _API_VERSION_DESC,
+    }
     props["kind"] = {**(props.get("kind") or {"type": "string"}), "description": _KIND_DESC}
-    props["metadata"] = {"allOf": [{"$ref": f"#/components/schemas/{OBJECT_META}"}], "description": _METADATA_DESC}
+    props["metadata"] = {
+        "allOf": [{"$ref": f"#/components/schemas/{OBJECT_META}"}],
+        "description": _METADATA_DESC,
+    }
     schema["properties"] = props
     schema["x-kubernetes-group-version-kind"] = [{"group": rd.group, "version": rd.version, "kind": rd.kind}]
     return schema
@@ -107,22 +151,37 @@ def openapi_v3_group_version(defs: Iterable[ResourceDef], group: str, version: s
     paths: JSON = {}
     schemas: JSON = {}
     for d in mine:
-        item = (f"{prefix}/namespaces/{{namespace}}/{d.plural}/{{name}}" if d.namespaced
-                else f"{prefix}/{d.plural}/{{name}}")
+        item = (
+            f"{prefix}/namespaces/{{namespace}}/{d.plural}/{{name}}"
+            if d.namespaced
+            else f"{prefix}/{d.plural}/{{name}}"
+        )
         gvk = {"group": group, "version": version, "kind": d.kind}
         paths[item] = {
-            "patch": {"operationId": f"patch{d.kind}", "parameters": [param],
-                      "responses": {"200": {"description": "OK"}},
-                      "x-kubernetes-action": "patch", "x-kubernetes-group-version-kind": gvk},
-            "put": {"operationId": f"replace{d.kind}", "parameters": [param],
-                    "responses": {"200": {"description": "OK"}},
-                    "x-kubernetes-action": "put", "x-kubernetes-group-version-kind": gvk},
+            "patch": {
+                "operationId": f"patch{d.kind}",
+                "parameters": [param],
+                "responses": {"200": {"description": "OK"}},
+                "x-kubernetes-action": "patch",
+                "x-kubernetes-group-version-kind": gvk,
+            },
+            "put": {
+                "operationId": f"replace{d.kind}",
+                "parameters": [param],
+                "responses": {"200": {"description": "OK"}},
+                "x-kubernetes-action": "put",
+                "x-kubernetes-group-version-kind": gvk,
+            },
         }
         if d.crd:
             schemas[_schema_name(d)] = _crd_schema(d)
             schemas[OBJECT_META] = _OBJECT_META_SCHEMA
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes (spreadgate emulator)", "version": "v1.30.0"},
-            "paths": paths, "components": {"schemas": schemas}}
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes (spreadgate emulator)", "version": "v1.30.0"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
 
 
 def _digest(doc: Any) -> str:

@@ -21,7 +21,7 @@ from py_engine.sim.interface import JSON
 __all__ = ["AGE_DESC", "NAME_DESC", "Printer", "builtin_columns", "human_duration"]
 
 NAME_DESC = "Name must be unique within a namespace."
-AGE_DESC = ("CreationTimestamp is a timestamp representing the server time when this object was created.")
+AGE_DESC = "CreationTimestamp is a timestamp representing the server time when this object was created."
 
 Column = tuple[str, str, int, str]
 """(name, type, priority, description)."""
@@ -30,6 +30,7 @@ Printer = Callable[[JSON, datetime], list[Any]]
 
 
 # ------------------------------------------------------------------- time
+
 
 def human_duration(seconds: float) -> str:
     """kube's `duration.HumanDuration`: ~2-3 significant figures."""
@@ -88,6 +89,7 @@ def _int(value: Any) -> int:
 
 # ------------------------------------------------------------ built-in kinds
 
+
 def _finished(status: JSON) -> str:
     """When the container last terminated (`lastState.terminated.finishedAt`), "" when never.
 
@@ -101,7 +103,11 @@ def _pod(obj: JSON, now: datetime) -> list[Any]:
     phase = str(status.get("phase") or "")
     reason = str(status.get("reason") or phase)
     for cond in _list(status, "conditions"):
-        if isinstance(cond, dict) and cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+        if (
+            isinstance(cond, dict)
+            and cond.get("type") == "PodScheduled"
+            and cond.get("reason") == "SchedulingGated"
+        ):
             reason = "SchedulingGated"
     containers = _list(spec, "containers")
     init_specs = {c.get("name"): c for c in _list(spec, "initContainers") if isinstance(c, dict)}
@@ -138,8 +144,10 @@ def _pod(obj: JSON, now: datetime) -> list[Any]:
             reason = f"Init:{i}/{len(init_specs)}"
         initializing = True
         break
-    initialized = any(isinstance(c, dict) and c.get("type") == "Initialized" and c.get("status") == "True"
-                      for c in _list(status, "conditions"))
+    initialized = any(
+        isinstance(c, dict) and c.get("type") == "Initialized" and c.get("status") == "True"
+        for c in _list(status, "conditions")
+    )
     if not initializing or initialized:
         restarts, last_restart = sidecar_restarts, sidecar_last_restart
         has_running = False
@@ -159,8 +167,10 @@ def _pod(obj: JSON, now: datetime) -> list[Any]:
                 has_running = True
                 ready += 1
         if reason == "Completed" and has_running:
-            pod_ready = any(isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True"
-                            for c in _list(status, "conditions"))
+            pod_ready = any(
+                isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True"
+                for c in _list(status, "conditions")
+            )
             reason = "Running" if pod_ready else "NotReady"
     if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
         reason = "Unknown"
@@ -176,9 +186,17 @@ def _pod(obj: JSON, now: datetime) -> list[Any]:
     restarts_cell = str(restarts)
     if restarts and last_restart:
         restarts_cell = f"{restarts} ({_since(last_restart, now)} ago)"
-    return [meta.get("name", ""), f"{ready}/{total}", reason, restarts_cell, _since(meta.get("creationTimestamp"), now),
-            ips[0] if ips else "<none>", spec.get("nodeName") or "<none>",
-            status.get("nominatedNodeName") or "<none>", gates_cell]
+    return [
+        meta.get("name", ""),
+        f"{ready}/{total}",
+        reason,
+        restarts_cell,
+        _since(meta.get("creationTimestamp"), now),
+        ips[0] if ips else "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        gates_cell,
+    ]
 
 
 _POD_COLUMNS: list[Column] = [
@@ -188,30 +206,58 @@ _POD_COLUMNS: list[Column] = [
     ("Age", "string", 0, AGE_DESC),
     ("IP", "string", 1, "IP address allocated to the pod. Routable at least within the cluster."),
     ("Node", "string", 1, "NodeName is a request to schedule this pod onto a specific node."),
-    ("Nominated Node", "string", 1, "nominatedNodeName is set only when this pod preempts other pods on the node."),
-    ("Readiness Gates", "string", 1, "If specified, all readiness gates will be evaluated for pod readiness."),
+    (
+        "Nominated Node",
+        "string",
+        1,
+        "nominatedNodeName is set only when this pod preempts other pods on the node.",
+    ),
+    (
+        "Readiness Gates",
+        "string",
+        1,
+        "If specified, all readiness gates will be evaluated for pod readiness.",
+    ),
 ]
 
 
 def _node(obj: JSON, now: datetime) -> list[Any]:
     meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
-    ready = next((c for c in _list(status, "conditions") if isinstance(c, dict) and c.get("type") == "Ready"), None)
+    ready = next(
+        (c for c in _list(status, "conditions") if isinstance(c, dict) and c.get("type") == "Ready"), None
+    )
     states = ["Unknown"] if ready is None else ["Ready" if ready.get("status") == "True" else "NotReady"]
     if spec.get("unschedulable"):
         states.append("SchedulingDisabled")
     labels = _dict(meta, "labels")
-    roles = sorted({k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k}
-                   | ({str(labels["kubernetes.io/role"])} if labels.get("kubernetes.io/role") else set()))
+    roles = sorted(
+        {k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k}
+        | ({str(labels["kubernetes.io/role"])} if labels.get("kubernetes.io/role") else set())
+    )
     info = _dict(status, "nodeInfo")
 
     def address(kind: str) -> str:
-        return next((str(a.get("address")) for a in _list(status, "addresses")
-                     if isinstance(a, dict) and a.get("type") == kind), "<none>")
+        return next(
+            (
+                str(a.get("address"))
+                for a in _list(status, "addresses")
+                if isinstance(a, dict) and a.get("type") == kind
+            ),
+            "<none>",
+        )
 
-    return [meta.get("name", ""), ",".join(states), ",".join(roles) or "<none>",
-            _since(meta.get("creationTimestamp"), now), str(info.get("kubeletVersion") or ""),
-            address("InternalIP"), address("ExternalIP"), str(info.get("osImage") or "<unknown>"),
-            str(info.get("kernelVersion") or "<unknown>"), str(info.get("containerRuntimeVersion") or "<unknown>")]
+    return [
+        meta.get("name", ""),
+        ",".join(states),
+        ",".join(roles) or "<none>",
+        _since(meta.get("creationTimestamp"), now),
+        str(info.get("kubeletVersion") or ""),
+        address("InternalIP"),
+        address("ExternalIP"),
+        str(info.get("osImage") or "<unknown>"),
+        str(info.get("kernelVersion") or "<unknown>"),
+        str(info.get("containerRuntimeVersion") or "<unknown>"),
+    ]
 
 
 _NODE_COLUMNS: list[Column] = [
@@ -221,7 +267,12 @@ _NODE_COLUMNS: list[Column] = [
     ("Version", "string", 0, "Kubelet Version reported by the node."),
     ("Internal-IP", "string", 1, "List of addresses reachable to the node."),
     ("External-IP", "string", 1, "List of addresses reachable to the node."),
-    ("OS-Image", "string", 1, "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."),
+    (
+        "OS-Image",
+        "string",
+        1,
+        "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+    ),
     ("Kernel-Version", "string", 1, "Kernel Version reported by the node from 'uname -r'."),
     ("Container-Runtime", "string", 1, "ContainerRuntime Version reported by the node."),
 ]
@@ -230,7 +281,10 @@ _NODE_COLUMNS: list[Column] = [
 def _template_cells(spec: JSON) -> list[str]:
     pod_spec = _dict(_dict(spec, "template"), "spec")
     containers = [c for c in _list(pod_spec, "containers") if isinstance(c, dict)]
-    return [",".join(str(c.get("name", "")) for c in containers), ",".join(str(c.get("image", "")) for c in containers)]
+    return [
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+    ]
 
 
 def _selector(spec: JSON) -> str:
@@ -241,24 +295,46 @@ def _selector(spec: JSON) -> str:
         if not isinstance(expr, dict):
             continue
         key, op, values = expr.get("key"), expr.get("operator"), ",".join(map(str, _list(expr, "values")))
-        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})",
-                      "Exists": f"{key}", "DoesNotExist": f"!{key}"}.get(str(op), f"{key} {op} ({values})"))
+        parts.append(
+            {
+                "In": f"{key} in ({values})",
+                "NotIn": f"{key} notin ({values})",
+                "Exists": f"{key}",
+                "DoesNotExist": f"!{key}",
+            }.get(str(op), f"{key} {op} ({values})")
+        )
     return ",".join(parts) or "<none>"
 
 
 def _deployment(obj: JSON, now: datetime) -> list[Any]:
     meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     desired = _int(spec.get("replicas")) if "replicas" in spec else 1
-    return [meta.get("name", ""), f"{_int(status.get('readyReplicas'))}/{desired}",
-            _int(status.get("updatedReplicas")), _int(status.get("availableReplicas")),
-            _since(meta.get("creationTimestamp"), now), *_template_cells(spec), _selector(spec)]
+    return [
+        meta.get("name", ""),
+        f"{_int(status.get('readyReplicas'))}/{desired}",
+        _int(status.get("updatedReplicas")),
+        _int(status.get("availableReplicas")),
+        _since(meta.get("creationTimestamp"), now),
+        *_template_cells(spec),
+        _selector(spec),
+    ]
 
 
 _DEPLOYMENT_COLUMNS: list[Column] = [
     ("Ready", "string", 0, "Number of the pod with ready state"),
-    ("Up-to-date", "string", 0, "Total number of non-terminated pods targeted by this deployment "
-                                "that have the desired template spec."),
-    ("Available", "string", 0, "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
+    (
+        "Up-to-date",
+        "string",
+        0,
+        "Total number of non-terminated pods targeted by this deployment "
+        "that have the desired template spec.",
+    ),
+    (
+        "Available",
+        "string",
+        0,
+        "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+    ),
     ("Age", "string", 0, AGE_DESC),
     ("Containers", "string", 1, "Names of each container in the template."),
     ("Images", "string", 1, "Images referenced by each container in the template."),
@@ -269,8 +345,15 @@ _DEPLOYMENT_COLUMNS: list[Column] = [
 def _replicaset(obj: JSON, now: datetime) -> list[Any]:
     meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     desired = _int(spec.get("replicas")) if "replicas" in spec else 1
-    return [meta.get("name", ""), desired, _int(status.get("replicas")), _int(status.get("readyReplicas")),
-            _since(meta.get("creationTimestamp"), now), *_template_cells(spec), _selector(spec)]
+    return [
+        meta.get("name", ""),
+        desired,
+        _int(status.get("replicas")),
+        _int(status.get("readyReplicas")),
+        _since(meta.get("creationTimestamp"), now),
+        *_template_cells(spec),
+        _selector(spec),
+    ]
 
 
 _REPLICASET_COLUMNS: list[Column] = [
@@ -287,8 +370,12 @@ _REPLICASET_COLUMNS: list[Column] = [
 def _statefulset(obj: JSON, now: datetime) -> list[Any]:
     meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
     desired = _int(spec.get("replicas")) if "replicas" in spec else 1
-    return [meta.get("name", ""), f"{_int(status.get('readyReplicas'))}/{desired}",
-            _since(meta.get("creationTimestamp"), now), *_template_cells(spec)]
+    return [
+        meta.get("name", ""),
+        f"{_int(status.get('readyReplicas'))}/{desired}",
+        _since(meta.get("creationTimestamp"), now),
+        *_template_cells(spec),
+    ]
 
 
 _STATEFULSET_COLUMNS: list[Column] = [
@@ -315,12 +402,23 @@ def _job(obj: JSON, now: datetime) -> list[Any]:
             duration = human_duration((end - parse_time(start)).total_seconds())
         except TimestampError:
             duration = "<invalid>"
-    return [meta.get("name", ""), completions, duration, _since(meta.get("creationTimestamp"), now),
-            *_template_cells(spec), _selector(spec)]
+    return [
+        meta.get("name", ""),
+        completions,
+        duration,
+        _since(meta.get("creationTimestamp"), now),
+        *_template_cells(spec),
+        _selector(spec),
+    ]
 
 
 _JOB_COLUMNS: list[Column] = [
-    ("Completions", "string", 0, "The desired number of successfully finished pods the job should be run with."),
+    (
+        "Completions",
+        "string",
+        0,
+        "The desired number of successfully finished pods the job should be run with.",
+    ),
     ("Duration", "string", 0, "Time required to complete the job."),
     ("Age", "string", 0, AGE_DESC),
     ("Containers", "string", 1, "Names of each container in the template."),
@@ -331,20 +429,29 @@ _JOB_COLUMNS: list[Column] = [
 
 def _namespace(obj: JSON, now: datetime) -> list[Any]:
     meta = objects.meta(obj)
-    return [meta.get("name", ""), str(_dict(obj, "status").get("phase") or ""),
-            _since(meta.get("creationTimestamp"), now)]
+    return [
+        meta.get("name", ""),
+        str(_dict(obj, "status").get("phase") or ""),
+        _since(meta.get("creationTimestamp"), now),
+    ]
 
 
 def _configmap(obj: JSON, now: datetime) -> list[Any]:
     meta = objects.meta(obj)
-    return [meta.get("name", ""), len(_dict(obj, "data")) + len(_dict(obj, "binaryData")),
-            _since(meta.get("creationTimestamp"), now)]
+    return [
+        meta.get("name", ""),
+        len(_dict(obj, "data")) + len(_dict(obj, "binaryData")),
+        _since(meta.get("creationTimestamp"), now),
+    ]
 
 
 def _lease(obj: JSON, now: datetime) -> list[Any]:
     meta = objects.meta(obj)
-    return [meta.get("name", ""), str(_dict(obj, "spec").get("holderIdentity") or ""),
-            _since(meta.get("creationTimestamp"), now)]
+    return [
+        meta.get("name", ""),
+        str(_dict(obj, "spec").get("holderIdentity") or ""),
+        _since(meta.get("creationTimestamp"), now),
+    ]
 
 
 def _service(obj: JSON, now: datetime) -> list[Any]:
@@ -353,8 +460,11 @@ def _service(obj: JSON, now: datetime) -> list[Any]:
     cluster_ips = [str(ip) for ip in _list(spec, "clusterIPs")]
     external = [str(ip) for ip in _list(spec, "externalIPs")]
     if kind == "LoadBalancer":
-        ingress = [str(i.get("ip") or i.get("hostname") or "") for i in _list(_dict(status, "loadBalancer"), "ingress")
-                   if isinstance(i, dict)]
+        ingress = [
+            str(i.get("ip") or i.get("hostname") or "")
+            for i in _list(_dict(status, "loadBalancer"), "ingress")
+            if isinstance(i, dict)
+        ]
         external_cell = ",".join([i for i in ingress if i] + external) or "<pending>"
     elif kind == "ExternalName":
         external_cell = str(spec.get("externalName") or "")
@@ -366,21 +476,41 @@ def _service(obj: JSON, now: datetime) -> list[Any]:
             continue
         protocol = port.get("protocol") or "TCP"
         node_port = _int(port.get("nodePort"))
-        ports.append(f"{_int(port.get('port'))}:{node_port}/{protocol}" if node_port
-                     else f"{_int(port.get('port'))}/{protocol}")
+        ports.append(
+            f"{_int(port.get('port'))}:{node_port}/{protocol}"
+            if node_port
+            else f"{_int(port.get('port'))}/{protocol}"
+        )
     selector = ",".join(f"{k}={v}" for k, v in sorted(_dict(spec, "selector").items())) or "<none>"
-    return [meta.get("name", ""), kind, cluster_ips[0] if cluster_ips else "<none>", external_cell,
-            ",".join(ports) or "<none>", _since(meta.get("creationTimestamp"), now), selector]
+    return [
+        meta.get("name", ""),
+        kind,
+        cluster_ips[0] if cluster_ips else "<none>",
+        external_cell,
+        ",".join(ports) or "<none>",
+        _since(meta.get("creationTimestamp"), now),
+        selector,
+    ]
 
 
 _SERVICE_COLUMNS: list[Column] = [
     ("Type", "string", 0, "type determines how the Service is exposed."),
     ("Cluster-IP", "string", 0, "clusterIP is the IP address of the service."),
-    ("External-IP", "string", 0, "externalIPs is a list of IP addresses for which nodes in the cluster will "
-                                 "also accept traffic for this service."),
+    (
+        "External-IP",
+        "string",
+        0,
+        "externalIPs is a list of IP addresses for which nodes in the cluster will "
+        "also accept traffic for this service.",
+    ),
     ("Port(s)", "string", 0, "The list of ports that are exposed by this service."),
     ("Age", "string", 0, AGE_DESC),
-    ("Selector", "string", 1, "Route service traffic to pods with label keys and values matching this selector."),
+    (
+        "Selector",
+        "string",
+        1,
+        "Route service traffic to pods with label keys and values matching this selector.",
+    ),
 ]
 
 
@@ -397,17 +527,45 @@ def _event(obj: JSON, now: datetime) -> list[Any]:
         origin = ", ".join(str(x) for x in (source.get("component"), source.get("host")) if x)
     else:
         origin = ", ".join(str(x) for x in (obj.get("reportingComponent"), obj.get("reportingInstance")) if x)
-    return [last, str(obj.get("type") or ""), str(obj.get("reason") or ""), f"{kind}/{name}" if name else kind,
-            str(involved.get("fieldPath") or ""), origin, str(obj.get("message") or "").strip(), first, count,
-            meta.get("name", "")]
+    return [
+        last,
+        str(obj.get("type") or ""),
+        str(obj.get("reason") or ""),
+        f"{kind}/{name}" if name else kind,
+        str(involved.get("fieldPath") or ""),
+        origin,
+        str(obj.get("message") or "").strip(),
+        first,
+        count,
+        meta.get("name", ""),
+    ]
 
 
 _EVENT_COLUMNS: list[JSON] = [
-    {"name": n, "type": t, "format": f, "description": d, "priority": p} for n, t, f, p, d in [
-        ("Last Seen", "string", "", 0, "The time at which the most recent occurrence of this event was recorded."),
-        ("Type", "string", "", 0, "Type of this event (Normal, Warning), new types could be added in the future"),
-        ("Reason", "string", "", 0, "This should be a short, machine understandable string that gives the reason "
-                                    "for the transition into the object's current status."),
+    {"name": n, "type": t, "format": f, "description": d, "priority": p}
+    for n, t, f, p, d in [
+        (
+            "Last Seen",
+            "string",
+            "",
+            0,
+            "The time at which the most recent occurrence of this event was recorded.",
+        ),
+        (
+            "Type",
+            "string",
+            "",
+            0,
+            "Type of this event (Normal, Warning), new types could be added in the future",
+        ),
+        (
+            "Reason",
+            "string",
+            "",
+            0,
+            "This should be a short, machine understandable string that gives the reason "
+            "for the transition into the object's current status.",
+        ),
         ("Object", "string", "", 0, "The object that this event is about."),
         ("Subobject", "string", "", 1, "If the object reference is to a part of an object, the path to it."),
         ("Source", "string", "", 1, "The component reporting this event."),
@@ -415,7 +573,8 @@ _EVENT_COLUMNS: list[JSON] = [
         ("First Seen", "string", "", 1, "The time at which the event was first recorded."),
         ("Count", "string", "", 1, "The number of times this event has occurred."),
         ("Name", "string", "name", 1, NAME_DESC),
-    ]]
+    ]
+]
 
 
 def _generic(obj: JSON, now: datetime) -> list[Any]:
@@ -444,7 +603,8 @@ def builtin_columns(group: str, kind: str) -> tuple[list[JSON], Printer]:
     if (group, kind) == ("", "Event"):
         return _EVENT_COLUMNS, _event  # the one built-in table whose name is a wide column, not the first
     columns, printer = _BUILTIN.get((group, kind), (_AGE, _generic))
-    defs: list[JSON] = [{"name": "Name", "type": "string", "format": "name", "description": NAME_DESC,
-                         "priority": 0}]
+    defs: list[JSON] = [
+        {"name": "Name", "type": "string", "format": "name", "description": NAME_DESC, "priority": 0}
+    ]
     defs += [{"name": n, "type": t, "format": "", "description": d, "priority": p} for n, t, p, d in columns]
     return defs, printer

@@ -44,8 +44,9 @@ def _child_schema(schema: Mapping[str, Any], key: str) -> tuple[bool, Mapping[st
     return False, None
 
 
-def _prune(value: Any, schema: Mapping[str, Any] | None, depth: int, *, resource: bool = False,
-           keep: bool = False) -> None:
+def _prune(
+    value: Any, schema: Mapping[str, Any] | None, depth: int, *, resource: bool = False, keep: bool = False
+) -> None:
     """`keep`: the list holding `value` preserves unknown fields (its elements inherit that)."""
     if depth > MAX_DEPTH:
         return

@@ -71,6 +71,7 @@ def _namespace(obj: Mapping[str, Any]) -> str:
 
 # ------------------------------------------------------------------ one rule
 
+
 def resource_matches(rule_resources: Sequence[str], resource: str, subresource: str) -> bool:
     combined = f"{resource}/{subresource}" if subresource else resource
     for granted in rule_resources:
@@ -102,9 +103,13 @@ class CompiledRule:
 
     @classmethod
     def from_json(cls, rule: Mapping[str, Any]) -> CompiledRule:
-        return cls(frozenset(_strings(rule.get("verbs"))), frozenset(_strings(rule.get("apiGroups"))),
-                   _strings(rule.get("resources")), frozenset(_strings(rule.get("resourceNames"))),
-                   _strings(rule.get("nonResourceURLs")))
+        return cls(
+            frozenset(_strings(rule.get("verbs"))),
+            frozenset(_strings(rule.get("apiGroups"))),
+            _strings(rule.get("resources")),
+            frozenset(_strings(rule.get("resourceNames"))),
+            _strings(rule.get("nonResourceURLs")),
+        )
 
     def allows(self, attrs: RequestAttributes) -> bool:
         if "*" not in self.verbs and attrs.verb not in self.verbs:
@@ -124,6 +129,7 @@ def rule_allows(rule: Mapping[str, Any], attrs: RequestAttributes) -> bool:
 
 
 # ------------------------------------------------------------- aggregation
+
 
 def _selectors(agg: Mapping[str, Any]) -> list[Any]:
     """The aggregation rule's label selectors, compiled; malformed or empty ones select nothing."""
@@ -160,12 +166,17 @@ def aggregated_rules(cluster_roles: Iterable[Mapping[str, Any]]) -> dict[str, li
         agg = role.get("aggregationRule")
         if isinstance(agg, Mapping):
             selectors = _selectors(agg)
-            picks[name] = [other for other in sorted(by_name) if other != name and any(
-                sel.matches(_labels(by_name[other])) for sel in selectors)]
+            picks[name] = [
+                other
+                for other in sorted(by_name)
+                if other != name and any(sel.matches(_labels(by_name[other])) for sel in selectors)
+            ]
             effective[name] = []
         else:
             rules = role.get("rules")
-            effective[name] = [dict(r) for r in rules if isinstance(r, Mapping)] if isinstance(rules, list) else []
+            effective[name] = (
+                [dict(r) for r in rules if isinstance(r, Mapping)] if isinstance(rules, list) else []
+            )
     for _ in range(len(picks) + 1):
         changed = False
         for name, others in picks.items():
@@ -190,6 +201,7 @@ def _labels(role: Mapping[str, Any]) -> Mapping[str, str]:
 
 
 # ------------------------------------------------------------------ policy
+
 
 @dataclass(frozen=True)
 class _Binding:
@@ -239,8 +251,13 @@ _Index = dict[tuple[str, str], list[tuple[_Binding, int, Mapping[str, Any]]]]
 def _index(bindings: Iterable[Mapping[str, Any]], kind: str, start: int) -> _Index:
     index: _Index = {}
     for order, binding in enumerate(sorted(bindings, key=_name), start):
-        entry = _Binding(order, kind, _name(binding), _namespace(binding) if kind == "RoleBinding" else "",
-                         binding.get("roleRef"))
+        entry = _Binding(
+            order,
+            kind,
+            _name(binding),
+            _namespace(binding) if kind == "RoleBinding" else "",
+            binding.get("roleRef"),
+        )
         subjects = binding.get("subjects")
         seen: set[tuple[str, str]] = set()
         for position, subject in enumerate(subjects if isinstance(subjects, list) else ()):
@@ -261,28 +278,48 @@ class Policy:
     cluster_rules: Mapping[str, list[JSON]] = field(default_factory=dict)
     role_bindings: Mapping[str, _Index] = field(default_factory=dict)
     cluster_role_bindings: _Index = field(default_factory=dict)
-    compiled: Mapping[tuple[str, str, str], tuple[CompiledRule, ...]] = field(default_factory=dict, repr=False)
+    compiled: Mapping[tuple[str, str, str], tuple[CompiledRule, ...]] = field(
+        default_factory=dict, repr=False
+    )
     """(kind, namespace, name) of every role -> its rules, compiled when the snapshot is built."""
 
     @classmethod
-    def from_objects(cls, roles: Iterable[Mapping[str, Any]], cluster_roles: Iterable[Mapping[str, Any]],
-                     role_bindings: Iterable[Mapping[str, Any]],
-                     cluster_role_bindings: Iterable[Mapping[str, Any]]) -> Policy:
+    def from_objects(
+        cls,
+        roles: Iterable[Mapping[str, Any]],
+        cluster_roles: Iterable[Mapping[str, Any]],
+        role_bindings: Iterable[Mapping[str, Any]],
+        cluster_role_bindings: Iterable[Mapping[str, Any]],
+    ) -> Policy:
         cluster_list = list(cluster_role_bindings)
         by_ns: dict[str, list[Mapping[str, Any]]] = {}
         for rb in role_bindings:
             by_ns.setdefault(_namespace(rb), []).append(rb)
-        role_rules = {(_namespace(r), _name(r)): [dict(x) for x in r.get("rules") or [] if isinstance(x, Mapping)]
-                      if isinstance(r.get("rules"), list) else [] for r in roles}
+        role_rules = {
+            (_namespace(r), _name(r)): [dict(x) for x in r.get("rules") or [] if isinstance(x, Mapping)]
+            if isinstance(r.get("rules"), list)
+            else []
+            for r in roles
+        }
         cluster_rules = aggregated_rules(cluster_roles)
-        compiled = {("Role", ns, name): tuple(CompiledRule.from_json(x) for x in rules)
-                    for (ns, name), rules in role_rules.items()}
-        compiled.update({("ClusterRole", "", name): tuple(CompiledRule.from_json(x) for x in rules)
-                         for name, rules in cluster_rules.items()})
+        compiled = {
+            ("Role", ns, name): tuple(CompiledRule.from_json(x) for x in rules)
+            for (ns, name), rules in role_rules.items()
+        }
+        compiled.update(
+            {
+                ("ClusterRole", "", name): tuple(CompiledRule.from_json(x) for x in rules)
+                for name, rules in cluster_rules.items()
+            }
+        )
         # RoleBindings come after every ClusterRoleBinding, as kube-apiserver visits them.
-        return cls(role_rules, cluster_rules,
-                   {ns: _index(rbs, "RoleBinding", len(cluster_list)) for ns, rbs in by_ns.items()},
-                   _index(cluster_list, "ClusterRoleBinding", 0), compiled)
+        return cls(
+            role_rules,
+            cluster_rules,
+            {ns: _index(rbs, "RoleBinding", len(cluster_list)) for ns, rbs in by_ns.items()},
+            _index(cluster_list, "ClusterRoleBinding", 0),
+            compiled,
+        )
 
     def _role_rules(self, ref: Any, namespace: str) -> tuple[list[JSON] | None, str]:
         """(rules, error): the rules a binding's roleRef points at."""
@@ -291,7 +328,9 @@ class Policy:
         kind, name = ref.get("kind"), str(ref.get("name") or "")
         if kind == "ClusterRole":
             rules = self.cluster_rules.get(name)
-            return (rules, "") if rules is not None else (None, f'clusterrole.{RBAC_GROUP} "{name}" not found')
+            return (
+                (rules, "") if rules is not None else (None, f'clusterrole.{RBAC_GROUP} "{name}" not found')
+            )
         if kind == "Role" and namespace:
             rules = self.roles.get((namespace, name))
             return (rules, "") if rules is not None else (None, f'role.{RBAC_GROUP} "{name}" not found')
@@ -302,7 +341,9 @@ class Policy:
         ClusterRoleBindings first (each group by name), and the errors met on the way."""
         keys = [("user", user.username), *(("group", g) for g in user.groups)]
         found: dict[int, tuple[_Binding, int, Mapping[str, Any]]] = {}
-        indexes = [self.cluster_role_bindings] + ([self.role_bindings.get(namespace, {})] if namespace else [])
+        indexes = [self.cluster_role_bindings] + (
+            [self.role_bindings.get(namespace, {})] if namespace else []
+        )
         for index in indexes:
             for key in keys:
                 for entry in index.get(key, ()):
@@ -318,7 +359,11 @@ class Policy:
                 errs.append(err)
                 continue
             ref = binding.role_ref
-            role = (str(ref.get("kind")), binding.namespace if ref.get("kind") == "Role" else "", str(ref.get("name")))
+            role = (
+                str(ref.get("kind")),
+                binding.namespace if ref.get("kind") == "Role" else "",
+                str(ref.get("name")),
+            )
             grants.append(_Grant(binding, subject, rules, self.compiled.get(role, ())))
         return grants, errs
 
@@ -351,13 +396,18 @@ class Policy:
             for rule in grant.rules:
                 verbs = list(_strings(rule.get("verbs")))
                 if _strings(rule.get("resources")):
-                    entry: JSON = {"verbs": verbs, "apiGroups": list(_strings(rule.get("apiGroups"))),
-                                   "resources": list(_strings(rule.get("resources")))}
+                    entry: JSON = {
+                        "verbs": verbs,
+                        "apiGroups": list(_strings(rule.get("apiGroups"))),
+                        "resources": list(_strings(rule.get("resources"))),
+                    }
                     if _strings(rule.get("resourceNames")):
                         entry["resourceNames"] = list(_strings(rule.get("resourceNames")))
                     resource_rules.append(entry)
                 if _strings(rule.get("nonResourceURLs")):
-                    url_rules.append({"verbs": verbs, "nonResourceURLs": list(_strings(rule.get("nonResourceURLs")))})
+                    url_rules.append(
+                        {"verbs": verbs, "nonResourceURLs": list(_strings(rule.get("nonResourceURLs")))}
+                    )
         return resource_rules, url_rules, errs
 
 

@@ -50,7 +50,9 @@ class ClusterRoleAggregator:
         for role in roles:
             meta = role.get("metadata") or {}
             name = str(meta.get("name") or "")
-            if not isinstance(role.get("aggregationRule"), Mapping) or role.get("rules") == effective.get(name):
+            if not isinstance(role.get("aggregationRule"), Mapping) or role.get("rules") == effective.get(
+                name
+            ):
                 continue
             updated = dict(role)
             updated["rules"] = copy.deepcopy(effective.get(name, []))

@@ -50,9 +50,17 @@ def _atoms(rule: Mapping[str, Any]) -> Iterable[tuple[RequestAttributes, str]]:
             for name in names:
                 for verb in verbs:
                     named = f', ResourceNames:["{name}"]' if name else ""
-                    yield (RequestAttributes(verb=verb, resource_request=True, api_group=group, resource=resource,
-                                             subresource=sub, name=name),
-                           f'{{APIGroups:["{group}"], Resources:["{combined}"]{named}, Verbs:["{verb}"]}}')
+                    yield (
+                        RequestAttributes(
+                            verb=verb,
+                            resource_request=True,
+                            api_group=group,
+                            resource=resource,
+                            subresource=sub,
+                            name=name,
+                        ),
+                        f'{{APIGroups:["{group}"], Resources:["{combined}"]{named}, Verbs:["{verb}"]}}',
+                    )
 
 
 def _size(rules: Sequence[Any]) -> int:
@@ -62,8 +70,12 @@ def _size(rules: Sequence[Any]) -> int:
             continue
         verbs = len(_strings(r.get("verbs")))
         total += verbs * len(_strings(r.get("nonResourceURLs")))
-        total += (verbs * len(_strings(r.get("apiGroups"))) * len(_strings(r.get("resources")))
-                  * max(1, len(_strings(r.get("resourceNames")))))
+        total += (
+            verbs
+            * len(_strings(r.get("apiGroups")))
+            * len(_strings(r.get("resources")))
+            * max(1, len(_strings(r.get("resourceNames"))))
+        )
     return total
 
 
@@ -81,10 +93,14 @@ def not_held(held: Sequence[CompiledRule], granted: Sequence[Any]) -> list[str]:
     return sorted(missing)
 
 
-def escalation_refused(user: UserInfo, resource: str, name: str, missing: list[str], errs: list[str]) -> ApiError:
+def escalation_refused(
+    user: UserInfo, resource: str, name: str, missing: list[str], errs: list[str]
+) -> ApiError:
     groups = " ".join(f'"{g}"' for g in user.groups)
-    why = (f'user "{user.username}" (groups=[{groups}]) is attempting to grant RBAC permissions not currently '
-           "held:\n" + "\n".join(missing))
+    why = (
+        f'user "{user.username}" (groups=[{groups}]) is attempting to grant RBAC permissions not currently '
+        "held:\n" + "\n".join(missing)
+    )
     if errs:
         why += "; resolution errors: [" + ", ".join(errs) + "]"
     return errors.forbidden(RBAC_GROUP, resource, name, why)

@@ -33,22 +33,44 @@ def _rule_causes(rule: Any, path: str, namespaced: bool) -> list[Cause]:
     if causes:
         return causes
     if not rule.get("verbs"):
-        causes.append((f"{path}.verbs", "FieldValueRequired", "Required value: verbs must contain at least one value"))
+        causes.append(
+            (f"{path}.verbs", "FieldValueRequired", "Required value: verbs must contain at least one value")
+        )
     urls, resources = rule.get("nonResourceURLs"), rule.get("resources")
     if urls:
         if namespaced:
-            causes.append((f"{path}.nonResourceURLs", "FieldValueInvalid",
-                           f"Invalid value: {urls!r}: namespaced rules cannot apply to non-resource URLs"))
+            causes.append(
+                (
+                    f"{path}.nonResourceURLs",
+                    "FieldValueInvalid",
+                    f"Invalid value: {urls!r}: namespaced rules cannot apply to non-resource URLs",
+                )
+            )
         if resources or rule.get("apiGroups"):
-            causes.append((f"{path}.nonResourceURLs", "FieldValueInvalid",
-                           f"Invalid value: {urls!r}: rules cannot apply to both regular resources and "
-                           "non-resource URLs"))
+            causes.append(
+                (
+                    f"{path}.nonResourceURLs",
+                    "FieldValueInvalid",
+                    f"Invalid value: {urls!r}: rules cannot apply to both regular resources and "
+                    "non-resource URLs",
+                )
+            )
     elif not resources:
-        causes.append((f"{path}.resources", "FieldValueRequired",
-                       "Required value: resource rules must supply at least one resource"))
+        causes.append(
+            (
+                f"{path}.resources",
+                "FieldValueRequired",
+                "Required value: resource rules must supply at least one resource",
+            )
+        )
     elif not rule.get("apiGroups"):
-        causes.append((f"{path}.apiGroups", "FieldValueRequired",
-                       "Required value: resource rules must supply at least one api group"))
+        causes.append(
+            (
+                f"{path}.apiGroups",
+                "FieldValueRequired",
+                "Required value: resource rules must supply at least one api group",
+            )
+        )
     return causes
 
 
@@ -71,12 +93,22 @@ def _binding_causes(obj: JSON, old: JSON | None, cluster: bool) -> list[Cause]:
     causes: list[Cause] = []
     kinds = ("ClusterRole",) if cluster else ("Role", "ClusterRole")
     if ref.get("kind") not in kinds:
-        causes.append(("roleRef.kind", "FieldValueNotSupported",
-                       f"Unsupported value: {ref.get('kind')!r}: supported values: "
-                       + ", ".join(f'"{k}"' for k in kinds)))
+        causes.append(
+            (
+                "roleRef.kind",
+                "FieldValueNotSupported",
+                f"Unsupported value: {ref.get('kind')!r}: supported values: "
+                + ", ".join(f'"{k}"' for k in kinds),
+            )
+        )
     if ref.get("apiGroup") != RBAC_GROUP:
-        causes.append(("roleRef.apiGroup", "FieldValueNotSupported",
-                       f'Unsupported value: {ref.get("apiGroup")!r}: supported values: "{RBAC_GROUP}"'))
+        causes.append(
+            (
+                "roleRef.apiGroup",
+                "FieldValueNotSupported",
+                f'Unsupported value: {ref.get("apiGroup")!r}: supported values: "{RBAC_GROUP}"',
+            )
+        )
     if not isinstance(ref.get("name"), str) or not ref.get("name"):
         causes.append(("roleRef.name", "FieldValueRequired", "Required value"))
     subjects = obj.get("subjects") or []
@@ -88,9 +120,14 @@ def _binding_causes(obj: JSON, old: JSON | None, cluster: bool) -> list[Cause]:
             causes.append((path, "FieldValueInvalid", "Invalid value: must be an object"))
             continue
         if subject.get("kind") not in _SUBJECT_KINDS:
-            causes.append((f"{path}.kind", "FieldValueNotSupported",
-                           f"Unsupported value: {subject.get('kind')!r}: supported values: "
-                           '"ServiceAccount", "User", "Group"'))
+            causes.append(
+                (
+                    f"{path}.kind",
+                    "FieldValueNotSupported",
+                    f"Unsupported value: {subject.get('kind')!r}: supported values: "
+                    '"ServiceAccount", "User", "Group"',
+                )
+            )
         if not isinstance(subject.get("name"), str) or not subject.get("name"):
             causes.append((f"{path}.name", "FieldValueRequired", "Required value"))
         if cluster and subject.get("kind") == "ServiceAccount" and not subject.get("namespace"):

@@ -26,8 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-_METHOD_VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update", "PATCH": "patch",
-                 "DELETE": "delete"}
+_METHOD_VERBS = {
+    "POST": "create",
+    "GET": "get",
+    "HEAD": "get",
+    "PUT": "update",
+    "PATCH": "patch",
+    "DELETE": "delete",
+}
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 _TRUE = ("true", "1")
 
@@ -107,6 +113,14 @@ def request_attributes(method: str, path: str, query: Mapping[str, str] | None =
         name = _exact_name(q.get("fieldSelector", ""))
     if not name and verb == "delete":
         verb = "deletecollection"
-    return RequestAttributes(verb=verb, path=non_resource.path, resource_request=True, api_group=group,
-                             api_version=version, resource=resource, subresource=subresource, name=name,
-                             namespace=namespace)
+    return RequestAttributes(
+        verb=verb,
+        path=non_resource.path,
+        resource_request=True,
+        api_group=group,
+        api_version=version,
+        resource=resource,
+        subresource=subresource,
+        name=name,
+        namespace=namespace,
+    )

@@ -53,12 +53,22 @@ class ResourceDef:
     categories: tuple[str, ...] = ()
     has_generation: bool = False
     scale: ScalePaths | None = None
-    merge_schema: smp.Schema | None = field(default_factory=lambda: smp.GENERIC_SCHEMA, repr=False,
-                                                  compare=False, hash=False)
+    merge_schema: smp.Schema | None = field(
+        default_factory=lambda: smp.GENERIC_SCHEMA, repr=False, compare=False, hash=False
+    )
     """None: strategic merge patch is unsupported (CRDs answer 415, like Kubernetes)."""
     field_selectors: frozenset[str] = COMMON_FIELDS
     reset_status_on_create: bool = True
-    verbs: tuple[str, ...] = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+    verbs: tuple[str, ...] = (
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    )
     crd: bool = False
     storage_version: str = ""
     printer_columns: tuple[JSON, ...] = field(default=(), compare=False, hash=False, repr=False)
@@ -91,13 +101,27 @@ class ResourceDef:
 
 
 _POD_FIELDS = COMMON_FIELDS | {
-    "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-    "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName",
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
 }
 _EVENT_FIELDS = COMMON_FIELDS | {
-    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
-    "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
-    "reason", "reportingComponent", "source", "type",
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
 }
 
 
@@ -105,51 +129,164 @@ def builtin_defs() -> list[ResourceDef]:
     """The built-in resources, registered when an `ApiServer` is constructed."""
     apps_scale = ScalePaths(label_selector=".spec.selector", selector_is_label_selector_dict=True)
     return [
-        ResourceDef("", "v1", "namespaces", "Namespace", False, "namespace", frozenset({"status"}),
-                    ("ns",), field_selectors=COMMON_FIELDS | {"status.phase"}),
-        ResourceDef("", "v1", "pods", "Pod", True, "pod",
-                    frozenset({"status", "eviction", "binding"}), ("po",), ("all",),
-                    merge_schema=smp.POD_SCHEMA, field_selectors=_POD_FIELDS),
+        ResourceDef(
+            "",
+            "v1",
+            "namespaces",
+            "Namespace",
+            False,
+            "namespace",
+            frozenset({"status"}),
+            ("ns",),
+            field_selectors=COMMON_FIELDS | {"status.phase"},
+        ),
+        ResourceDef(
+            "",
+            "v1",
+            "pods",
+            "Pod",
+            True,
+            "pod",
+            frozenset({"status", "eviction", "binding"}),
+            ("po",),
+            ("all",),
+            merge_schema=smp.POD_SCHEMA,
+            field_selectors=_POD_FIELDS,
+        ),
         ResourceDef("", "v1", "bindings", "Binding", True, "binding", verbs=("create",)),
-        ResourceDef("", "v1", "nodes", "Node", False, "node", frozenset({"status"}), ("no",),
-                    merge_schema=smp.NODE_SCHEMA, reset_status_on_create=False,
-                    field_selectors=COMMON_FIELDS | {"spec.unschedulable"}),
-        ResourceDef("", "v1", "events", "Event", True, "event", short_names=("ev",),
-                    field_selectors=_EVENT_FIELDS),
+        ResourceDef(
+            "",
+            "v1",
+            "nodes",
+            "Node",
+            False,
+            "node",
+            frozenset({"status"}),
+            ("no",),
+            merge_schema=smp.NODE_SCHEMA,
+            reset_status_on_create=False,
+            field_selectors=COMMON_FIELDS | {"spec.unschedulable"},
+        ),
+        ResourceDef(
+            "", "v1", "events", "Event", True, "event", short_names=("ev",), field_selectors=_EVENT_FIELDS
+        ),
         ResourceDef("", "v1", "configmaps", "ConfigMap", True, "configmap", short_names=("cm",)),
-        ResourceDef("", "v1", "secrets", "Secret", True, "secret",
-                    field_selectors=COMMON_FIELDS | {"type"}),
-        ResourceDef("", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount",
-                    short_names=("sa",)),
-        ResourceDef("", "v1", "services", "Service", True, "service", frozenset({"status"}), ("svc",),
-                    ("all",), reset_status_on_create=False),
+        ResourceDef("", "v1", "secrets", "Secret", True, "secret", field_selectors=COMMON_FIELDS | {"type"}),
+        ResourceDef(
+            "", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", short_names=("sa",)
+        ),
+        ResourceDef(
+            "",
+            "v1",
+            "services",
+            "Service",
+            True,
+            "service",
+            frozenset({"status"}),
+            ("svc",),
+            ("all",),
+            reset_status_on_create=False,
+        ),
         ResourceDef("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
         # Served and stored so manifests that carry one apply as on a cluster; nothing acts on it
         # (no metrics pipeline): docs/embedded-cluster.md says so.
-        ResourceDef("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
-                    "horizontalpodautoscaler", frozenset({"status"}), ("hpa",), has_generation=True),
-        ResourceDef("apps", "v1", "deployments", "Deployment", True, "deployment",
-                    frozenset({"status", "scale"}), ("deploy",), ("all",), has_generation=True,
-                    scale=apps_scale, merge_schema=smp.WORKLOAD_SCHEMA),
-        ResourceDef("apps", "v1", "replicasets", "ReplicaSet", True, "replicaset",
-                    frozenset({"status", "scale"}), ("rs",), ("all",), has_generation=True,
-                    scale=apps_scale, merge_schema=smp.WORKLOAD_SCHEMA),
-        ResourceDef("apps", "v1", "statefulsets", "StatefulSet", True, "statefulset",
-                    frozenset({"status", "scale"}), ("sts",), ("all",), has_generation=True,
-                    scale=apps_scale, merge_schema=smp.WORKLOAD_SCHEMA),
+        ResourceDef(
+            "autoscaling",
+            "v2",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
+            True,
+            "horizontalpodautoscaler",
+            frozenset({"status"}),
+            ("hpa",),
+            has_generation=True,
+        ),
+        ResourceDef(
+            "apps",
+            "v1",
+            "deployments",
+            "Deployment",
+            True,
+            "deployment",
+            frozenset({"status", "scale"}),
+            ("deploy",),
+            ("all",),
+            has_generation=True,
+            scale=apps_scale,
+            merge_schema=smp.WORKLOAD_SCHEMA,
+        ),
+        ResourceDef(
+            "apps",
+            "v1",
+            "replicasets",
+            "ReplicaSet",
+            True,
+            "replicaset",
+            frozenset({"status", "scale"}),
+            ("rs",),
+            ("all",),
+            has_generation=True,
+            scale=apps_scale,
+            merge_schema=smp.WORKLOAD_SCHEMA,
+        ),
+        ResourceDef(
+            "apps",
+            "v1",
+            "statefulsets",
+            "StatefulSet",
+            True,
+            "statefulset",
+            frozenset({"status", "scale"}),
+            ("sts",),
+            ("all",),
+            has_generation=True,
+            scale=apps_scale,
+            merge_schema=smp.WORKLOAD_SCHEMA,
+        ),
         ResourceDef("apps", "v1", "controllerrevisions", "ControllerRevision", True, "controllerrevision"),
-        ResourceDef("batch", "v1", "jobs", "Job", True, "job", frozenset({"status"}), (), ("all",),
-                    has_generation=True, merge_schema=smp.WORKLOAD_SCHEMA,
-                    field_selectors=COMMON_FIELDS | {"status.successful"}),
-        ResourceDef("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
-                    "MutatingWebhookConfiguration", False, "mutatingwebhookconfiguration",
-                    has_generation=True),
-        ResourceDef("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
-                    "ValidatingWebhookConfiguration", False, "validatingwebhookconfiguration",
-                    has_generation=True),
-        ResourceDef("apiextensions.k8s.io", "v1", "customresourcedefinitions",
-                    "CustomResourceDefinition", False, "customresourcedefinition",
-                    frozenset({"status"}), ("crd", "crds"), has_generation=True),
+        ResourceDef(
+            "batch",
+            "v1",
+            "jobs",
+            "Job",
+            True,
+            "job",
+            frozenset({"status"}),
+            (),
+            ("all",),
+            has_generation=True,
+            merge_schema=smp.WORKLOAD_SCHEMA,
+            field_selectors=COMMON_FIELDS | {"status.successful"},
+        ),
+        ResourceDef(
+            "admissionregistration.k8s.io",
+            "v1",
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+            False,
+            "mutatingwebhookconfiguration",
+            has_generation=True,
+        ),
+        ResourceDef(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+            False,
+            "validatingwebhookconfiguration",
+            has_generation=True,
+        ),
+        ResourceDef(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            False,
+            "customresourcedefinition",
+            frozenset({"status"}),
+            ("crd", "crds"),
+            has_generation=True,
+        ),
         *rbac_defs(),
         *review_defs(),
     ]
@@ -170,16 +307,45 @@ def review_defs() -> list[ResourceDef]:
     """The access-review kinds (py_engine/sim/access_reviews.py): create only, never stored."""
     authz, authn, create = "authorization.k8s.io", "authentication.k8s.io", ("create",)
     return [
-        ResourceDef(authz, "v1", "subjectaccessreviews", "SubjectAccessReview", False, "subjectaccessreview",
-                    verbs=create),
-        ResourceDef(authz, "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False,
-                    "selfsubjectaccessreview", verbs=create),
-        ResourceDef(authz, "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", True,
-                    "localsubjectaccessreview", verbs=create),
-        ResourceDef(authz, "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False,
-                    "selfsubjectrulesreview", verbs=create),
-        ResourceDef(authn, "v1", "selfsubjectreviews", "SelfSubjectReview", False, "selfsubjectreview",
-                    verbs=create),
+        ResourceDef(
+            authz,
+            "v1",
+            "subjectaccessreviews",
+            "SubjectAccessReview",
+            False,
+            "subjectaccessreview",
+            verbs=create,
+        ),
+        ResourceDef(
+            authz,
+            "v1",
+            "selfsubjectaccessreviews",
+            "SelfSubjectAccessReview",
+            False,
+            "selfsubjectaccessreview",
+            verbs=create,
+        ),
+        ResourceDef(
+            authz,
+            "v1",
+            "localsubjectaccessreviews",
+            "LocalSubjectAccessReview",
+            True,
+            "localsubjectaccessreview",
+            verbs=create,
+        ),
+        ResourceDef(
+            authz,
+            "v1",
+            "selfsubjectrulesreviews",
+            "SelfSubjectRulesReview",
+            False,
+            "selfsubjectrulesreview",
+            verbs=create,
+        ),
+        ResourceDef(
+            authn, "v1", "selfsubjectreviews", "SelfSubjectReview", False, "selfsubjectreview", verbs=create
+        ),
     ]
 
 
@@ -192,8 +358,10 @@ def defs_from_crd(crd: Mapping[str, Any]) -> list[ResourceDef]:
     kind = str(names.get("kind", ""))
     namespaced = spec.get("scope", "Namespaced") == "Namespaced"
     versions = [v for v in spec.get("versions") or [] if v.get("served", True)]
-    storage = next((str(v["name"]) for v in spec.get("versions") or [] if v.get("storage")),
-                   str(versions[0]["name"]) if versions else "")
+    storage = next(
+        (str(v["name"]) for v in spec.get("versions") or [] if v.get("storage")),
+        str(versions[0]["name"]) if versions else "",
+    )
     out: list[ResourceDef] = []
     for ver in versions:
         subs = ver.get("subresources") or {}
@@ -204,22 +372,42 @@ def defs_from_crd(crd: Mapping[str, Any]) -> list[ResourceDef]:
         if "scale" in subs:
             subresources.add("scale")
             sc = subs.get("scale") or {}
-            scale = ScalePaths(str(sc.get("specReplicasPath", ".spec.replicas")),
-                               str(sc.get("statusReplicasPath", ".status.replicas")),
-                               sc.get("labelSelectorPath"))
-        out.append(ResourceDef(
-            group, str(ver["name"]), plural, kind, namespaced, str(names.get("singular", kind.lower())),
-            frozenset(subresources), tuple(names.get("shortNames") or ()),
-            tuple(names.get("categories") or ()), has_generation=True, scale=scale,
-            merge_schema=None, crd=True, storage_version=storage,
-            printer_columns=tuple(dict(c) for c in ver.get("additionalPrinterColumns") or () if isinstance(c, Mapping)),
-            schema=_version_schema(ver),
-        ))
+            scale = ScalePaths(
+                str(sc.get("specReplicasPath", ".spec.replicas")),
+                str(sc.get("statusReplicasPath", ".status.replicas")),
+                sc.get("labelSelectorPath"),
+            )
+        out.append(
+            ResourceDef(
+                group,
+                str(ver["name"]),
+                plural,
+                kind,
+                namespaced,
+                str(names.get("singular", kind.lower())),
+                frozenset(subresources),
+                tuple(names.get("shortNames") or ()),
+                tuple(names.get("categories") or ()),
+                has_generation=True,
+                scale=scale,
+                merge_schema=None,
+                crd=True,
+                storage_version=storage,
+                printer_columns=tuple(
+                    dict(c) for c in ver.get("additionalPrinterColumns") or () if isinstance(c, Mapping)
+                ),
+                schema=_version_schema(ver),
+            )
+        )
     return out
 
 
 def _version_schema(version: Mapping[str, Any]) -> JSON | None:
-    schema = (version.get("schema") or {}).get("openAPIV3Schema") if isinstance(version.get("schema"), Mapping) else None
+    schema = (
+        (version.get("schema") or {}).get("openAPIV3Schema")
+        if isinstance(version.get("schema"), Mapping)
+        else None
+    )
     return dict(schema) if isinstance(schema, Mapping) else None
 
 

@@ -81,8 +81,9 @@ def filter_node(pod: JSON, state: NodeState) -> list[str]:
     node = state.node
     if node.get("spec", {}).get("unschedulable") and not tolerates_unschedulable(pod):
         return ["node(s) were unschedulable"]
-    taint = untolerated_taint(node.get("spec", {}).get("taints") or [],
-                              pod.get("spec", {}).get("tolerations") or [])
+    taint = untolerated_taint(
+        node.get("spec", {}).get("taints") or [], pod.get("spec", {}).get("tolerations") or []
+    )
     if taint is not None:
         return [f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}"]
     if not pod_matches_node_selector_and_affinity(pod, node):
@@ -115,17 +116,24 @@ def pick_node(pod: JSON, states: dict[str, NodeState]) -> tuple[NodeState | None
 
     def rank(state: NodeState) -> tuple[int, int, int, str]:
         taints = state.node.get("spec", {}).get("taints") or []
-        return (-preferred_affinity_score(pod, state.node),
-                intolerable_prefer_no_schedule_count(taints, tolerations),
-                state.pods, state.name)
+        return (
+            -preferred_affinity_score(pod, state.node),
+            intolerable_prefer_no_schedule_count(taints, tolerations),
+            state.pods,
+            state.name,
+        )
 
     return min(feasible, key=rank), reasons
 
 
 def _wants_scheduling(pod: JSON) -> bool:
     spec = pod.get("spec", {})
-    return (not spec.get("nodeName") and spec.get("schedulerName", SCHEDULER_NAME) in (SCHEDULER_NAME, None, "")
-            and not pod.get("metadata", {}).get("deletionTimestamp") and not is_terminal(pod))
+    return (
+        not spec.get("nodeName")
+        and spec.get("schedulerName", SCHEDULER_NAME) in (SCHEDULER_NAME, None, "")
+        and not pod.get("metadata", {}).get("deletionTimestamp")
+        and not is_terminal(pod)
+    )
 
 
 class Scheduler(Controller):
@@ -165,8 +173,11 @@ class Scheduler(Controller):
             self.enqueue(key)
 
     def _pending_keys(self) -> list[str]:
-        return [object_key(p) for p in self.pod_informer.items()
-                if _wants_scheduling(p) and self._assumed_node(p) is None]
+        return [
+            object_key(p)
+            for p in self.pod_informer.items()
+            if _wants_scheduling(p) and self._assumed_node(p) is None
+        ]
 
     def all_keys(self) -> Sequence[str]:
         return self._pending_keys()
@@ -175,14 +186,25 @@ class Scheduler(Controller):
         return self.sync_keys([key])
 
     def sync_keys(self, keys: Sequence[str]) -> int:
-        pending = [p for k in keys if (p := self.pod_informer.get_key(k)) is not None
-                   and _wants_scheduling(p) and self._assumed_node(p) is None]
+        pending = [
+            p
+            for k in keys
+            if (p := self.pod_informer.get_key(k)) is not None
+            and _wants_scheduling(p)
+            and self._assumed_node(p) is None
+        ]
         if not pending:
             return 0
-        pending.sort(key=lambda p: (-int(p.get("spec", {}).get("priority") or 0),
-                                    str(p["metadata"].get("creationTimestamp", "")), object_key(p)))
-        states = snapshot(self.node_informer.items(),
-                          [self._with_assumed_binding(p) for p in self.pod_informer.items()])
+        pending.sort(
+            key=lambda p: (
+                -int(p.get("spec", {}).get("priority") or 0),
+                str(p["metadata"].get("creationTimestamp", "")),
+                object_key(p),
+            )
+        )
+        states = snapshot(
+            self.node_informer.items(), [self._with_assumed_binding(p) for p in self.pod_informer.items()]
+        )
         writes = 0
         for pod in pending:
             try:
@@ -211,8 +233,9 @@ class Scheduler(Controller):
                 return 0
             raise
         chosen.add(pod)
-        self.events.normal(pod, "Scheduled", f"Successfully assigned {meta.get('namespace')}/{meta['name']} "
-                                             f"to {chosen.name}")
+        self.events.normal(
+            pod, "Scheduled", f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {chosen.name}"
+        )
         if meta.get("uid"):
             self._assumed[str(meta["uid"])] = chosen.name
         bound = dict(pod)
@@ -226,15 +249,27 @@ class Scheduler(Controller):
         if current is not None and current.get("status") == "False" and current.get("message") == message:
             return 0
         now = format_time(self.clock.now())
-        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message,
-                     "lastProbeTime": None, "lastTransitionTime": now}
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": now,
+        }
         if current is not None and current.get("status") == "False":
             condition["lastTransitionTime"] = current.get("lastTransitionTime", now)
         conditions = [c for c in conditions if c.get("type") != "PodScheduled"] + [condition]
         meta = pod["metadata"]
         try:
-            result = self.api.patch(PODS, meta.get("namespace"), meta["name"],
-                                    {"status": {"conditions": conditions}}, "merge", subresource="status")
+            result = self.api.patch(
+                PODS,
+                meta.get("namespace"),
+                meta["name"],
+                {"status": {"conditions": conditions}},
+                "merge",
+                subresource="status",
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0

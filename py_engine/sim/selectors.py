@@ -54,7 +54,7 @@ def parse_field_selector(text: str | None, allowed: Iterable[str]) -> tuple[Fiel
             raise FieldSelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
         key = key.strip()
         if key not in allowed_set:
-            raise FieldSelectorError(f'field label not supported: {key}')
+            raise FieldSelectorError(f"field label not supported: {key}")
         reqs.append(FieldRequirement(key, equal, value.strip()))
     return tuple(reqs)
 

@@ -244,8 +244,9 @@ class Store:
 
     # ----------------------------------------------------------------- watch
 
-    def watch(self, resource: str, predicate: Predicate, since: int | None,
-              max_pending: int = 100_000) -> tuple[Watcher, builtins.list[tuple[str, JSON, int]], int]:
+    def watch(
+        self, resource: str, predicate: Predicate, since: int | None, max_pending: int = 100_000
+    ) -> tuple[Watcher, builtins.list[tuple[str, JSON, int]], int]:
         """Register a watcher.
 
         `since=None`: the initial events are synthetic ADDEDs of the current

@@ -61,6 +61,7 @@ MAX_CAUSES = 100
 
 # ------------------------------------------------------------ rendering values
 
+
 def go_value(value: Any) -> str:
     """A value as Go's field errors print it (`%v` for scalars, `%q` for strings,
     `%#v` for maps and lists decoded from JSON)."""
@@ -94,8 +95,10 @@ def go_number(value: float | int) -> str:
 
 def _go_literal(value: Any) -> str:
     if isinstance(value, dict):
-        inner = ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}:{_go_literal(v)}"
-                          for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
+        inner = ", ".join(
+            f"{json.dumps(str(k), ensure_ascii=False)}:{_go_literal(v)}"
+            for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
+        )
         return "map[string]interface {}{" + inner + "}"
     if isinstance(value, list):
         return "[]interface {}{" + ", ".join(_go_literal(v) for v in value) + "}"
@@ -105,7 +108,13 @@ def _go_literal(value: Any) -> str:
 
 
 _JSON_TYPES: tuple[tuple[type, str], ...] = (
-    (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object"))
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
 """bool before int: in Python a bool is an int, in JSON it is not."""
 
 
@@ -156,6 +165,7 @@ def _json_key(value: Any) -> str:
 
 # ------------------------------------------------------------------ causes
 
+
 def _required(path: str, detail: str = "") -> Cause:
     return (path, "FieldValueRequired", f"Required value: {detail}" if detail else "Required value")
 
@@ -171,7 +181,11 @@ def _type_invalid(path: str, value: Any, detail: str) -> Cause:
 def _not_supported(path: str, value: Any, allowed: list[Any]) -> Cause:
     names = [v if isinstance(v, str) else json.dumps(v, separators=(",", ":")) for v in allowed]
     quoted = ", ".join(json.dumps(n, ensure_ascii=False) for n in names)
-    return (path, "FieldValueNotSupported", f"Unsupported value: {go_value(value)}: supported values: {quoted}")
+    return (
+        path,
+        "FieldValueNotSupported",
+        f"Unsupported value: {go_value(value)}: supported values: {quoted}",
+    )
 
 
 def _too_long(path: str, limit: int) -> Cause:
@@ -187,6 +201,7 @@ def _duplicate(path: str, value: Any) -> Cause:
 
 
 # ----------------------------------------------------------------- formats
+
 
 def _parses(parse: Callable[[str], object], text: str) -> bool:
     try:
@@ -207,6 +222,7 @@ def _fixed_length(parse: Callable[[str], object], length: int) -> Callable[[str]
         if len(text) != length:
             raise ValueError(text)
         return parse(text)
+
     return check
 
 
@@ -221,9 +237,15 @@ def _base64(text: str) -> object:
 
 
 _FORMATS: dict[str, Callable[[str], object]] = {
-    "date-time": _date_time, "datetime": _date_time, "date": _fixed_length(date.fromisoformat, 10),
-    "uuid": _fixed_length(uuid.UUID, 36), "ipv4": ipaddress.IPv4Address, "ipv6": ipaddress.IPv6Address,
-    "cidr": _cidr, "byte": _base64}
+    "date-time": _date_time,
+    "datetime": _date_time,
+    "date": _fixed_length(date.fromisoformat, 10),
+    "uuid": _fixed_length(uuid.UUID, 36),
+    "ipv4": ipaddress.IPv4Address,
+    "ipv6": ipaddress.IPv6Address,
+    "cidr": _cidr,
+    "byte": _base64,
+}
 
 
 _RE2_OPTIONS = re2.Options()
@@ -241,6 +263,7 @@ def _pattern(text: str) -> Any:
 
 # -------------------------------------------------------------- the walker
 
+
 class _Walk:
     """One validation: collects causes, stops at `MAX_CAUSES`."""
 
@@ -255,15 +278,21 @@ class _Walk:
         if not self.full:
             self.causes.append(cause)
 
-    def value(self, value: Any, schema: Schema, path: str, depth: int, *, root: bool = False,
-              old: Any = ABSENT) -> None:
+    def value(
+        self, value: Any, schema: Schema, path: str, depth: int, *, root: bool = False, old: Any = ABSENT
+    ) -> None:
         """`old`: the value at the same place in the object being updated (`ABSENT`: none,
         or a create); an unchanged value is not checked again (ratcheting)."""
         if self.full or (old is not ABSENT and same_json(value, old)):
             return
         if depth > MAX_DEPTH:
-            self.add((path, "FieldValueForbidden",
-                      f"Forbidden: nested more than {MAX_DEPTH} levels deep (the embedded API server's limit)"))
+            self.add(
+                (
+                    path,
+                    "FieldValueForbidden",
+                    f"Forbidden: nested more than {MAX_DEPTH} levels deep (the embedded API server's limit)",
+                )
+            )
             return
         if value is None and schema.get("nullable") is True:
             return
@@ -306,19 +335,34 @@ class _Walk:
             return  # the int-or-string type check already decided; its anyOf only restates it
         any_of = [s for s in schema.get("anyOf") or [] if isinstance(s, dict)]
         if any_of and not any(_passes(value, s, path, depth + 1) for s in any_of):
-            self.add(_invalid(path, value if not isinstance(value, (dict, list)) else "",
-                              f"{path} in body must validate at least one schema (anyOf)"))
+            self.add(
+                _invalid(
+                    path,
+                    value if not isinstance(value, (dict, list)) else "",
+                    f"{path} in body must validate at least one schema (anyOf)",
+                )
+            )
         one_of = [s for s in schema.get("oneOf") or [] if isinstance(s, dict)]
         if one_of:
             passing = sum(1 for s in one_of if _passes(value, s, path, depth + 1))
             if passing != 1:
                 how = "at least one" if passing == 0 else "one and only one"
-                self.add(_invalid(path, value if not isinstance(value, (dict, list)) else "",
-                                  f"{path} in body must validate {how} schema (oneOf)"))
+                self.add(
+                    _invalid(
+                        path,
+                        value if not isinstance(value, (dict, list)) else "",
+                        f"{path} in body must validate {how} schema (oneOf)",
+                    )
+                )
         not_ = schema.get("not")
         if isinstance(not_, dict) and _passes(value, not_, path, depth + 1):
-            self.add(_invalid(path, value if not isinstance(value, (dict, list)) else "",
-                              f"{path} in body must not validate the schema (not)"))
+            self.add(
+                _invalid(
+                    path,
+                    value if not isinstance(value, (dict, list)) else "",
+                    f"{path} in body must not validate the schema (not)",
+                )
+            )
 
     def _string(self, value: str, schema: Schema, path: str) -> None:
         max_len = schema.get("maxLength")
@@ -343,15 +387,21 @@ class _Walk:
             if schema.get("exclusiveMaximum") is True and value >= maximum:
                 self.add(_invalid(path, value, f"{path} in body should be less than {go_number(maximum)}"))
             elif value > maximum:
-                self.add(_invalid(path, value,
-                                  f"{path} in body should be less than or equal to {go_number(maximum)}"))
+                self.add(
+                    _invalid(
+                        path, value, f"{path} in body should be less than or equal to {go_number(maximum)}"
+                    )
+                )
         minimum = _num(schema.get("minimum"))
         if minimum is not None:
             if schema.get("exclusiveMinimum") is True and value <= minimum:
                 self.add(_invalid(path, value, f"{path} in body should be greater than {go_number(minimum)}"))
             elif value < minimum:
-                self.add(_invalid(path, value,
-                                  f"{path} in body should be greater than or equal to {go_number(minimum)}"))
+                self.add(
+                    _invalid(
+                        path, value, f"{path} in body should be greater than or equal to {go_number(minimum)}"
+                    )
+                )
         factor = _num(schema.get("multipleOf"))
         if factor is not None and factor > 0:
             quotient = value / factor
@@ -404,8 +454,9 @@ class _Walk:
             else:
                 seen.add(text)
 
-    def _object(self, value: Mapping[str, Any], schema: Schema, path: str, depth: int, *, root: bool,
-                old: Any) -> None:
+    def _object(
+        self, value: Mapping[str, Any], schema: Schema, path: str, depth: int, *, root: bool, old: Any
+    ) -> None:
         count = len(value)
         max_props = schema.get("maxProperties")
         if isinstance(max_props, int) and count > max_props:
@@ -451,8 +502,10 @@ def _correlated_items(old: Any, list_type: Any, keys: list[str]) -> Callable[[An
         if not isinstance(item, dict):
             return ABSENT
         key = {k: item.get(k) for k in keys}
-        return next((o for o in old if isinstance(o, dict) and same_json({k: o.get(k) for k in keys}, key)),
-                    ABSENT)
+        return next(
+            (o for o in old if isinstance(o, dict) and same_json({k: o.get(k) for k in keys}, key)), ABSENT
+        )
+
     return by_keys
 
 
@@ -478,8 +531,9 @@ def validate_value(value: Any, schema: Schema, path: str = "") -> list[Cause]:
     return walk.causes
 
 
-def validate_custom_object(obj: Mapping[str, Any], schema: Schema | None,
-                           old: Mapping[str, Any] | None = None) -> list[Cause]:
+def validate_custom_object(
+    obj: Mapping[str, Any], schema: Schema | None, old: Mapping[str, Any] | None = None
+) -> list[Cause]:
     """Causes for a whole custom object under its version's `openAPIV3Schema`.
 
     `metadata` is checked for every kind by `py_engine.sim.kinds`, so the schema is

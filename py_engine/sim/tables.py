@@ -46,8 +46,9 @@ def _int(value: Any) -> int:
 def wants_table(accept: str | None) -> bool:
     """Whether an Accept header asks for a `meta.k8s.io` Table (v1 or v1beta1)."""
     for part in (accept or "").split(","):
-        params = {p.split("=", 1)[0].strip(): p.split("=", 1)[1].strip()
-                  for p in part.split(";")[1:] if "=" in p}
+        params = {
+            p.split("=", 1)[0].strip(): p.split("=", 1)[1].strip() for p in part.split(";")[1:] if "=" in p
+        }
         if params.get("as") == "Table" and params.get("g", "meta.k8s.io") == "meta.k8s.io":
             return True
     return False
@@ -55,10 +56,12 @@ def wants_table(accept: str | None) -> bool:
 
 # ---------------------------------------------------------- custom resources
 
+
 def _printer_columns(rd: ResourceDef) -> list[JSON]:
     declared = [c for c in rd.printer_columns if isinstance(c, dict)]
-    return declared or [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
-                         "description": AGE_DESC}]
+    return declared or [
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp", "description": AGE_DESC}
+    ]
 
 
 def go_float(value: float) -> str:
@@ -119,15 +122,23 @@ def _custom(rd: ResourceDef) -> tuple[list[JSON], Printer]:
             compiled.append(compile_path(str(col.get("jsonPath", ""))))
         except JsonPathError:
             compiled.append(None)
-    defs: list[JSON] = [{"name": "Name", "type": "string", "format": "name", "description": NAME_DESC,
-                         "priority": 0}]
+    defs: list[JSON] = [
+        {"name": "Name", "type": "string", "format": "name", "description": NAME_DESC, "priority": 0}
+    ]
     for col in declared:
         path = col.get("jsonPath", "")
-        defs.append({"name": str(col.get("name", "")), "type": str(col.get("type", "")),
-                     "format": str(col.get("format", "")),
-                     "description": str(col.get("description")
-                                        or f"Custom resource definition column (in JSONPath format): {path}"),
-                     "priority": _int(col.get("priority"))})
+        defs.append(
+            {
+                "name": str(col.get("name", "")),
+                "type": str(col.get("type", "")),
+                "format": str(col.get("format", "")),
+                "description": str(
+                    col.get("description")
+                    or f"Custom resource definition column (in JSONPath format): {path}"
+                ),
+                "priority": _int(col.get("priority")),
+            }
+        )
 
     def row(obj: JSON, now: datetime) -> list[Any]:
         cells: list[Any] = [object_meta(obj).get("name", "")]
@@ -145,8 +156,15 @@ def _columns(rd: ResourceDef) -> tuple[list[JSON], Printer]:
     return builtin_columns(rd.group, rd.kind)
 
 
-def to_table(rd: ResourceDef, objects: Sequence[JSON], now: datetime, resource_version: str,
-             include_object: str | None = None, *, headers: bool = True) -> JSON:
+def to_table(
+    rd: ResourceDef,
+    objects: Sequence[JSON],
+    now: datetime,
+    resource_version: str,
+    include_object: str | None = None,
+    *,
+    headers: bool = True,
+) -> JSON:
     """A `meta.k8s.io/v1` Table of `objects` (a list's items, or one object)."""
     include = include_object or "Metadata"
     if include not in ("Metadata", "Object", "None"):
@@ -158,20 +176,35 @@ def to_table(rd: ResourceDef, objects: Sequence[JSON], now: datetime, resource_v
         if include == "Object":
             row["object"] = {"apiVersion": rd.api_version, "kind": rd.kind, **obj}
         elif include == "Metadata":
-            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                             "metadata": object_meta(obj)}
+            row["object"] = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": object_meta(obj),
+            }
         else:
             row["object"] = None
         if not rd.crd and rd.kind == "Pod":
             status = obj.get("status")
             phase = status.get("phase") if isinstance(status, dict) else None
             if phase == "Succeeded":
-                row["conditions"] = [{"type": "Completed", "status": "True", "reason": "Succeeded",
-                                      "message": "The pod has completed successfully."}]
+                row["conditions"] = [
+                    {
+                        "type": "Completed",
+                        "status": "True",
+                        "reason": "Succeeded",
+                        "message": "The pod has completed successfully.",
+                    }
+                ]
             elif phase == "Failed":
-                row["conditions"] = [{"type": "Completed", "status": "True", "reason": "Failed",
-                                      "message": "The pod failed."}]
+                row["conditions"] = [
+                    {"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}
+                ]
         rows.append(row)
-    table: JSON = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": resource_version},
-                   "columnDefinitions": defs if headers else [], "rows": rows}
+    table: JSON = {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": resource_version},
+        "columnDefinitions": defs if headers else [],
+        "rows": rows,
+    }
     return table

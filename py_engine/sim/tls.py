@@ -32,8 +32,9 @@ def _key() -> ec.EllipticCurvePrivateKey:
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> str:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption()).decode()
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
 
 
 @dataclass(frozen=True)
@@ -66,11 +67,17 @@ class CertificateAuthority:
     def __init__(self, common_name: str = "spreadgate-emulator-ca") -> None:
         self._key = _key()
         now = dt.datetime.now(dt.UTC)
-        self._cert = ca_certificate(self._key, common_name, now - dt.timedelta(minutes=5), now + dt.timedelta(days=1))
+        self._cert = ca_certificate(
+            self._key, common_name, now - dt.timedelta(minutes=5), now + dt.timedelta(days=1)
+        )
         self.cert_pem = self._cert.public_bytes(serialization.Encoding.PEM).decode()
 
-    def issue(self, dns_names: Iterable[str] = ("localhost",),
-              ip_addresses: Iterable[str] = ("127.0.0.1",), common_name: str | None = None) -> CertKey:
+    def issue(
+        self,
+        dns_names: Iterable[str] = ("localhost",),
+        ip_addresses: Iterable[str] = ("127.0.0.1",),
+        common_name: str | None = None,
+    ) -> CertKey:
         """A server certificate for the given DNS names and IP addresses."""
         dns = list(dns_names)
         ips = list(ip_addresses)
@@ -79,6 +86,13 @@ class CertificateAuthority:
         cn = common_name or (dns[0] if dns else ips[0] if ips else "server")
         sans: list[x509.GeneralName] = [x509.DNSName(d) for d in dns]
         sans += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
-        cert = server_certificate(self._cert, self._key, key.public_key(), cn, sans,
-                                  now - dt.timedelta(minutes=5), now + dt.timedelta(days=1))
+        cert = server_certificate(
+            self._cert,
+            self._key,
+            key.public_key(),
+            cn,
+            sans,
+            now - dt.timedelta(minutes=5),
+            now + dt.timedelta(days=1),
+        )
         return CertKey(cert.public_bytes(serialization.Encoding.PEM).decode(), _key_pem(key))

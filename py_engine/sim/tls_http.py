@@ -25,8 +25,14 @@ HANDSHAKE_TIMEOUT_SECONDS = 10
 class TLSThreadingHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, addr: tuple[str, int], handler: type[BaseHTTPRequestHandler], ssl_ctx: ssl.SSLContext,
-                 *, thread_name: str) -> None:
+    def __init__(
+        self,
+        addr: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        ssl_ctx: ssl.SSLContext,
+        *,
+        thread_name: str,
+    ) -> None:
         self.ssl_ctx = ssl_ctx
         self.stopping = threading.Event()
         self._thread_name = thread_name
@@ -39,8 +45,9 @@ class TLSThreadingHTTPServer(ThreadingHTTPServer):
         if self.stopping.is_set():
             self.shutdown_request(request)
             return
-        t = threading.Thread(target=self._serve_connection, args=(request, client_address),
-                             name=self._thread_name, daemon=True)
+        t = threading.Thread(
+            target=self._serve_connection, args=(request, client_address), name=self._thread_name, daemon=True
+        )
         with self._track_lock:
             self._conn_threads.add(t)
         t.start()

@@ -48,10 +48,15 @@ class _Handler(BaseHTTPRequestHandler):
         if patch is not None:
             response["patchType"] = "JSONPatch"
             response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
-        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                           "response": response}).encode()
-        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+        body = json.dumps(
+            {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+        ).encode()
+        self.wfile.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body
+        )
 
 
 class _StubServer(TLSThreadingHTTPServer):
@@ -67,16 +72,22 @@ class WebhookStub:
     The certificate covers 127.0.0.1, localhost and any `service_names`
     (e.g. `spreadgate-webhook.spreadgate-system.svc`)."""
 
-    def __init__(self, decide: Decide = allow_all, *, ca: CertificateAuthority | None = None,
-                 service_names: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        decide: Decide = allow_all,
+        *,
+        ca: CertificateAuthority | None = None,
+        service_names: tuple[str, ...] = (),
+    ) -> None:
         self.ca = ca or CertificateAuthority("webhook-stub-ca")
         cert = self.ca.issue(dns_names=["localhost", *service_names], ip_addresses=["127.0.0.1"])
         self._server = _StubServer(decide, cert.server_context())
         self.port = int(self._server.server_address[1])
         self.url = f"https://127.0.0.1:{self.port}"
         self.ca_bundle = base64.b64encode(self.ca.cert_pem.encode()).decode()
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        daemon=True, name="webhook-stub")
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True, name="webhook-stub"
+        )
         self._thread.start()
 
     @property
@@ -97,23 +108,35 @@ class WebhookStub:
         self.stop()
 
 
-def webhook_configuration(name: str, stub_url: str, ca_bundle: str, *, mutating: bool = True,
-                          rules: list[JSON] | None = None, path: str = "/admit", **webhook: Any) -> JSON:
+def webhook_configuration(
+    name: str,
+    stub_url: str,
+    ca_bundle: str,
+    *,
+    mutating: bool = True,
+    rules: list[JSON] | None = None,
+    path: str = "/admit",
+    **webhook: Any,
+) -> JSON:
     """A (Mutating|Validating)WebhookConfiguration with one webhook calling `stub_url + path`."""
     kind = "MutatingWebhookConfiguration" if mutating else "ValidatingWebhookConfiguration"
     wh: JSON = {
         "name": f"{name}.spreadgate.dev",
         "clientConfig": {"url": stub_url + path, "caBundle": ca_bundle},
-        "rules": rules or [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
-                            "resources": ["pods"]}],
+        "rules": rules
+        or [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
         "sideEffects": "None",
         "admissionReviewVersions": ["v1"],
         "failurePolicy": "Fail",
         "timeoutSeconds": 5,
     }
     wh.update(webhook)
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": name},
-            "webhooks": [wh]}
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "webhooks": [wh],
+    }
 
 
 def main() -> None:

@@ -64,8 +64,14 @@ class Refusal:
 class AuthorGate:
     """See the module docstring. Thread-safe: the webhook calls it from many threads."""
 
-    def __init__(self, reviewer: AccessReviewer, monotonic: Callable[[], float], *, ttl: float = DEFAULT_TTL,
-                 max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+    def __init__(
+        self,
+        reviewer: AccessReviewer,
+        monotonic: Callable[[], float],
+        *,
+        ttl: float = DEFAULT_TTL,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+    ) -> None:
         if ttl < 0 or max_entries < 1:
             raise ValueError("ttl must be >= 0 and max_entries >= 1")
         self.reviewer = reviewer
@@ -84,8 +90,12 @@ class AuthorGate:
             try:
                 answer = self._answer(user, check)
             except AccessReviewFailed as exc:
-                return Refusal(500, f"could not check whether user \"{user.username}\" may {check.describe()}: "
-                                    f"{exc}; the change is refused until it can be checked", "InternalError")
+                return Refusal(
+                    500,
+                    f'could not check whether user "{user.username}" may {check.describe()}: '
+                    f"{exc}; the change is refused until it can be checked",
+                    "InternalError",
+                )
             if not answer.allowed:
                 return Refusal(403, denial_message(user, check, answer.reason), "Forbidden")
         return None

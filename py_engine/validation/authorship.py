@@ -82,10 +82,12 @@ def read_user_info(raw: Any) -> UserInfo:
     if extra is None:
         extra = {}
     if not isinstance(extra, JSON_OBJECT) or not all(
-            isinstance(v, list) and all(isinstance(s, str) for s in v) for v in extra.values()):
+        isinstance(v, list) and all(isinstance(s, str) for s in v) for v in extra.values()
+    ):
         raise UserInfoError("request.userInfo.extra must be a map of string lists")
-    return UserInfo(username, uid or "", tuple(groups),
-                    tuple(sorted((str(k), tuple(v)) for k, v in extra.items())))
+    return UserInfo(
+        username, uid or "", tuple(groups), tuple(sorted((str(k), tuple(v)) for k, v in extra.items()))
+    )
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,12 @@ class ResourceCheck:
 
     def attributes(self) -> dict[str, str]:
         """A SubjectAccessReview's `spec.resourceAttributes`."""
-        attributes = {"verb": self.verb, "group": self.group, "resource": self.resource, "namespace": self.namespace}
+        attributes = {
+            "verb": self.verb,
+            "group": self.group,
+            "resource": self.resource,
+            "namespace": self.namespace,
+        }
         if self.name:
             attributes["name"] = self.name
         return attributes
@@ -127,8 +134,14 @@ def spread_checks(spread: Mapping[str, Any], namespace: str) -> tuple[ResourceCh
     if not isinstance(ref, JSON_OBJECT):
         return ()
     api_version, kind, name = ref.get("apiVersion"), ref.get("kind"), ref.get("name")
-    if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str)
-            and api_version and kind and name):
+    if not (
+        isinstance(api_version, str)
+        and isinstance(kind, str)
+        and isinstance(name, str)
+        and api_version
+        and kind
+        and name
+    ):
         return ()
     group = api_group(api_version)
     known = builtin(group, kind)
@@ -156,5 +169,7 @@ def uniteddeployment_checks(united: Mapping[str, Any], namespace: str) -> tuple[
 def denial_message(user: UserInfo, check: ResourceCheck, reason: str = "") -> str:
     """The denial naming the missing verb and resource (and the authorizer's reason, if any)."""
     because = f" ({reason})" if reason else ""
-    return (f'user "{user.username}" may not {check.describe()}{because}; creating or updating this object '
-            "would let it act with those rights (docs/operations.md, \"Threat model\")")
+    return (
+        f'user "{user.username}" may not {check.describe()}{because}; creating or updating this object '
+        'would let it act with those rights (docs/operations.md, "Threat model")'
+    )

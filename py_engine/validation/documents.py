@@ -199,11 +199,14 @@ def as_json_object(source: str, obj: dict[str, Any]) -> dict[str, Any]:
         text.encode("utf-8")  # a lone surrogate (escape "\ud800") is no text; the policy engine dies on one
         converted: dict[str, Any] = json.loads(text, parse_int=_float64_int)
     except UnicodeEncodeError:
-        raise DocumentError(source, "document holds a string that is not valid Unicode (a lone UTF-16 surrogate "
-                                    "such as \\ud800)") from None
+        raise DocumentError(
+            source,
+            "document holds a string that is not valid Unicode (a lone UTF-16 surrogate such as \\ud800)",
+        ) from None
     except ValueError:
-        raise DocumentError(source, "document cannot be represented as JSON (NaN, infinity or a number beyond "
-                                    "float64)") from None
+        raise DocumentError(
+            source, "document cannot be represented as JSON (NaN, infinity or a number beyond float64)"
+        ) from None
     except (TypeError, RecursionError):
         raise DocumentError(source, "document cannot be represented as JSON") from None
     return converted

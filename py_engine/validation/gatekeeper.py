@@ -78,7 +78,10 @@ def constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
                                     "description": "Custom workload kinds a WorkloadSpread may target.",
                                     "items": {
                                         "type": "object",
-                                        "properties": {"group": {"type": "string"}, "kind": {"type": "string"}},
+                                        "properties": {
+                                            "group": {"type": "string"},
+                                            "kind": {"type": "string"},
+                                        },
                                     },
                                 },
                                 "allowedPatchFields": {
@@ -106,7 +109,9 @@ def constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
     }
 
 
-def constraint(custom_workloads: Sequence[dict[str, str]] = (), allowed_patch_fields: Sequence[str] = ()) -> dict[str, Any]:
+def constraint(
+    custom_workloads: Sequence[dict[str, str]] = (), allowed_patch_fields: Sequence[str] = ()
+) -> dict[str, Any]:
     """The Constraint applying the template to every WorkloadSpread."""
     return {
         "apiVersion": "constraints.gatekeeper.sh/v1beta1",
@@ -115,7 +120,10 @@ def constraint(custom_workloads: Sequence[dict[str, str]] = (), allowed_patch_fi
         "spec": {
             "enforcementAction": "deny",
             "match": {"kinds": [{"apiGroups": [GROUP, KRUISE_GROUP], "kinds": [KIND]}]},
-            "parameters": {"customWorkloads": list(custom_workloads), "allowedPatchFields": list(allowed_patch_fields)},
+            "parameters": {
+                "customWorkloads": list(custom_workloads),
+                "allowedPatchFields": list(allowed_patch_fields),
+            },
         },
     }
 

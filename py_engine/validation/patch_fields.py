@@ -30,6 +30,7 @@ def parse_patch_fields(values: Iterable[str]) -> tuple[str, ...]:
         if not _FIELD_PATH.match(entry):
             raise ValueError(
                 f"--allow-patch-field {value!r} must be a pod field path such as spec.nodeSelector, "
-                "spec.containers[].volumeMounts or spec.containers[]")
+                "spec.containers[].volumeMounts or spec.containers[]"
+            )
         fields.add(entry)
     return tuple(sorted(fields))

@@ -77,8 +77,14 @@ def _namespace(request: Mapping[str, Any], obj: Mapping[str, Any]) -> str:
 class ValidationService:
     """See the module docstring. Thread-safe: the webhook calls it from many threads."""
 
-    def __init__(self, reader: ValidationReader, engine: PolicyEngine | None, *,
-                 config: ValidationConfig | None = None, author_gate: AuthorGate | None = None) -> None:
+    def __init__(
+        self,
+        reader: ValidationReader,
+        engine: PolicyEngine | None,
+        *,
+        config: ValidationConfig | None = None,
+        author_gate: AuthorGate | None = None,
+    ) -> None:
         """`engine` evaluates the policies (the webhook's runs in worker processes under a
         deadline, py_engine/policy/isolated.py); None answers every review with a 500."""
         self.reader = reader
@@ -100,10 +106,14 @@ class ValidationService:
         obj = dict(obj, metadata={**objects.meta(obj), "namespace": namespace})
         others = [s for s in self.reader.spreads_in(namespace) if objects.meta(s).get("name") != name]
         policy_input = build_review_input(
-            obj, operation=operation, old=_object(request, "oldObject") if operation == "UPDATE" else None,
-            other_spreads=others, workload=self._target_workload(obj, namespace),
+            obj,
+            operation=operation,
+            old=_object(request, "oldObject") if operation == "UPDATE" else None,
+            other_spreads=others,
+            workload=self._target_workload(obj, namespace),
             custom_workloads=[dict(c) for c in self.config.custom_workloads],
-            allowed_patch_fields=self.config.allowed_patch_fields)
+            allowed_patch_fields=self.config.allowed_patch_fields,
+        )
         try:
             violations = validate_spread(self.engine, policy_input)
         except PolicyError as exc:
@@ -114,8 +124,9 @@ class ValidationService:
 
     def review_uniteddeployment(self, request: Mapping[str, Any]) -> Verdict:
         """A UnitedDeployment CREATE or UPDATE, decided (see the module docstring)."""
-        verdict = review_uniteddeployment(self.engine, request,
-                                          allowed_patch_fields=tuple(self.config.allowed_patch_fields))
+        verdict = review_uniteddeployment(
+            self.engine, request, allowed_patch_fields=tuple(self.config.allowed_patch_fields)
+        )
         if verdict.outcome != "allowed":
             return verdict
         obj = _object(request, "object") or {}
@@ -127,8 +138,12 @@ class ValidationService:
         if gate is None or not checks:
             return None
         old, new = _object(request, "oldObject"), _object(request, "object")
-        if request.get("operation") == "UPDATE" and old is not None and new is not None \
-                and old.get("spec") == new.get("spec"):
+        if (
+            request.get("operation") == "UPDATE"
+            and old is not None
+            and new is not None
+            and old.get("spec") == new.get("spec")
+        ):
             return None
         try:
             user = read_user_info(request.get("userInfo"))
@@ -137,7 +152,9 @@ class ValidationService:
         refusal = gate.refusal(user, checks)
         if refusal is None:
             return None
-        return refused(refusal.code, refusal.message, "forbidden" if refusal.code == 403 else "error", refusal.reason)
+        return refused(
+            refusal.code, refusal.message, "forbidden" if refusal.code == 403 else "error", refusal.reason
+        )
 
     def _target_workload(self, obj: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
         """What the policy reads of the spread's target workload; None when it cannot be found."""

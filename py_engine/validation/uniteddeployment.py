@@ -71,8 +71,9 @@ def _object(request: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
-def review_uniteddeployment(engine: PolicyEngine | None, request: Mapping[str, Any], *,
-                            allowed_patch_fields: tuple[str, ...] = ()) -> Verdict:
+def review_uniteddeployment(
+    engine: PolicyEngine | None, request: Mapping[str, Any], *, allowed_patch_fields: tuple[str, ...] = ()
+) -> Verdict:
     """Decide one admission request for a UnitedDeployment (CREATE and UPDATE; others pass).
 
     Like Kruise's webhook: any violation is a denial with HTTP 422 listing them all;
@@ -88,8 +89,9 @@ def review_uniteddeployment(engine: PolicyEngine | None, request: Mapping[str, A
     obj = request["object"]
     old = _object(request, "oldObject") if operation == "UPDATE" else None
     try:
-        policy_input = build_ud_review_input(obj, operation=operation, old=old,
-                                             allowed_patch_fields=allowed_patch_fields)
+        policy_input = build_ud_review_input(
+            obj, operation=operation, old=old, allowed_patch_fields=allowed_patch_fields
+        )
         violations = validate_uniteddeployment(engine, policy_input)
     except PolicyError as exc:
         return refused(500, f"UnitedDeployment validation failed to run: {exc}", "error", "InternalError")

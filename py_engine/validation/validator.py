@@ -85,6 +85,10 @@ def policy_workload(workload: Mapping[str, Any]) -> dict[str, Any]:
     template = spec.get("template")
     pod_spec = template.get("spec") if isinstance(template, JSON_OBJECT) else None
     if isinstance(pod_spec, JSON_OBJECT):
-        view["template"] = {"spec": {key: [{"name": n} for n in container_names(pod_spec.get(key))]
-                                     for key in ("containers", "initContainers")}}
+        view["template"] = {
+            "spec": {
+                key: [{"name": n} for n in container_names(pod_spec.get(key))]
+                for key in ("containers", "initContainers")
+            }
+        }
     return {"spec": view}

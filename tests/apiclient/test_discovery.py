@@ -5,13 +5,15 @@ from __future__ import annotations
 from py_engine.apiclient.discovery import resource_in_listing
 from py_engine.apiclient.resources import Resource
 
-LISTING = {"resources": [
-    {"name": "gameserversets/scale", "kind": "Scale", "namespaced": True},
-    {"name": "gameserversets/status", "kind": "GameServerSet", "namespaced": True},
-    {"kind": "GameServerSet"},  # no name: not a resource one can address
-    {"name": "gameserversets", "kind": "GameServerSet", "namespaced": True},
-    {"name": "fleets", "kind": "Fleet", "namespaced": False},
-]}
+LISTING = {
+    "resources": [
+        {"name": "gameserversets/scale", "kind": "Scale", "namespaced": True},
+        {"name": "gameserversets/status", "kind": "GameServerSet", "namespaced": True},
+        {"kind": "GameServerSet"},  # no name: not a resource one can address
+        {"name": "gameserversets", "kind": "GameServerSet", "namespaced": True},
+        {"name": "fleets", "kind": "Fleet", "namespaced": False},
+    ]
+}
 
 
 def test_the_kind_is_found_and_sub_resources_are_skipped() -> None:

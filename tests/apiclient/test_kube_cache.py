@@ -71,8 +71,9 @@ def test_reconnects_after_errors_and_relists_on_gone(env: KubeEnv) -> None:
     c = env.client
     c.create(PODS, "default", pod("keep"))
     c.create(PODS, "default", pod("doomed"))
-    cache = WatchCache(c, PODS, namespace="default", watch_timeout_seconds=1, backoff_initial=0.05,
-                       backoff_max=0.2).start()
+    cache = WatchCache(
+        c, PODS, namespace="default", watch_timeout_seconds=1, backoff_initial=0.05, backoff_max=0.2
+    ).start()
     try:
         assert cache.wait_synced(5)
         # Every new watch fails; once the current one times out the cache is cut off.
@@ -87,8 +88,11 @@ def test_reconnects_after_errors_and_relists_on_gone(env: KubeEnv) -> None:
         c.create(PODS, "default", pod("new"))
         env.faults.clear()
         wait_until(lambda: cache.stats.gone >= 1 and cache.stats.lists > lists_before, 10, "410 and relist")
-        wait_until(lambda: sorted(p["metadata"]["name"] for p in cache.list()) == ["keep", "new"], 5,
-                   "relisted content")
+        wait_until(
+            lambda: sorted(p["metadata"]["name"] for p in cache.list()) == ["keep", "new"],
+            5,
+            "relisted content",
+        )
         c.create(PODS, "default", pod("after"))
         wait_until(lambda: cache.get("default", "after") is not None, 5, "watch resumed after relist")
     finally:

@@ -33,8 +33,12 @@ def env(request: pytest.FixtureRequest) -> KubeEnv:
 
 
 def pod(name: str, **labels: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
-            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
 
 
 def test_core_crud_and_error_mapping(env: KubeEnv) -> None:
@@ -52,8 +56,9 @@ def test_core_crud_and_error_mapping(env: KubeEnv) -> None:
     assert merged["metadata"]["labels"] == {"app": "a", "tier": "x"}
     jsonp = c.patch(PODS, "default", "p1", [{"op": "remove", "path": "/metadata/labels/tier"}], "json")
     assert jsonp["metadata"]["labels"] == {"app": "a"}
-    strategic = c.patch(PODS, "default", "p1", {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}},
-                        "strategic")
+    strategic = c.patch(
+        PODS, "default", "p1", {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}, "strategic"
+    )
     assert strategic["spec"]["containers"][0]["image"] == "nginx:2"
     stale = dict(created)
     with pytest.raises(Conflict):
@@ -74,13 +79,28 @@ def test_dry_run_create_does_not_persist(env: KubeEnv) -> None:
 
 def test_apps_batch_and_cluster_scoped(env: KubeEnv) -> None:
     c = env.client
-    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "d"}},
-                    "template": {"metadata": {"labels": {"app": "d"}},
-                                 "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+    }
     assert c.create(DEPLOYMENTS, "default", dep)["spec"]["replicas"] == 2
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
-           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+        "spec": {
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}
+        },
+    }
     assert c.create(JOBS, "default", job)["kind"] == "Job"
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}}
     c.create(NODES, None, node)
@@ -102,8 +122,15 @@ def test_custom_resource_status_subresource(env: KubeEnv) -> None:
         c.replace_status(SPREADS, "default", "ws", dict(created, status={"x": 1}))
     assert c.get(SPREADS, "default", "ws")["status"] == written["status"]
     with pytest.raises(Invalid):
-        c.create(SPREADS, "default", {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-                                      "metadata": {"name": "Bad_Name"}})
+        c.create(
+            SPREADS,
+            "default",
+            {
+                "apiVersion": "spreadgate.dev/v1alpha1",
+                "kind": "WorkloadSpread",
+                "metadata": {"name": "Bad_Name"},
+            },
+        )
 
 
 def test_injected_errors_and_unreachable_server(env: KubeEnv) -> None:
@@ -201,8 +228,9 @@ def test_token_refresh_hook_runs_at_most_once_per_interval() -> None:
     assert len(calls) == 2  # an expiring token is still renewed, one interval late at most
 
 
-def test_a_token_kubeconfig_refreshes_once_per_interval_not_per_request(env: KubeEnv,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_token_kubeconfig_refreshes_once_per_interval_not_per_request(
+    env: KubeEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls: list[object] = []
     real_set_config = KubeConfigLoader._set_config
 

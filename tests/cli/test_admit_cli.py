@@ -49,12 +49,35 @@ def test_create_json_patch_and_pod_agree(capsys: pytest.CaptureFixture[str]) -> 
     args = ("--state", STATE, "--pod", NEW_POD, "--now", NOW, "--generated-uid", UID)
     code, doc = _json(capsys, *args)
     assert code == 0
-    assert set(doc) == {"allowed", "subset", "patch", "pod", "statusWritten", "workloadSpread", "warnings", "message",
-                        "skippedSubsets"}
+    assert set(doc) == {
+        "allowed",
+        "subset",
+        "patch",
+        "pod",
+        "statusWritten",
+        "workloadSpread",
+        "warnings",
+        "message",
+        "skippedSubsets",
+    }
     assert doc["skippedSubsets"] == []  # zone-a is full, not skipped by the policy
-    assert (doc["allowed"], doc["subset"], doc["statusWritten"], doc["warnings"]) == (True, "zone-b", True, [])
-    assert json.loads(doc["pod"]["metadata"]["annotations"][MATCHED]) == {"name": "web-spread", "subset": "zone-b", "uid": UID}
-    assert _versioned(doc)["zone-b"] == {"name": "zone-b", "replicas": 1, "missingReplicas": 0, "creatingPods": {UID: NOW}}
+    assert (doc["allowed"], doc["subset"], doc["statusWritten"], doc["warnings"]) == (
+        True,
+        "zone-b",
+        True,
+        [],
+    )
+    assert json.loads(doc["pod"]["metadata"]["annotations"][MATCHED]) == {
+        "name": "web-spread",
+        "subset": "zone-b",
+        "uid": UID,
+    }
+    assert _versioned(doc)["zone-b"] == {
+        "name": "zone-b",
+        "replicas": 1,
+        "missingReplicas": 0,
+        "creatingPods": {UID: NOW},
+    }
     original = yaml.safe_load(Path(NEW_POD).read_text())
     assert jsonpatch.apply_patch(original, doc["patch"]) == doc["pod"]
 
@@ -65,11 +88,23 @@ def test_create_json_patch_and_pod_agree(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_delete_and_evict_give_slots_back(capsys: pytest.CaptureFixture[str]) -> None:
-    code, doc = _json(capsys, "--state", STATE, "--pod", str(ADMIT / "running-pod.yaml"), "--operation", "DELETE", "--now", NOW)
+    code, doc = _json(
+        capsys,
+        "--state",
+        STATE,
+        "--pod",
+        str(ADMIT / "running-pod.yaml"),
+        "--operation",
+        "DELETE",
+        "--now",
+        NOW,
+    )
     assert code == 0 and doc["statusWritten"] is True and doc["subset"] == "zone-b" and doc["patch"] == []
     assert _versioned(doc)["zone-b"]["missingReplicas"] == 2
     assert _versioned(doc)["zone-b"]["deletingPods"] == {"web-7d9f8c6b5-ccccc": NOW}
-    code, out, _ = _run(capsys, "--state", STATE, "--pod", str(ADMIT / "eviction.yaml"), "--operation", "evict", "--now", NOW)
+    code, out, _ = _run(
+        capsys, "--state", STATE, "--pod", str(ADMIT / "eviction.yaml"), "--operation", "evict", "--now", NOW
+    )
     assert code == 0
     assert "[7d9f8c6b5] zone-a: missingReplicas 0 -> 1; deletingPods +web-7d9f8c6b5-aaaaa" in out
 
@@ -90,21 +125,26 @@ def test_kruise_snapshot_is_read_as_spreadgates(capsys: pytest.CaptureFixture[st
         assert code == 0 and doc["subset"] == subset and doc["statusWritten"] is True
 
 
-def _json_with_pod(capsys: pytest.CaptureFixture[str], state: str, pod: dict[str, Any], operation: str,
-                   *extra: str) -> tuple[int, dict[str, Any]]:
+def _json_with_pod(
+    capsys: pytest.CaptureFixture[str], state: str, pod: dict[str, Any], operation: str, *extra: str
+) -> tuple[int, dict[str, Any]]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "pod.yaml"
         path.write_text(yaml.safe_dump(pod))
-        return _json(capsys, "--state", state, "--pod", str(path), "--operation", operation, "--now", NOW, *extra)
+        return _json(
+            capsys, "--state", state, "--pod", str(path), "--operation", operation, "--now", NOW, *extra
+        )
 
 
 def test_node_fit_uses_the_snapshots_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     full = tmp_path / "full.yaml"
     text = Path(STATE).read_text()
     assert 'allocatable: {cpu: "2", memory: 4Gi' in text
-    full.write_text(text.replace('allocatable: {cpu: "2", memory: 4Gi', "allocatable: {cpu: 800m, memory: 4Gi"))
+    full.write_text(
+        text.replace('allocatable: {cpu: "2", memory: 4Gi', "allocatable: {cpu: 800m, memory: 4Gi")
+    )
     code, doc = _json(capsys, "--state", str(full), "--pod", NEW_POD, "--now", NOW, "--generated-uid", UID)
     assert code == 0 and doc["subset"] == "spot" and doc["statusWritten"] is False
     assert doc["pod"]["metadata"]["labels"]["capacity"] == "spot"
@@ -118,7 +158,12 @@ def test_owner_not_found_is_a_denial(tmp_path: Path, capsys: pytest.CaptureFixtu
     pod["metadata"]["ownerReferences"][0]["name"] = "web-0000000"
     code, doc = _json_with_pod(capsys, STATE, pod, "CREATE")
     assert code == 1
-    assert doc["allowed"] is False and doc["subset"] is None and doc["patch"] == [] and doc["statusWritten"] is False
+    assert (
+        doc["allowed"] is False
+        and doc["subset"] is None
+        and doc["patch"] == []
+        and doc["statusWritten"] is False
+    )
     assert 'ReplicaSet "web-0000000" not found' in doc["message"]
 
 
@@ -131,7 +176,9 @@ def test_pod_no_spread_governs_is_admitted_unchanged(capsys: pytest.CaptureFixtu
 
 def test_default_now_is_the_current_time(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "--state", STATE, "--pod", NEW_POD, "--generated-uid", UID, "-o", "json")
-    stamp = json.loads(out)["workloadSpread"]["status"]["versionedSubsetStatuses"]["7d9f8c6b5"][1]["creatingPods"][UID]
+    stamp = json.loads(out)["workloadSpread"]["status"]["versionedSubsetStatuses"]["7d9f8c6b5"][1][
+        "creatingPods"
+    ][UID]
     assert code == 0 and stamp.endswith("Z") and stamp > "2024-06-02"
 
 
@@ -142,24 +189,37 @@ BAD_INPUTS = {
     "pod-not-a-pod": (["--state", STATE, "--pod", STATE], "exactly one object"),
     "pod-is-a-deployment": (["--state", STATE, "--pod", "{DEPLOYMENT}"], "not a Pod"),
     "bad-now": (["--state", STATE, "--pod", NEW_POD, "--now", "yesterday"], "--now"),
-    "eviction-for-create": (["--state", STATE, "--pod", str(ADMIT / "eviction.yaml")], "use --operation EVICT"),
-    "evict-unknown-pod": (["--state", STATE, "--pod", "{GHOST}", "--operation", "EVICT"], "not in the snapshot"),
+    "eviction-for-create": (
+        ["--state", STATE, "--pod", str(ADMIT / "eviction.yaml")],
+        "use --operation EVICT",
+    ),
+    "evict-unknown-pod": (
+        ["--state", STATE, "--pod", "{GHOST}", "--operation", "EVICT"],
+        "not in the snapshot",
+    ),
     "delete-nameless": (["--state", STATE, "--pod", NEW_POD, "--operation", "DELETE"], "must have a name"),
-    "custom-workload-flag": (["--state", STATE, "--pod", NEW_POD, "--custom-workload", "nonsense"], "GROUP/KIND"),
+    "custom-workload-flag": (
+        ["--state", STATE, "--pod", NEW_POD, "--custom-workload", "nonsense"],
+        "GROUP/KIND",
+    ),
     "configmap-not-json": (["--state", STATE, "--state", "{CONFIGMAP}", "--pod", NEW_POD], "not JSON"),
     "malformed-spread": (["--state", "{BROKEN_SPREAD}", "--pod", NEW_POD], "cannot be read"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
-def test_bad_input_exits_2_without_traceback(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_exits_2_without_traceback(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = {
         "{BAD}": "kind: [unclosed\n",
         "{DEPLOYMENT}": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {}\n",
         "{GHOST}": "apiVersion: policy/v1\nkind: Eviction\nmetadata: {name: ghost, namespace: default}\n",
-        "{CONFIGMAP}": ("apiVersion: v1\nkind: ConfigMap\n"
-                        "metadata: {name: kruise-configuration, namespace: kruise-system}\n"
-                        "data: {WorkloadSpread_Watch_Custom_Workload_WhiteList: '{oops'}\n"),
+        "{CONFIGMAP}": (
+            "apiVersion: v1\nkind: ConfigMap\n"
+            "metadata: {name: kruise-configuration, namespace: kruise-system}\n"
+            "data: {WorkloadSpread_Watch_Custom_Workload_WhiteList: '{oops'}\n"
+        ),
         "{BROKEN_SPREAD}": Path(STATE).read_text().replace("maxReplicas: 2", "maxReplicas: 2.5%", 1),
     }
     args, expected = BAD_INPUTS[case]
@@ -181,24 +241,51 @@ def test_bad_input_exits_2_without_traceback(case: str, tmp_path: Path, capsys: 
 
 
 def test_entry_point_usage_errors(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "py_engine.cli", "admit", "--state", str(tmp_path / "none.yaml"),
-                           "--pod", NEW_POD], capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "spreadgate admit: error:" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "py_engine.cli", "admit", "--pod", NEW_POD],
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "py_engine.cli",
+            "admit",
+            "--state",
+            str(tmp_path / "none.yaml"),
+            "--pod",
+            NEW_POD,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (
+        proc.returncode == 2 and "Traceback" not in proc.stderr and "spreadgate admit: error:" in proc.stderr
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "py_engine.cli", "admit", "--pod", NEW_POD],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and "--state" in proc.stderr
 
 
-def test_subsets_the_policy_skipped_are_listed_with_their_reason(capsys: pytest.CaptureFixture[str],
-                                                                 tmp_path: Path) -> None:
-    text = Path(STATE).read_text().replace(
-        "      name: node-b1\n"
-        "      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
-        "node.kubernetes.io/lifecycle: on-demand}\n    spec: {}",
-        "      name: node-b1\n"
-        "      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
-        "node.kubernetes.io/lifecycle: on-demand}\n"
-        "    spec:\n      taints: [{key: maintenance, effect: NoSchedule}]")
+def test_subsets_the_policy_skipped_are_listed_with_their_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = (
+        Path(STATE)
+        .read_text()
+        .replace(
+            "      name: node-b1\n"
+            "      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
+            "node.kubernetes.io/lifecycle: on-demand}\n    spec: {}",
+            "      name: node-b1\n"
+            "      labels: {kubernetes.io/hostname: node-b1, topology.kubernetes.io/zone: zone-b, "
+            "node.kubernetes.io/lifecycle: on-demand}\n"
+            "    spec:\n      taints: [{key: maintenance, effect: NoSchedule}]",
+        )
+    )
     assert "maintenance" in text
     state = tmp_path / "state.yaml"
     state.write_text(text)

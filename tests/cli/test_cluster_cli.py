@@ -31,16 +31,31 @@ pytestmark = pytest.mark.timeout(120)
 def running_cluster(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
     kubeconfig = tmp_path / "kubeconfig.yaml"
     nodes = tmp_path / "nodes.yaml"
-    nodes.write_text("pools:\n"
-                     "  - {name: zone-a, count: 1, labels: {topology.kubernetes.io/zone: zone-a}}\n"
-                     "  - {name: zone-b, count: 1, labels: {topology.kubernetes.io/zone: zone-b}}\n")
+    nodes.write_text(
+        "pools:\n"
+        "  - {name: zone-a, count: 1, labels: {topology.kubernetes.io/zone: zone-a}}\n"
+        "  - {name: zone-b, count: 1, labels: {topology.kubernetes.io/zone: zone-b}}\n"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "py_engine.cli", "cluster", "--bare", "--kubeconfig-out", str(kubeconfig),
-         "--nodes", str(nodes)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "py_engine.cli",
+            "cluster",
+            "--bare",
+            "--kubeconfig-out",
+            str(kubeconfig),
+            "--nodes",
+            str(nodes),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
     stdout = proc.stdout
+
     def pump() -> None:
         for line in stdout:
             lines.put(line)
@@ -76,8 +91,13 @@ def running_cluster(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str
 
 def kubectl(kubeconfig: Path, *args: str) -> str:
     assert KUBECTL is not None
-    done = subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), "--request-timeout=20s", *args],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), "--request-timeout=20s", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -88,27 +108,41 @@ def pods(kubeconfig: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.e2e
 @pytest.mark.kubectl
-def test_kubectl_drives_the_standalone_cluster(running_cluster: tuple[Path, subprocess.Popen[str]],
-                                               tmp_path: Path) -> None:
+def test_kubectl_drives_the_standalone_cluster(
+    running_cluster: tuple[Path, subprocess.Popen[str]], tmp_path: Path
+) -> None:
     kubeconfig, _ = running_cluster
     nodes = kubectl(kubeconfig, "get", "nodes", "-o", "name").split()
     assert nodes == ["node/zone-a-0", "node/zone-b-0"]
     # --bare: no CRD, so no WorkloadSpread resource and no webhook configuration.
     assert KUBECTL is not None
-    missing = subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), "get", "sgws"], capture_output=True,
-                             text=True, timeout=60, check=False)
+    missing = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), "get", "sgws"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert missing.returncode != 0 and "sgws" in missing.stderr
     assert kubectl(kubeconfig, "get", "mutatingwebhookconfigurations", "-o", "name").strip() == ""
     manifest = tmp_path / "deployment.yaml"
     manifest.write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  replicas: 2\n"
         "  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n"
-        "    spec: {containers: [{name: c, image: nginx}]}\n")
+        "    spec: {containers: [{name: c, image: nginx}]}\n"
+    )
     assert "deployment.apps/x created" in kubectl(kubeconfig, "create", "-f", str(manifest))
 
     def running(n: int) -> Callable[[], bool]:
-        return lambda: sum(1 for p in pods(kubeconfig) if p["status"].get("phase") == "Running"
-                           and not p["metadata"].get("deletionTimestamp")) == n and len(pods(kubeconfig)) == n
+        return lambda: (
+            sum(
+                1
+                for p in pods(kubeconfig)
+                if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+            )
+            == n
+            and len(pods(kubeconfig)) == n
+        )
 
     wait_until(running(2), 20, "2 running pods")
     assert "scaled" in kubectl(kubeconfig, "scale", "deployment", "x", "--replicas=3")
@@ -119,14 +153,17 @@ def test_kubectl_drives_the_standalone_cluster(running_cluster: tuple[Path, subp
     assert json.loads(kubectl(kubeconfig, "get", "replicasets", "-o", "json"))["items"] == []
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--nodes", "/nonexistent/pool.yaml"], "/nonexistent/pool.yaml: no such file"),
-    (["--webhook-port", "70000"], "--webhook-port 70000 is out of range"),
-    (["--faults", "pods:create:nonsense=1"], "--faults"),
-    (["--port", "70000"], "out of range"),
-    (["--ready-delay", "-1"], "--ready-delay must not be negative"),
-    (["--kubeconfig-out", "/nonexistent/dir/kubeconfig"], "its folder does not exist"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--nodes", "/nonexistent/pool.yaml"], "/nonexistent/pool.yaml: no such file"),
+        (["--webhook-port", "70000"], "--webhook-port 70000 is out of range"),
+        (["--faults", "pods:create:nonsense=1"], "--faults"),
+        (["--port", "70000"], "out of range"),
+        (["--ready-delay", "-1"], "--ready-delay must not be negative"),
+        (["--kubeconfig-out", "/nonexistent/dir/kubeconfig"], "its folder does not exist"),
+    ],
+)
 def test_bad_arguments_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cluster", *args]) == 2
     err = capsys.readouterr().err
@@ -134,14 +171,18 @@ def test_bad_arguments_exit_2(args: list[str], message: str, capsys: pytest.Capt
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"pools: [{name: a, count: lots}]\n", "count"),
-    (b"\x7fELF\x02\x01\x01\x00\x00\x00binary", "binary data"),
-    (b"pools: [\n", "not valid YAML or JSON at line 2"),
-    (b"pools: []\n---\npools: []\n", "expected one node pool document, found 2"),
-])
-def test_bad_node_pool_content_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                    content: bytes, message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"pools: [{name: a, count: lots}]\n", "count"),
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00binary", "binary data"),
+        (b"pools: [\n", "not valid YAML or JSON at line 2"),
+        (b"pools: []\n---\npools: []\n", "expected one node pool document, found 2"),
+    ],
+)
+def test_bad_node_pool_content_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
     pool = tmp_path / "pool.yaml"
     pool.write_bytes(content)
     assert main(["cluster", "--nodes", str(pool)]) == 2
@@ -174,32 +215,68 @@ def free_port() -> int:
 def test_playground_on_a_pinned_port_stops_on_sigterm(tmp_path: Path) -> None:
     port, webhook_port = free_port(), free_port()
     kubeconfig = tmp_path / "kubeconfig"
-    proc = subprocess.Popen([sys.executable, "-m", "py_engine.cli", "cluster", "--port", str(port),
-                             "--webhook-port", str(webhook_port), "--log-level", "info", "--log-format", "json",
-                             "--kubeconfig-out", str(kubeconfig)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "py_engine.cli",
+            "cluster",
+            "--port",
+            str(port),
+            "--webhook-port",
+            str(webhook_port),
+            "--log-level",
+            "info",
+            "--log-format",
+            "json",
+            "--kubeconfig-out",
+            str(kubeconfig),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         seen: list[str] = []
         deadline = time.monotonic() + 60
-        for line in proc.stdout:  # the process prints its banner at once, then blocks: bounded by the deadline
+        for (
+            line
+        ) in proc.stdout:  # the process prints its banner at once, then blocks: bounded by the deadline
             seen.append(line)
             if line.startswith("kubeconfig: ") or time.monotonic() > deadline:
                 break
         assert f"spreadgate cluster: serving https://127.0.0.1:{port} with 3 node(s)\n" in seen, seen
         assert any(f"webhook at https://127.0.0.1:{webhook_port}" in line for line in seen), seen
         assert "workloadspreads.spreadgate.dev" in kubectl(kubeconfig, "get", "crd", "-o", "name")
-        hooks = kubectl(kubeconfig, "get", "mutatingwebhookconfigurations,validatingwebhookconfigurations",
-                        "-o", "name").split()
-        assert hooks == ["mutatingwebhookconfiguration.admissionregistration.k8s.io/spreadgate",
-                         "validatingwebhookconfiguration.admissionregistration.k8s.io/spreadgate"]
+        hooks = kubectl(
+            kubeconfig, "get", "mutatingwebhookconfigurations,validatingwebhookconfigurations", "-o", "name"
+        ).split()
+        assert hooks == [
+            "mutatingwebhookconfiguration.admissionregistration.k8s.io/spreadgate",
+            "validatingwebhookconfiguration.admissionregistration.k8s.io/spreadgate",
+        ]
         bad = tmp_path / "bad.yaml"
-        bad.write_text(yaml.safe_dump({
-            "apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "metadata": {"name": "bad"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": [{"name": "a", "maxReplicas": "60%"}, {"name": "b", "maxReplicas": "60%"}]}}))
-        refused = subprocess.run([str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(bad)],
-                                 capture_output=True, text=True, timeout=60, check=False)
+        bad.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "spreadgate.dev/v1alpha1",
+                    "kind": "WorkloadSpread",
+                    "metadata": {"name": "bad"},
+                    "spec": {
+                        "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                        "subsets": [{"name": "a", "maxReplicas": "60%"}, {"name": "b", "maxReplicas": "60%"}],
+                    },
+                }
+            )
+        )
+        refused = subprocess.run(
+            [str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(bad)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert refused.returncode != 0 and "percentages add up to 120" in refused.stderr
         proc.send_signal(signal.SIGTERM)
         rest, _ = proc.communicate(timeout=30)

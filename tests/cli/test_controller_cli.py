@@ -30,25 +30,43 @@ def test_once_reports_a_missing_target(kube_env: KubeEnv, capsys: pytest.Capture
         "target Deployment default/absent (apps/v1) does not exist" in out
     )
     status = kube_env.client.get(SPREADS, "default", "ws")["status"]
-    assert [(c["type"], c["reason"]) for c in status["conditions"]] == [("TargetNotFound", "WorkloadNotFound")]
+    assert [(c["type"], c["reason"]) for c in status["conditions"]] == [
+        ("TargetNotFound", "WorkloadNotFound")
+    ]
 
 
-def test_once_reports_a_failed_sync_with_exit_1(kube_env: KubeEnv, capsys: pytest.CaptureFixture[str]) -> None:
+def test_once_reports_a_failed_sync_with_exit_1(
+    kube_env: KubeEnv, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The schema admits it (maxReplicas is int-or-string); the webhook, absent here, would not.
-    kube_env.client.create(SPREADS, "default", {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-                                                "metadata": {"name": "bad", "namespace": "default"},
-                                                "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                                                         "subsets": [{"name": "a", "maxReplicas": "half"}]}})
+    kube_env.client.create(
+        SPREADS,
+        "default",
+        {
+            "apiVersion": "spreadgate.dev/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": "bad", "namespace": "default"},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "subsets": [{"name": "a", "maxReplicas": "half"}],
+            },
+        },
+    )
     assert main(["controller", "--kubeconfig", kube_env.kubeconfig, "--once"]) == 1
     assert "default/bad: error" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--workers", "0"], "--workers must be at least 1"),
-    (["--kubeconfig", "/nonexistent/kubeconfig"], "--kubeconfig /nonexistent/kubeconfig: no such file"),
-    (["--resync-period", "-1"], "--resync-period must be positive"),
-])
-def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--workers", "0"], "--workers must be at least 1"),
+        (["--kubeconfig", "/nonexistent/kubeconfig"], "--kubeconfig /nonexistent/kubeconfig: no such file"),
+        (["--resync-period", "-1"], "--resync-period must be positive"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["controller", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("spreadgate controller: error: ") and message in err and "Traceback" not in err

@@ -18,21 +18,52 @@ FLAG = "game.kruise.io/GameServerSet=spec.replicas"
 
 def state(tmp_path: Path, *extra: dict[str, Any], cap: str = "50%") -> str:
     """A spread over a GameServerSet of 4 replicas and its three pods (two in subset a, one in b)."""
-    owner = {"apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet", "name": "gss", "uid": "gss-uid",
-             "controller": True}
+    owner = {
+        "apiVersion": "game.kruise.io/v1alpha1",
+        "kind": "GameServerSet",
+        "name": "gss",
+        "uid": "gss-uid",
+        "controller": True,
+    }
     objects: list[dict[str, Any]] = [
-        {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-         "metadata": {"name": "ws", "namespace": "default", "generation": 1},
-         "spec": {"targetRef": {"apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet", "name": "gss"},
-                  "subsets": [{"name": "a", "maxReplicas": cap}, {"name": "b"}]}},
-        {"apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet",
-         "metadata": {"name": "gss", "namespace": "default", "uid": "gss-uid"}, "spec": {"replicas": 4}},
+        {
+            "apiVersion": "spreadgate.dev/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": "ws", "namespace": "default", "generation": 1},
+            "spec": {
+                "targetRef": {
+                    "apiVersion": "game.kruise.io/v1alpha1",
+                    "kind": "GameServerSet",
+                    "name": "gss",
+                },
+                "subsets": [{"name": "a", "maxReplicas": cap}, {"name": "b"}],
+            },
+        },
+        {
+            "apiVersion": "game.kruise.io/v1alpha1",
+            "kind": "GameServerSet",
+            "metadata": {"name": "gss", "namespace": "default", "uid": "gss-uid"},
+            "spec": {"replicas": 4},
+        },
     ]
     for name, subset in (("gss-0", "a"), ("gss-1", "a"), ("gss-2", "b")):
-        objects.append({"apiVersion": "v1", "kind": "Pod", "metadata": {
-            "name": name, "namespace": "default", "ownerReferences": [owner], "creationTimestamp": NOW,
-            "annotations": {"spreadgate.dev/matched-workloadspread": json.dumps({"name": "ws", "subset": subset})}},
-            "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": "default",
+                    "ownerReferences": [owner],
+                    "creationTimestamp": NOW,
+                    "annotations": {
+                        "spreadgate.dev/matched-workloadspread": json.dumps({"name": "ws", "subset": subset})
+                    },
+                },
+                "spec": {"nodeName": "n1"},
+                "status": {"phase": "Running"},
+            }
+        )
     path = tmp_path / "state.yaml"
     path.write_text(yaml.safe_dump_all([*objects, *extra]))
     return str(path)
@@ -44,7 +75,9 @@ def reconcile(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict
     return code, json.loads(captured.out) if code == 0 else None, captured.err
 
 
-def test_reconcile_reads_a_custom_kind_given_with_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reconcile_reads_a_custom_kind_given_with_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = state(tmp_path)
     code, report, err = reconcile(capsys, "--state", path)
     assert code == 0 and report is not None, err
@@ -58,10 +91,16 @@ def test_reconcile_reads_a_custom_kind_given_with_the_flag(tmp_path: Path, capsy
 
 
 def test_the_flag_comes_before_the_configmap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
-                 "metadata": {"name": "kruise-configuration", "namespace": "kruise-system"},
-                 "data": {"WorkloadSpread_Watch_Custom_Workload_WhiteList": json.dumps(
-                     {"workloads": [{"Group": "game.kruise.io", "Kind": "GameServerSet", "replicasPath": ""}]})}}
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kruise-configuration", "namespace": "kruise-system"},
+        "data": {
+            "WorkloadSpread_Watch_Custom_Workload_WhiteList": json.dumps(
+                {"workloads": [{"Group": "game.kruise.io", "Kind": "GameServerSet", "replicasPath": ""}]}
+            )
+        },
+    }
     path = state(tmp_path, configmap, cap="100%")
     code, report, err = reconcile(capsys, "--state", path)
     assert code == 0 and report is not None, err
@@ -74,8 +113,9 @@ def test_the_flag_comes_before_the_configmap(tmp_path: Path, capsys: pytest.Capt
 
 @pytest.mark.parametrize("command", ["reconcile", "controller"])
 @pytest.mark.parametrize("value", ["nonsense", "game.kruise.io/"])
-def test_a_bad_flag_is_one_line_and_exit_2(command: str, value: str, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_flag_is_one_line_and_exit_2(
+    command: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = ["--state", state(tmp_path)] if command == "reconcile" else ["--once"]
     assert main([command, *args, "--custom-workload", value]) == 2
     err = capsys.readouterr().err
@@ -86,9 +126,15 @@ def test_a_bad_flag_is_one_line_and_exit_2(command: str, value: str, tmp_path: P
 
 
 def test_a_malformed_whitelist_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kruise-configuration"},
-                 "data": {"WorkloadSpread_Watch_Custom_Workload_WhiteList": '{"workloads":[{"Group":"g"}]}'}}
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kruise-configuration"},
+        "data": {"WorkloadSpread_Watch_Custom_Workload_WhiteList": '{"workloads":[{"Group":"g"}]}'},
+    }
     code, _, err = reconcile(capsys, "--state", state(tmp_path, configmap))
     assert code == 2
-    assert err == ("spreadgate reconcile: error: ConfigMap kruise-configuration: "
-                   "WorkloadSpread_Watch_Custom_Workload_WhiteList: workloads[0] needs a string Kind\n")
+    assert err == (
+        "spreadgate reconcile: error: ConfigMap kruise-configuration: "
+        "WorkloadSpread_Watch_Custom_Workload_WhiteList: workloads[0] needs a string Kind\n"
+    )

@@ -11,7 +11,9 @@ from py_engine.cli import main
 FILES = {"constraint-template.yaml", "constraint.yaml"}
 
 
-def test_out_dir_writes_the_files_without_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_out_dir_writes_the_files_without_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["gatekeeper", "--out-dir", str(tmp_path / "gk")]) == 0
     assert {p.name for p in (tmp_path / "gk").iterdir()} >= FILES
     assert capsys.readouterr().err == ""

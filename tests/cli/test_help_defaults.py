@@ -23,7 +23,9 @@ def _commands(parser: argparse.ArgumentParser, prefix: str = "") -> list[tuple[s
 def test_every_option_with_a_default_shows_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "2000")  # no wrapping inside a default
     commands = _commands(build_parser())
-    assert {"rank", "gatekeeper", "validate", "demo", "webhook", "controller", "united plan"} <= {n for n, _ in commands}
+    assert {"rank", "gatekeeper", "validate", "demo", "webhook", "controller", "united plan"} <= {
+        n for n, _ in commands
+    }
     for name, parser in commands:
         assert parser.formatter_class in (DefaultsHelpFormatter, WrappedDefaultsHelpFormatter), name
         parser.format_help()  # renders without error

@@ -28,9 +28,11 @@ def test_validate_flag_widens_the_allowlist(capsys: pytest.CaptureFixture[str]) 
 
 @pytest.mark.parametrize("command", ["validate", "admit", "gatekeeper"])
 def test_malformed_field_is_a_usage_error(command: str, capsys: pytest.CaptureFixture[str]) -> None:
-    args = {"validate": [str(INVALID / "patch-host-network.yaml")],
-            "admit": ["--state", str(ADMIT / "state.yaml"), "--pod", str(ADMIT / "new-pod.yaml")],
-            "gatekeeper": []}[command]
+    args = {
+        "validate": [str(INVALID / "patch-host-network.yaml")],
+        "admit": ["--state", str(ADMIT / "state.yaml"), "--pod", str(ADMIT / "new-pod.yaml")],
+        "gatekeeper": [],
+    }[command]
     assert main([command, *args, "--allow-patch-field", "spec.containers.$patch"]) == 2
     err = capsys.readouterr().err
     assert "--allow-patch-field 'spec.containers.$patch' must be a pod field path" in err
@@ -48,15 +50,18 @@ def _state_with_patch(tmp_path: Path, patch: dict[str, Any]) -> str:
 
 
 def _admit(capsys: pytest.CaptureFixture[str], state: str, *extra: str) -> dict[str, Any]:
-    code = main(["admit", "--state", state, "--pod", str(ADMIT / "new-pod.yaml"), "--now", NOW, "-o", "json", *extra])
+    code = main(
+        ["admit", "--state", state, "--pod", str(ADMIT / "new-pod.yaml"), "--now", NOW, "-o", "json", *extra]
+    )
     assert code == 0
     document: dict[str, Any] = json.loads(capsys.readouterr().out)
     return document
 
 
 @pytest.mark.parametrize("extra", [(), ("--no-policy",)], ids=["policy", "no-policy"])
-def test_admit_shows_the_webhooks_outcome(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                          extra: tuple[str, ...]) -> None:
+def test_admit_shows_the_webhooks_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: tuple[str, ...]
+) -> None:
     state = _state_with_patch(tmp_path, {"spec": {"serviceAccountName": "admin", "nodeName": "n1"}})
     doc = _admit(capsys, state, *extra)
     assert doc["subset"] == "zone-b"
@@ -68,8 +73,9 @@ def test_admit_shows_the_webhooks_outcome(tmp_path: Path, capsys: pytest.Capture
 
 def test_admit_flag_widens_the_allowlist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = _state_with_patch(tmp_path, {"spec": {"nodeSelector": {"disk": "ssd"}}})
-    assert _admit(capsys, state, "--allow-patch-field", "spec.nodeSelector")["pod"]["spec"]["nodeSelector"] == {
-        "disk": "ssd"}
+    assert _admit(capsys, state, "--allow-patch-field", "spec.nodeSelector")["pod"]["spec"][
+        "nodeSelector"
+    ] == {"disk": "ssd"}
 
 
 def test_admit_text_output_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,8 +86,9 @@ def test_admit_text_output_warns(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "hostNetwork" not in out.split("warning:")[0]
 
 
-def test_webhook_flag_reaches_the_service_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_webhook_flag_reaches_the_service_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import webhook.runtime
 
     seen: list[Any] = []
@@ -93,12 +100,17 @@ def test_webhook_flag_reaches_the_service_options(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(webhook.runtime, "Webhook", fake_webhook)
     from py_engine.sim.tls import CertificateAuthority
 
-    issued = CertificateAuthority("test-ca").issue(dns_names=["localhost"])  # checked before the webhook is built
+    issued = CertificateAuthority("test-ca").issue(
+        dns_names=["localhost"]
+    )  # checked before the webhook is built
     cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
     cert.write_text(issued.cert_pem)
     key.write_text(issued.key_pem)
     base = ["webhook", "--cert", str(cert), "--key", str(key)]
-    assert main([*base, "--allow-patch-field", "spec.nodeSelector", "--allow-patch-field", "spec.containers[]"]) == 2
+    assert (
+        main([*base, "--allow-patch-field", "spec.nodeSelector", "--allow-patch-field", "spec.containers[]"])
+        == 2
+    )
     assert seen[0].allowed_patch_fields == ("spec.containers[]", "spec.nodeSelector")
     assert main([*base, "--allow-patch-field", "status"]) == 2
     assert len(seen) == 1, "a malformed entry stops the webhook before it is built"

@@ -44,14 +44,23 @@ def one_error(capsys: pytest.CaptureFixture[str], command: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (NOT_YAML, "not a kubeconfig (not valid YAML at line 2, column 1)"),
-    (NOT_KUBECONFIG, "not a kubeconfig (no clusters, contexts or users)"),
-    (NO_CONTEXT, "cannot load --kubeconfig"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (NOT_YAML, "not a kubeconfig (not valid YAML at line 2, column 1)"),
+        (NOT_KUBECONFIG, "not a kubeconfig (no clusters, contexts or users)"),
+        (NO_CONTEXT, "cannot load --kubeconfig"),
+    ],
+)
 @pytest.mark.parametrize("command", ["controller", "webhook"])
-def test_a_bad_kubeconfig_is_one_line(command: str, content: str, message: str, tmp_path: Path,
-                                      pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_kubeconfig_is_one_line(
+    command: str,
+    content: str,
+    message: str,
+    tmp_path: Path,
+    pair: tuple[str, str, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(content)
     extra = ["--once"] if command == "controller" else ["--cert", pair[0], "--key", pair[1]]
@@ -77,16 +86,24 @@ def test_cert_and_key_problems_name_the_file(pair: tuple[str, str, str], tmp_pat
     junk.write_text("not a pem\n")
     assert tls_pair_problem(cert, key) is None
     assert tls_pair_problem(str(junk), key) == (
-        f"--cert {junk}: not a PEM certificate (expected a -----BEGIN CERTIFICATE----- block)")
+        f"--cert {junk}: not a PEM certificate (expected a -----BEGIN CERTIFICATE----- block)"
+    )
     assert tls_pair_problem(cert, str(junk)) == (
-        f"--key {junk}: not a PEM private key (expected a -----BEGIN ... PRIVATE KEY----- block)")
+        f"--key {junk}: not a PEM private key (expected a -----BEGIN ... PRIVATE KEY----- block)"
+    )
     assert tls_pair_problem(cert, cert) is not None  # a certificate is not a key
-    assert tls_pair_problem(cert, wrong) == f"--key {wrong} is not the private key of the certificate --cert {cert}"
-    assert tls_pair_problem(str(tmp_path / "none.crt"), key) == f"--cert {tmp_path / 'none.crt'}: no such file"
+    assert (
+        tls_pair_problem(cert, wrong)
+        == f"--key {wrong} is not the private key of the certificate --cert {cert}"
+    )
+    assert (
+        tls_pair_problem(str(tmp_path / "none.crt"), key) == f"--cert {tmp_path / 'none.crt'}: no such file"
+    )
 
 
-def test_the_webhook_refuses_a_bad_pair_before_starting(pair: tuple[str, str, str], tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_webhook_refuses_a_bad_pair_before_starting(
+    pair: tuple[str, str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     junk = tmp_path / "junk.pem"
     junk.write_text("-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n")
     assert main(["webhook", "--cert", str(junk), "--key", pair[1]]) == 2
@@ -95,10 +112,20 @@ def test_the_webhook_refuses_a_bad_pair_before_starting(pair: tuple[str, str, st
     assert "is not the private key of the certificate" in one_error(capsys, "webhook")
 
 
-@pytest.mark.parametrize("url", ["localhost:8181", "ftp://opa", "http://", "http://opa:99999", "http://opa/?x=1"])
-@pytest.mark.parametrize("command", [["validate", "x.yaml"], ["admit", "--state", "s", "--pod", "p"],
-                                     ["webhook", "--cert", "c", "--key", "k"]])
-def test_a_bad_opa_url_is_refused_up_front(command: list[str], url: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "url", ["localhost:8181", "ftp://opa", "http://", "http://opa:99999", "http://opa/?x=1"]
+)
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "x.yaml"],
+        ["admit", "--state", "s", "--pod", "p"],
+        ["webhook", "--cert", "c", "--key", "k"],
+    ],
+)
+def test_a_bad_opa_url_is_refused_up_front(
+    command: list[str], url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exc:
         main([*command, "--opa-url", url])
     assert exc.value.code == 2
@@ -130,23 +157,29 @@ def test_demo_ports_must_be_ports(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("flag", ["--port", "--webhook-port"])
 def test_simulate_ports_are_pinned(flag: str, busy_port: int, capsys: pytest.CaptureFixture[str]) -> None:
-    scenario = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios" / "zones-20-20-60.yaml"
+    scenario = (
+        Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios" / "zones-20-20-60.yaml"
+    )
     assert main(["simulate", str(scenario), flag, str(busy_port)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("spreadgate simulate: error: the simulation could not start: Address already in use")
+    assert err.startswith(
+        "spreadgate simulate: error: the simulation could not start: Address already in use"
+    )
     assert f"{flag} {busy_port}" in err and err.count("\n") == 1
 
 
 def test_a_negative_gc_threshold_is_one_line_and_leaves_the_collector_alone(
-        pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    pair: tuple[str, str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     before = gc.get_threshold()
     assert main(["webhook", "--cert", pair[0], "--key", pair[1], "--gc-young-threshold", "-5"]) == 2
     assert "--gc-young-threshold must be 0 (Python's setting) or positive" in one_error(capsys, "webhook")
     assert gc.get_threshold() == before
 
 
-def test_the_webhook_refuses_a_bad_client_ca_before_starting(pair: tuple[str, str, str], tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_webhook_refuses_a_bad_client_ca_before_starting(
+    pair: tuple[str, str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     junk = tmp_path / "ca.pem"
     junk.write_text("not a certificate\n")
     assert main(["webhook", "--cert", pair[0], "--key", pair[1], "--client-ca", str(junk)]) == 2
@@ -157,10 +190,16 @@ def test_the_webhook_refuses_a_bad_client_ca_before_starting(pair: tuple[str, st
     assert "--authorization-cache-ttl must be between 0 and 300 seconds" in one_error(capsys, "webhook")
 
 
-@pytest.mark.parametrize(("flags", "expected"), [([], True), (["--authorize-authors"], True),
-                                                 (["--authorize-authors=false"], False),
-                                                 (["--authorize-authors", "false"], False),
-                                                 (["--authorize-authors=True"], True)])
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ([], True),
+        (["--authorize-authors"], True),
+        (["--authorize-authors=false"], False),
+        (["--authorize-authors", "false"], False),
+        (["--authorize-authors=True"], True),
+    ],
+)
 def test_the_authorization_check_is_on_unless_turned_off(flags: list[str], expected: bool) -> None:
     from py_engine.cli import build_parser
 

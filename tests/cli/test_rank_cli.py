@@ -380,7 +380,11 @@ def test_cloneset_puts_preparing_delete_first_and_the_help_says_why(
     # PreparingDelete pod first.
     pods = pod_list(
         pod("fresh", ready=False, created=ago(minutes=1)),
-        pod("leaving", created=ago(hours=9), labels={"app": "web", "lifecycle.apps.kruise.io/state": "PreparingDelete"}),
+        pod(
+            "leaving",
+            created=ago(hours=9),
+            labels={"app": "web", "lifecycle.apps.kruise.io/state": "PreparingDelete"},
+        ),
     )
     path = write(tmp_path, "pods.json", pods)
     code, out, _ = run(["-f", path, "--controller", "cloneset", "--now", NOW_TEXT, "-o", "json"], capsys)
@@ -422,11 +426,15 @@ def test_an_explicitly_empty_related_list_means_no_related_pods(
 ) -> None:
     path = write(tmp_path, "pods.json", PODS)
     for empty in ([], pod_list()):
-        code, out, err = run(["-f", path, "--related", write(tmp_path, "r.json", empty), "--now", NOW_TEXT,
-                              "-o", "json"], capsys)
+        code, out, err = run(
+            ["-f", path, "--related", write(tmp_path, "r.json", empty), "--now", NOW_TEXT, "-o", "json"],
+            capsys,
+        )
         assert code == 0, err
         assert {row["rank"] for row in json.loads(out)} == {0}
-    code, out, _ = run(["-f", path, "--now", NOW_TEXT, "-o", "json"], capsys)  # not given: the pods themselves
+    code, out, _ = run(
+        ["-f", path, "--now", NOW_TEXT, "-o", "json"], capsys
+    )  # not given: the pods themselves
     assert {row["name"]: row["rank"] for row in json.loads(out)}["steady"] == 2
     code, _, err = run(["-f", path, "--related", ""], capsys)
     assert code == 2 and "--related needs a file name" in err

@@ -26,8 +26,15 @@ def test_json_output_of_the_example(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "--state", str(EXAMPLE), "--now", NOW, "-o", "json")
     assert code == 0, err
     report = json.loads(out)
-    assert set(report) == {"status", "podSubset", "podDeletionCost", "podsToDelete", "requeueAfterSeconds", "events",
-                           "targetProblem"}
+    assert set(report) == {
+        "status",
+        "podSubset",
+        "podDeletionCost",
+        "podsToDelete",
+        "requeueAfterSeconds",
+        "events",
+        "targetProblem",
+    }
     assert report["targetProblem"] is None
     subsets = {e["name"]: e for e in report["status"]["subsetStatuses"]}
     assert (subsets["on-demand"]["replicas"], subsets["on-demand"]["missingReplicas"]) == (6, 0)
@@ -57,7 +64,9 @@ def test_table_output_of_the_example(capsys: pytest.CaptureFixture[str]) -> None
 def test_reference_mode_in_a_kruise_snapshot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     text = EXAMPLE.read_text().replace("spreadgate.dev/v1alpha1", "apps.kruise.io/v1alpha1")
     text = text.replace("spreadgate.dev/matched-workloadspread", "apps.kruise.io/matched-workloadspread")
-    text = text.replace("spreadgate.dev/recovery-window-seconds: '600'", "spreadgate.dev/in-subset-spread: 'false'")
+    text = text.replace(
+        "spreadgate.dev/recovery-window-seconds: '600'", "spreadgate.dev/in-subset-spread: 'false'"
+    )
     state = tmp_path / "kruise.yaml"
     state.write_text(text)
     code, out, err = run(capsys, "--state", str(state), "--now", NOW, "-o", "json")
@@ -97,7 +106,9 @@ def test_bad_now_and_missing_file_exit_2(capsys: pytest.CaptureFixture[str], tmp
     assert code == 2 and "no such file" in err
 
 
-def test_deployment_without_its_latest_replicaset_is_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_deployment_without_its_latest_replicaset_is_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     documents = list(yaml.safe_load_all(EXAMPLE.read_text()))
     deployment = next(d for d in documents if d["kind"] == "Deployment")
     deployment["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
@@ -107,8 +118,14 @@ def test_deployment_without_its_latest_replicaset_is_reported(capsys: pytest.Cap
     assert code == 2 and "latest ReplicaSet" in err
 
 
-def test_a_missing_target_is_reported_in_json_and_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    docs = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d and d.get("kind") not in ("Deployment", "ReplicaSet")]
+def test_a_missing_target_is_reported_in_json_and_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    docs = [
+        d
+        for d in yaml.safe_load_all(EXAMPLE.read_text())
+        if d and d.get("kind") not in ("Deployment", "ReplicaSet")
+    ]
     state = tmp_path / "state.yaml"
     state.write_text(yaml.safe_dump_all(docs))
     code, out, err = run(capsys, "--state", str(state), "--now", NOW, "-o", "json")

@@ -38,7 +38,9 @@ def _report(index: int, name: str, subsets: dict[str, int], caps: dict[str, int 
 REPORTS = [
     _report(0, "initial", {"on-premises-pool": 0, "elastic": 0}, {"on-premises-pool": 4, "elastic": None}),
     _report(1, "scale to 6", {"on-premises-pool": 3, "elastic": 3}, {"on-premises-pool": 4, "elastic": None}),
-    _report(2, "lower the cap", {"on-premises-pool": 3, "elastic": 3}, {"on-premises-pool": 2, "elastic": None}),
+    _report(
+        2, "lower the cap", {"on-premises-pool": 3, "elastic": 3}, {"on-premises-pool": 2, "elastic": None}
+    ),
 ]
 
 
@@ -90,8 +92,15 @@ def test_caps_are_drawn_and_points_above_them_ringed() -> None:
 
 
 def test_table_flags_a_subset_over_its_cap_and_explains_unplaced_pods() -> None:
-    reports = [*REPORTS, _report(3, "orphans", {"on-premises-pool": 2, "elastic": 3, "-": 1},
-                                 {"on-premises-pool": 2, "elastic": None})]
+    reports = [
+        *REPORTS,
+        _report(
+            3,
+            "orphans",
+            {"on-premises-pool": 2, "elastic": 3, "-": 1},
+            {"on-premises-pool": 2, "elastic": None},
+        ),
+    ]
     table = render_table(reports)
     assert re.search(r"^2\s+lower the cap.*on-premises-pool \+1$", table, re.M), table
     assert "no subset" in table.splitlines()[0] and "no subset: pods the webhook admitted" in table
@@ -107,19 +116,31 @@ def test_nice_steps_are_round() -> None:
 
 
 def test_caps_resolve_percentages_against_the_replicas() -> None:
-    spread = {"spec": {"subsets": [{"name": "a", "maxReplicas": "20%"}, {"name": "b", "maxReplicas": 3},
-                                   {"name": "c"}, {"name": "d", "maxReplicas": "junk"}]}}
+    spread = {
+        "spec": {
+            "subsets": [
+                {"name": "a", "maxReplicas": "20%"},
+                {"name": "b", "maxReplicas": 3},
+                {"name": "c"},
+                {"name": "d", "maxReplicas": "junk"},
+            ]
+        }
+    }
     assert resolved_caps(spread, 11) == {"a": 3, "b": 3, "c": None, "d": None}
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"\x00\x01binary", "binary data"),
-    (b"\xff\xfe not utf-8", "not UTF-8"),
-    (b"steps: [\n", "not valid YAML or JSON at line"),
-    (b"a: 1\n---\nb: 2\n", "expected one scenario document"),
-])
-def test_unreadable_scenarios_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                    content: bytes, message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x00\x01binary", "binary data"),
+        (b"\xff\xfe not utf-8", "not UTF-8"),
+        (b"steps: [\n", "not valid YAML or JSON at line"),
+        (b"a: 1\n---\nb: 2\n", "expected one scenario document"),
+    ],
+)
+def test_unreadable_scenarios_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
     path = tmp_path / "s.yaml"
     path.write_bytes(content)
     assert main(["simulate", str(path)]) == 2
@@ -138,8 +159,14 @@ def test_kruise_spreads_are_read_as_spreadgate_ones() -> None:
     assert parse_scenario(data).spread["apiVersion"] == "spreadgate.dev/v1alpha1"
 
 
-@pytest.mark.parametrize(("kind", "api_version", "field"), [
-    ("ReplicaSet", "apps/v1", "replicas"), ("StatefulSet", "apps/v1", "replicas"), ("Job", "batch/v1", "parallelism")])
+@pytest.mark.parametrize(
+    ("kind", "api_version", "field"),
+    [
+        ("ReplicaSet", "apps/v1", "replicas"),
+        ("StatefulSet", "apps/v1", "replicas"),
+        ("Job", "batch/v1", "parallelism"),
+    ],
+)
 def test_every_kind_the_cluster_runs_is_accepted(kind: str, api_version: str, field: str) -> None:
     data = _zones()
     data["workload"].update(kind=kind, apiVersion=api_version)
@@ -149,13 +176,27 @@ def test_every_kind_the_cluster_runs_is_accepted(kind: str, api_version: str, fi
     assert scenario.workload_kind.replicas_field == field
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda d: d["workload"].update(kind="CloneSet"), "workload must be one of Deployment, ReplicaSet"),
-    (lambda d: d["workloadSpread"]["spec"]["targetRef"].update(name="other"), "targetRef must name the workload"),
-    (lambda d: d["workloadSpread"].update(apiVersion="example.com/v1"), "workloadSpread.apiVersion must be"),
-    (lambda d: d["workload"].update(kind="Job", apiVersion="batch/v1")
-     or d["workloadSpread"]["spec"]["targetRef"].update(kind="Job"), "a Job does not roll its pods"),
-])
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["workload"].update(kind="CloneSet"), "workload must be one of Deployment, ReplicaSet"),
+        (
+            lambda d: d["workloadSpread"]["spec"]["targetRef"].update(name="other"),
+            "targetRef must name the workload",
+        ),
+        (
+            lambda d: d["workloadSpread"].update(apiVersion="example.com/v1"),
+            "workloadSpread.apiVersion must be",
+        ),
+        (
+            lambda d: (
+                d["workload"].update(kind="Job", apiVersion="batch/v1")
+                or d["workloadSpread"]["spec"]["targetRef"].update(kind="Job")
+            ),
+            "a Job does not roll its pods",
+        ),
+    ],
+)
 def test_scenario_mistakes_are_named(edit: Any, message: str) -> None:
     data = _zones()
     edit(data)

@@ -26,12 +26,16 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_onprem_then_serverless_example(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "--state", str(EXAMPLES / "onprem-then-serverless.yaml"), "--now", NOW, "-o", "json")
+    code, out, err = run(
+        capsys, "--state", str(EXAMPLES / "onprem-then-serverless.yaml"), "--now", NOW, "-o", "json"
+    )
     assert code == 0, err
     report = json.loads(out)
     assert set(report) == KEYS
-    assert report["subsets"] == {"on-prem": {"replicas": 4, "partition": 0},
-                                 "serverless": {"replicas": 2, "partition": 0}}
+    assert report["subsets"] == {
+        "on-prem": {"replicas": 4, "partition": 0},
+        "serverless": {"replicas": 2, "partition": 0},
+    }
     created = [o for o in report["create"] if o["kind"] == "Deployment"]
     assert [o["metadata"]["generateName"] for o in created] == ["web-serverless-"]
     assert created[0]["spec"]["template"]["metadata"]["labels"]["cost-class"] == "serverless"
@@ -57,7 +61,9 @@ def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert "create: Deployment api-intel-<generated>" in out
 
 
-def test_refused_allocation_exits_1_with_the_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_refused_allocation_exits_1_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     state = yaml.safe_load((EXAMPLES / "cpu-platforms.yaml").read_text().split("\n---\n")[0])
     state["spec"]["topology"]["subsets"][2]["replicas"] = 5  # 6 + 3 + 5 > 11
     path = tmp_path / "state.json"
@@ -71,7 +77,9 @@ def test_refused_allocation_exits_1_with_the_reason(tmp_path: Path, capsys: pyte
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO((EXAMPLES / "cpu-platforms.yaml").read_bytes())))
+    monkeypatch.setattr(
+        "sys.stdin", io.TextIOWrapper(io.BytesIO((EXAMPLES / "cpu-platforms.yaml").read_bytes()))
+    )
     code, out, _ = run(capsys, "--state", "-", "--now", NOW, "-o", "json")
     assert code == 0 and set(json.loads(out)) == KEYS
 
@@ -81,13 +89,16 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     [
         ("{not yaml: [", "not valid YAML"),
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "no UnitedDeployment"),
-        ("apiVersion: spreadgate.dev/v1beta1\nkind: UnitedDeployment\n"
-         "metadata: {name: u}\nspec: {replicas: -1}\n",
-         "spec.replicas"),
+        (
+            "apiVersion: spreadgate.dev/v1beta1\nkind: UnitedDeployment\n"
+            "metadata: {name: u}\nspec: {replicas: -1}\n",
+            "spec.replicas",
+        ),
     ],
 )
-def test_unreadable_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                content: str, message: str) -> None:
+def test_unreadable_input_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
     path = tmp_path / "state.yaml"
     path.write_text(content)
     code, out, err = run(capsys, "--state", str(path), "--now", NOW)
@@ -101,7 +112,9 @@ def test_bad_now_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_adaptive_spot_fallback_example(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "--state", str(EXAMPLES / "adaptive-spot-fallback.yaml"), "--now", NOW, "-o", "json")
+    code, out, err = run(
+        capsys, "--state", str(EXAMPLES / "adaptive-spot-fallback.yaml"), "--now", NOW, "-o", "json"
+    )
     assert code == 0, err
     report = json.loads(out)
     assert {n: s["replicas"] for n, s in report["subsets"].items()} == {"spot": 2, "on-demand": 2}

@@ -29,32 +29,57 @@ def _term(pool: str) -> dict[str, Any]:
 
 
 def _ud(patch: dict[str, Any] | None = None, adaptive: bool = True) -> dict[str, Any]:
-    subsets: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 4, "nodeSelectorTerm": _term("a")},
-                                     {"name": "b", "nodeSelectorTerm": _term("b")}]
+    subsets: list[dict[str, Any]] = [
+        {"name": "a", "maxReplicas": 4, "nodeSelectorTerm": _term("a")},
+        {"name": "b", "nodeSelectorTerm": _term("b")},
+    ]
     if patch is not None:
         subsets[0]["patch"] = patch
     topology: dict[str, Any] = {"subsets": subsets}
     if adaptive:
         topology["scheduleStrategy"] = {"type": "Adaptive"}
-    pod = {"metadata": {"labels": {"app": "web"}},
-           "spec": {"containers": [{"name": "main", "image": "nginx:1",
-                                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
-    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-            "metadata": {"name": "web", "namespace": "default", "uid": "u1", "generation": 1},
-            "spec": {"replicas": 6, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"deploymentTemplate": {"metadata": {"labels": {"app": "web"}},
-                                                         "spec": {"selector": {"matchLabels": {"app": "web"}},
-                                                                  "template": pod}}},
-                     "topology": topology}}
+    pod = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "nginx:1",
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                }
+            ]
+        },
+    }
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": "web", "namespace": "default", "uid": "u1", "generation": 1},
+        "spec": {
+            "replicas": 6,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "deploymentTemplate": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": pod},
+                }
+            },
+            "topology": topology,
+        },
+    }
 
 
 def _node(name: str, pool: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {POOL: pool}},
-            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {POOL: pool}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
 
 
-def _plan(tmp_path: Path, capsys: pytest.CaptureFixture[str], items: list[dict[str, Any]],
-          *extra: str) -> tuple[int, dict[str, Any], str]:
+def _plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], items: list[dict[str, Any]], *extra: str
+) -> tuple[int, dict[str, Any], str]:
     path = tmp_path / "state.yaml"
     path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
     code = main(["united", "plan", "--state", str(path), "--now", NOW, "-o", "json", *extra])
@@ -62,8 +87,9 @@ def _plan(tmp_path: Path, capsys: pytest.CaptureFixture[str], items: list[dict[s
     return code, json.loads(captured.out), captured.err
 
 
-def test_no_fitting_node_offline_gives_what_the_controller_gives(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_fitting_node_offline_gives_what_the_controller_gives(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, report, err = _plan(tmp_path, capsys, [_ud(), _node("c-1", "c")])
     assert code == 0, err
     assert {n: s["replicas"] for n, s in report["subsets"].items()} == {"a": 0, "b": 0}
@@ -74,7 +100,9 @@ def test_no_fitting_node_offline_gives_what_the_controller_gives(tmp_path: Path,
     assert allocated["message"] == "6 of 6 replicas cannot be placed: no node fits a pod of subsets a, b"
 
 
-def test_a_subset_without_a_node_passes_its_share_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_subset_without_a_node_passes_its_share_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, report, _ = _plan(tmp_path, capsys, [_ud(), _node("b-1", "b")])
     assert code == 0
     assert {n: s["replicas"] for n, s in report["subsets"].items()} == {"a": 0, "b": 6}
@@ -82,8 +110,9 @@ def test_a_subset_without_a_node_passes_its_share_on(tmp_path: Path, capsys: pyt
     assert "ReplicasAllocated" not in {c["type"] for c in report["status"]["conditions"]}
 
 
-def test_a_snapshot_without_nodes_says_node_fit_was_not_checked(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_snapshot_without_nodes_says_node_fit_was_not_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, report, _ = _plan(tmp_path, capsys, [_ud()])
     assert code == 0
     assert report["nodeFit"]["checked"] is False and "holds no nodes" in report["nodeFit"]["note"]
@@ -97,10 +126,13 @@ def test_the_table_names_the_node_fit(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "node fit: checked against 1 nodes; no node fits a pod of a, b" in capsys.readouterr().out
 
 
-def test_a_patch_off_the_allowlist_refuses_the_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_patch_off_the_allowlist_refuses_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     forbidden = {"spec": {"serviceAccountName": "admin-sa"}}
     code, report, err = _plan(tmp_path, capsys, [_ud(forbidden, adaptive=False)])
     assert code == 1 and report["create"] == [] and "serviceAccountName" in err
-    code, report, err = _plan(tmp_path, capsys, [_ud(forbidden, adaptive=False)],
-                              "--allow-patch-field", "spec.serviceAccountName")
+    code, report, err = _plan(
+        tmp_path, capsys, [_ud(forbidden, adaptive=False)], "--allow-patch-field", "spec.serviceAccountName"
+    )
     assert code == 0, err

@@ -53,8 +53,14 @@ def test_custom_workload_flag_allows_custom_kind(capsys: pytest.CaptureFixture[s
     assert "GROUP/KIND" in capsys.readouterr().err
 
 
-def test_patch_checked_against_target_in_same_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = (EXAMPLES / "elastic-pool.yaml").read_text().replace("- name: main\n              resources", "- name: sidecar\n              resources")
+def test_patch_checked_against_target_in_same_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (
+        (EXAMPLES / "elastic-pool.yaml")
+        .read_text()
+        .replace("- name: main\n              resources", "- name: sidecar\n              resources")
+    )
     manifest = tmp_path / "m.yaml"
     manifest.write_text(text)
     assert main(["validate", str(manifest)]) == 1
@@ -82,7 +88,9 @@ def test_bad_input_exit_2_with_message(
     assert "Traceback" not in err
 
 
-def test_missing_fields_are_violations_not_crashes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_fields_are_violations_not_crashes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bare.yaml"
     path.write_text("apiVersion: spreadgate.dev/v1alpha1\nkind: WorkloadSpread\nmetadata: {name: bare}\n")
     assert main(["validate", str(path)]) == 1
@@ -110,6 +118,8 @@ def test_hostile_types_are_violations_not_crashes(tmp_path: Path, capsys: pytest
 def test_console_script_runs_from_stdin() -> None:
     script = Path(sys.executable).parent / "spreadgate"
     manifest = (EXAMPLES / "zones-20-20-60.yaml").read_bytes()
-    result = subprocess.run([str(script), "validate", "-"], input=manifest, capture_output=True, timeout=60, check=False)
+    result = subprocess.run(
+        [str(script), "validate", "-"], input=manifest, capture_output=True, timeout=60, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert b"<stdin>: api-zones: valid" in result.stdout

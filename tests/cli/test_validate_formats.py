@@ -26,11 +26,20 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def test_path_segments_keep_dotted_keys_in_brackets() -> None:
     assert path_segments("spec.subsets[1].patch.metadata.labels[app.kubernetes.io/name]") == [
-        "spec", "subsets", "1", "patch", "metadata", "labels", "app.kubernetes.io/name"]
+        "spec",
+        "subsets",
+        "1",
+        "patch",
+        "metadata",
+        "labels",
+        "app.kubernetes.io/name",
+    ]
     assert path_segments("") == []
 
 
-def test_junit_has_one_case_per_object_and_a_failure_per_violation(capsys: pytest.CaptureFixture[str]) -> None:
+def test_junit_has_one_case_per_object_and_a_failure_per_violation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out, _ = run(capsys, "-o", "junit", str(OVER_100), str(VALID))
     assert code == 1
     root = ET.fromstring(out)
@@ -44,7 +53,9 @@ def test_junit_has_one_case_per_object_and_a_failure_per_violation(capsys: pytes
     assert cases[1].findall("failure") == []
 
 
-def test_junit_reports_an_unreadable_file_as_an_error_case(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_junit_reports_an_unreadable_file_as_an_error_case(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     code, out, err = run(capsys, "-o", "junit", str(VALID), str(tmp_path / "missing.yaml"))
     assert code == 2 and "no such file" in err
     root = ET.fromstring(out)
@@ -52,16 +63,22 @@ def test_junit_reports_an_unreadable_file_as_an_error_case(capsys: pytest.Captur
     assert error.get("message") == "no such file" and root.get("errors") == "1"
 
 
-def test_github_commands_point_at_file_and_line_and_escape_the_message(capsys: pytest.CaptureFixture[str]) -> None:
+def test_github_commands_point_at_file_and_line_and_escape_the_message(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out, _ = run(capsys, "-o", "github", str(OVER_100), str(VALID))
     assert code == 1
     first, summary = out.splitlines()
-    assert first.startswith(f"::error file={OVER_100},line=9,title=WorkloadSpread over-100::spec.subsets[1].maxReplicas")
+    assert first.startswith(
+        f"::error file={OVER_100},line=9,title=WorkloadSpread over-100::spec.subsets[1].maxReplicas"
+    )
     assert first.endswith("more than 100%25")  # '%' is escaped as the runner expects
     assert summary == "spreadgate validate: 2 object(s) checked, 1 violation(s) in 1 object(s)"
 
 
-def test_github_on_stdin_names_no_file(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_github_on_stdin_names_no_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(OVER_100.read_bytes())))
     code, out, _ = run(capsys, "-o", "github", "-")
     assert code == 1
@@ -70,8 +87,10 @@ def test_github_on_stdin_names_no_file(capsys: pytest.CaptureFixture[str], monke
 
 def test_lines_inside_lists_and_json_and_for_missing_fields(tmp_path: Path) -> None:
     listed = tmp_path / "list.yaml"
-    listed.write_text("apiVersion: v1\nkind: List\nitems:\n- kind: A\n  metadata: {name: a}\n"
-                      "- kind: B\n  spec:\n    subsets:\n    - name: x\n    - name: y\n      maxReplicas: 3\n")
+    listed.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- kind: A\n  metadata: {name: a}\n"
+        "- kind: B\n  spec:\n    subsets:\n    - name: x\n    - name: y\n      maxReplicas: 3\n"
+    )
     find = line_finder()
     assert find(str(listed), 1, "spec.subsets[1].maxReplicas") == 11
     assert find(str(listed), 1, "spec.subsets[1].tolerations") == 10  # missing: its parent's line

@@ -48,8 +48,9 @@ class Playground:
             argv[0] = KUBECTL
         elif argv[0] == "spreadgate":
             argv[:1] = [sys.executable, "-m", "py_engine.cli"]
-        done = subprocess.run(argv, cwd=REPO, env=self.env, input=stdin, capture_output=True, text=True,
-                              timeout=90, check=False)
+        done = subprocess.run(
+            argv, cwd=REPO, env=self.env, input=stdin, capture_output=True, text=True, timeout=90, check=False
+        )
         assert done.returncode == 0, f"{command} failed ({done.returncode}):\n{done.stderr}"
         return done.stdout
 
@@ -60,12 +61,16 @@ class Playground:
 @contextlib.contextmanager
 def running_playground(tmp_path: Path, *args: str) -> Iterator[Playground]:
     kubeconfig = tmp_path / "sg.kubeconfig"
-    proc = subprocess.Popen([sys.executable, "-m", "py_engine.cli", "cluster", "--kubeconfig-out", str(kubeconfig),
-                             *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "py_engine.cli", "cluster", "--kubeconfig-out", str(kubeconfig), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert proc.stdout is not None
     stdout = proc.stdout
     lines: queue.Queue[str] = queue.Queue()
+
     def pump() -> None:
         for line in stdout:
             lines.put(line)

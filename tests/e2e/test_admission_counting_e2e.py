@@ -34,34 +34,55 @@ def term(pool: str) -> dict[str, Any]:
 
 
 def spread(subsets: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "default"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": subsets}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws", "namespace": "default"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": subsets,
+        },
+    }
 
 
 def deployment(annotations: dict[str, str] | None = None) -> dict[str, Any]:
     metadata: dict[str, Any] = {"labels": {"app": "web"}}
     if annotations:
         metadata["annotations"] = annotations
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": metadata,
-                                  "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": metadata, "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}},
+        },
+    }
 
 
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Stack]:
-    pools = [{"name": p, "count": 2, "labels": {"pool": p}, "capacity": {"cpu": "64", "memory": "256Gi", "pods": 110}}
-             for p in "ab"]
+    pools = [
+        {
+            "name": p,
+            "count": 2,
+            "labels": {"pool": p},
+            "capacity": {"cpu": "64", "memory": "256Gi", "pods": 110},
+        }
+        for p in "ab"
+    ]
     nodes = nodes_from_description({"pools": pools})
     with Stack(nodes, virtual=False, workdir=tmp_path, options=LoopOptions(resync_seconds=3600)) as running:
         yield running
 
 
 def live(stack: Stack) -> list[dict[str, Any]]:
-    return [p for p in stack.api.list("v1/pods", "default", label_selector="app=web")["items"]
-            if not p["metadata"].get("deletionTimestamp")]
+    return [
+        p
+        for p in stack.api.list("v1/pods", "default", label_selector="app=web")["items"]
+        if not p["metadata"].get("deletionTimestamp")
+    ]
 
 
 def subset_of(pod: dict[str, Any]) -> str:
@@ -106,8 +127,15 @@ def test_a_cap_lowered_mid_burst_holds_with_the_controller_stopped(stack: Stack)
     stack.create(SPREADS, spread([capped, rest]))
     scale(stack, 13)
     wait_until(lambda: split(stack) == Counter({"a": 13}), 30, "13 pods in a")
-    wait_until(lambda: synced(stack) and version_entry(stack, "a").get("replicas") == 13
-         and not version_entry(stack, "a").get("creatingPods"), 30, "the controller to count a's 13 pods")
+    wait_until(
+        lambda: (
+            synced(stack)
+            and version_entry(stack, "a").get("replicas") == 13
+            and not version_entry(stack, "a").get("creatingPods")
+        ),
+        30,
+        "the controller to count a's 13 pods",
+    )
     original_a = [p["metadata"]["name"] for p in live(stack) if subset_of(p) == "a"]
     stack.stop_controller()
 
@@ -115,7 +143,9 @@ def test_a_cap_lowered_mid_burst_holds_with_the_controller_stopped(stack: Stack)
     # deleted. Trusting the stored missingReplicas (0, plus 1 per delete) would admit their
     # replacements into a, back to 13 pods.
     scale(stack, 40)
-    stack.api.patch(SPREADS, "default", "ws", {"spec": {"subsets": [dict(capped, maxReplicas=9), rest]}}, "merge")
+    stack.api.patch(
+        SPREADS, "default", "ws", {"spec": {"subsets": [dict(capped, maxReplicas=9), rest]}}, "merge"
+    )
     delete_pods(stack, original_a[:3])
     wait_until(lambda: replaced(stack, 40, original_a[:3]), 60, "40 pods, the 3 deleted ones replaced")
     assert split(stack) == Counter({"a": 10, "b": 30})  # nothing admitted into a over the new cap

@@ -26,20 +26,34 @@ pytestmark = [pytest.mark.e2e]
 
 
 def _role(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-            "metadata": {"name": name, "namespace": "default"}, "rules": rules}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": name, "namespace": "default"},
+        "rules": rules,
+    }
 
 
 def _binding(role: str, group: str) -> dict[str, Any]:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": f"{role}-{group}", "namespace": "default"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": f"{role}-{group}", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}],
+    }
 
 
-SPREAD_EDITING = [{"apiGroups": ["spreadgate.dev"], "resources": ["workloadspreads"],
-                   "verbs": ["get", "list", "watch", "create", "update", "patch"]}]
-DEPLOYMENT_EDITING = [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "update", "patch"]}]
+SPREAD_EDITING = [
+    {
+        "apiGroups": ["spreadgate.dev"],
+        "resources": ["workloadspreads"],
+        "verbs": ["get", "list", "watch", "create", "update", "patch"],
+    }
+]
+DEPLOYMENT_EDITING = [
+    {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "update", "patch"]}
+]
 SUBSETS = [{"name": "a", "maxReplicas": 1}, {"name": "b"}]
 
 
@@ -50,19 +64,40 @@ def kubeconfig(tmp_path: Path) -> Iterator[str]:
     api = cluster.api
     api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
     cert, key = write_cert(tmp_path)
-    hook = Webhook(WebhookOptions(cert_file=cert, key_file=key, kubeconfig=str(cluster.kubeconfig_path),
-                                  host="127.0.0.1", port=0, threads=4, watch_timeout_seconds=30))
+    hook = Webhook(
+        WebhookOptions(
+            cert_file=cert,
+            key_file=key,
+            kubeconfig=str(cluster.kubeconfig_path),
+            host="127.0.0.1",
+            port=0,
+            threads=4,
+            watch_timeout_seconds=30,
+        )
+    )
     try:
         hook.start()
         assert hook.view.wait_ready(10)
         for cfg in webhook_configs(hook.url):
             kind = "mutating" if cfg["kind"].startswith("Mutating") else "validating"
             api.create(f"admissionregistration.k8s.io/v1/{kind}webhookconfigurations", None, cfg)
-        api.create("apps/v1/deployments", "default", {
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}})
+        api.create(
+            "apps/v1/deployments",
+            "default",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {
+                    "replicas": 0,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+                    },
+                },
+            },
+        )
         rbac = "rbac.authorization.k8s.io/v1"
         api.create(f"{rbac}/roles", "default", _role("spread-editor", SPREAD_EDITING))
         api.create(f"{rbac}/roles", "default", _role("web-editor", DEPLOYMENT_EDITING))

@@ -30,16 +30,32 @@ def term(pool: str) -> dict[str, Any]:
     return {"matchExpressions": [{"key": "pool", "operator": "In", "values": [pool]}]}
 
 
-SPREAD = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-          "metadata": {"name": "ws", "namespace": "default"},
-          "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                   "subsets": [{"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": term("a")},
-                               {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": term("b")},
-                               {"name": "c", "requiredNodeSelectorTerm": term("c")}]}}
-DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-              "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
-                       "template": {"metadata": {"labels": {"app": "web"}},
-                                    "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}}
+SPREAD = {
+    "apiVersion": "spreadgate.dev/v1alpha1",
+    "kind": "WorkloadSpread",
+    "metadata": {"name": "ws", "namespace": "default"},
+    "spec": {
+        "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "subsets": [
+            {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": term("a")},
+            {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": term("b")},
+            {"name": "c", "requiredNodeSelectorTerm": term("c")},
+        ],
+    },
+}
+DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "default"},
+    "spec": {
+        "replicas": 0,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
+        },
+    },
+}
 
 
 @pytest.fixture
@@ -50,8 +66,11 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
 
 
 def live(stack: Stack) -> list[dict[str, Any]]:
-    return [p for p in stack.api.list("v1/pods", "default", label_selector="app=web")["items"]
-            if not p["metadata"].get("deletionTimestamp")]
+    return [
+        p
+        for p in stack.api.list("v1/pods", "default", label_selector="app=web")["items"]
+        if not p["metadata"].get("deletionTimestamp")
+    ]
 
 
 def subset_of(pod: dict[str, Any]) -> str:
@@ -63,7 +82,11 @@ def records(stack: Stack) -> int:
     """creatingPods + deletingPods entries over the aggregate and per-version lists."""
     status = stack.api.get(SPREADS, "default", "ws").get("status") or {}
     lists = [status.get("subsetStatuses") or [], *(status.get("versionedSubsetStatuses") or {}).values()]
-    return sum(len(e.get("creatingPods") or {}) + len(e.get("deletingPods") or {}) for entries in lists for e in entries)
+    return sum(
+        len(e.get("creatingPods") or {}) + len(e.get("deletingPods") or {})
+        for entries in lists
+        for e in entries
+    )
 
 
 def converged(stack: Stack, want: dict[str, int]) -> bool:
@@ -96,14 +119,19 @@ def test_controller_killed_and_restarted_mid_run_loses_nothing(stack: Stack) -> 
     assert Counter(subset_of(p) for p in live(stack)) == Counter({"a": 3, "b": 2, "c": 3})
     scale(stack, 12)
     wait_until(lambda: len(live(stack)) == 12, 20, "scale-up to 12 without the controller")
-    uncosted = [p for p in live(stack) if DELETION_COST_ANNOTATION not in (p["metadata"].get("annotations") or {})]
+    uncosted = [
+        p for p in live(stack) if DELETION_COST_ANNOTATION not in (p["metadata"].get("annotations") or {})
+    ]
     assert len(uncosted) == 4
     # A deleted pod of the capped subset a: the webhook records its deletion and its
     # replacement's reservation (unlimited c needs no records).
     victim = next(p for p in live(stack) if subset_of(p) == "a")["metadata"]["name"]
     stack.api.delete("v1/pods", "default", victim)
-    wait_until(lambda: len(live(stack)) == 12 and victim not in {p["metadata"]["name"] for p in live(stack)}, 20,
-         "the replacement of the deleted a pod")
+    wait_until(
+        lambda: len(live(stack)) == 12 and victim not in {p["metadata"]["name"] for p in live(stack)},
+        20,
+        "the replacement of the deleted a pod",
+    )
     assert records(stack) >= 2
     stale = stack.api.get(SPREADS, "default", "ws")["status"]["subsetStatuses"]
     assert [e["replicas"] for e in stale] == [3, 2, 15]  # nobody recounted while the controller was down

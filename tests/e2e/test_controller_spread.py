@@ -30,27 +30,47 @@ def term(pool: str) -> dict[str, Any]:
 
 def spread(subsets: list[dict[str, Any]], target: str = "web", **extra: Any) -> dict[str, Any]:
     annotations = extra.pop("annotations", {})
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": f"{target}-spread", "namespace": "default", "annotations": annotations},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
-                     "subsets": subsets, **extra}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": f"{target}-spread", "namespace": "default", "annotations": annotations},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "subsets": subsets,
+            **extra,
+        },
+    }
 
 
 def deployment(name: str, replicas: int = 0, **pod_spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}},
-                                  "spec": {"containers": [{"name": "app", "image": "nginx:1"}], **pod_spec}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1"}], **pod_spec},
+            },
+        },
+    }
 
 
-ABC = [{"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": term("a")},
-       {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": term("b")},
-       {"name": "c", "requiredNodeSelectorTerm": term("c")}]
+ABC = [
+    {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": term("a")},
+    {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": term("b")},
+    {"name": "c", "requiredNodeSelectorTerm": term("c")},
+]
 
 
 def live(stack: Stack, app: str = "web") -> list[dict[str, Any]]:
-    return [p for p in stack.api.list("v1/pods", "default", label_selector=f"app={app}")["items"]
-            if not p["metadata"].get("deletionTimestamp")]
+    return [
+        p
+        for p in stack.api.list("v1/pods", "default", label_selector=f"app={app}")["items"]
+        if not p["metadata"].get("deletionTimestamp")
+    ]
 
 
 def subset_of(pod: dict[str, Any]) -> str:
@@ -93,13 +113,23 @@ def test_scale_0_20_8_keeps_a_and_b_full_and_removes_c_first(make_stack: Any) ->
     scale(stack, "web", 20)
     stack.settle()
     assert by_subset(stack) == Counter({"a": 3, "b": 2, "c": 15})
-    costs = {p["metadata"]["name"]: int(p["metadata"]["annotations"][DELETION_COST_ANNOTATION]) for p in live(stack)}
+    costs = {
+        p["metadata"]["name"]: int(p["metadata"]["annotations"][DELETION_COST_ANNOTATION])
+        for p in live(stack)
+    }
     subsets = {p["metadata"]["name"]: subset_of(p) for p in live(stack)}
     # Every c pod is cheaper to delete than every b pod, every b pod cheaper than every a pod.
-    assert max(c for n, c in costs.items() if subsets[n] == "c") < min(c for n, c in costs.items() if subsets[n] == "b")
-    assert max(c for n, c in costs.items() if subsets[n] == "b") < min(c for n, c in costs.items() if subsets[n] == "a")
+    assert max(c for n, c in costs.items() if subsets[n] == "c") < min(
+        c for n, c in costs.items() if subsets[n] == "b"
+    )
+    assert max(c for n, c in costs.items() if subsets[n] == "b") < min(
+        c for n, c in costs.items() if subsets[n] == "a"
+    )
     assert [(s["name"], s["replicas"], s["missingReplicas"]) for s in status(stack)["subsetStatuses"]] == [
-        ("a", 3, 0), ("b", 2, 0), ("c", 15, -1)]
+        ("a", 3, 0),
+        ("b", 2, 0),
+        ("c", 15, -1),
+    ]
     assert all(not s.get("creatingPods") for s in status(stack)["subsetStatuses"])
 
     before = set(subsets)
@@ -108,33 +138,55 @@ def test_scale_0_20_8_keeps_a_and_b_full_and_removes_c_first(make_stack: Any) ->
     assert by_subset(stack) == Counter({"a": 3, "b": 2, "c": 3})
     removed = before - {p["metadata"]["name"] for p in live(stack)}
     assert len(removed) == 12 and {subsets[n] for n in removed} == {"c"}
-    assert [(s["name"], s["replicas"]) for s in status(stack)["subsetStatuses"]] == [("a", 3), ("b", 2), ("c", 3)]
+    assert [(s["name"], s["replicas"]) for s in status(stack)["subsetStatuses"]] == [
+        ("a", 3),
+        ("b", 2),
+        ("c", 3),
+    ]
     # A quiet cluster makes the controller write nothing more.
     assert stack.controller_step() == 0
 
 
 def zones_of(stack: Stack, app: str) -> Counter[str]:
-    zones = {n["metadata"]["name"]: n["metadata"]["labels"][ZONE] for n in stack.api.list("v1/nodes")["items"]}
-    return Counter(zones[p["spec"]["nodeName"]] for p in live(stack, app)
-                   if zones.get(p["spec"].get("nodeName", "")) in ("c-east", "c-west"))
+    zones = {
+        n["metadata"]["name"]: n["metadata"]["labels"][ZONE] for n in stack.api.list("v1/nodes")["items"]
+    }
+    return Counter(
+        zones[p["spec"]["nodeName"]]
+        for p in live(stack, app)
+        if zones.get(p["spec"].get("nodeName", "")) in ("c-east", "c-west")
+    )
 
 
-def test_scale_down_keeps_subset_c_balanced_across_its_zones_unlike_a_plain_deployment(make_stack: Any) -> None:
+def test_scale_down_keeps_subset_c_balanced_across_its_zones_unlike_a_plain_deployment(
+    make_stack: Any,
+) -> None:
     # c has two zones of unequal size: 1 node in c-east, 3 in c-west. The scheduler
     # fills nodes evenly, so c-west holds three times as many pods as c-east.
-    stack = make_stack([
-        {"name": "a", "count": 1, "labels": {"pool": "a", ZONE: "zone-a"}},
-        {"name": "b", "count": 1, "labels": {"pool": "b", ZONE: "zone-b"}},
-        {"name": "c-east", "count": 1, "labels": {"pool": "c", ZONE: "c-east"}},
-        {"name": "c-west", "count": 3, "labels": {"pool": "c", ZONE: "c-west"}}])
+    stack = make_stack(
+        [
+            {"name": "a", "count": 1, "labels": {"pool": "a", ZONE: "zone-a"}},
+            {"name": "b", "count": 1, "labels": {"pool": "b", ZONE: "zone-b"}},
+            {"name": "c-east", "count": 1, "labels": {"pool": "c", ZONE: "c-east"}},
+            {"name": "c-west", "count": 3, "labels": {"pool": "c", ZONE: "c-west"}},
+        ]
+    )
 
     def spread_constraint(app: str) -> list[dict[str, Any]]:
-        return [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway",
-                 "labelSelector": {"matchLabels": {"app": app}}}]
+        return [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": app}},
+            }
+        ]
 
     stack.create(DEPLOYMENTS, deployment("web", topologySpreadConstraints=spread_constraint("web")))
-    stack.create(DEPLOYMENTS, deployment("plain", nodeSelector={"pool": "c"},
-                                         topologySpreadConstraints=spread_constraint("plain")))
+    stack.create(
+        DEPLOYMENTS,
+        deployment("plain", nodeSelector={"pool": "c"}, topologySpreadConstraints=spread_constraint("plain")),
+    )
     stack.create(SPREADS, spread(ABC))
     stack.settle()
     scale(stack, "web", 21)
@@ -157,16 +209,28 @@ def schedulable(stack: Stack, subset: str) -> dict[str, Any]:
     return dict(next(c for c in entry["conditions"] if c["type"] == "Schedulable"))
 
 
-def test_adaptive_moves_stuck_pods_within_the_critical_time_and_recovers_after_the_window(make_stack: Any) -> None:
+def test_adaptive_moves_stuck_pods_within_the_critical_time_and_recovers_after_the_window(
+    make_stack: Any,
+) -> None:
     critical, window = 10, 30
-    stack = make_stack([{"name": "a", "count": 1, "labels": {"pool": "a"}, "capacity": {"pods": "2"}},
-                        {"name": "b", "count": 2, "labels": {"pool": "b"}}])
+    stack = make_stack(
+        [
+            {"name": "a", "count": 1, "labels": {"pool": "a"}, "capacity": {"pods": "2"}},
+            {"name": "b", "count": 2, "labels": {"pool": "b"}},
+        ]
+    )
     stack.create(DEPLOYMENTS, deployment("web"))
-    stack.create(SPREADS, spread(
-        [{"name": "a", "maxReplicas": 5, "requiredNodeSelectorTerm": term("a")},
-         {"name": "b", "requiredNodeSelectorTerm": term("b")}],
-        annotations={"spreadgate.dev/recovery-window-seconds": str(window)},
-        scheduleStrategy={"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": critical}}))
+    stack.create(
+        SPREADS,
+        spread(
+            [
+                {"name": "a", "maxReplicas": 5, "requiredNodeSelectorTerm": term("a")},
+                {"name": "b", "requiredNodeSelectorTerm": term("b")},
+            ],
+            annotations={"spreadgate.dev/recovery-window-seconds": str(window)},
+            scheduleStrategy={"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": critical}},
+        ),
+    )
     stack.settle()
     start = stack.clock.monotonic()
     scale(stack, "web", 6)

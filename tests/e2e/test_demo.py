@@ -15,8 +15,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_demo_runs_in_under_a_minute_and_shows_the_elastic_pods_removed_first(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONWARNINGS": "default"}
-    done = subprocess.run([sys.executable, "-m", "py_engine.cli", "demo"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "py_engine.cli", "demo"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
     assert "placement after scale-up to 130:" in out

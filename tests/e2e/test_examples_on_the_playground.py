@@ -51,10 +51,19 @@ def _deployment(name: str, image: str, replicas: int) -> dict[str, Any]:
     """What `kubectl create deployment NAME --image=IMAGE --replicas=N` creates."""
     labels = {"app": name}
     container = image.rsplit("/", 1)[-1].split(":")[0]
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
-                     "template": {"metadata": {"labels": labels},
-                                  "spec": {"containers": [{"name": container, "image": image}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": container, "image": image}]},
+            },
+        },
+    }
 
 
 def test_every_example_says_how_to_run_it_on_the_playground() -> None:
@@ -67,8 +76,13 @@ def test_every_example_says_how_to_run_it_on_the_playground() -> None:
             assert _nodes(line), f"{example.name}: {named.group(1)} holds no node"
 
 
-RUNNABLE = ["elastic-pool.yaml", "spot-fallback-adaptive.yaml", "ud-cpu-platforms.yaml", "ud-ecs-then-serverless.yaml",
-            "zones-20-20-60.yaml"]
+RUNNABLE = [
+    "elastic-pool.yaml",
+    "spot-fallback-adaptive.yaml",
+    "ud-cpu-platforms.yaml",
+    "ud-ecs-then-serverless.yaml",
+    "zones-20-20-60.yaml",
+]
 
 
 @pytest.mark.parametrize("name", RUNNABLE)
@@ -81,8 +95,10 @@ def test_the_example_places_every_pod_on_the_nodes_it_names(name: str) -> None:
             stack.create(RESOURCES[(obj["apiVersion"], obj["kind"])], obj)
         created = CREATE.search(example.read_text(encoding="utf-8"))  # the header's workload, if any
         if created is not None:
-            stack.create("apps/v1/deployments",
-                         _deployment(created.group(1), created.group(2), int(created.group(3) or 1)))
+            stack.create(
+                "apps/v1/deployments",
+                _deployment(created.group(1), created.group(2), int(created.group(3) or 1)),
+            )
         stack.settle(max_advance=900)  # room for an Adaptive reschedule after 60 s
         pods = stack.api.list("v1/pods", "default")["items"]
         assert pods, f"{name}: no pod was created"
@@ -91,6 +107,7 @@ def test_the_example_places_every_pod_on_the_nodes_it_names(name: str) -> None:
         if any(obj["kind"] == "WorkloadSpread" for obj in objects):
             # On nodes no subset can use, the webhook admits pods without a subset: placed, but
             # not what the example shows.
-            unmatched = [p["metadata"]["name"] for p in pods
-                         if MATCHED not in (p["metadata"].get("annotations") or {})]
+            unmatched = [
+                p["metadata"]["name"] for p in pods if MATCHED not in (p["metadata"].get("annotations") or {})
+            ]
             assert unmatched == [], f"{name}: pods outside every subset: {unmatched}"

@@ -62,7 +62,11 @@ def settled(pg: Playground, running: int, pending: int) -> list[dict[str, Any]] 
     the pod carries."""
     pods = pg.pods("app=api")
     phases = [p["status"].get("phase") for p in pods]
-    if len(live(pods)) != len(pods) or phases.count("Running") != running or phases.count("Pending") != pending:
+    if (
+        len(live(pods)) != len(pods)
+        or phases.count("Running") != running
+        or phases.count("Pending") != pending
+    ):
         return None
     plan = json.loads(pg.run(STATE))
     carried = {p["metadata"]["name"]: (p["metadata"].get("annotations") or {}).get(COST) for p in pods}
@@ -99,10 +103,21 @@ def test_the_readme_session(playground: Playground) -> None:
 
     # The CRD's printer columns, served as a Table (FIRST-SUBSET-PODS: the first subset's pods).
     spreads = table(pg.run(SPREADS))
-    assert list(spreads[0]) == ["NAME", "WORKLOAD-KIND", "WORKLOAD", "STRATEGY", "ADAPTIVE-RESCHEDULE-SECONDS",
-                                "FIRST-SUBSET-PODS", "AGE"]
+    assert list(spreads[0]) == [
+        "NAME",
+        "WORKLOAD-KIND",
+        "WORKLOAD",
+        "STRATEGY",
+        "ADAPTIVE-RESCHEDULE-SECONDS",
+        "FIRST-SUBSET-PODS",
+        "AGE",
+    ]
     assert {k: spreads[0][k] for k in ("NAME", "WORKLOAD-KIND", "WORKLOAD", "FIRST-SUBSET-PODS")} == {
-        "NAME": "api-zones", "WORKLOAD-KIND": "Deployment", "WORKLOAD": "api", "FIRST-SUBSET-PODS": "2"}
+        "NAME": "api-zones",
+        "WORKLOAD-KIND": "Deployment",
+        "WORKLOAD": "api",
+        "FIRST-SUBSET-PODS": "2",
+    }
 
     # Drain: the evictions give zone-a's slots back, so the replacements are admitted into zone-a
     # again and wait Pending on the cordoned node (Fixed strategy: nobody moves them).
@@ -115,7 +130,8 @@ def test_the_readme_session(playground: Playground) -> None:
     assert all(p["metadata"]["labels"].get("zone") == "a" for p in pending)
     assert by_subset(pods) == {"zone-a": 2, "zone-b": 2, "zone-c": 6}
     assert {r["NAME"]: r["STATUS"] for r in table(pg.run(PODS))} == {
-        p["metadata"]["name"]: p["status"]["phase"] for p in pods}
+        p["metadata"]["name"]: p["status"]["phase"] for p in pods
+    }
 
     # Scale down: the ReplicaSet controller deletes exactly the pods `spreadgate rank` names.
     predicted = pg.run(RANK).split()

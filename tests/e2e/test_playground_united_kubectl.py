@@ -46,10 +46,18 @@ def test_the_readme_united_session(playground: Playground) -> None:
     out = pg.run(APPLY)
     assert "uniteddeployment.spreadgate.dev/web-burst created" in out
     assert "horizontalpodautoscaler.autoscaling/web-burst created" in out
-    wait_until(lambda: ready_per_subset(pg, {"ecs": "4/4", "serverless": "2/2"}), 60, "4 pods on ecs and 2 serverless")
+    wait_until(
+        lambda: ready_per_subset(pg, {"ecs": "4/4", "serverless": "2/2"}),
+        60,
+        "4 pods on ecs and 2 serverless",
+    )
     row = table(pg.run(GET))[0]
     assert {key: row[key] for key in ("NAME", "DESIRED", "CURRENT", "READY")} == {
-        "NAME": "web-burst", "DESIRED": "6", "CURRENT": "6", "READY": "6"}
+        "NAME": "web-burst",
+        "DESIRED": "6",
+        "CURRENT": "6",
+        "READY": "6",
+    }
     assert "uniteddeployment.spreadgate.dev/web-burst scaled" in pg.run(SCALE_UP)
     wait_until(lambda: ready_per_subset(pg, {"ecs": "4/4", "serverless": "6/6"}), 60, "the scale-up to 10")
     assert "uniteddeployment.spreadgate.dev/web-burst scaled" in pg.run(SCALE_DOWN)

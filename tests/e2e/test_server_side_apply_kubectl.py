@@ -28,9 +28,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.kubectl, pytest.mark.timeout(180)]
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "manifests" / "examples"
 PLAYGROUND = re.compile(r"^# Playground: (.*)$", re.M)
-RESOURCE = {"Deployment": "apps/v1/deployments", "WorkloadSpread": "spreadgate.dev/v1alpha1/workloadspreads",
-            "UnitedDeployment": "spreadgate.dev/v1beta1/uniteddeployments",
-            "HorizontalPodAutoscaler": "autoscaling/v2/horizontalpodautoscalers"}
+RESOURCE = {
+    "Deployment": "apps/v1/deployments",
+    "WorkloadSpread": "spreadgate.dev/v1alpha1/workloadspreads",
+    "UnitedDeployment": "spreadgate.dev/v1beta1/uniteddeployments",
+    "HorizontalPodAutoscaler": "autoscaling/v2/horizontalpodautoscalers",
+}
 
 
 def playground_examples() -> list[Path]:
@@ -51,8 +54,9 @@ class Kubectl:
         self.home = home
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([self.kubectl, *args], env=self.env, capture_output=True, text=True, timeout=60,
-                              check=False)
+        return subprocess.run(
+            [self.kubectl, *args], env=self.env, capture_output=True, text=True, timeout=60, check=False
+        )
 
     def ok(self, *args: str) -> str:
         done = self.run(*args)
@@ -84,16 +88,21 @@ def docs_of(example: str) -> list[dict[str, Any]]:
 
 
 def appliers(obj: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    return {(e["manager"], e["operation"], e.get("subresource", "")): e["fieldsV1"]
-            for e in obj["metadata"]["managedFields"]}
-
-
+    return {
+        (e["manager"], e["operation"], e.get("subresource", "")): e["fieldsV1"]
+        for e in obj["metadata"]["managedFields"]
+    }
 
 
 def test_every_playground_example_applies_server_side_again_changed_and_back(kubectl: Kubectl) -> None:
     examples = playground_examples()
-    assert {e.name for e in examples} >= {"elastic-pool.yaml", "spot-fallback-adaptive.yaml", "ud-cpu-platforms.yaml",
-                                          "ud-ecs-then-serverless.yaml", "zones-20-20-60.yaml"}
+    assert {e.name for e in examples} >= {
+        "elastic-pool.yaml",
+        "spot-fallback-adaptive.yaml",
+        "ud-cpu-platforms.yaml",
+        "ud-ecs-then-serverless.yaml",
+        "zones-20-20-60.yaml",
+    }
     for example in examples:
         docs = list(yaml.safe_load_all(example.read_text(encoding="utf-8")))
         before = [kubectl.get(d["kind"], d["metadata"]["name"]) for d in docs]
@@ -105,8 +114,16 @@ def test_every_playground_example_applies_server_side_again_changed_and_back(kub
             # An unchanged configuration writes nothing.
             after = kubectl.get(doc["kind"], doc["metadata"]["name"])
             assert after["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"], example.name
-        labelled = [{**d, "metadata": {**d["metadata"], "labels": {**d["metadata"].get("labels", {}),
-                                                                    "changed": "yes"}}} for d in docs]
+        labelled = [
+            {
+                **d,
+                "metadata": {
+                    **d["metadata"],
+                    "labels": {**d["metadata"].get("labels", {}), "changed": "yes"},
+                },
+            }
+            for d in docs
+        ]
         kubectl.ok("apply", "--server-side", "-f", kubectl.write(f"labelled-{example.name}", labelled))
         for doc in docs:
             assert kubectl.get(doc["kind"], doc["metadata"]["name"])["metadata"]["labels"]["changed"] == "yes"
@@ -130,8 +147,10 @@ def test_a_changed_field_then_a_scale_conflict_then_force(kubectl: Kubectl) -> N
     refused = kubectl.run("apply", "--server-side", "-f", conflicting)
     assert refused.returncode == 1
     assert refused.stderr.startswith(
-        'error: Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: '
-        ".spec.replicas\n")
+        "error: Apply failed with 1 conflict: "
+        'conflict with "kubectl" with subresource "scale" using apps/v1: '
+        ".spec.replicas\n"
+    )
     assert "--force-conflicts" in refused.stderr
     assert kubectl.get("Deployment", "web")["spec"]["replicas"] == 7
     kubectl.ok("apply", "--server-side", "--force-conflicts", "-f", conflicting)
@@ -150,20 +169,26 @@ def test_another_field_manager_conflicts_on_a_list_map_item_field(kubectl: Kubec
     assert refused.returncode == 1
     assert refused.stderr.startswith(
         'error: Apply failed with 2 conflicts: conflicts with "kubectl":\n'
-        '- .spec.subsets[name="zone-a"].maxReplicas\n- .spec.subsets[name="zone-c"].maxReplicas\n')
+        '- .spec.subsets[name="zone-a"].maxReplicas\n- .spec.subsets[name="zone-c"].maxReplicas\n'
+    )
     kubectl.ok("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", path)
     forced = kubectl.get("WorkloadSpread", "api-zones")
     assert [s.get("maxReplicas") for s in forced["spec"]["subsets"]] == ["30%", "20%", "50%"]
     owners = appliers(forced)
     subsets = owners[("other", "Apply", "")]["f:spec"]["f:subsets"]
     assert subsets['k:{"name":"zone-a"}']["f:maxReplicas"] == {}
-    assert "f:maxReplicas" not in owners[("kubectl", "Apply", "")]["f:spec"]["f:subsets"]['k:{"name":"zone-a"}']
+    assert (
+        "f:maxReplicas" not in owners[("kubectl", "Apply", "")]["f:spec"]["f:subsets"]['k:{"name":"zone-a"}']
+    )
 
 
 def test_admission_and_dry_run_apply_to_server_side_applies(kubectl: Kubectl) -> None:
     invalid = EXAMPLES / "invalid" / "percent-sum-over-100.yaml"
     refused = kubectl.run("apply", "--server-side", "-f", str(invalid))
-    assert refused.returncode == 1 and 'admission webhook "vws.spreadgate.dev" denied the request' in refused.stderr
+    assert (
+        refused.returncode == 1
+        and 'admission webhook "vws.spreadgate.dev" denied the request' in refused.stderr
+    )
     name = yaml.safe_load(invalid.read_text(encoding="utf-8"))["metadata"]["name"]
     assert kubectl.run("get", "sgws", name).returncode == 1
     (spread,) = docs_of("spot-fallback-adaptive.yaml")

@@ -24,8 +24,12 @@ def run_json(name: str, capsys: pytest.CaptureFixture[str]) -> list[dict[str, ob
 
 def test_elastic_pool_scale_down_removes_the_elastic_pods_first(capsys: pytest.CaptureFixture[str]) -> None:
     steps = run_json("elastic-pool", capsys)
-    assert [s["subsets"] for s in steps] == [{"on-prem": 0, "elastic": 0}, {"on-prem": 100, "elastic": 30},
-                                             {"on-prem": 100, "elastic": 10}, {"on-prem": 90, "elastic": 0}]
+    assert [s["subsets"] for s in steps] == [
+        {"on-prem": 0, "elastic": 0},
+        {"on-prem": 100, "elastic": 30},
+        {"on-prem": 100, "elastic": 10},
+        {"on-prem": 90, "elastic": 0},
+    ]
     assert {p["subset"] for p in steps[2]["removed"]} == {"elastic"} and len(steps[2]["removed"]) == 20
     assert steps[1]["zones"] == {"cloud-1": 30, "dc-1": 100}
 
@@ -87,10 +91,12 @@ def _scenario_for(kind: str, api_version: str, tmp_path: Path, group: str = "spr
     return str(path)
 
 
-@pytest.mark.parametrize(("kind", "api_version"), [
-    ("ReplicaSet", "apps/v1"), ("StatefulSet", "apps/v1"), ("Job", "batch/v1")])
-def test_every_workload_kind_of_the_cluster_is_simulated(kind: str, api_version: str, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("kind", "api_version"), [("ReplicaSet", "apps/v1"), ("StatefulSet", "apps/v1"), ("Job", "batch/v1")]
+)
+def test_every_workload_kind_of_the_cluster_is_simulated(
+    kind: str, api_version: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["simulate", _scenario_for(kind, api_version, tmp_path), "-o", "json"]) == 0
     steps = json.loads(capsys.readouterr().out)["steps"]
     assert steps[1]["subsets"] == {"zone-a": 2, "zone-b": 2, "zone-c": 2}
@@ -100,10 +106,13 @@ def test_every_workload_kind_of_the_cluster_is_simulated(kind: str, api_version:
         assert steps[2]["subsets"]["zone-c"] == 0 and steps[2]["replicas"] == 3
 
 
-def test_a_kruise_spread_is_simulated_like_a_spreadgate_one(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["simulate", _scenario_for("ReplicaSet", "apps/v1", tmp_path, "apps.kruise.io"), "-o",
-                 "json"]) == 0
+def test_a_kruise_spread_is_simulated_like_a_spreadgate_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["simulate", _scenario_for("ReplicaSet", "apps/v1", tmp_path, "apps.kruise.io"), "-o", "json"])
+        == 0
+    )
     steps = json.loads(capsys.readouterr().out)["steps"]
     assert steps[1]["subsets"] == {"zone-a": 2, "zone-b": 2, "zone-c": 2}
 
@@ -118,8 +127,9 @@ def test_identical_runs_print_identical_reports(capsys: pytest.CaptureFixture[st
     # with the default seed they are reproducible too.
     assert tables[0] == tables[1]
     # The shipped scenario's last step is the documented percentage caveat, flagged in the report.
-    assert re.search(r"^4\s+scale to 10\s+0\s+10\s+4\s+4\s+2\s+0\s+zone-c:10\s+zone-a \+2, zone-b \+2$", tables[0],
-                     re.M), tables[0]
+    assert re.search(
+        r"^4\s+scale to 10\s+0\s+10\s+4\s+4\s+2\s+0\s+zone-c:10\s+zone-a \+2, zone-b \+2$", tables[0], re.M
+    ), tables[0]
 
 
 def test_identical_json_reports_name_the_same_pods(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,18 +22,32 @@ CLUSTER_ROLES = "rbac.authorization.k8s.io/v1/clusterroles"
 
 
 def _deployment(replicas: int) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
+            },
+        },
+    }
 
 
 def _spread() -> dict[str, Any]:
     term = {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "default"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": [{"name": "a", "maxReplicas": 2, "requiredNodeSelectorTerm": term}, {"name": "b"}]}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws", "namespace": "default"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": [{"name": "a", "maxReplicas": 2, "requiredNodeSelectorTerm": term}, {"name": "b"}],
+        },
+    }
 
 
 @pytest.fixture
@@ -46,9 +60,15 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
 
 def test_components_run_as_their_service_accounts_without_a_refusal(stack: Stack) -> None:
     assert stack.client is not None
-    who = stack.client.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-                               body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
-    assert who["status"]["userInfo"]["username"] == "system:serviceaccount:spreadgate-system:spreadgate-controller"
+    who = stack.client.request(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+    )
+    assert (
+        who["status"]["userInfo"]["username"]
+        == "system:serviceaccount:spreadgate-system:spreadgate-controller"
+    )
     with pytest.raises(KubeError) as denied:  # nothing in the shipped RBAC lets it read Secrets
         stack.client.request("GET", "/api/v1/secrets")
     assert denied.value.status == 403 and denied.value.reason == "Forbidden"
@@ -75,7 +95,9 @@ def test_a_grant_missing_from_the_manifests_is_a_403_the_stack_shows(stack: Stac
     stack.settle()
     refused = [r for r in stack.cluster.refusals if "spreadgate-controller" in r]
     assert refused, "the controller patches pods (deletion cost); without the grant it must be refused"
-    assert any('cannot patch resource "pods" in API group "" in the namespace "default"' in r for r in refused)
+    assert any(
+        'cannot patch resource "pods" in API group "" in the namespace "default"' in r for r in refused
+    )
 
 
 def test_the_shipped_rbac_follows_the_namespace_it_is_installed_in() -> None:
@@ -83,12 +105,15 @@ def test_the_shipped_rbac_follows_the_namespace_it_is_installed_in() -> None:
     try:
         install_product_rbac(api, "platform")
         controller = service_account_user("platform", "spreadgate-controller")
-        lease = request_attributes("PUT", "/apis/coordination.k8s.io/v1/namespaces/platform/leases/spreadgate-controller")
+        lease = request_attributes(
+            "PUT", "/apis/coordination.k8s.io/v1/namespaces/platform/leases/spreadgate-controller"
+        )
         assert api.authorizer.authorize(controller, lease).allowed
         pods = request_attributes("PATCH", "/api/v1/namespaces/default/pods/p")
         assert api.authorizer.authorize(controller, pods).allowed
-        assert not api.authorizer.authorize(service_account_user("spreadgate-system", "spreadgate-controller"),
-                                            pods).allowed
+        assert not api.authorizer.authorize(
+            service_account_user("spreadgate-system", "spreadgate-controller"), pods
+        ).allowed
         webhook = service_account_user("platform", "spreadgate-webhook")
         assert not api.authorizer.authorize(webhook, pods).allowed  # the webhook only reads pods
     finally:

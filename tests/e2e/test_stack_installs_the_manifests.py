@@ -42,21 +42,27 @@ def stack() -> Any:
 def test_registered_configurations_are_the_shipped_ones_but_for_the_client_config(stack: Stack) -> None:
     shipped = {doc["kind"]: doc for doc in yaml.safe_load_all(SHIPPED.read_text(encoding="utf-8"))}
     assert stack.hook is not None
-    for resource, kind in ((MUTATING, "MutatingWebhookConfiguration"),
-                           (VALIDATING, "ValidatingWebhookConfiguration")):
+    for resource, kind in (
+        (MUTATING, "MutatingWebhookConfiguration"),
+        (VALIDATING, "ValidatingWebhookConfiguration"),
+    ):
         registered = stack.api.get(resource, None, "spreadgate")
         # The API server fills in defaults the file leaves out; compare the fields the file sets.
         expected = _without_client_config(shipped[kind])
         actual = _without_client_config(registered)
         for want, got in zip(expected["webhooks"], actual["webhooks"], strict=True):
             assert {key: got.get(key) for key in want} == want, want["name"]
-        assert [hook["name"] for hook in actual["webhooks"]] == [hook["name"] for hook in expected["webhooks"]]
+        assert [hook["name"] for hook in actual["webhooks"]] == [
+            hook["name"] for hook in expected["webhooks"]
+        ]
         for hook, source in zip(registered["webhooks"], shipped[kind]["webhooks"], strict=True):
             assert hook["clientConfig"]["url"] == stack.hook.url + source["clientConfig"]["service"]["path"]
             assert hook["clientConfig"]["caBundle"]
 
 
-@pytest.mark.parametrize("example", ["ud-min-above-max.yaml", "ud-two-templates.yaml", "ud-partition-deployment.yaml"])
+@pytest.mark.parametrize(
+    "example", ["ud-min-above-max.yaml", "ud-two-templates.yaml", "ud-partition-deployment.yaml"]
+)
 def test_an_invalid_uniteddeployment_is_refused_as_on_a_real_install(stack: Stack, example: str) -> None:
     obj = yaml.safe_load((INVALID / example).read_text(encoding="utf-8"))
     with pytest.raises(ApiError) as refused:

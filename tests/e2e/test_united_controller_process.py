@@ -16,8 +16,10 @@ from united_kit import UDS, pools, replicas_of, term, united
 from py_engine.assembled_stack import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
-SUBSETS: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")},
-                                 {"name": "b", "nodeSelectorTerm": term("b")}]
+SUBSETS: list[dict[str, Any]] = [
+    {"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")},
+    {"name": "b", "nodeSelectorTerm": term("b")},
+]
 
 
 def test_leader_elected_process_runs_the_united_controller(tmp_path: Path) -> None:
@@ -26,9 +28,22 @@ def test_leader_elected_process_runs_the_united_controller(tmp_path: Path) -> No
         log = tmp_path / "controller.log"
         with log.open("w", encoding="utf-8") as sink:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "py_engine.cli", "controller", "--kubeconfig",
-                 str(stack.cluster.kubeconfig_path), "--leader-elect", "--lease-namespace", "default",
-                 "--log-format", "json"], stdout=sink, stderr=sink)
+                [
+                    sys.executable,
+                    "-m",
+                    "py_engine.cli",
+                    "controller",
+                    "--kubeconfig",
+                    str(stack.cluster.kubeconfig_path),
+                    "--leader-elect",
+                    "--lease-namespace",
+                    "default",
+                    "--log-format",
+                    "json",
+                ],
+                stdout=sink,
+                stderr=sink,
+            )
             try:
                 try:
                     wait_until(lambda: replicas_of(stack) == {"a": 1, "b": 2}, 60, "the subset Deployments")

@@ -23,8 +23,10 @@ from py_engine.workloadspread.controller.runtime.loop import LoopOptions
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 ADAPTIVE = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 600, "unschedulableDuration": 600}}
-SUBSETS: list[dict[str, Any]] = [{"name": "on-prem", "maxReplicas": 3, "nodeSelectorTerm": term("on-prem")},
-                                 {"name": "elastic", "nodeSelectorTerm": term("elastic")}]
+SUBSETS: list[dict[str, Any]] = [
+    {"name": "on-prem", "maxReplicas": 3, "nodeSelectorTerm": term("on-prem")},
+    {"name": "elastic", "nodeSelectorTerm": term("elastic")},
+]
 
 
 def until_pods(stack: Stack, want: dict[str, int], what: str, *, placed_only: bool = False) -> None:
@@ -34,31 +36,51 @@ def until_pods(stack: Stack, want: dict[str, int], what: str, *, placed_only: bo
         wait_until(lambda: pods_per_subset(stack, "web", placed_only=placed_only) == want, 60, what)
     except TimeoutError as exc:
         status = stack.api.get(UDS, "default", "web").get("status")
-        raise AssertionError(f"{exc}: pods per subset {pods_per_subset(stack, 'web')}, pending "
-                             f"{pending_per_subset(stack, 'web')}, status {status}") from None
+        raise AssertionError(
+            f"{exc}: pods per subset {pods_per_subset(stack, 'web')}, pending "
+            f"{pending_per_subset(stack, 'web')}, status {status}"
+        ) from None
 
 
 def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
-    with Stack(pools("on-prem", "elastic", taint="on-prem"), virtual=False, workdir=tmp_path,
-               options=LoopOptions(resync_seconds=3600),
-               united_options=UnitedOptions(resync_seconds=3600)) as stack:
+    with Stack(
+        pools("on-prem", "elastic", taint="on-prem"),
+        virtual=False,
+        workdir=tmp_path,
+        options=LoopOptions(resync_seconds=3600),
+        united_options=UnitedOptions(resync_seconds=3600),
+    ) as stack:
         stack.create(UDS, united("web", 4, SUBSETS, schedule=ADAPTIVE))
-        until_pods(stack, {"elastic": 4}, "4 pods on the elastic pool (no on-prem node fits)", placed_only=True)
+        until_pods(
+            stack, {"elastic": 4}, "4 pods on the elastic pool (no on-prem node fits)", placed_only=True
+        )
         scale(stack, "web", 6)  # what `kubectl scale sgud/web --replicas 6` does
         until_pods(stack, {"elastic": 6}, "6 elastic pods", placed_only=True)
         for node in stack.api.list("v1/nodes", None)["items"]:
             if node["metadata"]["labels"]["node.spreadgate.dev/pool"] == "on-prem":
                 stack.api.patch("v1/nodes", None, node["metadata"]["name"], {"spec": {"taints": []}}, "merge")
         scale(stack, "web", 9)  # capacity goes to the first subset now that a node fits
-        until_pods(stack, {"on-prem": 3, "elastic": 6}, "3 on-prem pods once the pool accepts pods", placed_only=True)
+        until_pods(
+            stack, {"on-prem": 3, "elastic": 6}, "3 on-prem pods once the pool accepts pods", placed_only=True
+        )
         # Adaptive keeps a subset's ready pods (docs/uniteddeployment.md): scaled down while the third
         # on-prem pod is placed but not Ready yet, 2 on-prem + 5 elastic is as stable an answer as 3 + 4.
-        wait_until(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get("readyReplicas") == 9,
-             60, "the controller to see all 9 pods Ready")
+        wait_until(
+            lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get("readyReplicas") == 9,
+            60,
+            "the controller to see all 9 pods Ready",
+        )
         scale(stack, "web", 7)  # the last subset empties first
         until_pods(stack, {"on-prem": 3, "elastic": 4}, "scale-down from elastic")
-        status = wait_until(lambda: (s := stack.api.get(UDS, "default", "web").get("status")) and s.get(
-            "readyReplicas") == 7 and s, 60, "status readyReplicas 7")
+        status = wait_until(
+            lambda: (
+                (s := stack.api.get(UDS, "default", "web").get("status"))
+                and s.get("readyReplicas") == 7
+                and s
+            ),
+            60,
+            "status readyReplicas 7",
+        )
         assert status["labelSelector"] == "app=web"
         assert stack.manager is not None and stack.united_controller is not None
         assert stack.united_controller.metrics.syncs.value(result="success") > 0
@@ -70,42 +92,87 @@ def test_kubectl_scale_sgud(tmp_path: Path) -> None:
     """`kubectl apply` a UnitedDeployment, `kubectl scale sgud/web --replicas N` (the /scale path an
     HPA takes), and `kubectl get sgud` reading the status the controller wrote."""
     kubeconfig = tmp_path / "kubeconfig"
-    fixed = [{"name": "on-prem", "maxReplicas": 2, "nodeSelectorTerm": term("on-prem")},
-             {"name": "elastic", "nodeSelectorTerm": term("elastic")}]
+    fixed = [
+        {"name": "on-prem", "maxReplicas": 2, "nodeSelectorTerm": term("on-prem")},
+        {"name": "elastic", "nodeSelectorTerm": term("elastic")},
+    ]
     manifest = tmp_path / "ud.yaml"
     manifest.write_text(yaml.safe_dump(united("web", 1, fixed)), encoding="utf-8")
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
 
     def kubectl(*args: str) -> str:
         assert KUBECTL is not None
-        done = subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        done = subprocess.run(
+            [KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
         assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
         return done.stdout
 
-    with Stack(pools("on-prem", "elastic"), virtual=False, workdir=tmp_path, kubeconfig_out=kubeconfig,
-               options=LoopOptions(resync_seconds=3600), united_options=UnitedOptions(resync_seconds=3600)) as stack:
+    with Stack(
+        pools("on-prem", "elastic"),
+        virtual=False,
+        workdir=tmp_path,
+        kubeconfig_out=kubeconfig,
+        options=LoopOptions(resync_seconds=3600),
+        united_options=UnitedOptions(resync_seconds=3600),
+    ) as stack:
         kubectl("apply", "-f", str(manifest))
-        wait_until(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 1}, 60, "1 on-prem pod")
+        wait_until(
+            lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 1}, 60, "1 on-prem pod"
+        )
         kubectl("scale", "sgud/web", "--replicas", "5")
-        wait_until(lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 2, "elastic": 3}, 60,
-             "2 on-prem and 3 elastic pods")
-        scale_obj = wait_until(lambda: (s := json.loads(kubectl(
-            "get", "--raw", "/apis/spreadgate.dev/v1beta1/namespaces/default/uniteddeployments/web/scale")))
-            and s.get("status", {}).get("replicas") == 5 and s, 60, "the scale subresource to read 5")
+        wait_until(
+            lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 2, "elastic": 3},
+            60,
+            "2 on-prem and 3 elastic pods",
+        )
+        scale_obj = wait_until(
+            lambda: (
+                (
+                    s := json.loads(
+                        kubectl(
+                            "get",
+                            "--raw",
+                            "/apis/spreadgate.dev/v1beta1/namespaces/default/uniteddeployments/web/scale",
+                        )
+                    )
+                )
+                and s.get("status", {}).get("replicas") == 5
+                and s
+            ),
+            60,
+            "the scale subresource to read 5",
+        )
         assert scale_obj["status"]["selector"] == "app=web"
-        table = wait_until(lambda: (t := kubectl("get", "sgud", "web").split("\n")) and t[1].split()[:5] == [
-            "web", "5", "5", "5", "5"] and t, 60, "kubectl get sgud to print 5 ready")
+        table = wait_until(
+            lambda: (
+                (t := kubectl("get", "sgud", "web").split("\n"))
+                and t[1].split()[:5] == ["web", "5", "5", "5", "5"]
+                and t
+            ),
+            60,
+            "kubectl get sgud to print 5 ready",
+        )
         assert table[0].split()[:5] == ["NAME", "DESIRED", "CURRENT", "UPDATED", "READY"]
 
 
 def test_kruise_timing_in_real_time_moves_the_share_after_the_critical_time(tmp_path: Path) -> None:
     quick = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 2, "unschedulableDuration": 600}}
-    with Stack(pools("on-prem", "elastic", taint="on-prem"), virtual=False, workdir=tmp_path,
-               options=LoopOptions(resync_seconds=3600),
-               united_options=UnitedOptions(resync_seconds=3600)) as stack:
-        stack.create(UDS, united("web", 4, SUBSETS, schedule=quick, annotations={NODE_FIT_ANNOTATION: "false"}))
-        wait_until(lambda: pods_per_subset(stack, "web") == {"on-prem": 3, "elastic": 1}, 30,
-             "on-prem's share created, Pending")
+    with Stack(
+        pools("on-prem", "elastic", taint="on-prem"),
+        virtual=False,
+        workdir=tmp_path,
+        options=LoopOptions(resync_seconds=3600),
+        united_options=UnitedOptions(resync_seconds=3600),
+    ) as stack:
+        stack.create(
+            UDS, united("web", 4, SUBSETS, schedule=quick, annotations={NODE_FIT_ANNOTATION: "false"})
+        )
+        wait_until(
+            lambda: pods_per_subset(stack, "web") == {"on-prem": 3, "elastic": 1},
+            30,
+            "on-prem's share created, Pending",
+        )
         wait_until(lambda: pods_per_subset(stack, "web") == {"elastic": 4}, 30, "the share moved after 2 s")
         entry = stack.api.get(UDS, "default", "web")["status"]["subsetStatuses"][0]
         assert entry["name"] == "on-prem" and entry["conditions"][0]["status"] == "False"

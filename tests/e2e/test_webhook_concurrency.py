@@ -58,28 +58,73 @@ def processes(env: KubeEnv) -> Iterator[list[WebhookProcess]]:
 
 def owner_objects(env: KubeEnv) -> dict[str, Any]:
     template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.client.create(DEPLOYMENTS, "default", {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
-        "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
-    return env.client.create(REPLICASETS, "default", {
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": "web-abc", "labels": {"app": "web", "pod-template-hash": "abc"},
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
-                                          "uid": dep["metadata"]["uid"], "controller": True}]},
-        "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
+    dep = env.client.create(
+        DEPLOYMENTS,
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+        },
+    )
+    return env.client.create(
+        REPLICASETS,
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": "web-abc",
+                "labels": {"app": "web", "pod-template-hash": "abc"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": "web",
+                        "uid": dep["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+        },
+    )
 
 
 def review(rs: dict[str, Any]) -> dict[str, Any]:
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"generateName": "web-abc-", "namespace": "default",
-                        "labels": {"app": "web", "pod-template-hash": "abc"},
-                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc",
-                                             "uid": rs["metadata"]["uid"], "controller": True}]},
-           "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": str(uuid.uuid4()), "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                        "resource": {"group": "", "version": "v1", "resource": "pods"}, "namespace": "default",
-                        "operation": "CREATE", "object": pod, "dryRun": False}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": "web-abc-",
+            "namespace": "default",
+            "labels": {"app": "web", "pod-template-hash": "abc"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "web-abc",
+                    "uid": rs["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": str(uuid.uuid4()),
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "default",
+            "operation": "CREATE",
+            "object": pod,
+            "dryRun": False,
+        },
+    }
 
 
 def metric(http: urllib3.PoolManager, url: str, name: str) -> float:
@@ -97,16 +142,22 @@ def run_burst(env: KubeEnv, procs: list[WebhookProcess], pods: int, tmp_path: Pa
     env.faults.force_errors(409)  # ~40 writes at 10 % could see none; the first one conflicts for certain
     for i in range(n_procs):
         procs.append(WebhookProcess(env.kubeconfig, cert, key, tmp_path / f"webhook-{i}.log"))
-    http = urllib3.PoolManager(maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem,
-                               retries=False)
+    http = urllib3.PoolManager(
+        maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem, retries=False
+    )
     try:
         for p in procs:
             wait_until(lambda p=p: http.request("GET", p.url + "/readyz").status == 200, 30, "webhook ready")
         reviews = [review(rs) for _ in range(pods)]
 
         def send(i: int) -> dict[str, Any]:
-            resp = http.request("POST", procs[i % len(procs)].url + "/mutate/pods", body=json.dumps(reviews[i]),
-                                headers={"Content-Type": "application/json"}, timeout=30)
+            resp = http.request(
+                "POST",
+                procs[i % len(procs)].url + "/mutate/pods",
+                body=json.dumps(reviews[i]),
+                headers={"Content-Type": "application/json"},
+                timeout=30,
+            )
             assert resp.status == 200, resp.data[:300]
             out: dict[str, Any] = json.loads(resp.data)["response"]
             assert out["uid"] == reviews[i]["request"]["uid"]
@@ -141,18 +192,22 @@ def run_burst(env: KubeEnv, procs: list[WebhookProcess], pods: int, tmp_path: Pa
         assert set(entry.get("creatingPods") or {}) == uids[entry["name"]]
         assert entry["missingReplicas"] == 0
     conflicts = env.faults.counts["409"]
-    print(f"\n{pods} pods, {n_procs} webhook processes: {int(writes)} status writes "
-          f"({writes / pods:.3f} per pod), {conflicts} injected 409s")
+    print(
+        f"\n{pods} pods, {n_procs} webhook processes: {int(writes)} status writes "
+        f"({writes / pods:.3f} per pod), {conflicts} injected 409s"
+    )
     assert conflicts > 0
     assert writes / pods <= 0.1, writes
 
 
-def test_500_concurrent_creates_two_processes(env: KubeEnv, processes: list[WebhookProcess],
-                                              tmp_path: Path) -> None:
+def test_500_concurrent_creates_two_processes(
+    env: KubeEnv, processes: list[WebhookProcess], tmp_path: Path
+) -> None:
     run_burst(env, processes, 500, tmp_path, 2)
 
 
 @pytest.mark.stress
-def test_2000_concurrent_creates_four_processes(env: KubeEnv, processes: list[WebhookProcess],
-                                                tmp_path: Path) -> None:
+def test_2000_concurrent_creates_four_processes(
+    env: KubeEnv, processes: list[WebhookProcess], tmp_path: Path
+) -> None:
     run_burst(env, processes, 2000, tmp_path, 4)

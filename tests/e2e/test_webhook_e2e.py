@@ -37,10 +37,24 @@ pytestmark = pytest.mark.e2e
 
 def zone_nodes() -> list[dict[str, Any]]:
     cap = {"cpu": "64", "memory": "256Gi", "pods": 110}
-    return nodes_from_description({"pools": [
-        {"name": f"zone-{z}", "count": 2, "labels": {ZONE: f"zone-{z}"}, "capacity": cap,
-         **({"taints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}]} if z == "c" else {})}
-        for z in "abc"]})
+    return nodes_from_description(
+        {
+            "pools": [
+                {
+                    "name": f"zone-{z}",
+                    "count": 2,
+                    "labels": {ZONE: f"zone-{z}"},
+                    "capacity": cap,
+                    **(
+                        {"taints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}]}
+                        if z == "c"
+                        else {}
+                    ),
+                }
+                for z in "abc"
+            ]
+        }
+    )
 
 
 def zone_term(zone: str) -> dict[str, Any]:
@@ -48,21 +62,41 @@ def zone_term(zone: str) -> dict[str, Any]:
 
 
 SUBSETS = [
-    {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": zone_term("a"),
-     "patch": {"metadata": {"labels": {"subset": "a"}}}},
-    {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": zone_term("b"),
-     "patch": {"metadata": {"labels": {"subset": "b"}}}},
-    {"name": "c", "requiredNodeSelectorTerm": zone_term("c"),
-     "tolerations": [{"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
-     "patch": {"metadata": {"labels": {"subset": "c"}}}},
+    {
+        "name": "a",
+        "maxReplicas": 3,
+        "requiredNodeSelectorTerm": zone_term("a"),
+        "patch": {"metadata": {"labels": {"subset": "a"}}},
+    },
+    {
+        "name": "b",
+        "maxReplicas": 2,
+        "requiredNodeSelectorTerm": zone_term("b"),
+        "patch": {"metadata": {"labels": {"subset": "b"}}},
+    },
+    {
+        "name": "c",
+        "requiredNodeSelectorTerm": zone_term("c"),
+        "tolerations": [{"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
+        "patch": {"metadata": {"labels": {"subset": "c"}}},
+    },
 ]
 
 
 def deployment(name: str, replicas: int, image: str = "nginx:1") -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}},
-                                  "spec": {"containers": [{"name": "app", "image": image}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": image}]},
+            },
+        },
+    }
 
 
 class Env:
@@ -70,8 +104,11 @@ class Env:
         self.cluster, self.hook, self.api = cluster, hook, cluster.api
 
     def pods(self, app: str = "web") -> list[dict[str, Any]]:
-        return [p for p in self.api.list("v1/pods", "default", label_selector=f"app={app}")["items"]
-                if not p["metadata"].get("deletionTimestamp")]
+        return [
+            p
+            for p in self.api.list("v1/pods", "default", label_selector=f"app={app}")["items"]
+            if not p["metadata"].get("deletionTimestamp")
+        ]
 
     def by_subset(self, app: str = "web") -> Counter[str]:
         out: Counter[str] = Counter()
@@ -90,15 +127,26 @@ def env(tmp_path: Path) -> Iterator[Env]:
     cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
     cluster.api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
     cert, key = write_cert(tmp_path)
-    hook = Webhook(WebhookOptions(cert_file=cert, key_file=key, kubeconfig=str(cluster.kubeconfig_path),
-                                  host="127.0.0.1", port=0, threads=16, watch_timeout_seconds=30))
+    hook = Webhook(
+        WebhookOptions(
+            cert_file=cert,
+            key_file=key,
+            kubeconfig=str(cluster.kubeconfig_path),
+            host="127.0.0.1",
+            port=0,
+            threads=16,
+            watch_timeout_seconds=30,
+        )
+    )
     try:
         hook.start()
         assert hook.view.wait_ready(10)
         for cfg in webhook_configs(hook.url):
-            resource = ("admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
-                        if cfg["kind"].startswith("Mutating") else
-                        "admissionregistration.k8s.io/v1/validatingwebhookconfigurations")
+            resource = (
+                "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+                if cfg["kind"].startswith("Mutating")
+                else "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+            )
             cluster.api.create(resource, None, cfg)
         cluster.start()
         yield Env(cluster, hook)
@@ -111,7 +159,8 @@ def check_injection(pod: dict[str, Any]) -> None:
     subset = json.loads(pod["metadata"]["annotations"][MATCHED_ANNOTATION])["subset"]
     assert pod["metadata"]["labels"]["subset"] == subset
     terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"]
+        "nodeSelectorTerms"
+    ]
     assert terms == [zone_term(subset)]
     tolerations = pod["spec"].get("tolerations") or []
     assert any(t.get("key") == "spot" for t in tolerations) == (subset == "c")
@@ -135,20 +184,45 @@ def test_scale_0_to_20_splits_3_2_15_and_deletes_free_slots(env: Env) -> None:
     # Deleting a pod of subset a frees its slot: the ReplicaSet's replacement lands in a.
     victim = next(p for p in env.pods() if p["metadata"]["labels"]["subset"] == "a")
     env.api.delete("v1/pods", "default", victim["metadata"]["name"], grace_period_seconds=0)
-    wait_until(lambda: len(env.pods()) == 20 and victim["metadata"]["name"] not in
-               {p["metadata"]["name"] for p in env.pods()}, 20, "replacement pod")
+    wait_until(
+        lambda: (
+            len(env.pods()) == 20
+            and victim["metadata"]["name"] not in {p["metadata"]["name"] for p in env.pods()}
+        ),
+        20,
+        "replacement pod",
+    )
     assert env.by_subset() == Counter({"a": 3, "b": 2, "c": 15})
 
     # Evicting a pod of subset b frees its slot too.
     victim = next(p for p in env.pods() if p["metadata"]["labels"]["subset"] == "b")
-    env.api.create("v1/pods", "default", {"apiVersion": "policy/v1", "kind": "Eviction",
-                                           "metadata": {"name": victim["metadata"]["name"], "namespace": "default"}},
-                   subresource="eviction", name=victim["metadata"]["name"])
-    wait_until(lambda: len(env.pods()) == 20 and victim["metadata"]["name"] not in
-               {p["metadata"]["name"] for p in env.pods()}, 20, "replacement after eviction")
+    env.api.create(
+        "v1/pods",
+        "default",
+        {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": victim["metadata"]["name"], "namespace": "default"},
+        },
+        subresource="eviction",
+        name=victim["metadata"]["name"],
+    )
+    wait_until(
+        lambda: (
+            len(env.pods()) == 20
+            and victim["metadata"]["name"] not in {p["metadata"]["name"] for p in env.pods()}
+        ),
+        20,
+        "replacement after eviction",
+    )
     assert env.by_subset() == Counter({"a": 3, "b": 2, "c": 15})
     status = env.api.get(SPREADS_PATH, "default", "ws")["status"]
-    deleting = [k for v in status["versionedSubsetStatuses"].values() for s in v for k in (s.get("deletingPods") or {})]
+    deleting = [
+        k
+        for v in status["versionedSubsetStatuses"].values()
+        for s in v
+        for k in (s.get("deletingPods") or {})
+    ]
     assert len(deleting) == 2
 
 
@@ -157,8 +231,13 @@ def test_rolling_update_keeps_the_split(env: Env) -> None:
     env.api.create(SPREADS_PATH, "default", spread("ws", SUBSETS))
     # The spread arrived after the pods: they were admitted without a subset.
     wait_until(lambda: len(env.pods()) == 10, 20, "10 pods")
-    env.api.patch("apps/v1/deployments", "default", "web",
-                  {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}}, "strategic")
+    env.api.patch(
+        "apps/v1/deployments",
+        "default",
+        "web",
+        {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}},
+        "strategic",
+    )
 
     def rolled() -> bool:
         pods = env.pods()
@@ -177,7 +256,9 @@ def test_invalid_spread_is_rejected_by_the_validating_webhook(env: Env) -> None:
         env.api.create(SPREADS_PATH, "default", spread("two", [{"name": "a"}]))
     assert "targetRef" in str(dup.value)
     with pytest.raises(ApiError) as bad:
-        env.api.create(SPREADS_PATH, "default", spread("three", [{"name": "x", "maxReplicas": "5"}], target="other"))
+        env.api.create(
+            SPREADS_PATH, "default", spread("three", [{"name": "x", "maxReplicas": "5"}], target="other")
+        )
     assert bad.value.code in (400, 422) and "maxReplicas" in str(bad.value)
 
 

@@ -42,10 +42,18 @@ def examples(weight: float) -> int:
 
 def fuzz_settings(weight: float) -> Callable[[F], F]:
     """Per-test settings: no deadline (shared CI machines), slow/large inputs allowed."""
-    chosen: Callable[[F], F] = settings(max_examples=examples(weight), deadline=None, derandomize=DERANDOMIZE,
-                                        database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.filter_too_much, HealthCheck.large_base_example])
+    chosen: Callable[[F], F] = settings(
+        max_examples=examples(weight),
+        deadline=None,
+        derandomize=DERANDOMIZE,
+        database=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+            HealthCheck.large_base_example,
+        ],
+    )
     return chosen
 
 
@@ -57,11 +65,17 @@ unicode = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=40
 huge_text = st.integers(1_000, 200_000).map(lambda n: "\U0001d501" * n)  # 4-byte UTF-8 code points
 numbers = st.one_of(st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False))
 scalars = st.one_of(st.none(), st.booleans(), numbers, unicode)
-json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=5),
-                                                            st.dictionaries(unicode, inner, max_size=5)),
-                           max_leaves=20)
-junk = st.one_of(json_values, huge_text, st.integers(1, 250).map(lambda d: _nested(d)),
-                 st.lists(st.integers(), min_size=1000, max_size=5000))
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(unicode, inner, max_size=5)),
+    max_leaves=20,
+)
+junk = st.one_of(
+    json_values,
+    huge_text,
+    st.integers(1, 250).map(lambda d: _nested(d)),
+    st.lists(st.integers(), min_size=1000, max_size=5000),
+)
 
 
 def _nested(depth: int) -> Any:
@@ -80,122 +94,220 @@ DEP_UID = "dep-uid-1"
 ZONE = "topology.kubernetes.io/zone"
 
 caps = st.one_of(st.none(), st.integers(0, 50), st.sampled_from(["10%", "50%", "100%", "0%", "33%"]))
-node_term = st.fixed_dictionaries({"matchExpressions": st.lists(st.fixed_dictionaries({
-    "key": st.sampled_from([ZONE, "kubernetes.io/arch", "pool"]),
-    "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt"]),
-    "values": st.lists(st.sampled_from(["a", "b", "c", "amd64", "1"]), max_size=3)}), max_size=3)})
-tolerations = st.lists(st.fixed_dictionaries({"key": st.sampled_from(["spot", "gpu"]),
-                                              "operator": st.sampled_from(["Exists", "Equal"]),
-                                              "effect": st.sampled_from(["NoSchedule", "NoExecute", ""])}),
-                       max_size=2)
+node_term = st.fixed_dictionaries(
+    {
+        "matchExpressions": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "key": st.sampled_from([ZONE, "kubernetes.io/arch", "pool"]),
+                    "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt"]),
+                    "values": st.lists(st.sampled_from(["a", "b", "c", "amd64", "1"]), max_size=3),
+                }
+            ),
+            max_size=3,
+        )
+    }
+)
+tolerations = st.lists(
+    st.fixed_dictionaries(
+        {
+            "key": st.sampled_from(["spot", "gpu"]),
+            "operator": st.sampled_from(["Exists", "Equal"]),
+            "effect": st.sampled_from(["NoSchedule", "NoExecute", ""]),
+        }
+    ),
+    max_size=2,
+)
 
 
 @st.composite
 def subsets(draw: st.DrawFn) -> list[dict[str, Any]]:
     out = []
     for i in range(draw(st.integers(1, 5))):
-        subset: dict[str, Any] = {"name": draw(st.sampled_from(["a", "b", "c", "d", "e"])) if draw(st.booleans())
-                                  else f"s{i}"}
+        subset: dict[str, Any] = {
+            "name": draw(st.sampled_from(["a", "b", "c", "d", "e"])) if draw(st.booleans()) else f"s{i}"
+        }
         cap = draw(caps)
         if cap is not None:
             subset["maxReplicas"] = cap
         if draw(st.booleans()):
             subset["requiredNodeSelectorTerm"] = draw(node_term)
         if draw(st.booleans()):
-            subset["preferredNodeSelectorTerms"] = [{"weight": draw(st.integers(-5, 120)), "preference": draw(node_term)}]
+            subset["preferredNodeSelectorTerms"] = [
+                {"weight": draw(st.integers(-5, 120)), "preference": draw(node_term)}
+            ]
         if draw(st.booleans()):
             subset["tolerations"] = draw(tolerations)
         if draw(st.booleans()):
-            subset["patch"] = {"metadata": {"labels": {"subset": subset["name"]},
-                                            "annotations": {"x": draw(label_values)}}}
+            subset["patch"] = {
+                "metadata": {"labels": {"subset": subset["name"]}, "annotations": {"x": draw(label_values)}}
+            }
         out.append(subset)
     return out
 
 
 @st.composite
 def workload_spreads(draw: st.DrawFn) -> dict[str, Any]:
-    spec: dict[str, Any] = {"targetRef": {"apiVersion": "apps/v1",
-                                          "kind": draw(st.sampled_from(["Deployment"] * 6 + [
-                                              "ReplicaSet", "StatefulSet", "Job", "CloneSet"])),
-                                          "name": "web"},
-                            "subsets": draw(subsets())}
+    spec: dict[str, Any] = {
+        "targetRef": {
+            "apiVersion": "apps/v1",
+            "kind": draw(
+                st.sampled_from(["Deployment"] * 6 + ["ReplicaSet", "StatefulSet", "Job", "CloneSet"])
+            ),
+            "name": "web",
+        },
+        "subsets": draw(subsets()),
+    }
     if draw(st.booleans()):
         strategy: dict[str, Any] = {"type": draw(st.sampled_from(["Fixed", "Adaptive", "Other"]))}
         if draw(st.booleans()):
-            strategy["adaptive"] = {"rescheduleCriticalSeconds": draw(st.integers(-10, 600)),
-                                    "disableSimulationSchedule": draw(st.booleans())}
+            strategy["adaptive"] = {
+                "rescheduleCriticalSeconds": draw(st.integers(-10, 600)),
+                "disableSimulationSchedule": draw(st.booleans()),
+            }
         spec["scheduleStrategy"] = strategy
     if draw(st.booleans()):
         spec["targetFilter"] = {"selector": {"matchLabels": {"app": "web"}}}
-    obj: dict[str, Any] = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-                           "metadata": {"name": "ws", "namespace": "default", "generation": draw(st.integers(1, 5))},
-                           "spec": spec}
+    obj: dict[str, Any] = {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws", "namespace": "default", "generation": draw(st.integers(1, 5))},
+        "spec": spec,
+    }
     if draw(st.booleans()):
-        obj["status"] = {"observedGeneration": 1, "versionedSubsetStatuses": {"h": [
-            {"name": s["name"], "replicas": draw(st.integers(0, 5)), "missingReplicas": draw(st.integers(-1, 5)),
-             "creatingPods": {"p-1": "2024-06-01T11:59:00Z"} if draw(st.booleans()) else {}}
-            for s in spec["subsets"]]}}
+        obj["status"] = {
+            "observedGeneration": 1,
+            "versionedSubsetStatuses": {
+                "h": [
+                    {
+                        "name": s["name"],
+                        "replicas": draw(st.integers(0, 5)),
+                        "missingReplicas": draw(st.integers(-1, 5)),
+                        "creatingPods": {"p-1": "2024-06-01T11:59:00Z"} if draw(st.booleans()) else {},
+                    }
+                    for s in spec["subsets"]
+                ]
+            },
+        }
     return obj
 
 
 @st.composite
 def pods(draw: st.DrawFn, index: int = 0) -> dict[str, Any]:
-    meta: dict[str, Any] = {"namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
-                            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
-                                                 "uid": RS_UID, "controller": True}]}
+    meta: dict[str, Any] = {
+        "namespace": "default",
+        "labels": {"app": "web", "pod-template-hash": "h"},
+        "ownerReferences": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "name": "web-h",
+                "uid": RS_UID,
+                "controller": True,
+            }
+        ],
+    }
     if draw(st.booleans()):
         meta["name"] = f"web-h-{index}{draw(st.sampled_from(['', 'x', '0']))}"
     else:
         meta["generateName"] = "web-h-"
     if draw(st.booleans()):
         meta["uid"] = f"pod-uid-{index}"
-        meta["creationTimestamp"] = draw(st.sampled_from(["2024-06-01T11:00:00Z", "2024-05-01T00:00:00Z", "bad"]))
+        meta["creationTimestamp"] = draw(
+            st.sampled_from(["2024-06-01T11:00:00Z", "2024-05-01T00:00:00Z", "bad"])
+        )
     if draw(st.booleans()):
         subset = draw(st.sampled_from(["a", "b", "s0", "zz"]))
-        meta["annotations"] = {"spreadgate.dev/matched-workloadspread": f'{{"name":"ws","subset":"{subset}"}}',
-                               "controller.kubernetes.io/pod-deletion-cost": draw(st.sampled_from(["0", "7", "-3", "x"]))}
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i",
-                                            "resources": {"requests": {"cpu": draw(st.sampled_from(["100m", "1", "x"])),
-                                                                       "memory": "64Mi"}}}]}
+        meta["annotations"] = {
+            "spreadgate.dev/matched-workloadspread": f'{{"name":"ws","subset":"{subset}"}}',
+            "controller.kubernetes.io/pod-deletion-cost": draw(st.sampled_from(["0", "7", "-3", "x"])),
+        }
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "c",
+                "image": "i",
+                "resources": {
+                    "requests": {"cpu": draw(st.sampled_from(["100m", "1", "x"])), "memory": "64Mi"}
+                },
+            }
+        ]
+    }
     if draw(st.booleans()):
         spec["nodeName"] = draw(st.sampled_from(["n-a-1", "n-b-1", "n-c-1", "ghost"]))
     if draw(st.booleans()):
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [draw(node_term)]}}}
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [draw(node_term)]}
+            }
+        }
     if draw(st.booleans()):
         spec["tolerations"] = draw(tolerations)
-    status: dict[str, Any] = {"phase": draw(st.sampled_from(["Running", "Pending"] * 3 + ["Succeeded", "Failed", "Unknown"]))}
+    status: dict[str, Any] = {
+        "phase": draw(st.sampled_from(["Running", "Pending"] * 3 + ["Succeeded", "Failed", "Unknown"]))
+    }
     if draw(st.booleans()):
-        status["conditions"] = [{"type": "Ready", "status": draw(st.sampled_from(["True", "False"])),
-                                 "lastTransitionTime": "2024-06-01T11:00:00Z"}]
+        status["conditions"] = [
+            {
+                "type": "Ready",
+                "status": draw(st.sampled_from(["True", "False"])),
+                "lastTransitionTime": "2024-06-01T11:00:00Z",
+            }
+        ]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
 def nodes() -> list[dict[str, Any]]:
-    return [{"apiVersion": "v1", "kind": "Node",
-             "metadata": {"name": f"n-{z}-1", "labels": {ZONE: z, "kubernetes.io/hostname": f"n-{z}-1"}},
-             "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for z in "abc"]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n-{z}-1", "labels": {ZONE: z, "kubernetes.io/hostname": f"n-{z}-1"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        }
+        for z in "abc"
+    ]
 
 
 def owners(replicas: int) -> list[dict[str, Any]]:
-    template: dict[str, Any] = {"metadata": {"labels": {"app": "web"}},
-                                "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = {"apiVersion": "apps/v1", "kind": "Deployment",
-           "metadata": {"name": "web", "namespace": "default", "uid": DEP_UID, "generation": 1},
-           "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-           "status": {"observedGeneration": 1}}
+    template: dict[str, Any] = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "uid": DEP_UID, "generation": 1},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+        "status": {"observedGeneration": 1},
+    }
     rs_template = copy.deepcopy(template)
     rs_template["metadata"]["labels"]["pod-template-hash"] = "h"
-    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-          "metadata": {"name": "web-h", "namespace": "default", "uid": RS_UID,
-                       "labels": {"app": "web", "pod-template-hash": "h"},
-                       "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
-                                            "uid": DEP_UID, "controller": True}]},
-          "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": rs_template}}
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "web-h",
+            "namespace": "default",
+            "uid": RS_UID,
+            "labels": {"app": "web", "pod-template-hash": "h"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": "web",
+                    "uid": DEP_UID,
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": rs_template},
+    }
     return [dep, rs]
 
 
 # ----------------------------------------------------------------- hostility
+
 
 def _paths(value: Any, prefix: tuple[Any, ...] = (), limit: int = 400) -> list[tuple[Any, ...]]:
     """Every path into a JSON value (bounded), the root included."""
@@ -203,7 +315,9 @@ def _paths(value: Any, prefix: tuple[Any, ...] = (), limit: int = 400) -> list[t
     stack = [(prefix, value)]
     while stack and len(out) < limit:
         path, node = stack.pop()
-        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        children = (
+            node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        )
         for key, child in children:
             out.append((*path, key))
             stack.append(((*path, key), child))
@@ -244,33 +358,56 @@ def hostile(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def admission_reviews(draw: st.DrawFn, pod_objects: st.SearchStrategy[Any] | None = None,
-                      spread_objects: st.SearchStrategy[Any] | None = None) -> dict[str, Any]:
+def admission_reviews(
+    draw: st.DrawFn,
+    pod_objects: st.SearchStrategy[Any] | None = None,
+    spread_objects: st.SearchStrategy[Any] | None = None,
+) -> dict[str, Any]:
     """A well-formed pod CREATE/DELETE/eviction or WorkloadSpread review around the objects drawn
     (valid ones by default)."""
     pods_ = pod_objects if pod_objects is not None else pods()
     spreads_ = spread_objects if spread_objects is not None else workload_spreads()
     kind = draw(st.sampled_from(["pod-create"] * 3 + ["pod-delete", "eviction", "spread"]))
-    request: dict[str, Any] = {"uid": draw(st.one_of(st.uuids().map(str), unicode.filter(bool))),
-                               "namespace": "default", "dryRun": draw(st.booleans())}
+    request: dict[str, Any] = {
+        "uid": draw(st.one_of(st.uuids().map(str), unicode.filter(bool))),
+        "namespace": "default",
+        "dryRun": draw(st.booleans()),
+    }
     if kind == "pod-create":
-        request |= {"operation": "CREATE", "resource": {"group": "", "version": "v1", "resource": "pods"},
-                    "kind": {"group": "", "version": "v1", "kind": "Pod"}, "object": draw(pods_)}
+        request |= {
+            "operation": "CREATE",
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "object": draw(pods_),
+        }
     elif kind == "pod-delete":
-        request |= {"operation": "DELETE", "resource": {"group": "", "version": "v1", "resource": "pods"},
-                    "name": "web-h-0", "oldObject": draw(pods_)}
+        request |= {
+            "operation": "DELETE",
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "name": "web-h-0",
+            "oldObject": draw(pods_),
+        }
     elif kind == "eviction":
-        request |= {"operation": "CREATE", "resource": {"group": "", "version": "v1", "resource": "pods"},
-                    "subResource": "eviction", "name": "web-h-0",
-                    "object": {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-h-0"}}}
+        request |= {
+            "operation": "CREATE",
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "subResource": "eviction",
+            "name": "web-h-0",
+            "object": {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-h-0"}},
+        }
     else:
-        request |= {"operation": draw(st.sampled_from(["CREATE", "UPDATE"])),
-                    "resource": {"group": "spreadgate.dev", "version": "v1alpha1", "resource": "workloadspreads"},
-                    "object": draw(spreads_)}
+        request |= {
+            "operation": draw(st.sampled_from(["CREATE", "UPDATE"])),
+            "resource": {"group": "spreadgate.dev", "version": "v1alpha1", "resource": "workloadspreads"},
+            "object": draw(spreads_),
+        }
         if request["operation"] == "UPDATE":
             request["oldObject"] = draw(spreads_)
-    return {"apiVersion": draw(st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])),
-            "kind": "AdmissionReview", "request": request}
+    return {
+        "apiVersion": draw(st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])),
+        "kind": "AdmissionReview",
+        "request": request,
+    }
 
 
 hostile_pods = hostile(pods())

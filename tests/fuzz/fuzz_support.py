@@ -47,14 +47,22 @@ class MemoryCluster:
 
     def spreads_in(self, namespace: str) -> list[JSON]:
         with self._lock:
-            return [o for o in self.objects if o.get("kind") == "WorkloadSpread"
-                    and str(objects.meta(o).get("namespace") or "default") == namespace]
+            return [
+                o
+                for o in self.objects
+                if o.get("kind") == "WorkloadSpread"
+                and str(objects.meta(o).get("namespace") or "default") == namespace
+            ]
 
     def lookup(self, api_version: str, kind: str, namespace: str, name: str) -> JSON | None:
         with self._lock:
             for o in self.objects:
-                if (o.get("kind") == kind and objects.group_of(o) == objects.api_group(api_version)
-                        and str(objects.meta(o).get("namespace") or "default") == namespace and objects.meta(o).get("name") == name):
+                if (
+                    o.get("kind") == kind
+                    and objects.group_of(o) == objects.api_group(api_version)
+                    and str(objects.meta(o).get("namespace") or "default") == namespace
+                    and objects.meta(o).get("name") == name
+                ):
                     return o
         return None
 
@@ -69,8 +77,11 @@ class MemoryCluster:
     # ----------------------------------------------------------------- store
     def _find(self, namespace: str, name: str) -> int:
         for index, o in enumerate(self.objects):
-            if (o.get("kind") == "WorkloadSpread" and str(objects.meta(o).get("namespace") or "default") == namespace
-                    and objects.meta(o).get("name") == name):
+            if (
+                o.get("kind") == "WorkloadSpread"
+                and str(objects.meta(o).get("namespace") or "default") == namespace
+                and objects.meta(o).get("name") == name
+            ):
                 return index
         raise NotFound(404, "NotFound", f"workloadspreads {name} not found")
 
@@ -97,12 +108,24 @@ class MemoryCluster:
 
 
 def webhook_app(cluster: MemoryCluster, **config: Any) -> Flask:
-    """The real Flask app, admission and validation services over `cluster` (a 1 MiB body cap keeps huge cases quick)."""
+    """The real Flask app, admission and validation services over `cluster` (a 1 MiB body cap
+    keeps huge cases quick)."""
     clock = RealClock()
     committer = Committer(cluster, clock)
-    service = AdmissionService(cluster, committer, clock, engine=ENGINE,  # type: ignore[arg-type]
-                               config=ServiceConfig(commit_timeout=2.0, **config),
-                               decision_cache=EligibilityCache())
-    validation = ValidationService(cluster, ENGINE, config=ValidationConfig(  # type: ignore[arg-type]
-        custom_workloads=config.get("custom_workloads", ()), allowed_patch_fields=config.get("allowed_patch_fields", ())))
+    service = AdmissionService(
+        cluster,
+        committer,
+        clock,
+        engine=ENGINE,  # type: ignore[arg-type]
+        config=ServiceConfig(commit_timeout=2.0, **config),
+        decision_cache=EligibilityCache(),
+    )
+    validation = ValidationService(
+        cluster,
+        ENGINE,
+        config=ValidationConfig(  # type: ignore[arg-type]
+            custom_workloads=config.get("custom_workloads", ()),
+            allowed_patch_fields=config.get("allowed_patch_fields", ()),
+        ),
+    )
     return create_app(service, validation, metrics=WebhookMetrics(), max_body=1024 * 1024)

@@ -100,8 +100,12 @@ def _int_cap(cap: Any) -> int | None:
 
 
 def named(spreads: list[Any]) -> list[Any]:
-    return [dict(s, metadata=dict(s["metadata"], name=f"ws{i}")) if isinstance(s, dict)
-            and isinstance(s.get("metadata"), dict) else s for i, s in enumerate(spreads)]
+    return [
+        dict(s, metadata=dict(s["metadata"], name=f"ws{i}"))
+        if isinstance(s, dict) and isinstance(s.get("metadata"), dict)
+        else s
+        for i, s in enumerate(spreads)
+    ]
 
 
 @fuzz_settings(weight=1.25)
@@ -131,25 +135,55 @@ def _verdicts(out: str) -> Any:
 
 
 @fuzz_settings(weight=1.25)
-@given(spreads=st.lists(hostile_spreads, min_size=1, max_size=2), existing=st.lists(hostile_pods, max_size=4),
-       pod=hostile_pods, operation=st.sampled_from(["CREATE", "DELETE", "EVICT"]), with_nodes=st.booleans(),
-       output=st.sampled_from(["text", "patch", "pod", "json"]))
-def test_admit_never_crashes(workdir: Path, spreads: list[Any], existing: list[Any], pod: Any, operation: str,
-                             with_nodes: bool, output: str) -> None:
+@given(
+    spreads=st.lists(hostile_spreads, min_size=1, max_size=2),
+    existing=st.lists(hostile_pods, max_size=4),
+    pod=hostile_pods,
+    operation=st.sampled_from(["CREATE", "DELETE", "EVICT"]),
+    with_nodes=st.booleans(),
+    output=st.sampled_from(["text", "patch", "pod", "json"]),
+)
+def test_admit_never_crashes(
+    workdir: Path,
+    spreads: list[Any],
+    existing: list[Any],
+    pod: Any,
+    operation: str,
+    with_nodes: bool,
+    output: str,
+) -> None:
     state = listing([*owners(5), *named(spreads), *existing, *(nodes() if with_nodes else [])])
     argv = ["--operation", operation, "--now", NOW, "--generated-uid", "fuzz-uid", "-o", output]
-    code, out, _ = run_with_output(["admit", "--state", write(workdir / "admit-state.json", state),
-                                    "--pod", write(workdir / "pod.json", pod), *argv])
+    code, out, _ = run_with_output(
+        [
+            "admit",
+            "--state",
+            write(workdir / "admit-state.json", state),
+            "--pod",
+            write(workdir / "pod.json", pod),
+            *argv,
+        ]
+    )
     if output != "json" or code != 0:
         return
     answer = json.loads(out)
     check_admission(answer, operation)
-    code_again, out_again, _ = run_with_output(["admit", "--state", write(workdir / "admit-reordered.json", reordered(state)),
-                                                "--pod", write(workdir / "pod-reordered.json", reordered(pod)), *argv])
+    code_again, out_again, _ = run_with_output(
+        [
+            "admit",
+            "--state",
+            write(workdir / "admit-reordered.json", reordered(state)),
+            "--pod",
+            write(workdir / "pod-reordered.json", reordered(pod)),
+            *argv,
+        ]
+    )
     assert code_again == 0
     again = json.loads(out_again)
     decision = ("allowed", "subset", "statusWritten")
-    assert {k: again[k] for k in decision} == {k: answer[k] for k in decision}, "the decision depends on key order"
+    assert {k: again[k] for k in decision} == {k: answer[k] for k in decision}, (
+        "the decision depends on key order"
+    )
 
 
 def check_admission(answer: dict[str, Any], operation: str) -> None:
@@ -169,8 +203,12 @@ def check_admission(answer: dict[str, Any], operation: str) -> None:
         return
     key = pod["metadata"].get("name") or "fuzz-uid" if isinstance(pod, dict) else None
     versions = spread["status"]["versionedSubsetStatuses"]
-    entries = [e for statuses in versions.values() for e in statuses if isinstance(e, dict) and e.get("name") == subset
-               and key in (e.get("creatingPods") or {})]
+    entries = [
+        e
+        for statuses in versions.values()
+        for e in statuses
+        if isinstance(e, dict) and e.get("name") == subset and key in (e.get("creatingPods") or {})
+    ]
     assert len(entries) == 1, "the slot is recorded once, in the chosen subset"
     missing = entries[0].get("missingReplicas")
     assert isinstance(missing, int) and missing >= 0, entries[0]
@@ -187,12 +225,29 @@ def listed(pods: list[Any]) -> list[Any]:
 
 
 @fuzz_settings(weight=1.25)
-@given(spread=hostile_spreads, existing=st.lists(hostile_pods, max_size=12), replicas=st.integers(-2, 20),
-       output=st.sampled_from(["table", "json"]))
-def test_reconcile_never_crashes(workdir: Path, spread: Any, existing: list[Any], replicas: int, output: str) -> None:
+@given(
+    spread=hostile_spreads,
+    existing=st.lists(hostile_pods, max_size=12),
+    replicas=st.integers(-2, 20),
+    output=st.sampled_from(["table", "json"]),
+)
+def test_reconcile_never_crashes(
+    workdir: Path, spread: Any, existing: list[Any], replicas: int, output: str
+) -> None:
     state = listing([*owners(replicas), *named([spread]), *listed(existing), *nodes()])
-    code, out, _ = run_with_output(["reconcile", "--state", write(workdir / "reconcile-state.json", state), "--now",
-                                    NOW, "--name", "ws0", "-o", output])
+    code, out, _ = run_with_output(
+        [
+            "reconcile",
+            "--state",
+            write(workdir / "reconcile-state.json", state),
+            "--now",
+            NOW,
+            "--name",
+            "ws0",
+            "-o",
+            output,
+        ]
+    )
     if output == "json" and code == 0:
         check_reconciled(json.loads(out), spread)
 
@@ -216,15 +271,24 @@ def check_reconciled(answer: Any, spread: Any) -> None:
 
 
 @fuzz_settings(weight=1.25)
-@given(pods=st.lists(hostile_pods, max_size=15), controller=st.sampled_from(["replicaset", "cloneset"]),
-       count=st.one_of(st.none(), st.integers(0, 20)), wrapped=st.booleans())
-def test_rank_never_crashes(workdir: Path, pods: list[Any], controller: str, count: int | None,
-                            wrapped: bool) -> None:
+@given(
+    pods=st.lists(hostile_pods, max_size=15),
+    controller=st.sampled_from(["replicaset", "cloneset"]),
+    count=st.one_of(st.none(), st.integers(0, 20)),
+    wrapped=st.booleans(),
+)
+def test_rank_never_crashes(
+    workdir: Path, pods: list[Any], controller: str, count: int | None, wrapped: bool
+) -> None:
     source = write(workdir / "pods.json", listing(pods) if wrapped else pods)
     argv = ["rank", source, "--controller", controller, "--now", NOW]
     if controller == "cloneset":
-        argv += ["--nodes", write(workdir / "nodes.json", listing(nodes())), "--topology-key",
-                 "topology.kubernetes.io/zone"]
+        argv += [
+            "--nodes",
+            write(workdir / "nodes.json", listing(nodes())),
+            "--topology-key",
+            "topology.kubernetes.io/zone",
+        ]
     if count is not None:
         argv += ["--count", str(count)]
     code, out, _ = run_with_output([*argv, "-o", "json"])
@@ -244,59 +308,111 @@ def test_rank_never_crashes(workdir: Path, pods: list[Any], controller: str, cou
 
 
 def test_reconcile_state_with_a_nameless_pod_regression(workdir: Path) -> None:
-    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-              "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
-              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                       "subsets": [{"name": "s0"}]}}
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"namespace": "default", "generateName": "web-h-",
-                        "labels": {"app": "web", "pod-template-hash": "h"},
-                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
-                                             "uid": "rs-uid-1", "controller": True}]},
-           "spec": {"containers": [{"name": "c", "image": "i"}]}, "status": {"phase": "Succeeded"}}
+    spread = {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": [{"name": "s0"}],
+        },
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "namespace": "default",
+            "generateName": "web-h-",
+            "labels": {"app": "web", "pod-template-hash": "h"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "web-h",
+                    "uid": "rs-uid-1",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+        "status": {"phase": "Succeeded"},
+    }
     state = listing([*owners(1), spread, pod, *nodes()])
     run(["reconcile", "--state", write(workdir / "nameless.json", state), "--now", NOW, "--name", "ws0"])
 
 
 def test_reconcile_state_with_a_string_status_regression(workdir: Path) -> None:
     """The full run's shrunk example: a stored status that is a string, not an object."""
-    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-              "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
-              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                       "subsets": [{"name": "s0"}, {"name": "s1"}]},
-              "status": "x" * 1000}
+    spread = {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": [{"name": "s0"}, {"name": "s1"}],
+        },
+        "status": "x" * 1000,
+    }
     state = listing([*owners(1), spread, *nodes()])
-    code, _ = run(["reconcile", "--state", write(workdir / "string-status.json", state), "--now", NOW,
-                   "--name", "ws0"])
+    code, _ = run(
+        ["reconcile", "--state", write(workdir / "string-status.json", state), "--now", NOW, "--name", "ws0"]
+    )
     assert code == 0
 
 
 @fuzz_settings(weight=1.5)
-@given(caps=st.lists(st.one_of(st.integers(0, 3), st.integers(1, 3), st.none()), min_size=1, max_size=4),
-       creations=st.integers(1, 10), synced=st.booleans())
-def test_admitted_pods_stay_inside_their_subsets_caps(caps: list[int | None], creations: int, synced: bool) -> None:
+@given(
+    caps=st.lists(st.one_of(st.integers(0, 3), st.integers(1, 3), st.none()), min_size=1, max_size=4),
+    creations=st.integers(1, 10),
+    synced=st.booleans(),
+)
+def test_admitted_pods_stay_inside_their_subsets_caps(
+    caps: list[int | None], creations: int, synced: bool
+) -> None:
     """Pods created one after another through `spreadgate admit`'s engine
     (py_engine.workloadspread.admission.offline), each admission's status write kept: every pod
     goes to the first subset, in spec order, that is
     unlimited or below its cap (docs/design-workloadspread.md §2.1.1), so no subset ever holds more
     pods than its cap; with every subset full the pod is admitted without a subset. Both with the
     counts taken from the status (`synced`) and recounted from the spec (spec ahead of the status)."""
-    spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-              "metadata": {"name": "ws0", "namespace": "default", "generation": 1, "uid": "ws-uid"},
-              "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                       "subsets": [{"name": f"s{i}", **({} if cap is None else {"maxReplicas": cap})}
-                                   for i, cap in enumerate(caps)]}}
+    spread = {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws0", "namespace": "default", "generation": 1, "uid": "ws-uid"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": [
+                {"name": f"s{i}", **({} if cap is None else {"maxReplicas": cap})}
+                for i, cap in enumerate(caps)
+            ],
+        },
+    }
     if synced:  # the controller has seen this generation: the counts in the status are used as they are
         spread["status"] = {"observedGeneration": 1}
-    admission = OfflineAdmission([*owners(20), spread], datetime(2024, 6, 1, 12, tzinfo=UTC), generated_uid="fuzz-uid")
+    admission = OfflineAdmission(
+        [*owners(20), spread], datetime(2024, 6, 1, 12, tzinfo=UTC), generated_uid="fuzz-uid"
+    )
     held = [0] * len(caps)
     for index in range(creations):
-        pod = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": f"web-h-{index}", "namespace": "default",
-                            "labels": {"app": "web", "pod-template-hash": "h"},
-                            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
-                                                 "uid": RS_UID, "controller": True}]},
-               "spec": {"containers": [{"name": "c", "image": "i"}]}}
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"web-h-{index}",
+                "namespace": "default",
+                "labels": {"app": "web", "pod-template-hash": "h"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ReplicaSet",
+                        "name": "web-h",
+                        "uid": RS_UID,
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        }
         outcome = admission.create(pod)
         assert outcome.allowed
         room = [i for i, cap in enumerate(caps) if cap is None or held[i] < cap]

@@ -128,14 +128,22 @@ def well_formed(review: Any, size: int) -> bool:
     if not isinstance(review, dict) or size > MAX_BODY or depth(review) > MAX_DEPTH or not is_json(review):
         return False
     request = review.get("request")
-    return (review.get("kind") == "AdmissionReview"
-            and review.get("apiVersion") in ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
-            and isinstance(request, dict) and isinstance(request.get("uid"), str) and bool(request["uid"])
-            and all(request.get(k) is None or isinstance(request[k], str) for k in ("operation", "namespace",
-                                                                                    "name", "subResource"))
-            and all(request.get(k) is None or isinstance(request[k], dict) for k in ("object", "oldObject",
-                                                                                     "resource", "options"))
-            and (request.get("dryRun") is None or isinstance(request["dryRun"], bool)))
+    return (
+        review.get("kind") == "AdmissionReview"
+        and review.get("apiVersion") in ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+        and isinstance(request, dict)
+        and isinstance(request.get("uid"), str)
+        and bool(request["uid"])
+        and all(
+            request.get(k) is None or isinstance(request[k], str)
+            for k in ("operation", "namespace", "name", "subResource")
+        )
+        and all(
+            request.get(k) is None or isinstance(request[k], dict)
+            for k in ("object", "oldObject", "resource", "options")
+        )
+        and (request.get("dryRun") is None or isinstance(request["dryRun"], bool))
+    )
 
 
 def check_ud_answer(status: int, body: bytes, sent: Any, size: int) -> None:
@@ -182,13 +190,19 @@ def test_hostile_ud_reviews_are_answered_never_crashed(review: Any, allow_patch_
 
 @pytest.mark.timeout(timeout_for(PLAN_WEIGHT))
 @fuzz_settings(weight=PLAN_WEIGHT)
-@given(snapshot=hostile_snapshots(), output=st.sampled_from(["table", "json", "json"]),
-       now=st.sampled_from([NOW, NOW, "2026-06-01T12:10:00Z", "2030-01-01T00:00:00Z", "bad", ""]),
-       wrapped=st.booleans())
-def test_united_plan_never_crashes(workdir: Path, snapshot: list[Any], output: str, now: str, wrapped: bool) -> None:
+@given(
+    snapshot=hostile_snapshots(),
+    output=st.sampled_from(["table", "json", "json"]),
+    now=st.sampled_from([NOW, NOW, "2026-06-01T12:10:00Z", "2030-01-01T00:00:00Z", "bad", ""]),
+    wrapped=st.booleans(),
+)
+def test_united_plan_never_crashes(
+    workdir: Path, snapshot: list[Any], output: str, now: str, wrapped: bool
+) -> None:
     state = {"apiVersion": "v1", "kind": "List", "items": snapshot} if wrapped else snapshot
-    code, out, _ = run(["united", "plan", "--state", write(workdir / "ud-state.json", state), "--now", now,
-                        "-o", output])
+    code, out, _ = run(
+        ["united", "plan", "--state", write(workdir / "ud-state.json", state), "--now", now, "-o", output]
+    )
     if output == "json" and code in (0, 1):
         answer = json.loads(out)
         assert isinstance(answer, dict) and set(answer) == PLAN_KEYS, sorted(answer)
@@ -210,7 +224,11 @@ def _allocator(spec: dict[str, Any], subsets: list[dict[str, Any]]) -> str:
     """Which allocator applies, restated from docs/uniteddeployment.md ("Allocation")."""
     strategy = (spec.get("topology") or {}).get("scheduleStrategy") or {}
     if strategy.get("type") == "Adaptive":
-        return "reservation" if (strategy.get("adaptive") or {}).get("reserveUnschedulablePods") is True else "adaptive"
+        return (
+            "reservation"
+            if (strategy.get("adaptive") or {}).get("reserveUnschedulablePods") is True
+            else "adaptive"
+        )
     if any("minReplicas" in s or "maxReplicas" in s for s in subsets):
         return "capacity"
     return "specified"
@@ -238,7 +256,10 @@ def check_plan(ud: dict[str, Any], answer: dict[str, Any]) -> None:
     allocator = _allocator(spec, subsets)
     if allocator == "reservation":
         return
-    assert allocated <= max(total, sum(_resolve(s.get("replicas"), total) or 0 for s in subsets)), (allocated, total)
+    assert allocated <= max(total, sum(_resolve(s.get("replicas"), total) or 0 for s in subsets)), (
+        allocated,
+        total,
+    )
     if allocator == "specified" and isinstance(spec.get("replicas"), int):
         assert allocated == total, (allocated, total)
     if allocator == "capacity" and any("maxReplicas" not in s for s in subsets):
@@ -255,23 +276,41 @@ def allocation_uds(draw: st.DrawFn) -> dict[str, Any]:
     subsets: list[dict[str, Any]] = []
     for i in range(draw(st.integers(1, 4))):
         subset: dict[str, Any] = {"name": f"s{i}"}
-        for key in (("minReplicas", "maxReplicas") if mode == "capacity" else ("replicas",)):
+        for key in ("minReplicas", "maxReplicas") if mode == "capacity" else ("replicas",):
             if draw(st.booleans()):
                 subset[key] = draw(COUNTS)
         subsets.append(subset)
     spec: dict[str, Any] = {
         "selector": {"matchLabels": {"app": "web"}},
-        "template": {"deploymentTemplate": {"metadata": {"labels": {"app": "web"}}, "spec": {
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
-        "topology": {"subsets": subsets}}
+        "template": {
+            "deploymentTemplate": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "c", "image": "i"}]},
+                    },
+                },
+            }
+        },
+        "topology": {"subsets": subsets},
+    }
     if draw(st.integers(0, 5)):
         spec["replicas"] = draw(st.integers(0, 20))
     if draw(st.booleans()):
-        spec["updateStrategy"] = {"type": "Manual", "manualUpdate": {"partitions": {
-            s["name"]: draw(st.integers(-2, 25)) for s in subsets if draw(st.booleans())}}}
-    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-            "metadata": {"name": "web", "namespace": "default", "uid": "ud-uid-1", "generation": 1}, "spec": spec}
+        spec["updateStrategy"] = {
+            "type": "Manual",
+            "manualUpdate": {
+                "partitions": {s["name"]: draw(st.integers(-2, 25)) for s in subsets if draw(st.booleans())}
+            },
+        }
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": "web", "namespace": "default", "uid": "ud-uid-1", "generation": 1},
+        "spec": spec,
+    }
 
 
 @pytest.mark.timeout(120)
@@ -287,8 +326,18 @@ def test_allocations_hold_their_invariants(ud: dict[str, Any]) -> None:
 @given(snapshot=snapshots(), now=st.sampled_from([NOW, "2026-06-01T12:10:00Z", "2030-01-01T00:00:00Z"]))
 def test_united_plans_hold_their_invariants(workdir: Path, snapshot: list[Any], now: str) -> None:
     """Well-formed snapshots (the hostile test above mostly meets refusals and bad input)."""
-    code, out, _ = run(["united", "plan", "--state", write(workdir / "ud-valid-state.json", snapshot), "--now", now,
-                        "-o", "json"])
+    code, out, _ = run(
+        [
+            "united",
+            "plan",
+            "--state",
+            write(workdir / "ud-valid-state.json", snapshot),
+            "--now",
+            now,
+            "-o",
+            "json",
+        ]
+    )
     assert code in (0, 1)
     uds = [o for o in snapshot if isinstance(o, dict) and o.get("kind") == "UnitedDeployment"]
     assert len(uds) == 1
@@ -297,8 +346,10 @@ def test_united_plans_hold_their_invariants(workdir: Path, snapshot: list[Any], 
 
 @pytest.mark.timeout(timeout_for(VALIDATE_WEIGHT))
 @fuzz_settings(weight=VALIDATE_WEIGHT)
-@given(uds=st.lists(hostile_uds, min_size=1, max_size=3),
-       output=st.sampled_from(["text", "json", "junit", "github"]))
+@given(
+    uds=st.lists(hostile_uds, min_size=1, max_size=3),
+    output=st.sampled_from(["text", "json", "junit", "github"]),
+)
 def test_validate_uds_never_crashes(workdir: Path, uds: list[Any], output: str) -> None:
     path = write(workdir / "uds.json", {"apiVersion": "v1", "kind": "List", "items": uds})
     run(["validate", path, "-o", output])
@@ -307,6 +358,7 @@ def test_validate_uds_never_crashes(workdir: Path, uds: list[Any], output: str) 
 # ------------------------------------------------------------ regressions
 # The crash classes the UnitedDeployment fuzz found, each as its smallest example: a valid
 # example UnitedDeployment with one value JSON (and so Kubernetes) cannot carry.
+
 
 def example_ud(**template_spec: Any) -> dict[str, Any]:
     """manifests/examples/ud-cpu-platforms.yaml with extra fields in its template's spec."""
@@ -318,10 +370,17 @@ def example_ud(**template_spec: Any) -> dict[str, Any]:
 
 def ud_review_body(obj: dict[str, Any], raw_name: str | None = None) -> bytes:
     """A CREATE review of `obj` as bytes; `raw_name` replaces the object's name with raw JSON text."""
-    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-              "request": {"uid": "u", "operation": "CREATE", "namespace": "default",
-                          "resource": {"group": "spreadgate.dev", "version": "v1beta1", "resource": "uniteddeployments"},
-                          "object": obj}}
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "operation": "CREATE",
+            "namespace": "default",
+            "resource": {"group": "spreadgate.dev", "version": "v1beta1", "resource": "uniteddeployments"},
+            "object": obj,
+        },
+    }
     body = json.dumps(review)
     if raw_name is not None:
         body = body.replace('"name": "api-cpu"', f'"name": {raw_name}', 1)
@@ -368,19 +427,28 @@ def test_ud_review_with_a_lone_surrogate_is_a_400_regression() -> None:
     """Found while extending the strategies: a lone surrogate escape in any string killed the
     webhook process (the policy engine segfaults on it). Run in a child process, so that a
     regression fails this test instead of killing the test run."""
-    script = ("import json, sys\n"
-              "from fuzz_support import MemoryCluster, webhook_app\n"
-              "from fuzz_strategies import owners\n"
-              "client = webhook_app(MemoryCluster(owners(1))).test_client()\n"
-              "resp = client.post('/validate/uniteddeployments', data=sys.stdin.buffer.read(),\n"
-              "                   content_type='application/json')\n"
-              "print(resp.status_code, json.loads(resp.data)['message'])\n")
+    script = (
+        "import json, sys\n"
+        "from fuzz_support import MemoryCluster, webhook_app\n"
+        "from fuzz_strategies import owners\n"
+        "client = webhook_app(MemoryCluster(owners(1))).test_client()\n"
+        "resp = client.post('/validate/uniteddeployments', data=sys.stdin.buffer.read(),\n"
+        "                   content_type='application/json')\n"
+        "print(resp.status_code, json.loads(resp.data)['message'])\n"
+    )
     here = Path(__file__).resolve().parent
-    child = subprocess.run([sys.executable, "-c", script], input=ud_review_body(example_ud(), raw_name='"\\ud800"'),
-                           capture_output=True, timeout=100, cwd=here,
-                           env={**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(here.parents[1])])})
+    child = subprocess.run(
+        [sys.executable, "-c", script],
+        input=ud_review_body(example_ud(), raw_name='"\\ud800"'),
+        capture_output=True,
+        timeout=100,
+        cwd=here,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(here.parents[1])])},
+    )
     assert child.returncode == 0, (child.returncode, child.stderr[-2000:])
-    assert child.stdout.decode().startswith("400 request body holds a string that is not valid Unicode"), child.stdout
+    assert child.stdout.decode().startswith("400 request body holds a string that is not valid Unicode"), (
+        child.stdout
+    )
 
 
 @pytest.mark.timeout(60)
@@ -392,7 +460,12 @@ def test_plan_with_an_integer_beyond_float64_in_the_template_regression() -> Non
 
 
 CLI_CASES = [  # (command, field, value, what stderr says now); before the fix:
-    ("validate", "minReadySeconds", 10**400, "beyond float64"),  # TypeError from the policy engine (traceback)
+    (
+        "validate",
+        "minReadySeconds",
+        10**400,
+        "beyond float64",
+    ),  # TypeError from the policy engine (traceback)
     ("plan", "minReadySeconds", 10**400, "beyond float64"),  # OverflowError in the revision hash (traceback)
     ("validate", "minReadySeconds", "\ud800", "not valid Unicode"),  # the policy engine segfaulted
     ("plan", "name", "a\ud800", "not valid Unicode"),  # UnicodeEncodeError printing the table (traceback)
@@ -402,11 +475,14 @@ CLI_CASES = [  # (command, field, value, what stderr says now); before the fix:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("command", "field", "value", "message"), CLI_CASES,
-                         ids=["validate-int", "plan-int", "validate-surrogate", "plan-surrogate", "validate-nan",
-                              "plan-inf"])
-def test_cli_refuses_values_json_cannot_carry_regression(workdir: Path, command: str, field: str, value: Any,
-                                                         message: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "field", "value", "message"),
+    CLI_CASES,
+    ids=["validate-int", "plan-int", "validate-surrogate", "plan-surrogate", "validate-nan", "plan-inf"],
+)
+def test_cli_refuses_values_json_cannot_carry_regression(
+    workdir: Path, command: str, field: str, value: Any, message: str
+) -> None:
     """The crash classes of the CLI fuzz, shrunk to one field of the example: the file is now
     refused (exit 2, one line). In-process with strict UTF-8 stdout (`run`), or as a child process
     where the old failure was a segfault."""
@@ -415,10 +491,17 @@ def test_cli_refuses_values_json_cannot_carry_regression(workdir: Path, command:
         obj["metadata"]["name"] = value
     path = write(workdir / "unjson.json", obj)
     argv = ["validate", path] if command == "validate" else ["united", "plan", "--state", path, "--now", NOW]
-    if command == "validate" and field != "name" and isinstance(value, str):  # a segfault would end the test run
+    if (
+        command == "validate" and field != "name" and isinstance(value, str)
+    ):  # a segfault would end the test run
         script = "import sys\nfrom py_engine.cli import main\nsys.exit(main(sys.argv[1:]))\n"
-        child = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=100,
-                               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+        child = subprocess.run(
+            [sys.executable, "-c", script, *argv],
+            capture_output=True,
+            text=True,
+            timeout=100,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )
         code, err = child.returncode, child.stderr
     else:
         code, _, err = run(argv)

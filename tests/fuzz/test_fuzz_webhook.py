@@ -39,7 +39,11 @@ def check_answer(status: int, body: bytes, sent: Any) -> None:
     answer = json.loads(body)
     assert isinstance(answer, dict)
     if status != 200:
-        assert answer.get("kind") == "Status" and answer.get("code") == status and isinstance(answer.get("message"), str)
+        assert (
+            answer.get("kind") == "Status"
+            and answer.get("code") == status
+            and isinstance(answer.get("message"), str)
+        )
         return
     assert answer["kind"] == "AdmissionReview" and answer["apiVersion"] == sent["apiVersion"]
     response = answer["response"]
@@ -48,23 +52,37 @@ def check_answer(status: int, body: bytes, sent: Any) -> None:
     if "patch" in response:
         assert response["patchType"] == "JSONPatch"
         ops = json.loads(base64.b64decode(response["patch"]))
-        assert isinstance(ops, list) and all(isinstance(op, dict) and "op" in op and "path" in op for op in ops)
+        assert isinstance(ops, list) and all(
+            isinstance(op, dict) and "op" in op and "path" in op for op in ops
+        )
     if not response["allowed"]:
         result = response["status"]
         assert isinstance(result["code"], int) and isinstance(result["message"], str)
         message = result["message"]
-        assert not message.startswith("internal error") or any(k in message for k in KNOWN_INTERNAL_ERRORS), message
+        assert not message.startswith("internal error") or any(k in message for k in KNOWN_INTERNAL_ERRORS), (
+            message
+        )
     for warning in response.get("warnings") or []:
         assert isinstance(warning, str)
 
 
 @fuzz_settings(weight=3)
-@given(review=hostile_reviews, spreads=st.lists(hostile_spreads, min_size=1, max_size=2), existing=st.lists(hostile_pods, max_size=3),
-       adaptive_nodes=st.booleans(), mode=st.sampled_from(["deny", "allow-unmodified"]))
-def test_hostile_reviews_never_5xx_and_always_well_formed(review: Any, spreads: list[Any], existing: list[Any],
-                                                          adaptive_nodes: bool, mode: str) -> None:
-    named = [dict(s, metadata=dict(s["metadata"], name=f"ws{i}")) if isinstance(s, dict)
-             and isinstance(s.get("metadata"), dict) else s for i, s in enumerate(spreads)]
+@given(
+    review=hostile_reviews,
+    spreads=st.lists(hostile_spreads, min_size=1, max_size=2),
+    existing=st.lists(hostile_pods, max_size=3),
+    adaptive_nodes=st.booleans(),
+    mode=st.sampled_from(["deny", "allow-unmodified"]),
+)
+def test_hostile_reviews_never_5xx_and_always_well_formed(
+    review: Any, spreads: list[Any], existing: list[Any], adaptive_nodes: bool, mode: str
+) -> None:
+    named = [
+        dict(s, metadata=dict(s["metadata"], name=f"ws{i}"))
+        if isinstance(s, dict) and isinstance(s.get("metadata"), dict)
+        else s
+        for i, s in enumerate(spreads)
+    ]
     cluster = MemoryCluster([*owners(5), *named, *existing], nodes() if adaptive_nodes else None)
     client = webhook_app(cluster, on_commit_failure=mode).test_client()
     body = json.dumps(review).encode()
@@ -77,8 +95,10 @@ def test_hostile_reviews_never_5xx_and_always_well_formed(review: Any, spreads: 
 
 
 @fuzz_settings(weight=1.5)
-@given(body=st.one_of(st.binary(max_size=2000), st.text(max_size=500).map(str.encode)),
-       content_type=st.sampled_from(["application/json", "text/plain", "", "application/json; charset=utf-8"]))
+@given(
+    body=st.one_of(st.binary(max_size=2000), st.text(max_size=500).map(str.encode)),
+    content_type=st.sampled_from(["application/json", "text/plain", "", "application/json; charset=utf-8"]),
+)
 def test_raw_bytes_are_4xx_never_5xx(body: bytes, content_type: str) -> None:
     client = webhook_app(MemoryCluster(owners(1))).test_client()
     resp = client.post("/mutate/pods", data=body, content_type=content_type)
@@ -91,9 +111,14 @@ def test_raw_bytes_are_4xx_never_5xx(body: bytes, content_type: str) -> None:
 @given(depth=st.integers(500, 200_000), opener=st.sampled_from(["[", '{"a":']))
 def test_absurdly_deep_documents_are_answered_not_crashed(depth: int, opener: str) -> None:
     closer = "]" if opener == "[" else "}"
-    body = ('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE",'
-            '"namespace":"default","resource":{"group":"","version":"v1","resource":"pods"},"object":{"metadata":'
-            + opener * depth + "1" + closer * depth + "}}}").encode()
+    body = (
+        '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE",'
+        '"namespace":"default","resource":{"group":"","version":"v1","resource":"pods"},"object":{"metadata":'
+        + opener * depth
+        + "1"
+        + closer * depth
+        + "}}}"
+    ).encode()
     client = webhook_app(MemoryCluster(owners(1))).test_client()
     resp = client.post("/mutate/pods", data=body, content_type="application/json")
     assert resp.status_code < 500, resp.data[:300]
@@ -102,24 +127,52 @@ def test_absurdly_deep_documents_are_answered_not_crashed(depth: int, opener: st
 
 
 def spread_of(subsets: list[Any], **extra: Any) -> dict[str, Any]:
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "subsets": subsets},
-            **extra}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": subsets,
+        },
+        **extra,
+    }
 
 
 def admit_replicaset_pod(spread: dict[str, Any], **spec_extra: Any) -> dict[str, Any]:
     """The webhook's answer for a ReplicaSet pod of `web` (generateName only).
 
     The cluster holds `spread`."""
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"generateName": "web-h-", "namespace": "default", "labels": {"app": "web", "pod-template-hash": "h"},
-                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
-                                             "uid": RS_UID, "controller": True}]},
-           "spec": {"containers": [{"name": "c", "image": "i"}], **spec_extra}}
-    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-              "request": {"uid": "u", "operation": "CREATE", "namespace": "default",
-                          "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": "web-h-",
+            "namespace": "default",
+            "labels": {"app": "web", "pod-template-hash": "h"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "web-h",
+                    "uid": RS_UID,
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "c", "image": "i"}], **spec_extra},
+    }
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "operation": "CREATE",
+            "namespace": "default",
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "object": pod,
+        },
+    }
     client = webhook_app(MemoryCluster([*owners(5), spread])).test_client()
     response: dict[str, Any] = client.post("/mutate/pods", json=review).get_json()["response"]
     return response
@@ -129,40 +182,75 @@ def test_gt_with_a_non_numeric_value_regression() -> None:
     """The fuzzer's shrunk example: the pod's own required affinity has `Gt ["a"]` on a key the
     subset also constrains. The API server would reject such a pod after admission (Gt needs one
     integer); the webhook must not fail inside Rego."""
-    spread = spread_of([{"name": "s0", "requiredNodeSelectorTerm": {"matchExpressions": [
-        {"key": "kubernetes.io/arch", "operator": "NotIn", "values": []}]}}, {"name": "s1"}])
+    spread = spread_of(
+        [
+            {
+                "name": "s0",
+                "requiredNodeSelectorTerm": {
+                    "matchExpressions": [{"key": "kubernetes.io/arch", "operator": "NotIn", "values": []}]
+                },
+            },
+            {"name": "s1"},
+        ]
+    )
     term = {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "Gt", "values": ["a"]}]}
-    answer = admit_replicaset_pod(spread, affinity={"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}})
+    answer = admit_replicaset_pod(
+        spread,
+        affinity={
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+        },
+    )
     assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
 
 
 def test_match_expressions_not_a_list_regression() -> None:
     """The fuzzer's second shrunk example: a stored spread whose matchExpressions is a string
     is refused with a field path, not an internal error."""
-    spread = spread_of([{"name": "s0", "maxReplicas": 2, "requiredNodeSelectorTerm": {"matchExpressions": "not-a-list"}},
-                        {"name": "s1"}])
+    spread = spread_of(
+        [
+            {"name": "s0", "maxReplicas": 2, "requiredNodeSelectorTerm": {"matchExpressions": "not-a-list"}},
+            {"name": "s1"},
+        ]
+    )
     answer = admit_replicaset_pod(spread)
     assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
 
 
 def test_status_entry_name_not_a_string_regression() -> None:
     """The fuzzer's third shrunk example: a stored status entry whose name is a map."""
-    spread = spread_of([{"name": "s0"}, {"name": "s1"}], status={"versionedSubsetStatuses": {"h": [
-        {"name": {"k": "bottom"}, "replicas": 0, "missingReplicas": 0},
-        {"name": "s1", "replicas": 0, "missingReplicas": 0}]}})
+    spread = spread_of(
+        [{"name": "s0"}, {"name": "s1"}],
+        status={
+            "versionedSubsetStatuses": {
+                "h": [
+                    {"name": {"k": "bottom"}, "replicas": 0, "missingReplicas": 0},
+                    {"name": "s1", "replicas": 0, "missingReplicas": 0},
+                ]
+            }
+        },
+    )
     answer = admit_replicaset_pod(spread)
     assert answer["allowed"] or not answer["status"]["message"].startswith("internal error"), answer["status"]
 
 
-@pytest.mark.parametrize(("field", "value"), [("creatingPods", "x" * 1000), ("deletingPods", 7), ("conditions", 5)])
+@pytest.mark.parametrize(
+    ("field", "value"), [("creatingPods", "x" * 1000), ("deletingPods", 7), ("conditions", 5)]
+)
 def test_malformed_status_entry_field_regression(field: str, value: Any) -> None:
     """The full run's shrunk example (`creatingPods` a string) and its siblings: a stored
     entry with room and one malformed field. The field reads as empty (no pods, no
     condition) and the pod is placed in that subset."""
-    spread = spread_of([{"name": "s0"}, {"name": "s1"}], status={"versionedSubsetStatuses": {"h": [
-        {"name": "s0", "replicas": 0, "missingReplicas": 1, field: value},
-        {"name": "s1", "replicas": 0, "missingReplicas": 0, "creatingPods": {}}]}})
+    spread = spread_of(
+        [{"name": "s0"}, {"name": "s1"}],
+        status={
+            "versionedSubsetStatuses": {
+                "h": [
+                    {"name": "s0", "replicas": 0, "missingReplicas": 1, field: value},
+                    {"name": "s1", "replicas": 0, "missingReplicas": 0, "creatingPods": {}},
+                ]
+            }
+        },
+    )
     answer = admit_replicaset_pod(spread)
     assert answer["allowed"] and "patch" in answer, answer.get("status")
     assert '\\"subset\\":\\"s0\\"' in base64.b64decode(answer["patch"]).decode()

@@ -41,11 +41,25 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "manifests" / "examples"
 NOW = "2026-06-01T12:00:00Z"
 NOW_TIME = datetime(2026, 6, 1, 12, tzinfo=UTC)
 UD_UID = "ud-uid-fuzz"
-UD_API_VERSIONS = ("spreadgate.dev/v1beta1", "spreadgate.dev/v1alpha1", "apps.kruise.io/v1beta1",
-                   "apps.kruise.io/v1alpha1")
-TEMPLATE_KEYS = ("statefulSetTemplate", "advancedStatefulSetTemplate", "cloneSetTemplate", "deploymentTemplate")
-WORKLOAD_TYPES = (("apps/v1", "Deployment"), ("apps/v1", "StatefulSet"), ("apps.kruise.io/v1beta1", "StatefulSet"),
-                  ("apps.kruise.io/v1beta1", "CloneSet"), ("apps.kruise.io/v1alpha1", "CloneSet"))
+UD_API_VERSIONS = (
+    "spreadgate.dev/v1beta1",
+    "spreadgate.dev/v1alpha1",
+    "apps.kruise.io/v1beta1",
+    "apps.kruise.io/v1alpha1",
+)
+TEMPLATE_KEYS = (
+    "statefulSetTemplate",
+    "advancedStatefulSetTemplate",
+    "cloneSetTemplate",
+    "deploymentTemplate",
+)
+WORKLOAD_TYPES = (
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "StatefulSet"),
+    ("apps.kruise.io/v1beta1", "StatefulSet"),
+    ("apps.kruise.io/v1beta1", "CloneSet"),
+    ("apps.kruise.io/v1alpha1", "CloneSet"),
+)
 
 
 def timeout_for(weight: float, per_case: float = 2.0) -> float:
@@ -80,6 +94,7 @@ replica_values = st.one_of(st.integers(0, 12), st.sampled_from(["0%", "25%", "50
 
 # ---------------------------------------------------------------- valid UDs
 
+
 def _subset_numbers(draw: st.DrawFn, subset: dict[str, Any]) -> None:
     """Specified (`replicas`) or capacity (`minReplicas`/`maxReplicas`) values, or none."""
     for key in ("replicas", "minReplicas", "maxReplicas"):
@@ -99,23 +114,41 @@ def _status(draw: st.DrawFn, ud: dict[str, Any]) -> dict[str, Any]:
     names = [s.get("name") for s in ud["spec"]["topology"].get("subsets") or []] + ["gone"]
     entries = []
     for name in draw(st.lists(st.sampled_from(names), max_size=4, unique=True)):
-        entry: dict[str, Any] = {"name": name, "replicas": draw(st.integers(0, 6)),
-                                 "readyReplicas": draw(st.integers(0, 6)), "partition": draw(st.integers(0, 3))}
+        entry: dict[str, Any] = {
+            "name": name,
+            "replicas": draw(st.integers(0, 6)),
+            "readyReplicas": draw(st.integers(0, 6)),
+            "partition": draw(st.integers(0, 3)),
+        }
         if draw(st.booleans()):
-            entry["conditions"] = [{"type": "Schedulable", "status": draw(st.sampled_from(["True", "False"])),
-                                    "reason": draw(st.sampled_from(["reschedule", "recover", "created", ""])),
-                                    "lastTransitionTime": draw(times)}]
+            entry["conditions"] = [
+                {
+                    "type": "Schedulable",
+                    "status": draw(st.sampled_from(["True", "False"])),
+                    "reason": draw(st.sampled_from(["reschedule", "recover", "created", ""])),
+                    "lastTransitionTime": draw(times),
+                }
+            ]
         entries.append(entry)
     revision = draw(st.sampled_from([f"{ud['metadata']['name']}-old", "", "x"]))
-    status: dict[str, Any] = {"observedGeneration": draw(st.integers(0, 3)), "currentRevision": revision,
-                              "collisionCount": draw(st.integers(0, 2)),
-                              "conditions": [{"type": "UnitedDeploymentUpdated",
-                                              "status": draw(st.sampled_from(["True", "False"])),
-                                              "lastTransitionTime": draw(times)}]}
+    status: dict[str, Any] = {
+        "observedGeneration": draw(st.integers(0, 3)),
+        "currentRevision": revision,
+        "collisionCount": draw(st.integers(0, 2)),
+        "conditions": [
+            {
+                "type": "UnitedDeploymentUpdated",
+                "status": draw(st.sampled_from(["True", "False"])),
+                "lastTransitionTime": draw(times),
+            }
+        ],
+    }
     if ud["apiVersion"].endswith("/v1alpha1"):
         status["subsetReplicas"] = {e["name"]: e["replicas"] for e in entries}
-        status["updateStatus"] = {"updatedRevision": revision,
-                                  "currentPartitions": {e["name"]: e["partition"] for e in entries}}
+        status["updateStatus"] = {
+            "updatedRevision": revision,
+            "currentPartitions": {e["name"]: e["partition"] for e in entries},
+        }
     else:
         status["updatedRevision"] = revision
         status["subsetStatuses"] = entries
@@ -127,14 +160,21 @@ def uniteddeployments(draw: st.DrawFn) -> dict[str, Any]:
     """A valid UnitedDeployment: an example varied where the planner and the policy branch."""
     ud = copy.deepcopy(draw(st.sampled_from(BASE_UDS)))
     ud["apiVersion"] = draw(st.sampled_from(UD_API_VERSIONS))
-    ud["metadata"] = {**ud["metadata"], "namespace": "default", "uid": UD_UID, "generation": draw(st.integers(1, 4))}
+    ud["metadata"] = {
+        **ud["metadata"],
+        "namespace": "default",
+        "uid": UD_UID,
+        "generation": draw(st.integers(1, 4)),
+    }
     ud.pop("status", None)
     spec = ud["spec"]
     template = spec["template"]
     if draw(st.booleans()):  # another template kind (the body stays: a pod template with a selector)
         body = template.pop(next(iter(template)))
         template[draw(st.sampled_from(TEMPLATE_KEYS))] = body
-        if draw(st.integers(0, 4)) == 0:  # a stored object with two templates: the first in Kruise's order wins
+        if (
+            draw(st.integers(0, 4)) == 0
+        ):  # a stored object with two templates: the first in Kruise's order wins
             template[draw(st.sampled_from(TEMPLATE_KEYS))] = copy.deepcopy(body)
     if draw(st.booleans()):
         spec["replicas"] = draw(st.integers(0, 12))
@@ -149,14 +189,24 @@ def uniteddeployments(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         strategy: dict[str, Any] = {"type": draw(st.sampled_from(["Fixed", "Adaptive", "Adaptive", ""]))}
         if draw(st.booleans()):
-            strategy["adaptive"] = {"rescheduleCriticalSeconds": draw(st.integers(0, 120)),
-                                    "unschedulableDuration": draw(st.integers(0, 600)),
-                                    "reserveUnschedulablePods": draw(st.booleans())}
+            strategy["adaptive"] = {
+                "rescheduleCriticalSeconds": draw(st.integers(0, 120)),
+                "unschedulableDuration": draw(st.integers(0, 600)),
+                "reserveUnschedulablePods": draw(st.booleans()),
+            }
         spec["topology"]["scheduleStrategy"] = strategy
     if draw(st.booleans()):
         names = [s["name"] for s in subsets]
-        spec["updateStrategy"] = {"type": "Manual", "manualUpdate": {"partitions": {
-            n: draw(st.integers(0, 6)) for n in draw(st.lists(st.sampled_from(names), unique=True))} if names else {}}}
+        spec["updateStrategy"] = {
+            "type": "Manual",
+            "manualUpdate": {
+                "partitions": {
+                    n: draw(st.integers(0, 6)) for n in draw(st.lists(st.sampled_from(names), unique=True))
+                }
+                if names
+                else {}
+            },
+        }
     if draw(st.booleans()):
         spec["revisionHistoryLimit"] = draw(st.integers(0, 3))
     if draw(st.booleans()):
@@ -166,19 +216,82 @@ def uniteddeployments(draw: st.DrawFn) -> dict[str, Any]:
 
 # ------------------------------------------------------------- hostility
 
-huge_numbers = st.one_of(st.integers(-(2**70), 2**70), st.sampled_from([
-    -1, -(2**31), 2**31, 2**63, 1e308, -1e308, 0.5, 3.0, -0.0, 5e-324,
-    10**400, -(10**309), float("nan"), float("inf"), float("-inf")]))  # json.dumps writes NaN, Infinity
+huge_numbers = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.sampled_from(
+        [
+            -1,
+            -(2**31),
+            2**31,
+            2**63,
+            1e308,
+            -1e308,
+            0.5,
+            3.0,
+            -0.0,
+            5e-324,
+            10**400,
+            -(10**309),
+            float("nan"),
+            float("inf"),
+            float("-inf"),
+        ]
+    ),
+)  # json.dumps writes NaN, Infinity
 """Numbers at and beyond every limit: int32, int64, float64, and what JSON has no spelling for."""
-odd_strings = st.sampled_from(["", "-1%", "101%", "1e3", "50 %", "%", "+5%", "٣%", "NaN", "Infinity", "null",
-                               "\u0000", "a" * 64, "ünïcødé", "\U0001f600", "-", "A", "replace", "delete",
-                               "\ud800", "a\udfffb"])  # lone surrogates: json.dumps escapes them ("\ud800")
-odd_keys = st.one_of(unicode, st.sampled_from(["", "$patch", "$retainKeys", "$setElementOrder/containers",
-                                               "$deleteFromPrimitiveList/finalizers", "\u0000", "\U0001f600",
-                                               "\udc80", "a" * 300, "spec", "metadata", "subsets", "-1"]))
-ud_junk = st.one_of(junk, huge_numbers, odd_strings, st.none(),
-                    st.dictionaries(odd_keys, json_values, min_size=1, max_size=4),
-                    st.integers(1, 60).map(_nested))
+odd_strings = st.sampled_from(
+    [
+        "",
+        "-1%",
+        "101%",
+        "1e3",
+        "50 %",
+        "%",
+        "+5%",
+        "٣%",
+        "NaN",
+        "Infinity",
+        "null",
+        "\u0000",
+        "a" * 64,
+        "ünïcødé",
+        "\U0001f600",
+        "-",
+        "A",
+        "replace",
+        "delete",
+        "\ud800",
+        "a\udfffb",
+    ]
+)  # lone surrogates: json.dumps escapes them ("\ud800")
+odd_keys = st.one_of(
+    unicode,
+    st.sampled_from(
+        [
+            "",
+            "$patch",
+            "$retainKeys",
+            "$setElementOrder/containers",
+            "$deleteFromPrimitiveList/finalizers",
+            "\u0000",
+            "\U0001f600",
+            "\udc80",
+            "a" * 300,
+            "spec",
+            "metadata",
+            "subsets",
+            "-1",
+        ]
+    ),
+)
+ud_junk = st.one_of(
+    junk,
+    huge_numbers,
+    odd_strings,
+    st.none(),
+    st.dictionaries(odd_keys, json_values, min_size=1, max_size=4),
+    st.integers(1, 60).map(_nested),
+)
 """What replaces a field: fuzz_strategies' junk, extreme numbers, malformed percentages and
 names, null, maps with odd keys, and nesting (shallow enough to pass the webhook's limit, or not)."""
 
@@ -224,6 +337,7 @@ hostile_uds = ud_hostile(uniteddeployments())
 
 # -------------------------------------------------------------- snapshots
 
+
 def _planned_workloads(ud: dict[str, Any]) -> list[dict[str, Any]]:
     """The objects the planner would create for `ud` with nothing existing (revision and
     workloads); none when it cannot plan (the fuzz tests then find out why)."""
@@ -243,24 +357,48 @@ def _pod(draw: st.DrawFn, workload: dict[str, Any], index: int) -> dict[str, Any
     if draw(st.integers(0, 3)) == 0:
         labels[REVISION_LABEL] = draw(st.sampled_from(["web-old", "", "x"]))
     if draw(st.integers(0, 5)) == 0:  # a pod Kruise created
-        for ours, kruise in ((SUBSET_NAME_LABEL, KRUISE_SUBSET_NAME_LABEL), (REVISION_LABEL, KRUISE_REVISION_LABEL)):
+        for ours, kruise in (
+            (SUBSET_NAME_LABEL, KRUISE_SUBSET_NAME_LABEL),
+            (REVISION_LABEL, KRUISE_REVISION_LABEL),
+        ):
             if ours in labels:
                 labels[kruise] = labels.pop(ours)
     if draw(st.booleans()):
         labels[RESERVED_POD_LABEL] = draw(st.sampled_from(["true", "false", "x"]))
-    meta: dict[str, Any] = {"name": f"{workload['metadata']['name']}-{index}", "namespace": "default",
-                            "labels": labels, "creationTimestamp": draw(times)}
-    phase = draw(st.sampled_from(["Running", "Running", "Pending", "Pending", "Succeeded", "Failed", "Unknown"]))
+    meta: dict[str, Any] = {
+        "name": f"{workload['metadata']['name']}-{index}",
+        "namespace": "default",
+        "labels": labels,
+        "creationTimestamp": draw(times),
+    }
+    phase = draw(
+        st.sampled_from(["Running", "Running", "Pending", "Pending", "Succeeded", "Failed", "Unknown"])
+    )
     conditions: list[dict[str, Any]] = []
     if draw(st.booleans()):
-        conditions.append({"type": "Ready", "status": draw(st.sampled_from(["True", "False"])),
-                           "lastTransitionTime": draw(times)})
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": draw(st.sampled_from(["True", "False"])),
+                "lastTransitionTime": draw(times),
+            }
+        )
     if phase == "Pending" and draw(st.booleans()):
-        conditions.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                           "lastTransitionTime": draw(times)})
-    pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-                           "spec": copy.deepcopy(template.get("spec") or {}),
-                           "status": {"phase": phase, "conditions": conditions}}
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "lastTransitionTime": draw(times),
+            }
+        )
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": copy.deepcopy(template.get("spec") or {}),
+        "status": {"phase": phase, "conditions": conditions},
+    }
     if phase != "Pending" and draw(st.booleans()):
         pod["spec"]["nodeName"] = draw(st.sampled_from(["n-a-1", "n-b-1", "ghost"]))
     if draw(st.integers(0, 9)) == 0:
@@ -279,7 +417,11 @@ def _existing(draw: st.DrawFn, planned: dict[str, Any], index: int) -> dict[str,
     spec["replicas"] = draw(st.integers(0, 8))
     replicas = spec["replicas"]
     ready = draw(st.integers(0, replicas))
-    obj["status"] = {"replicas": replicas, "readyReplicas": ready, "updatedReplicas": draw(st.integers(0, replicas))}
+    obj["status"] = {
+        "replicas": replicas,
+        "readyReplicas": ready,
+        "updatedReplicas": draw(st.integers(0, replicas)),
+    }
     change = draw(st.integers(0, 11))
     if change == 0:
         meta.pop("ownerReferences", None)  # an orphan: adopted
@@ -290,11 +432,21 @@ def _existing(draw: st.DrawFn, planned: dict[str, Any], index: int) -> dict[str,
     elif change == 3:
         meta["labels"].pop(SUBSET_NAME_LABEL, None)
     elif change == 4:
-        meta["ownerReferences"] = [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "UnitedDeployment",
-                                    "name": "other", "uid": "other-uid", "controller": True}]
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": "apps.kruise.io/v1beta1",
+                "kind": "UnitedDeployment",
+                "name": "other",
+                "uid": "other-uid",
+                "controller": True,
+            }
+        ]
     elif change == 5 and obj["kind"] == "StatefulSet":
-        spec["updateStrategy"] = draw(st.sampled_from([{"type": "OnDelete"}, {"type": "RollingUpdate",
-                                                       "rollingUpdate": {"partition": 2}}]))
+        spec["updateStrategy"] = draw(
+            st.sampled_from(
+                [{"type": "OnDelete"}, {"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}]
+            )
+        )
     elif change == 6 and obj["kind"] == "CloneSet":
         spec.setdefault("updateStrategy", {})["partition"] = draw(st.sampled_from(["50%", 1, "x%"]))
     return obj
@@ -323,8 +475,9 @@ def snapshots(draw: st.DrawFn, ud_objects: st.SearchStrategy[Any] | None = None)
             older["revision"] = draw(st.integers(0, 3))
             if draw(st.booleans()):
                 older["metadata"]["name"] = f"{valid['metadata']['name']}-old"
-            older["data"] = {"spec": {"template": {"deploymentTemplate": {"spec": {"replicas": 1}},
-                                                   "$patch": "replace"}}}
+            older["data"] = {
+                "spec": {"template": {"deploymentTemplate": {"spec": {"replicas": 1}}, "$patch": "replace"}}
+            }
             out.append(older)
     if draw(st.booleans()):
         out.extend(nodes())
@@ -348,6 +501,7 @@ def hostile_snapshots(draw: st.DrawFn) -> list[Any]:
 
 # ------------------------------------------------------- admission reviews
 
+
 @st.composite
 def ud_reviews(draw: st.DrawFn, objects: st.SearchStrategy[Any] = hostile_uds) -> dict[str, Any]:
     """A well-formed UnitedDeployment CREATE or UPDATE review (sometimes another operation)
@@ -356,15 +510,23 @@ def ud_reviews(draw: st.DrawFn, objects: st.SearchStrategy[Any] = hostile_uds) -
     obj = draw(objects)
     api_version = obj.get("apiVersion") if isinstance(obj, dict) else None
     group, _, version = api_version.rpartition("/") if isinstance(api_version, str) else ("", "", "")
-    request: dict[str, Any] = {"uid": draw(st.one_of(st.uuids().map(str), unicode.filter(bool))),
-                               "namespace": "default", "operation": operation, "dryRun": draw(st.booleans()),
-                               "kind": {"group": group, "version": version, "kind": "UnitedDeployment"},
-                               "resource": {"group": group, "version": version, "resource": "uniteddeployments"},
-                               "object": obj}
+    request: dict[str, Any] = {
+        "uid": draw(st.one_of(st.uuids().map(str), unicode.filter(bool))),
+        "namespace": "default",
+        "operation": operation,
+        "dryRun": draw(st.booleans()),
+        "kind": {"group": group, "version": version, "kind": "UnitedDeployment"},
+        "resource": {"group": group, "version": version, "resource": "uniteddeployments"},
+        "object": obj,
+    }
     if operation == "UPDATE":
-        request["oldObject"] = draw(st.one_of(ud_corrupted(st.just(obj)) if isinstance(obj, dict)
-                                              else objects, objects, st.just(obj)))
+        request["oldObject"] = draw(
+            st.one_of(ud_corrupted(st.just(obj)) if isinstance(obj, dict) else objects, objects, st.just(obj))
+        )
     elif operation == "DELETE":
         request["oldObject"], request["object"] = obj, None
-    return {"apiVersion": draw(st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])),
-            "kind": "AdmissionReview", "request": request}
+    return {
+        "apiVersion": draw(st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])),
+        "kind": "AdmissionReview",
+        "request": request,
+    }

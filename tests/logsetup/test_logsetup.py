@@ -30,8 +30,10 @@ def _emit(level: str, fmt: str) -> str:
     configure(level, fmt, stream)
     log = logging.getLogger("spreadgate.test")
     log.debug("hidden unless debug", extra=fields(pod="p"))
-    log.info("admitted", extra=fields(namespace="default", pod="web-1", subset="zone a", duration_ms=1.5,
-                                      skipped=None))
+    log.info(
+        "admitted",
+        extra=fields(namespace="default", pod="web-1", subset="zone a", duration_ms=1.5, skipped=None),
+    )
     return stream.getvalue()
 
 

@@ -43,8 +43,13 @@ def kubectl() -> str:
 
 @functools.cache
 def _render(path: str) -> tuple[str, ...]:
-    result = subprocess.run([kubectl(), "kustomize", str(MANIFESTS / path)], capture_output=True, text=True,
-                            timeout=60, check=False)
+    result = subprocess.run(
+        [kubectl(), "kustomize", str(MANIFESTS / path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     if result.returncode != 0:
         raise AssertionError(f"kubectl kustomize {path} failed:\n{result.stderr}")
     return tuple(yaml.safe_dump(d) for d in yaml.safe_load_all(result.stdout) if d)
@@ -67,6 +72,7 @@ def container(deployment: Obj, name: str) -> Obj:
 
 # ------------------------------------------------------------------- RBAC
 
+
 @dataclass(frozen=True)
 class Grant:
     account: str  # namespace/name
@@ -78,8 +84,11 @@ class Grant:
 
 
 def rendered_grants(docs: list[Obj]) -> set[Grant]:
-    roles = {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d for d in docs
-             if d["kind"] in ("Role", "ClusterRole")}
+    roles = {
+        (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d
+        for d in docs
+        if d["kind"] in ("Role", "ClusterRole")
+    }
     out: set[Grant] = set()
     for binding in (d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")):
         ref = binding["roleRef"]
@@ -169,8 +178,16 @@ class RecordingClient(KubeClient):
         self.requests: list[tuple[str, str, list[tuple[str, str]] | None]] = []
         self._lock = threading.Lock()
 
-    def _open(self, method: str, path: str, query: list[tuple[str, str]] | None = None, body: Any = None,
-              content_type: str = "application/json", timeout: Any = None, accept: str = "application/json") -> Any:
+    def _open(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: Any = None,
+        accept: str = "application/json",
+    ) -> Any:
         with self._lock:
             self.requests.append((method, path.split("?")[0], list(query or [])))
         return super()._open(method, path, query, body, content_type, timeout, accept)

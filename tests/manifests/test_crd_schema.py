@@ -45,17 +45,25 @@ def _spreads(directory: Path) -> list[tuple[str, dict[str, Any]]]:
     for path in sorted(directory.rglob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
             items = doc.get("items", [doc]) if isinstance(doc, dict) else []
-            out += [(f"{path.relative_to(MANIFESTS)}:{d['metadata']['name']}", d) for d in items
-                    if isinstance(d, dict) and d.get("kind") == "WorkloadSpread"
-                    and str(d.get("apiVersion", "")).startswith("spreadgate.dev/")]
+            out += [
+                (f"{path.relative_to(MANIFESTS)}:{d['metadata']['name']}", d)
+                for d in items
+                if isinstance(d, dict)
+                and d.get("kind") == "WorkloadSpread"
+                and str(d.get("apiVersion", "")).startswith("spreadgate.dev/")
+            ]
     return out
 
 
 EXAMPLES = [(n, s) for n, s in _spreads(MANIFESTS / "examples") if "/invalid/" not in n]
 INVALID = _spreads(MANIFESTS / "examples" / "invalid")
 # Invalid examples whose fault the structural schema already catches (required, enum, minLength, type).
-SCHEMA_CATCHES = {"patch-not-object.yaml", "strategy-type-unknown.yaml", "subset-name-empty.yaml",
-                  "target-ref-missing.yaml"}
+SCHEMA_CATCHES = {
+    "patch-not-object.yaml",
+    "strategy-type-unknown.yaml",
+    "subset-name-empty.yaml",
+    "target-ref-missing.yaml",
+}
 
 
 def test_examples_were_found() -> None:
@@ -70,8 +78,11 @@ def test_schema_accepts_every_valid_example(spread: dict[str, Any]) -> None:
 
 def test_schema_catches_exactly_the_structural_faults_among_the_invalid_examples() -> None:
     validator = _validator()
-    caught = {name.split(":")[0].rsplit("/", 1)[-1] for name, spread in INVALID
-              if list(validator.iter_errors(spread))}
+    caught = {
+        name.split(":")[0].rsplit("/", 1)[-1]
+        for name, spread in INVALID
+        if list(validator.iter_errors(spread))
+    }
     assert caught == SCHEMA_CATCHES
 
 
@@ -104,9 +115,15 @@ MALFORMED = {
     "maxReplicas an object": lambda: _set(_base(), ["spec", "subsets", 0, "maxReplicas"], {"n": 1}),
     "tolerations not a list": lambda: _set(_base(), ["spec", "subsets", 0, "tolerations"], "spot"),
     "rescheduleCriticalSeconds a string": lambda: _set(
-        _base(), ["spec", "scheduleStrategy"], {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": "30"}}),
+        _base(),
+        ["spec", "scheduleStrategy"],
+        {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": "30"}},
+    ),
     "rescheduleCriticalSeconds negative": lambda: _set(
-        _base(), ["spec", "scheduleStrategy"], {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": -1}}),
+        _base(),
+        ["spec", "scheduleStrategy"],
+        {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": -1}},
+    ),
     "spec a list": lambda: _set(_base(), ["spec"], []),
 }
 
@@ -119,4 +136,6 @@ def test_schema_rejects_malformed_spreads(name: str) -> None:
 
 def test_int_or_string_accepts_both_forms() -> None:
     for value in (3, "30%"):
-        assert list(_validator().iter_errors(_set(_base(), ["spec", "subsets", 0, "maxReplicas"], value))) == []
+        assert (
+            list(_validator().iter_errors(_set(_base(), ["spec", "subsets", 0, "maxReplicas"], value))) == []
+        )

@@ -107,7 +107,9 @@ def _image_containers() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
 def test_kustomize_points_every_spreadgate_container_at_the_image() -> None:
     containers = _image_containers()
     assert {label.split(": ")[1] for label, _, _ in containers} == {
-        "spreadgate-webhook/webhook", "spreadgate-controller/controller"}
+        "spreadgate-webhook/webhook",
+        "spreadgate-controller/controller",
+    }
     for label, _, container in containers:
         assert container["image"].split(":")[0].endswith(f"/{IMAGE_NAME}"), label
 

@@ -16,8 +16,9 @@ COMPONENT = MANIFESTS / "components" / "opa-sidecar"
 
 
 def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location("generate_policies_configmap",
-                                                  COMPONENT / "generate_policies_configmap.py")
+    spec = importlib.util.spec_from_file_location(
+        "generate_policies_configmap", COMPONENT / "generate_policies_configmap.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -26,8 +27,9 @@ def _generator() -> Any:
 
 def test_policies_configmap_is_current() -> None:
     generator = _generator()
-    assert (COMPONENT / "policies-configmap.yaml").read_text(encoding="utf-8") == generator.render(), \
+    assert (COMPONENT / "policies-configmap.yaml").read_text(encoding="utf-8") == generator.render(), (
         "run: python manifests/components/opa-sidecar/generate_policies_configmap.py"
+    )
 
 
 def test_configmap_holds_every_policy_file_verbatim_and_no_tests() -> None:

@@ -60,28 +60,45 @@ def test_a_malformed_object_is_caught_by_the_schema_check() -> None:
 
 def test_base_holds_every_component_once() -> None:
     kinds = sorted((d["kind"], d["metadata"]["name"]) for d in render("base"))
-    assert kinds == sorted([
-        ("Namespace", NAMESPACE), ("CustomResourceDefinition", "workloadspreads.spreadgate.dev"),
-        ("CustomResourceDefinition", "uniteddeployments.spreadgate.dev"),
-        ("ServiceAccount", "spreadgate-webhook"), ("ServiceAccount", "spreadgate-controller"),
-        ("ClusterRole", "spreadgate-webhook"), ("ClusterRoleBinding", "spreadgate-webhook"),
-        ("ClusterRole", "spreadgate-controller"), ("ClusterRoleBinding", "spreadgate-controller"),
-        ("Role", "spreadgate-controller-leader-election"),
-        ("RoleBinding", "spreadgate-controller-leader-election"),
-        ("Deployment", "spreadgate-webhook"), ("PodDisruptionBudget", "spreadgate-webhook"),
-        ("Service", "spreadgate-webhook"), ("NetworkPolicy", "spreadgate-webhook"),
-        ("Deployment", "spreadgate-controller"),
-        ("MutatingWebhookConfiguration", "spreadgate"), ("ValidatingWebhookConfiguration", "spreadgate"),
-    ])
+    assert kinds == sorted(
+        [
+            ("Namespace", NAMESPACE),
+            ("CustomResourceDefinition", "workloadspreads.spreadgate.dev"),
+            ("CustomResourceDefinition", "uniteddeployments.spreadgate.dev"),
+            ("ServiceAccount", "spreadgate-webhook"),
+            ("ServiceAccount", "spreadgate-controller"),
+            ("ClusterRole", "spreadgate-webhook"),
+            ("ClusterRoleBinding", "spreadgate-webhook"),
+            ("ClusterRole", "spreadgate-controller"),
+            ("ClusterRoleBinding", "spreadgate-controller"),
+            ("Role", "spreadgate-controller-leader-election"),
+            ("RoleBinding", "spreadgate-controller-leader-election"),
+            ("Deployment", "spreadgate-webhook"),
+            ("PodDisruptionBudget", "spreadgate-webhook"),
+            ("Service", "spreadgate-webhook"),
+            ("NetworkPolicy", "spreadgate-webhook"),
+            ("Deployment", "spreadgate-controller"),
+            ("MutatingWebhookConfiguration", "spreadgate"),
+            ("ValidatingWebhookConfiguration", "spreadgate"),
+        ]
+    )
     for doc in render("base"):
-        if doc["kind"] not in ("Namespace", "CustomResourceDefinition") and not doc["kind"].startswith("Cluster") \
-                and "WebhookConfiguration" not in doc["kind"]:
+        if (
+            doc["kind"] not in ("Namespace", "CustomResourceDefinition")
+            and not doc["kind"].startswith("Cluster")
+            and "WebhookConfiguration" not in doc["kind"]
+        ):
             assert doc["metadata"]["namespace"] == NAMESPACE, doc["metadata"]
 
 
 def _rules(hook: dict[str, Any]) -> set[tuple[str, str, str]]:
-    return {(op, group, res) for rule in hook["rules"] for op in rule["operations"] for group in rule["apiGroups"]
-            for res in rule["resources"]}
+    return {
+        (op, group, res)
+        for rule in hook["rules"]
+        for op in rule["operations"]
+        for group in rule["apiGroups"]
+        for res in rule["resources"]
+    }
 
 
 @pytest.mark.parametrize("path", KUSTOMIZATIONS)
@@ -91,17 +108,33 @@ def test_webhook_configurations(path: str) -> None:
     mutating = find(docs, "MutatingWebhookConfiguration", "spreadgate")["webhooks"]
     validating = find(docs, "ValidatingWebhookConfiguration", "spreadgate")["webhooks"]
     assert [h["name"] for h in mutating] == ["mpod.spreadgate.dev"]
-    assert [h["name"] for h in validating] == ["vpod.spreadgate.dev", "vws.spreadgate.dev", "vud.spreadgate.dev"]
+    assert [h["name"] for h in validating] == [
+        "vpod.spreadgate.dev",
+        "vws.spreadgate.dev",
+        "vud.spreadgate.dev",
+    ]
     assert _rules(mutating[0]) == {("CREATE", "", "pods")}
     assert _rules(validating[0]) == {("DELETE", "", "pods"), ("CREATE", "", "pods/eviction")}
-    assert _rules(validating[1]) == {("CREATE", "spreadgate.dev", "workloadspreads"),
-                                     ("UPDATE", "spreadgate.dev", "workloadspreads")}
-    assert _rules(validating[2]) == {("CREATE", "spreadgate.dev", "uniteddeployments"),
-                                     ("UPDATE", "spreadgate.dev", "uniteddeployments")}
-    paths = {"mpod.spreadgate.dev": "/mutate/pods", "vpod.spreadgate.dev": "/validate/pods",
-             "vws.spreadgate.dev": "/validate/workloadspreads", "vud.spreadgate.dev": "/validate/uniteddeployments"}
-    policies = {"mpod.spreadgate.dev": "Fail", "vpod.spreadgate.dev": "Ignore", "vws.spreadgate.dev": "Fail",
-                "vud.spreadgate.dev": "Fail"}
+    assert _rules(validating[1]) == {
+        ("CREATE", "spreadgate.dev", "workloadspreads"),
+        ("UPDATE", "spreadgate.dev", "workloadspreads"),
+    }
+    assert _rules(validating[2]) == {
+        ("CREATE", "spreadgate.dev", "uniteddeployments"),
+        ("UPDATE", "spreadgate.dev", "uniteddeployments"),
+    }
+    paths = {
+        "mpod.spreadgate.dev": "/mutate/pods",
+        "vpod.spreadgate.dev": "/validate/pods",
+        "vws.spreadgate.dev": "/validate/workloadspreads",
+        "vud.spreadgate.dev": "/validate/uniteddeployments",
+    }
+    policies = {
+        "mpod.spreadgate.dev": "Fail",
+        "vpod.spreadgate.dev": "Ignore",
+        "vws.spreadgate.dev": "Fail",
+        "vud.spreadgate.dev": "Fail",
+    }
     for hook in mutating + validating:
         assert hook["timeoutSeconds"] <= 5
         assert hook["sideEffects"] == ("None" if hook["name"] == "vud.spreadgate.dev" else "NoneOnDryRun")
@@ -109,8 +142,11 @@ def test_webhook_configurations(path: str) -> None:
         assert hook["admissionReviewVersions"] == ["v1"]
         assert hook["failurePolicy"] == policies[hook["name"]]
         ref = hook["clientConfig"]["service"]
-        assert (ref["namespace"], ref["name"], ref["path"]) == (NAMESPACE, service["metadata"]["name"],
-                                                                paths[hook["name"]])
+        assert (ref["namespace"], ref["name"], ref["path"]) == (
+            NAMESPACE,
+            service["metadata"]["name"],
+            paths[hook["name"]],
+        )
         assert ref["port"] in [p["port"] for p in service["spec"]["ports"]]
         assert "caBundle" not in hook["clientConfig"]  # injected at run time, by cert-manager or the webhook
         expressions = hook["namespaceSelector"]["matchExpressions"]
@@ -154,7 +190,10 @@ def test_webhook_deployment_service_and_pdb(path: str) -> None:
     args = _parsed(deployment, "webhook")
     port = next(p for p in c["ports"] if p["name"] == "https")["containerPort"]
     assert args.port == port
-    assert (c["readinessProbe"]["httpGet"]["path"], c["livenessProbe"]["httpGet"]["path"]) == ("/readyz", "/healthz")
+    assert (c["readinessProbe"]["httpGet"]["path"], c["livenessProbe"]["httpGet"]["path"]) == (
+        "/readyz",
+        "/healthz",
+    )
     for probe in (c["readinessProbe"], c["livenessProbe"]):
         assert probe["httpGet"]["scheme"] == "HTTPS" and probe["httpGet"]["port"] == "https"
     assert c["resources"]["requests"] and c["resources"]["limits"]["memory"]
@@ -174,7 +213,10 @@ def test_webhook_network_policy_admits_only_the_https_port(path: str) -> None:
     docs = render(path)
     deployment = find(docs, "Deployment", "spreadgate-webhook")
     policy = find(docs, "NetworkPolicy", "spreadgate-webhook")["spec"]
-    assert policy["podSelector"]["matchLabels"].items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    assert (
+        policy["podSelector"]["matchLabels"].items()
+        <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    )
     assert policy["policyTypes"] == ["Ingress"]
     port = next(p for p in container(deployment, "webhook")["ports"] if p["name"] == "https")["containerPort"]
     assert [rule["ports"] for rule in policy["ingress"]] == [[{"port": port, "protocol": "TCP"}]]
@@ -191,7 +233,9 @@ def test_controller_deployment_elects_a_leader(path: str) -> None:
     deployment = find(render(path), "Deployment", "spreadgate-controller")
     args = _parsed(deployment, "controller")
     assert deployment["spec"]["replicas"] == 2
-    assert args.leader_elect and args.lease_namespace == NAMESPACE and args.lease_name == "spreadgate-controller"
+    assert (
+        args.leader_elect and args.lease_namespace == NAMESPACE and args.lease_name == "spreadgate-controller"
+    )
     c = container(deployment, "controller")
     assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
     metrics_port = next(p for p in c["ports"] if p["name"] == "metrics")["containerPort"]
@@ -214,10 +258,16 @@ def test_cert_manager_overlay_wires_certificate_secret_and_injection(path: str) 
     svc_name = f"{service['metadata']['name']}.{service['metadata']['namespace']}.svc"
     assert svc_name in cert["spec"]["dnsNames"]
     volume = _tls_volume(docs)
-    assert volume == {"name": "tls", "secret": {"secretName": cert["spec"]["secretName"], "defaultMode": 0o440}}
+    assert volume == {
+        "name": "tls",
+        "secret": {"secretName": cert["spec"]["secretName"], "defaultMode": 0o440},
+    }
     inject = f"{cert['metadata']['namespace']}/{cert['metadata']['name']}"
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
-        assert find(docs, kind, "spreadgate")["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == inject
+        assert (
+            find(docs, kind, "spreadgate")["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+            == inject
+        )
     assert not _parsed(find(docs, "Deployment", "spreadgate-webhook"), "webhook").self_signed_ca
 
 
@@ -239,7 +289,9 @@ def test_self_signed_overlay_wires_secret_configs_and_service() -> None:
 @pytest.mark.parametrize("path", OVERLAYS)
 def test_overlays_keep_the_crd_unchanged(path: str) -> None:
     for name in (WS_CRD, UD_CRD):
-        assert find(render(path), "CustomResourceDefinition", name) == find(render("base"), "CustomResourceDefinition", name)
+        assert find(render(path), "CustomResourceDefinition", name) == find(
+            render("base"), "CustomResourceDefinition", name
+        )
 
 
 def test_crd_printer_columns() -> None:
@@ -247,10 +299,12 @@ def test_crd_printer_columns() -> None:
     version = crd["spec"]["versions"][0]
     columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
     assert columns == {
-        "Workload-Kind": ".spec.targetRef.kind", "Workload": ".spec.targetRef.name",
+        "Workload-Kind": ".spec.targetRef.kind",
+        "Workload": ".spec.targetRef.name",
         "Strategy": ".spec.scheduleStrategy.type",
         "Adaptive-Reschedule-Seconds": ".spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds",
-        "First-Subset-Pods": ".status.subsetStatuses[0].replicas", "Age": ".metadata.creationTimestamp",
+        "First-Subset-Pods": ".status.subsetStatuses[0].replicas",
+        "Age": ".metadata.creationTimestamp",
     }
     assert crd["spec"]["names"]["shortNames"] == ["sgws"]
     assert version["subresources"] == {"status": {}}

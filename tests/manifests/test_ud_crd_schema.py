@@ -41,8 +41,12 @@ def _uds(directory: Path, pattern: str) -> list[tuple[str, dict[str, Any]]]:
 
 EXAMPLES = _uds(MANIFESTS / "examples", "ud-*.yaml")
 INVALID = _uds(MANIFESTS / "examples" / "invalid", "ud-*.yaml")
-SCHEMA_CATCHES = {"ud-selector-missing.yaml", "ud-schedule-type-unknown.yaml", "ud-update-strategy-type.yaml",
-                  "ud-patch-not-object.yaml"}
+SCHEMA_CATCHES = {
+    "ud-selector-missing.yaml",
+    "ud-schedule-type-unknown.yaml",
+    "ud-update-strategy-type.yaml",
+    "ud-patch-not-object.yaml",
+}
 
 
 def test_examples_were_found() -> None:
@@ -72,9 +76,12 @@ MALFORMED = {
     "subset without a name": lambda u: u["spec"]["topology"]["subsets"][0].pop("name"),
     "subset replicas a boolean": lambda u: u["spec"]["topology"]["subsets"][0].__setitem__("replicas", True),
     "template spec missing": lambda u: u["spec"]["template"]["cloneSetTemplate"].pop("spec"),
-    "partition a string": lambda u: u["spec"]["updateStrategy"]["manualUpdate"].__setitem__("partitions", {"a": "1"}),
+    "partition a string": lambda u: u["spec"]["updateStrategy"]["manualUpdate"].__setitem__(
+        "partitions", {"a": "1"}
+    ),
     "adaptive duration a string": lambda u: u["spec"]["topology"].__setitem__(
-        "scheduleStrategy", {"type": "Adaptive", "adaptive": {"unschedulableDuration": "300"}}),
+        "scheduleStrategy", {"type": "Adaptive", "adaptive": {"unschedulableDuration": "300"}}
+    ),
 }
 
 
@@ -97,18 +104,35 @@ def test_int_or_string_counts_accept_both_forms() -> None:
 def test_names_columns_and_subresources() -> None:
     crd = _crd()
     assert crd["spec"]["group"] == "spreadgate.dev" and crd["spec"]["scope"] == "Namespaced"
-    assert crd["spec"]["names"]["kind"] == "UnitedDeployment" and crd["spec"]["names"]["shortNames"] == ["sgud"]
+    assert crd["spec"]["names"]["kind"] == "UnitedDeployment" and crd["spec"]["names"]["shortNames"] == [
+        "sgud"
+    ]
     [version] = crd["spec"]["versions"]
     assert (version["name"], version["served"], version["storage"]) == ("v1beta1", True, True)
-    assert version["subresources"] == {"status": {}, "scale": {
-        "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
-        "labelSelectorPath": ".status.labelSelector"}}
+    assert version["subresources"] == {
+        "status": {},
+        "scale": {
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.labelSelector",
+        },
+    }
     columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
-    assert columns == {"Desired": ".spec.replicas", "Current": ".status.replicas",
-                       "Updated": ".status.updatedReplicas", "Ready": ".status.readyReplicas",
-                       "Age": ".metadata.creationTimestamp"}
-    template = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["template"]["properties"]
-    assert sorted(template) == ["advancedStatefulSetTemplate", "cloneSetTemplate", "deploymentTemplate",
-                                "statefulSetTemplate"]
+    assert columns == {
+        "Desired": ".spec.replicas",
+        "Current": ".status.replicas",
+        "Updated": ".status.updatedReplicas",
+        "Ready": ".status.readyReplicas",
+        "Age": ".metadata.creationTimestamp",
+    }
+    template = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["template"][
+        "properties"
+    ]
+    assert sorted(template) == [
+        "advancedStatefulSetTemplate",
+        "cloneSetTemplate",
+        "deploymentTemplate",
+        "statefulSetTemplate",
+    ]
     for t in template.values():  # schemaless, as in Kruise's CRD
         assert t["properties"]["spec"]["x-kubernetes-preserve-unknown-fields"] is True

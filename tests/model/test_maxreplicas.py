@@ -11,8 +11,20 @@ from py_engine.model import MaxReplicas, ModelError, parse_max_replicas
 
 @pytest.mark.parametrize(
     ("raw", "replicas", "cap"),
-    [(5, 99, 5), ("100%", 5, 5), ("80%", 5, 4), ("50%", 14, 7), ("50%", 18, 9), ("20%", 10, 2),
-     ("30%", 10, 3), ("50%", 10, 5), ("30%", 5, 2), ("34%", 10, 4), ("0%", 10, 0), ("10%", 0, 0)],
+    [
+        (5, 99, 5),
+        ("100%", 5, 5),
+        ("80%", 5, 4),
+        ("50%", 14, 7),
+        ("50%", 18, 9),
+        ("20%", 10, 2),
+        ("30%", 10, 3),
+        ("50%", 10, 5),
+        ("30%", 5, 2),
+        ("34%", 10, 4),
+        ("0%", 10, 0),
+        ("10%", 0, 0),
+    ],
 )
 def test_resolution_rounds_up(raw: object, replicas: int, cap: int) -> None:
     parsed = parse_max_replicas(raw)
@@ -50,13 +62,16 @@ def test_zero_and_whole_floats_are_counts() -> None:
     assert parsed == MaxReplicas(2) and isinstance(parsed.value, int)  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    (-1, "maxReplicas: must not be negative, got -1"),
-    ("20 %", "maxReplicas: '20 %' is not a whole percentage like \"20%\""),
-    ([3], "maxReplicas: must be an integer or a percentage string, not [3]"),
-    (True, "maxReplicas: must be an integer or a percentage string, not True"),
-    (-2.0, "maxReplicas: must be an integer or a percentage string, not -2.0"),
-])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (-1, "maxReplicas: must not be negative, got -1"),
+        ("20 %", "maxReplicas: '20 %' is not a whole percentage like \"20%\""),
+        ([3], "maxReplicas: must be an integer or a percentage string, not [3]"),
+        (True, "maxReplicas: must be an integer or a percentage string, not True"),
+        (-2.0, "maxReplicas: must be an integer or a percentage string, not -2.0"),
+    ],
+)
 def test_errors_name_the_field_and_the_value(raw: object, message: str) -> None:
     with pytest.raises(ModelError) as caught:
         parse_max_replicas(raw)

@@ -10,7 +10,9 @@ import pytest
 from py_engine.model.pods import MatchedSpread, controller_owner, is_pod_active, matched_spread, pod_version
 
 
-def pod(annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+def pod(
+    annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None, **extra: Any
+) -> dict[str, Any]:
     return {"metadata": {"name": "p", "annotations": annotations or {}, "labels": labels or {}, **extra}}
 
 
@@ -51,7 +53,12 @@ def test_activity_and_owner() -> None:
     assert is_pod_active(pod())
     assert not is_pod_active(pod(deletionTimestamp="2024-01-01T00:00:00Z"))
     assert not is_pod_active({"metadata": {}, "status": {"phase": "Succeeded"}})
-    owned = pod(ownerReferences=[{"kind": "X", "controller": False}, {"kind": "ReplicaSet", "name": "rs", "controller": True}])
+    owned = pod(
+        ownerReferences=[
+            {"kind": "X", "controller": False},
+            {"kind": "ReplicaSet", "name": "rs", "controller": True},
+        ]
+    )
     assert controller_owner(owned) == {"kind": "ReplicaSet", "name": "rs", "controller": True}
     assert controller_owner(pod()) is None
 
@@ -69,7 +76,9 @@ def test_the_version_of_odd_labels() -> None:
 
     assert versioned({"pod-template-hash": "", "controller-revision-hash": "web-app-7d9f"}) == "7d9f"
     assert versioned({"controller-revision-hash": "abc"}) == "abc"
-    assert versioned({"controller-revision-hash": ""}) == versioned({"pod-template-hash": 5}) == "versionIgnored"
+    assert (
+        versioned({"controller-revision-hash": ""}) == versioned({"pod-template-hash": 5}) == "versionIgnored"
+    )
     assert versioned("x") == "versionIgnored"
     assert pod_version({"metadata": "x"}, versioned=True) == "versionIgnored"
 

@@ -18,7 +18,9 @@ def test_pod_records_are_a_copy() -> None:
     stored = {"p1": "2026-01-01T00:00:00Z"}
     records = pod_records({"deletingPods": stored}, "deletingPods")
     records["p2"] = "later"
-    assert records == {"p1": "2026-01-01T00:00:00Z", "p2": "later"} and stored == {"p1": "2026-01-01T00:00:00Z"}
+    assert records == {"p1": "2026-01-01T00:00:00Z", "p2": "later"} and stored == {
+        "p1": "2026-01-01T00:00:00Z"
+    }
     assert pod_records(None, "creatingPods") == {}
 
 

@@ -25,7 +25,13 @@ def sample(**changes: Any) -> dict[str, Any]:
 
 def test_reads_every_field_with_defaults() -> None:
     ud = UnitedDeployment.from_object(sample())
-    assert (ud.name, ud.namespace, ud.uid, ud.generation, ud.replicas) == ("web", "default", "ud-uid-1", 2, 10)
+    assert (ud.name, ud.namespace, ud.uid, ud.generation, ud.replicas) == (
+        "web",
+        "default",
+        "ud-uid-1",
+        2,
+        10,
+    )
     assert ud.template.kind == "Deployment" and ud.template.api_version == "apps/v1"
     assert [s.name for s in ud.subsets] == ["a", "b"]
     assert ud.subsets[0].replicas == ReplicaValue(40, percent=True)
@@ -37,7 +43,9 @@ def test_reads_every_field_with_defaults() -> None:
     assert ud.hub_api_version == "spreadgate.dev/v1beta1"
 
 
-@pytest.mark.parametrize("api_version", ["apps.kruise.io/v1beta1", "apps.kruise.io/v1alpha1", "spreadgate.dev/v1alpha1"])
+@pytest.mark.parametrize(
+    "api_version", ["apps.kruise.io/v1beta1", "apps.kruise.io/v1alpha1", "spreadgate.dev/v1alpha1"]
+)
 def test_kruise_group_and_alpha_version_are_accepted(api_version: str) -> None:
     obj = sample()
     obj["apiVersion"] = api_version
@@ -48,11 +56,16 @@ def test_kruise_group_and_alpha_version_are_accepted(api_version: str) -> None:
 def test_alpha_status_is_converted_to_the_hub_shape() -> None:
     obj = sample()
     obj["apiVersion"] = "apps.kruise.io/v1alpha1"
-    obj["status"] = {"subsetReplicas": {"a": 4, "b": 6},
-                     "updateStatus": {"updatedRevision": "web-abc", "currentPartitions": {"a": 1}}}
+    obj["status"] = {
+        "subsetReplicas": {"a": 4, "b": 6},
+        "updateStatus": {"updatedRevision": "web-abc", "currentPartitions": {"a": 1}},
+    }
     ud = UnitedDeployment.from_object(obj)
     assert ud.status["updatedRevision"] == "web-abc"
-    assert ud.status["subsetStatuses"] == [{"name": "a", "replicas": 4, "partition": 1}, {"name": "b", "replicas": 6}]
+    assert ud.status["subsetStatuses"] == [
+        {"name": "a", "replicas": 4, "partition": 1},
+        {"name": "b", "replicas": 6},
+    ]
     assert "subsetReplicas" not in ud.status and "updateStatus" not in ud.status
 
 
@@ -67,7 +80,10 @@ def test_status_conversion_round_trips() -> None:
 
 def test_old_unschedulable_field_name_is_read_as_an_alias() -> None:
     obj = sample()
-    obj["spec"]["topology"]["scheduleStrategy"] = {"type": "Adaptive", "adaptive": {"unschedulableLastSeconds": 60}}
+    obj["spec"]["topology"]["scheduleStrategy"] = {
+        "type": "Adaptive",
+        "adaptive": {"unschedulableLastSeconds": 60},
+    }
     assert UnitedDeployment.from_object(obj).schedule.adaptive.unschedulable_duration_seconds == 60
 
 
@@ -91,24 +107,48 @@ def test_highest_priority_template_wins() -> None:
         ("spec.topology.subsets", lambda o: o["spec"]["topology"].update(subsets={})),
         ("spec.topology.subsets[0].name", lambda o: o["spec"]["topology"]["subsets"][0].update(name="A_b")),
         ("spec.topology.subsets[1].name", lambda o: o["spec"]["topology"]["subsets"][1].update(name="a")),
-        ("spec.topology.subsets[0].replicas", lambda o: o["spec"]["topology"]["subsets"][0].update(replicas="5.5%")),
-        ("spec.topology.subsets[0].replicas", lambda o: o["spec"]["topology"]["subsets"][0].update(replicas="101%")),
-        ("spec.topology.subsets[1].maxReplicas", lambda o: o["spec"]["topology"]["subsets"][1].update(maxReplicas=-2)),
+        (
+            "spec.topology.subsets[0].replicas",
+            lambda o: o["spec"]["topology"]["subsets"][0].update(replicas="5.5%"),
+        ),
+        (
+            "spec.topology.subsets[0].replicas",
+            lambda o: o["spec"]["topology"]["subsets"][0].update(replicas="101%"),
+        ),
+        (
+            "spec.topology.subsets[1].maxReplicas",
+            lambda o: o["spec"]["topology"]["subsets"][1].update(maxReplicas=-2),
+        ),
         ("spec.topology.subsets[0].patch", lambda o: o["spec"]["topology"]["subsets"][0].update(patch=[1])),
-        ("spec.topology.subsets[0].tolerations[0]",
-         lambda o: o["spec"]["topology"]["subsets"][0].update(tolerations=["x"])),
-        ("spec.topology.subsets[0].nodeSelectorTerm.matchExpressions[0].operator",
-         lambda o: o["spec"]["topology"]["subsets"][0].update(
-             nodeSelectorTerm={"matchExpressions": [{"key": "k"}]})),
-        ("spec.topology.scheduleStrategy.type",
-         lambda o: o["spec"]["topology"].update(scheduleStrategy={"type": "Sometimes"})),
-        ("spec.topology.scheduleStrategy.adaptive.rescheduleCriticalSeconds",
-         lambda o: o["spec"]["topology"].update(scheduleStrategy={"adaptive": {"rescheduleCriticalSeconds": -1}})),
+        (
+            "spec.topology.subsets[0].tolerations[0]",
+            lambda o: o["spec"]["topology"]["subsets"][0].update(tolerations=["x"]),
+        ),
+        (
+            "spec.topology.subsets[0].nodeSelectorTerm.matchExpressions[0].operator",
+            lambda o: o["spec"]["topology"]["subsets"][0].update(
+                nodeSelectorTerm={"matchExpressions": [{"key": "k"}]}
+            ),
+        ),
+        (
+            "spec.topology.scheduleStrategy.type",
+            lambda o: o["spec"]["topology"].update(scheduleStrategy={"type": "Sometimes"}),
+        ),
+        (
+            "spec.topology.scheduleStrategy.adaptive.rescheduleCriticalSeconds",
+            lambda o: o["spec"]["topology"].update(
+                scheduleStrategy={"adaptive": {"rescheduleCriticalSeconds": -1}}
+            ),
+        ),
         ("spec.updateStrategy.type", lambda o: o["spec"].update(updateStrategy={"type": "Auto"})),
-        ("spec.updateStrategy.manualUpdate.partitions[a]",
-         lambda o: o["spec"].update(updateStrategy={"manualUpdate": {"partitions": {"a": "x"}}})),
-        ("spec.template.deploymentTemplate.metadata.labels",
-         lambda o: o["spec"]["template"]["deploymentTemplate"]["metadata"].update(labels=[])),
+        (
+            "spec.updateStrategy.manualUpdate.partitions[a]",
+            lambda o: o["spec"].update(updateStrategy={"manualUpdate": {"partitions": {"a": "x"}}}),
+        ),
+        (
+            "spec.template.deploymentTemplate.metadata.labels",
+            lambda o: o["spec"]["template"]["deploymentTemplate"]["metadata"].update(labels=[]),
+        ),
     ],
 )
 def test_malformed_input_names_the_field(path: str, mutate: Any) -> None:
@@ -128,16 +168,30 @@ def test_replica_percentages_round_half_up() -> None:
 
 
 JSONISH = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=4) | st.sampled_from(["50%", "x%", "-1"]),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.text(max_size=4)
+    | st.sampled_from(["50%", "x%", "-1"]),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
     max_leaves=20,
 )
-SPEC_KEYS = st.sampled_from(["replicas", "selector", "template", "topology", "updateStrategy", "revisionHistoryLimit"])
+SPEC_KEYS = st.sampled_from(
+    ["replicas", "selector", "template", "topology", "updateStrategy", "revisionHistoryLimit"]
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(key=SPEC_KEYS, value=JSONISH, subset_key=st.sampled_from(
-    ["name", "replicas", "minReplicas", "maxReplicas", "patch", "tolerations", "nodeSelectorTerm"]), sub=JSONISH)
+@given(
+    key=SPEC_KEYS,
+    value=JSONISH,
+    subset_key=st.sampled_from(
+        ["name", "replicas", "minReplicas", "maxReplicas", "patch", "tolerations", "nodeSelectorTerm"]
+    ),
+    sub=JSONISH,
+)
 def test_hostile_input_raises_only_model_error(key: str, value: Any, subset_key: str, sub: Any) -> None:
     obj = copy.deepcopy(sample())
     obj["spec"][key] = value
@@ -151,8 +205,10 @@ def test_hostile_input_raises_only_model_error(key: str, value: Any, subset_key:
 
 
 def test_alpha_status_names_only_subsets_with_a_name_and_defaults_their_counts_to_zero() -> None:
-    beta = {"subsetStatuses": [{"name": "a"}, {"name": ""}, {"name": 5, "replicas": 3}, "junk"],
-            "conditions": [{"type": "Ready"}]}
+    beta = {
+        "subsetStatuses": [{"name": "a"}, {"name": ""}, {"name": 5, "replicas": 3}, "junk"],
+        "conditions": [{"type": "Ready"}],
+    }
     alpha = status_to_v1alpha1(beta)
     assert alpha["subsetReplicas"] == {"a": 0}
     assert alpha["updateStatus"] == {"currentPartitions": {"a": 0}}
@@ -181,11 +237,17 @@ def test_a_subset_is_found_by_its_name() -> None:
 
 
 def test_beta_status_keeps_existing_subset_statuses_and_its_own_revision() -> None:
-    alpha = {"subsetStatuses": [{"name": "a", "conditions": [{"type": "X"}]}], "subsetReplicas": {"a": 2, "b": 1},
-             "updatedRevision": "mine", "updateStatus": {"updatedRevision": "old"}}
+    alpha = {
+        "subsetStatuses": [{"name": "a", "conditions": [{"type": "X"}]}],
+        "subsetReplicas": {"a": 2, "b": 1},
+        "updatedRevision": "mine",
+        "updateStatus": {"updatedRevision": "old"},
+    }
     beta = status_to_v1beta1(alpha)
-    assert beta["subsetStatuses"] == [{"name": "a", "conditions": [{"type": "X"}], "replicas": 2},
-                                      {"name": "b", "replicas": 1}]
+    assert beta["subsetStatuses"] == [
+        {"name": "a", "conditions": [{"type": "X"}], "replicas": 2},
+        {"name": "b", "replicas": 1},
+    ]
     assert beta["updatedRevision"] == "mine"
     beta["subsetStatuses"][0]["conditions"][0]["type"] = "changed"
     assert alpha["subsetStatuses"][0]["conditions"] == [{"type": "X"}]  # a copy, nothing shared

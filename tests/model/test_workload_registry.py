@@ -43,14 +43,22 @@ def test_the_rest_constants_name_the_registry_s_kinds() -> None:
     for kind in registry.BUILTIN:
         resource = served[kind.key]
         assert (resource.group, resource.version, resource.plural, resource.kind, resource.namespaced) == (
-            kind.group, kind.version, kind.plural, kind.kind, True), kind
+            kind.group,
+            kind.version,
+            kind.plural,
+            kind.kind,
+            True,
+        ), kind
     assert rest.KRUISE_STATEFULSETS is served[registry.KRUISE_STATEFULSET.key]
 
 
 def test_kind_facts() -> None:
     assert {k.kind for k in registry.BUILTIN if k.ordinal_placement} == {"StatefulSet"}
     assert {k.key for k in registry.BUILTIN if k.deletion_cost} == {
-        ("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps.kruise.io", "CloneSet")}
+        ("apps", "Deployment"),
+        ("apps", "ReplicaSet"),
+        ("apps.kruise.io", "CloneSet"),
+    }
     assert registry.JOB.replicas_field == "parallelism"
     assert registry.DEPLOYMENT.owner_chain == (("apps", "ReplicaSet"),)
     assert set(registry.OWNER_CHAIN_KINDS) == {("apps", "ReplicaSet")}  # what the controller's triggers walk
@@ -58,8 +66,13 @@ def test_kind_facts() -> None:
     assert registry.builtin("apps.kruise.io", "Deployment") is None
 
 
-KRUISE_ENTRY = {"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServerSet", "replicasPath": "spec.replicas",
-                "subResources": [{"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServer"}]}
+KRUISE_ENTRY = {
+    "Group": "mock.kruise.io",
+    "Version": "v1",
+    "Kind": "GameServerSet",
+    "replicasPath": "spec.replicas",
+    "subResources": [{"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServer"}],
+}
 
 
 @pytest.mark.parametrize(
@@ -69,8 +82,14 @@ KRUISE_ENTRY = {"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServerS
         ("", ()),
         ("{}", ()),  # Kruise's decoder reads an object without workloads as an empty list
         ({"workloads": None}, ()),
-        ({"workloads": [KRUISE_ENTRY]},
-         (CustomWorkload("mock.kruise.io", "GameServerSet", "spec.replicas", (("mock.kruise.io", "GameServer"),)),)),
+        (
+            {"workloads": [KRUISE_ENTRY]},
+            (
+                CustomWorkload(
+                    "mock.kruise.io", "GameServerSet", "spec.replicas", (("mock.kruise.io", "GameServer"),)
+                ),
+            ),
+        ),
         ('{"workloads":[{"group":"g","kind":"K"}]}', (CustomWorkload("g", "K"),)),  # keys in any case, as Go
         ({"workloads": [{"Kind": "K", "replicasPath": ""}]}, (CustomWorkload("", "K", ""),)),
         ({"workloads": [{"Kind": "K", "subResources": [{"Group": "g"}, "x"]}]}, (CustomWorkload("", "K"),)),
@@ -88,8 +107,14 @@ def test_whitelists_accepted(raw: Any, expected: tuple[CustomWorkload, ...]) -> 
         ({"workloads": {"Kind": "K"}}, "expected an object with a 'workloads' list"),
         ({"workloads": ["K"]}, "workloads[0] must be an object"),
         ({"workloads": [{"Group": "g"}]}, "workloads[0] needs a string Kind"),
-        ({"workloads": [{"Kind": "K"}, {"Kind": "L", "replicasPath": 3}]}, "workloads[1].replicasPath must be a string"),
-        ({"workloads": [{"Kind": "K", "subResources": "GameServer"}]}, "workloads[0].subResources must be a list"),
+        (
+            {"workloads": [{"Kind": "K"}, {"Kind": "L", "replicasPath": 3}]},
+            "workloads[1].replicasPath must be a string",
+        ),
+        (
+            {"workloads": [{"Kind": "K", "subResources": "GameServer"}]},
+            "workloads[0].subResources must be a list",
+        ),
     ],
 )
 def test_whitelists_refused_with_one_line(raw: Any, message: str) -> None:
@@ -103,8 +128,10 @@ def test_whitelists_refused_with_one_line(raw: Any, message: str) -> None:
     ("value", "expected"),
     [
         ("game.kruise.io/GameServerSet", CustomWorkload("game.kruise.io", "GameServerSet", None)),
-        ("kubeflow.org/TFJob=spec.tfReplicaSpecs.Worker.replicas",
-         CustomWorkload("kubeflow.org", "TFJob", "spec.tfReplicaSpecs.Worker.replicas")),
+        (
+            "kubeflow.org/TFJob=spec.tfReplicaSpecs.Worker.replicas",
+            CustomWorkload("kubeflow.org", "TFJob", "spec.tfReplicaSpecs.Worker.replicas"),
+        ),
         ("g/K=", CustomWorkload("g", "K", "")),
         ("/K", CustomWorkload("", "K", None)),
         ("a/b/K", CustomWorkload("a/b", "K", None)),
@@ -124,35 +151,52 @@ def test_entries_round_trip_and_owner_kinds() -> None:
     listed = parse_whitelist({"workloads": [KRUISE_ENTRY]})
     assert whitelist_from_entries(listed.entries()) == listed
     assert listed.entries()[0]["group"] == "mock.kruise.io" and listed.entries()[0]["kind"] == "GameServerSet"
-    assert {("mock.kruise.io", "GameServerSet"), ("mock.kruise.io", "GameServer"),
-            ("apps", "ReplicaSet")} <= listed.owner_kinds
+    assert {
+        ("mock.kruise.io", "GameServerSet"),
+        ("mock.kruise.io", "GameServer"),
+        ("apps", "ReplicaSet"),
+    } <= listed.owner_kinds
     assert ("mock.kruise.io", "GameServer") not in EMPTY_WHITELIST.owner_kinds
-    assert listed.allows("mock.kruise.io", "GameServerSet") and not listed.allows("mock.kruise.io", "GameServer")
+    assert listed.allows("mock.kruise.io", "GameServerSet") and not listed.allows(
+        "mock.kruise.io", "GameServer"
+    )
     assert EMPTY_WHITELIST.allows("batch", "Job")
-    assert listed.targets() == [{"group": "mock.kruise.io", "kind": "GameServerSet"}]  # the policy's customWorkloads
+    assert listed.targets() == [
+        {"group": "mock.kruise.io", "kind": "GameServerSet"}
+    ]  # the policy's customWorkloads
     flags = whitelist_from_flags(["mock.kruise.io/GameServerSet=spec.size"])
     assert (flags + listed).find("mock.kruise.io", "GameServerSet") == CustomWorkload(
-        "mock.kruise.io", "GameServerSet", "spec.size")
+        "mock.kruise.io", "GameServerSet", "spec.size"
+    )
 
 
 def test_configmaps_in_a_snapshot() -> None:
     def configmap(name: str, value: Any) -> dict[str, Any]:
         return {"kind": "ConfigMap", "metadata": {"name": name}, "data": {registry.WHITELIST_KEY: value}}
 
-    found = whitelist_in_objects([configmap("other", "{oops"), configmap("kruise-configuration",
-                                                                         '{"workloads":[{"Kind":"K"}]}')])
+    found = whitelist_in_objects(
+        [configmap("other", "{oops"), configmap("kruise-configuration", '{"workloads":[{"Kind":"K"}]}')]
+    )
     assert found == Whitelist((CustomWorkload("", "K"),))
     with pytest.raises(WhitelistError, match=r"^ConfigMap kruise-configuration: .*not JSON"):
         whitelist_in_objects([configmap("kruise-configuration", "{oops")])
 
 
 def spread(kind: str, api_version: str, **target_filter: Any) -> WorkloadSpread:
-    spec: dict[str, Any] = {"targetRef": {"apiVersion": api_version, "kind": kind, "name": "w"},
-                            "subsets": [{"name": "a", "maxReplicas": "50%"}]}
+    spec: dict[str, Any] = {
+        "targetRef": {"apiVersion": api_version, "kind": kind, "name": "w"},
+        "subsets": [{"name": "a", "maxReplicas": "50%"}],
+    }
     if target_filter:
         spec["targetFilter"] = target_filter
-    return WorkloadSpread.from_object({"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-                                       "metadata": {"name": "ws", "namespace": "default"}, "spec": spec})
+    return WorkloadSpread.from_object(
+        {
+            "apiVersion": "spreadgate.dev/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": "ws", "namespace": "default"},
+            "spec": spec,
+        }
+    )
 
 
 def test_replicas_of_built_in_kinds() -> None:
@@ -160,8 +204,12 @@ def test_replicas_of_built_in_kinds() -> None:
     assert controller_replicas(deployment, {"spec": {"replicas": 4}}, EMPTY_WHITELIST) == 4
     assert controller_replicas(deployment, {"spec": {}}, EMPTY_WHITELIST) == 1  # the API server's default
     assert controller_replicas(deployment, None, EMPTY_WHITELIST) == 0
-    assert controller_replicas(spread("Job", "batch/v1"), {"spec": {"parallelism": 3, "replicas": 9}},
-                               EMPTY_WHITELIST) == 3
+    assert (
+        controller_replicas(
+            spread("Job", "batch/v1"), {"spec": {"parallelism": 3, "replicas": 9}}, EMPTY_WHITELIST
+        )
+        == 3
+    )
     with pytest.raises(PathError, match="not an integer"):
         controller_replicas(deployment, {"spec": {"replicas": "4"}}, EMPTY_WHITELIST)
     assert webhook_replicas(deployment, {"spec": {"replicas": "4"}}, EMPTY_WHITELIST) == 1
@@ -188,8 +236,11 @@ def test_replicas_of_custom_kinds_differ_between_webhook_and_controller() -> Non
 def test_replicas_path_list_overrides_every_kind_and_refuses_missing_paths() -> None:
     paths = spread("Deployment", "apps/v1", replicasPathList=["spec.extra.0.n", "spec.extra.1.n"])
     workload = {"spec": {"replicas": 1, "extra": [{"n": 4}, {"n": 6}]}}
-    assert controller_replicas(paths, workload, EMPTY_WHITELIST) == webhook_replicas(paths, workload,
-                                                                                     EMPTY_WHITELIST) == 10
+    assert (
+        controller_replicas(paths, workload, EMPTY_WHITELIST)
+        == webhook_replicas(paths, workload, EMPTY_WHITELIST)
+        == 10
+    )
     missing = spread("Deployment", "apps/v1", replicasPathList=["spec.extra.2.n"])
     with pytest.raises(PathError, match=r"spec\.extra\.2\.n"):
         controller_replicas(missing, workload, EMPTY_WHITELIST)
@@ -201,7 +252,9 @@ def test_group_and_kind_of_objects_references_and_odd_values() -> None:
     assert registry.group_kind_of({"apiVersion": "apps/v1", "kind": "Deployment"}) == ("apps", "Deployment")
     assert registry.group_kind_of({"apiVersion": "v1", "kind": "Pod"}) == ("", "Pod")
     assert registry.group_kind_of({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet"}) == (
-        "apps.kruise.io", "CloneSet")
+        "apps.kruise.io",
+        "CloneSet",
+    )
     assert registry.group_kind_of({}) == ("", "")
     assert registry.group_kind_of({"apiVersion": None, "kind": None}) == ("", "")
 
@@ -212,7 +265,9 @@ def test_listing_replicas_reads_the_workload_itself() -> None:
     deployment = spread("Deployment", "apps/v1", replicasPathList=["spec.other"])
     assert registry.listing_replicas(deployment, {"spec": {"replicas": 0, "other": 5}}, scale_replicas=7) == 0
     assert registry.listing_replicas(deployment, {"spec": {}}) == 1
-    assert registry.listing_replicas(spread("Job", "batch/v1"), {"spec": {"parallelism": 2, "replicas": 9}}) == 2
+    assert (
+        registry.listing_replicas(spread("Job", "batch/v1"), {"spec": {"parallelism": 2, "replicas": 9}}) == 2
+    )
     game = spread("Game", "mock.io/v1")
     assert registry.listing_replicas(game, {"spec": {"replicas": 3}}, scale_replicas=0) == 0
     assert registry.listing_replicas(game, {"spec": {"replicas": 3}}) == 3
@@ -223,16 +278,26 @@ def test_listing_replicas_reads_the_workload_itself() -> None:
 
 def test_the_entry_of_a_custom_kind_names_every_field() -> None:
     full = CustomWorkload("mock.io", "Game", "spec.size", (("mock.io", "Server"),))
-    assert full.entry() == {"group": "mock.io", "kind": "Game", "replicasPath": "spec.size",
-                            "subResources": [{"group": "mock.io", "kind": "Server"}]}
+    assert full.entry() == {
+        "group": "mock.io",
+        "kind": "Game",
+        "replicasPath": "spec.size",
+        "subResources": [{"group": "mock.io", "kind": "Server"}],
+    }
     assert CustomWorkload("", "K").entry() == {"group": "", "kind": "K", "subResources": []}
 
 
 def test_only_configmaps_named_kruise_configuration_with_data_count() -> None:
     value = '{"workloads":[{"Kind":"K"}]}'
-    secret = {"kind": "Secret", "metadata": {"name": "kruise-configuration"}, "data": {registry.WHITELIST_KEY: value}}
-    odd = [{"kind": "ConfigMap", "metadata": "x"}, {"kind": "ConfigMap", "metadata": {"name": "kruise-configuration"},
-                                                     "data": "x"}]
+    secret = {
+        "kind": "Secret",
+        "metadata": {"name": "kruise-configuration"},
+        "data": {registry.WHITELIST_KEY: value},
+    }
+    odd = [
+        {"kind": "ConfigMap", "metadata": "x"},
+        {"kind": "ConfigMap", "metadata": {"name": "kruise-configuration"}, "data": "x"},
+    ]
     assert whitelist_in_objects([secret, *odd]) == EMPTY_WHITELIST
 
 
@@ -252,7 +317,7 @@ def test_a_path_error_names_the_path_and_the_value() -> None:
         controller_replicas(spread("Deployment", "apps/v1"), {"spec": {"replicas": "4"}}, EMPTY_WHITELIST)
 
 
-def test_whitelist_entries_that_are_not_objects_name_their_type_and_sub_resources_default_to_the_core_group() -> None:
+def test_non_object_whitelist_entries_name_their_type_and_sub_resources_default_to_the_core_group() -> None:
     with pytest.raises(WhitelistError, match=r"^workloads\[0\] must be an object, not list$"):
         whitelist_from_entries([["x"]])
     found = whitelist_from_entries([{"Kind": "Game", "subResources": [{"Kind": "Pod"}]}])

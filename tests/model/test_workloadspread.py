@@ -12,15 +12,27 @@ from py_engine.model import ModelError, WorkloadSpread, is_workloadspread
 SPREAD: dict[str, Any] = {
     "apiVersion": "spreadgate.dev/v1alpha1",
     "kind": "WorkloadSpread",
-    "metadata": {"name": "ws", "namespace": "default", "uid": "u1", "generation": 3,
-                 "annotations": {"spreadgate.dev/in-subset-spread": "False",
-                                 "spreadgate.dev/recovery-window-seconds": "600"}},
+    "metadata": {
+        "name": "ws",
+        "namespace": "default",
+        "uid": "u1",
+        "generation": 3,
+        "annotations": {
+            "spreadgate.dev/in-subset-spread": "False",
+            "spreadgate.dev/recovery-window-seconds": "600",
+        },
+    },
     "spec": {
         "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
         "targetFilter": {"selector": {"matchLabels": {"a": "b"}}, "replicasPathList": ["spec.replicas"]},
         "subsets": [
-            {"name": "a", "maxReplicas": "30%", "tolerations": [{"operator": "Exists"}],
-             "requiredNodeSelectorTerm": {"matchExpressions": []}, "patch": {"metadata": {"labels": {"x": "y"}}}},
+            {
+                "name": "a",
+                "maxReplicas": "30%",
+                "tolerations": [{"operator": "Exists"}],
+                "requiredNodeSelectorTerm": {"matchExpressions": []},
+                "patch": {"metadata": {"labels": {"x": "y"}}},
+            },
             {"name": "b"},
         ],
         "scheduleStrategy": {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}},
@@ -46,12 +58,23 @@ def test_kruise_group_is_read_identically() -> None:
     kruise["apiVersion"] = "apps.kruise.io/v1alpha1"
     assert is_workloadspread(kruise)
     ours, theirs = WorkloadSpread.from_object(SPREAD), WorkloadSpread.from_object(kruise)
-    assert (ours.subsets, ours.strategy, ours.target_ref) == (theirs.subsets, theirs.strategy, theirs.target_ref)
+    assert (ours.subsets, ours.strategy, ours.target_ref) == (
+        theirs.subsets,
+        theirs.strategy,
+        theirs.target_ref,
+    )
 
 
 def test_defaults() -> None:
-    minimal = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "metadata": {"name": "m"},
-               "spec": {"targetRef": {"apiVersion": "batch/v1", "kind": "Job", "name": "j"}, "subsets": [{"name": "a"}]}}
+    minimal = {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "m"},
+        "spec": {
+            "targetRef": {"apiVersion": "batch/v1", "kind": "Job", "name": "j"},
+            "subsets": [{"name": "a"}],
+        },
+    }
     ws = WorkloadSpread.from_object(minimal)
     assert ws.strategy.type == "Fixed" and not ws.strategy.reschedules
     assert ws.in_subset_spread and ws.recovery_window_seconds(300) == 300
@@ -68,18 +91,42 @@ def test_defaults() -> None:
         (("spec", "subsets"), [{"name": "a"}, 5], "spec.subsets[1]"),
         (("spec", "subsets"), [{"name": "a", "maxReplicas": "1.5%"}], "spec.subsets[0].maxReplicas"),
         (("spec", "subsets"), [{"name": "a", "tolerations": "x"}], "spec.subsets[0].tolerations"),
-        (("spec", "scheduleStrategy"), {"adaptive": {"rescheduleCriticalSeconds": "30"}},
-         "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds"),
+        (
+            ("spec", "scheduleStrategy"),
+            {"adaptive": {"rescheduleCriticalSeconds": "30"}},
+            "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds",
+        ),
         (("spec", "targetFilter"), {"selector": 3}, "spec.targetFilter.selector"),
         (("spec", "subsets"), [{"name": "a"}, {"name": "a"}], "spec.subsets[1].name"),
-        (("spec", "subsets"), [{"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": "zone"}}],
-         "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions"),
-        (("spec", "subsets"), [{"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": [
-            {"key": "zone", "operator": "In", "values": [1]}]}}],
-         "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values[0]"),
-        (("spec", "subsets"), [{"name": "a", "preferredNodeSelectorTerms": [{"weight": 1, "preference": {
-            "matchFields": [{"key": "metadata.name"}]}}]}],
-         "spec.subsets[0].preferredNodeSelectorTerms[0].preference.matchFields[0].operator"),
+        (
+            ("spec", "subsets"),
+            [{"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": "zone"}}],
+            "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions",
+        ),
+        (
+            ("spec", "subsets"),
+            [
+                {
+                    "name": "a",
+                    "requiredNodeSelectorTerm": {
+                        "matchExpressions": [{"key": "zone", "operator": "In", "values": [1]}]
+                    },
+                }
+            ],
+            "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values[0]",
+        ),
+        (
+            ("spec", "subsets"),
+            [
+                {
+                    "name": "a",
+                    "preferredNodeSelectorTerms": [
+                        {"weight": 1, "preference": {"matchFields": [{"key": "metadata.name"}]}}
+                    ],
+                }
+            ],
+            "spec.subsets[0].preferredNodeSelectorTerms[0].preference.matchFields[0].operator",
+        ),
     ],
 )
 def test_malformed_objects_name_the_field(path: tuple[str, ...], value: Any, field: str) -> None:
@@ -106,7 +153,9 @@ def test_a_preferred_term_must_be_an_object(term: Any) -> None:
     with pytest.raises(ModelError) as excinfo:
         WorkloadSpread.from_object(obj)
     assert (excinfo.value.field, excinfo.value.message) == (
-        "spec.subsets[0].preferredNodeSelectorTerms[0]", "is required" if term is None else "must be an object")
+        "spec.subsets[0].preferredNodeSelectorTerms[0]",
+        "is required" if term is None else "must be an object",
+    )
 
 
 def _with_term(term: Any) -> dict[str, Any]:
@@ -115,29 +164,56 @@ def _with_term(term: Any) -> dict[str, Any]:
     return obj
 
 
-@pytest.mark.parametrize(("term", "field", "message"), [
-    ("x", "spec.subsets[0].requiredNodeSelectorTerm", "must be an object"),
-    ({"matchExpressions": [None]}, "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0]", "is required"),
-    ({"matchFields": ["x"]}, "spec.subsets[0].requiredNodeSelectorTerm.matchFields[0]", "must be an object"),
-    ({"matchExpressions": [{"key": 5, "operator": "Exists"}]},
-     "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].key", "must be a non-empty string"),
-    ({"matchExpressions": [{"key": "k", "operator": "In", "values": "x"}]},
-     "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values", "must be a list"),
-    ({"matchExpressions": [{"key": "k", "operator": "In", "values": ["a", 1]}]},
-     "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values[1]", "must be a string"),
-])
-def test_malformed_node_selector_terms_name_the_field_and_the_fault(term: Any, field: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("term", "field", "message"),
+    [
+        ("x", "spec.subsets[0].requiredNodeSelectorTerm", "must be an object"),
+        (
+            {"matchExpressions": [None]},
+            "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0]",
+            "is required",
+        ),
+        (
+            {"matchFields": ["x"]},
+            "spec.subsets[0].requiredNodeSelectorTerm.matchFields[0]",
+            "must be an object",
+        ),
+        (
+            {"matchExpressions": [{"key": 5, "operator": "Exists"}]},
+            "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].key",
+            "must be a non-empty string",
+        ),
+        (
+            {"matchExpressions": [{"key": "k", "operator": "In", "values": "x"}]},
+            "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values",
+            "must be a list",
+        ),
+        (
+            {"matchExpressions": [{"key": "k", "operator": "In", "values": ["a", 1]}]},
+            "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values[1]",
+            "must be a string",
+        ),
+    ],
+)
+def test_malformed_node_selector_terms_name_the_field_and_the_fault(
+    term: Any, field: str, message: str
+) -> None:
     with pytest.raises(ModelError) as excinfo:
         WorkloadSpread.from_object(_with_term(term))
     assert (excinfo.value.field, excinfo.value.message) == (field, message)
 
 
 def test_a_requirement_may_omit_its_key() -> None:
-    WorkloadSpread.from_object(_with_term({"matchExpressions": [{"operator": "Exists"}, {"key": "", "operator": "In",
-                                                                                           "values": ["a"]}]}))
+    WorkloadSpread.from_object(
+        _with_term(
+            {"matchExpressions": [{"operator": "Exists"}, {"key": "", "operator": "In", "values": ["a"]}]}
+        )
+    )
 
 
-@pytest.mark.parametrize(("value", "expected"), [("0", 77), ("1", 1), ("600", 600), ("-5", 77), ("x", 77), ("", 77)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [("0", 77), ("1", 1), ("600", 600), ("-5", 77), ("x", 77), ("", 77)]
+)
 def test_the_recovery_window_annotation_must_be_a_positive_integer(value: str, expected: int) -> None:
     obj = copy.deepcopy(SPREAD)
     obj["metadata"]["annotations"]["spreadgate.dev/recovery-window-seconds"] = value
@@ -147,34 +223,80 @@ def test_the_recovery_window_annotation_must_be_a_positive_integer(value: str, e
 SUBSET_PATH = ("spec", "subsets")
 
 
-@pytest.mark.parametrize(("path", "value", "field", "message"), [
-    (("spec", "targetRef"), None, "spec.targetRef", "is required"),
-    (("spec", "targetRef"), "x", "spec.targetRef", "must be an object"),
-    (("spec", "targetRef", "apiVersion"), 5, "spec.targetRef.apiVersion", "must be a non-empty string"),
-    (("spec", "targetRef", "kind"), "", "spec.targetRef.kind", "must be a non-empty string"),
-    (("spec", "targetFilter"), "x", "spec.targetFilter", "must be an object"),
-    (("spec", "targetFilter"), {"selector": 3}, "spec.targetFilter.selector", "must be a label selector object"),
-    (("spec", "targetFilter"), {"replicasPathList": "x"}, "spec.targetFilter.replicasPathList", "must be a list"),
-    (("spec", "targetFilter"), {"replicasPathList": [5]}, "spec.targetFilter.replicasPathList[0]",
-     "must be a non-empty string"),
-    (SUBSET_PATH, "x", "spec.subsets", "must be a list"),
-    (SUBSET_PATH, [], "spec.subsets", "at least one subset is required"),
-    (SUBSET_PATH, [None], "spec.subsets[0]", "is required"),
-    (SUBSET_PATH, [{"name": 5}], "spec.subsets[0].name", "must be a non-empty string"),
-    (SUBSET_PATH, [{"name": "a"}, {"name": "a"}], "spec.subsets[1].name", "duplicate subset name 'a'"),
-    (SUBSET_PATH, [{"name": "a", "preferredNodeSelectorTerms": "x"}], "spec.subsets[0].preferredNodeSelectorTerms",
-     "must be a list"),
-    (SUBSET_PATH, [{"name": "a", "tolerations": [None]}], "spec.subsets[0].tolerations[0]", "is required"),
-    (SUBSET_PATH, [{"name": "a", "tolerations": ["x"]}], "spec.subsets[0].tolerations[0]", "must be an object"),
-    (SUBSET_PATH, [{"name": "a", "patch": "x"}], "spec.subsets[0].patch", "must be an object"),
-    (("spec", "scheduleStrategy"), "x", "spec.scheduleStrategy", "must be an object"),
-    (("spec", "scheduleStrategy"), {"type": 5}, "spec.scheduleStrategy.type", "must be a non-empty string"),
-    (("spec", "scheduleStrategy"), {"adaptive": "x"}, "spec.scheduleStrategy.adaptive", "must be an object"),
-    (("spec", "scheduleStrategy"), {"adaptive": {"rescheduleCriticalSeconds": True}},
-     "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", "must be an integer"),
-])
-def test_every_fault_is_named_with_its_field_and_what_is_wrong(path: tuple[str, ...], value: Any, field: str,
-                                                                 message: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "value", "field", "message"),
+    [
+        (("spec", "targetRef"), None, "spec.targetRef", "is required"),
+        (("spec", "targetRef"), "x", "spec.targetRef", "must be an object"),
+        (("spec", "targetRef", "apiVersion"), 5, "spec.targetRef.apiVersion", "must be a non-empty string"),
+        (("spec", "targetRef", "kind"), "", "spec.targetRef.kind", "must be a non-empty string"),
+        (("spec", "targetFilter"), "x", "spec.targetFilter", "must be an object"),
+        (
+            ("spec", "targetFilter"),
+            {"selector": 3},
+            "spec.targetFilter.selector",
+            "must be a label selector object",
+        ),
+        (
+            ("spec", "targetFilter"),
+            {"replicasPathList": "x"},
+            "spec.targetFilter.replicasPathList",
+            "must be a list",
+        ),
+        (
+            ("spec", "targetFilter"),
+            {"replicasPathList": [5]},
+            "spec.targetFilter.replicasPathList[0]",
+            "must be a non-empty string",
+        ),
+        (SUBSET_PATH, "x", "spec.subsets", "must be a list"),
+        (SUBSET_PATH, [], "spec.subsets", "at least one subset is required"),
+        (SUBSET_PATH, [None], "spec.subsets[0]", "is required"),
+        (SUBSET_PATH, [{"name": 5}], "spec.subsets[0].name", "must be a non-empty string"),
+        (SUBSET_PATH, [{"name": "a"}, {"name": "a"}], "spec.subsets[1].name", "duplicate subset name 'a'"),
+        (
+            SUBSET_PATH,
+            [{"name": "a", "preferredNodeSelectorTerms": "x"}],
+            "spec.subsets[0].preferredNodeSelectorTerms",
+            "must be a list",
+        ),
+        (
+            SUBSET_PATH,
+            [{"name": "a", "tolerations": [None]}],
+            "spec.subsets[0].tolerations[0]",
+            "is required",
+        ),
+        (
+            SUBSET_PATH,
+            [{"name": "a", "tolerations": ["x"]}],
+            "spec.subsets[0].tolerations[0]",
+            "must be an object",
+        ),
+        (SUBSET_PATH, [{"name": "a", "patch": "x"}], "spec.subsets[0].patch", "must be an object"),
+        (("spec", "scheduleStrategy"), "x", "spec.scheduleStrategy", "must be an object"),
+        (
+            ("spec", "scheduleStrategy"),
+            {"type": 5},
+            "spec.scheduleStrategy.type",
+            "must be a non-empty string",
+        ),
+        (
+            ("spec", "scheduleStrategy"),
+            {"adaptive": "x"},
+            "spec.scheduleStrategy.adaptive",
+            "must be an object",
+        ),
+        (
+            ("spec", "scheduleStrategy"),
+            {"adaptive": {"rescheduleCriticalSeconds": True}},
+            "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds",
+            "must be an integer",
+        ),
+    ],
+)
+def test_every_fault_is_named_with_its_field_and_what_is_wrong(
+    path: tuple[str, ...], value: Any, field: str, message: str
+) -> None:
     obj = copy.deepcopy(SPREAD)
     target = obj
     for key in path[:-1]:
@@ -217,13 +339,16 @@ def test_identity_fields_and_the_raw_object_are_kept() -> None:
     assert (ws.name, ws.namespace, ws.uid, ws.annotations) == ("", "", "", {})
 
 
-@pytest.mark.parametrize(("metadata", "field", "message"), [
-    ("x", "metadata", "must be an object"),
-    ({"name": 5}, "metadata.name", "must be a non-empty string"),
-    ({"namespace": 5}, "metadata.namespace", "must be a non-empty string"),
-    ({"uid": 5}, "metadata.uid", "must be a non-empty string"),
-    ({"annotations": "x"}, "metadata.annotations", "must be an object"),
-])
+@pytest.mark.parametrize(
+    ("metadata", "field", "message"),
+    [
+        ("x", "metadata", "must be an object"),
+        ({"name": 5}, "metadata.name", "must be a non-empty string"),
+        ({"namespace": 5}, "metadata.namespace", "must be a non-empty string"),
+        ({"uid": 5}, "metadata.uid", "must be a non-empty string"),
+        ({"annotations": "x"}, "metadata.annotations", "must be an object"),
+    ],
+)
 def test_metadata_faults_are_named(metadata: Any, field: str, message: str) -> None:
     obj = copy.deepcopy(SPREAD)
     obj["metadata"] = metadata
@@ -236,4 +361,6 @@ def test_another_kind_is_refused_by_name() -> None:
     with pytest.raises(ModelError) as excinfo:
         WorkloadSpread.from_object({**SPREAD, "kind": "Deployment"})
     assert (excinfo.value.field, excinfo.value.message) == (
-        "kind", "not a WorkloadSpread (spreadgate.dev or apps.kruise.io)")
+        "kind",
+        "not a WorkloadSpread (spreadgate.dev or apps.kruise.io)",
+    )

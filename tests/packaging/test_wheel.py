@@ -31,8 +31,9 @@ from py_engine.resources import POLICIES, resource, walk
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "manifests" / "examples"
-_COPY_IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
-                                      ".hypothesis", ".venv", "venv")
+_COPY_IGNORE = shutil.ignore_patterns(
+    ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", ".venv", "venv"
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -50,16 +51,39 @@ class Installed:
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPREADGATE_POLICY_DIR")}
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
-        return subprocess.run(list(args), cwd=self.outside, env=env, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        return subprocess.run(
+            list(args),
+            cwd=self.outside,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
 
 def _build_wheel(workdir: Path) -> Path:
     source = workdir / "source"
     shutil.copytree(REPO, source, symlinks=True, ignore=_COPY_IGNORE)
     out = workdir / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(out), str(source)], check=True, capture_output=True, text=True, timeout=180)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     (wheel,) = out.glob("spreadgate-*.whl")
     return wheel
 
@@ -67,8 +91,24 @@ def _build_wheel(workdir: Path) -> Path:
 def _install(workdir: Path, wheel: Path) -> Installed:
     env_dir = workdir / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(env_dir / "bin" / "python"), "install", "-q",
-                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(env_dir / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     target = next((env_dir / "lib").glob("python3*/site-packages"))
     (target / "third_party.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
     return Installed(workdir, wheel)
@@ -83,7 +123,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
 def test_the_wheel_carries_every_run_time_file_of_the_checkout(installed: Installed) -> None:
     with zipfile.ZipFile(installed.wheel) as archive:
         names = set(archive.namelist())
-    policies = [p for p, _ in walk(resource(POLICIES)) if p.endswith(".rego") and not p.endswith("_test.rego")]
+    policies = [
+        p for p, _ in walk(resource(POLICIES)) if p.endswith(".rego") and not p.endswith("_test.rego")
+    ]
     expected = {f"py_engine/resources/policies/{p}" for p in policies}
     for folder in ("crds", "rbac", "scenarios", "webhooks"):
         expected |= {f"py_engine/resources/{folder}/{p}" for p, _ in walk(resource(folder))}
@@ -110,9 +152,20 @@ def test_validate_an_example(installed: Installed) -> None:
 
 
 def test_admit_the_admit_example(installed: Installed) -> None:
-    result = installed.run("spreadgate", "admit", "--state", str(EXAMPLES / "admit" / "state.yaml"),
-                           "--pod", str(EXAMPLES / "admit" / "new-pod.yaml"), "-o", "json",
-                           "--now", "2024-06-01T12:00:00Z", "--generated-uid", "u-1")
+    result = installed.run(
+        "spreadgate",
+        "admit",
+        "--state",
+        str(EXAMPLES / "admit" / "state.yaml"),
+        "--pod",
+        str(EXAMPLES / "admit" / "new-pod.yaml"),
+        "-o",
+        "json",
+        "--now",
+        "2024-06-01T12:00:00Z",
+        "--generated-uid",
+        "u-1",
+    )
     assert result.returncode == 0, result.stderr
     assert '"subset": "zone-b"' in result.stdout
 

@@ -32,19 +32,37 @@ class CountingEngine:
     def evaluate(self, rule: str, input_document: Any) -> Any:
         with self._lock:
             self.calls += 1
-        return {"eligible": [s["name"] for s in input_document["workloadSpread"]["spec"]["subsets"]], "rejected": []}
+        return {
+            "eligible": [s["name"] for s in input_document["workloadSpread"]["spec"]["subsets"]],
+            "rejected": [],
+        }
 
     def close(self) -> None:
         pass
 
 
 def _input(zone: str = "z1", nodes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    spread = {"spec": {"subsets": [
-        {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": {
-            "matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}},
-        {"name": "b"},
-    ]}}
-    pod = {"spec": {"containers": [{"name": "main", "image": "nginx", "resources": {"requests": {"cpu": "250m"}}}]}}
+    spread = {
+        "spec": {
+            "subsets": [
+                {
+                    "name": "a",
+                    "maxReplicas": 3,
+                    "requiredNodeSelectorTerm": {
+                        "matchExpressions": [
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}
+                        ]
+                    },
+                },
+                {"name": "b"},
+            ]
+        }
+    }
+    pod = {
+        "spec": {
+            "containers": [{"name": "main", "image": "nginx", "resources": {"requests": {"cpu": "250m"}}}]
+        }
+    }
     return build_eligibility_input(pod, spread["spec"]["subsets"], [{"name": "a", "conditions": []}], nodes)
 
 
@@ -130,16 +148,27 @@ def test_a_hit_returns_the_real_decision_without_evaluating() -> None:
     how much cheaper); here: the real engine's decision, evaluated once for many hits."""
     engine = CountingProxy(create_engine())
     try:
-        nodes = NodeInventory([{"name": f"n{i}", "labels": {"topology.kubernetes.io/zone": f"z{i % 3}"}, "taints": [],
-                                "unschedulable": False, "free": {"cpu": 4.0, "memory": 2**33, "pods": 100}}
-                               for i in range(30)])
+        nodes = NodeInventory(
+            [
+                {
+                    "name": f"n{i}",
+                    "labels": {"topology.kubernetes.io/zone": f"z{i % 3}"},
+                    "taints": [],
+                    "unschedulable": False,
+                    "free": {"cpu": 4.0, "memory": 2**33, "pods": 100},
+                }
+                for i in range(30)
+            ]
+        )
         policy_input = _input(nodes=list(nodes))
         uncached = decide_eligibility_cached(engine, policy_input, None)
         assert engine.calls == 1
         cache = EligibilityCache()
         rounds = 30
-        decisions = [decide_eligibility_cached(engine, policy_input, cache, nodes_version=nodes.version)
-                     for _ in range(rounds)]
+        decisions = [
+            decide_eligibility_cached(engine, policy_input, cache, nodes_version=nodes.version)
+            for _ in range(rounds)
+        ]
     finally:
         engine.close()
     assert engine.calls == 2, "only the first cached lookup may evaluate"
@@ -170,10 +199,21 @@ def _pod(selector: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def _spread(zone: str = "z1") -> dict[str, Any]:
-    return {"metadata": {"uid": "u", "generation": 1}, "spec": {"subsets": [
-        {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": {
-            "matchExpressions": [{"key": "zone", "operator": "In", "values": [zone]}]}},
-        {"name": "b", "tolerations": [{"key": "spot", "operator": "Exists"}]}]}}
+    return {
+        "metadata": {"uid": "u", "generation": 1},
+        "spec": {
+            "subsets": [
+                {
+                    "name": "a",
+                    "maxReplicas": 3,
+                    "requiredNodeSelectorTerm": {
+                        "matchExpressions": [{"key": "zone", "operator": "In", "values": [zone]}]
+                    },
+                },
+                {"name": "b", "tolerations": [{"key": "spot", "operator": "Exists"}]},
+            ]
+        },
+    }
 
 
 UNSCHEDULABLE = [{"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}, {"name": "b"}]
@@ -182,8 +222,17 @@ UNSCHEDULABLE = [{"name": "a", "conditions": [{"type": "Schedulable", "status": 
 def test_decide_subsets_is_the_decision_on_the_whole_input() -> None:
     """Miss and hit alike: the decision the engine gives for `build_eligibility_input`."""
     engine, cache, inputs = EchoEngine(), EligibilityCache(), SubsetInputs()
-    nodes = NodeInventory([{"name": "n1", "labels": {"zone": "z1"}, "taints": [], "unschedulable": False,
-                            "free": {"cpu": 4.0, "memory": 2**33, "pods": 100}}])
+    nodes = NodeInventory(
+        [
+            {
+                "name": "n1",
+                "labels": {"zone": "z1"},
+                "taints": [],
+                "unschedulable": False,
+                "free": {"cpu": 4.0, "memory": 2**33, "pods": 100},
+            }
+        ]
+    )
     cases: list[tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], Any, str | None]] = [
         (_pod(), _spread(), [], None, None),
         (_pod({"zone": "z2"}), _spread(), [{"name": "a"}], None, None),
@@ -192,10 +241,23 @@ def test_decide_subsets_is_the_decision_on_the_whole_input() -> None:
         (_pod(), _spread(), [], list(nodes), None),  # nodes without a version: keyed by the node list
     ]
     for pod, spread, statuses, node_list, version in cases:
-        expected = decide_eligibility(EchoEngine(), build_eligibility_input(pod, spread["spec"]["subsets"], statuses, node_list))
+        expected = decide_eligibility(
+            EchoEngine(), build_eligibility_input(pod, spread["spec"]["subsets"], statuses, node_list)
+        )
         for _ in range(2):
-            assert decide_subsets(engine, pod, spread["spec"]["subsets"], statuses, node_list, cache, inputs,
-                                  nodes_version=version) == expected
+            assert (
+                decide_subsets(
+                    engine,
+                    pod,
+                    spread["spec"]["subsets"],
+                    statuses,
+                    node_list,
+                    cache,
+                    inputs,
+                    nodes_version=version,
+                )
+                == expected
+            )
 
 
 def test_decide_subsets_serves_no_stale_decision() -> None:
@@ -205,16 +267,27 @@ def test_decide_subsets_serves_no_stale_decision() -> None:
     engine, cache, inputs = EchoEngine(), EligibilityCache(), SubsetInputs()
     spread = _spread()
 
-    def decide(pod: dict[str, Any], ws: dict[str, Any], statuses: Any = (), version: str | None = None) -> Any:
-        nodes = [{"name": f"node-{version}"}] if version is not None else None  # the list `version` stands for
-        got = decide_subsets(engine, pod, ws["spec"]["subsets"], statuses, nodes, cache, inputs, nodes_version=version)
-        assert got == decide_eligibility(EchoEngine(), build_eligibility_input(pod, ws["spec"]["subsets"], statuses, nodes))
+    def decide(
+        pod: dict[str, Any], ws: dict[str, Any], statuses: Any = (), version: str | None = None
+    ) -> Any:
+        nodes = (
+            [{"name": f"node-{version}"}] if version is not None else None
+        )  # the list `version` stands for
+        got = decide_subsets(
+            engine, pod, ws["spec"]["subsets"], statuses, nodes, cache, inputs, nodes_version=version
+        )
+        assert got == decide_eligibility(
+            EchoEngine(), build_eligibility_input(pod, ws["spec"]["subsets"], statuses, nodes)
+        )
         return got
 
     first = decide(_pod(), spread)
     assert decide(_pod(), spread) == first and engine.calls == 1
     assert decide(_pod({"zone": "z2"}), spread) != first
-    assert decide(_pod(), {**spread, "metadata": {"uid": "u", "generation": 2}, "spec": _spread("z2")["spec"]}) != first
+    assert (
+        decide(_pod(), {**spread, "metadata": {"uid": "u", "generation": 2}, "spec": _spread("z2")["spec"]})
+        != first
+    )
     assert decide(_pod(), spread, UNSCHEDULABLE) != first
     with_v1 = decide(_pod(), spread, version="v1")
     assert with_v1 != first and decide(_pod(), spread, version="v2") != with_v1

@@ -39,8 +39,11 @@ def engine() -> Iterator[IsolatedEngine]:
 
 def test_answers_as_the_embedded_engine(engine: IsolatedEngine) -> None:
     embedded = EmbeddedEngine((POLICY,))
-    for rule, document in [("data.demo.names", {"names": ["ab", "b", "aa"]}), ("data.demo.first", {"names": []}),
-                           ("data.demo.first", {"names": ["x"]})]:
+    for rule, document in [
+        ("data.demo.names", {"names": ["ab", "b", "aa"]}),
+        ("data.demo.first", {"names": []}),
+        ("data.demo.first", {"names": ["x"]}),
+    ]:
         assert engine.evaluate(rule, document) == embedded.evaluate(rule, document)
     assert engine.evaluate("data.demo.first", {"names": []}) is None
     with pytest.raises(PolicyError, match=r"evaluating data\.demo\.broken"):
@@ -95,13 +98,26 @@ def _error_of(engine: IsolatedEngine, rule: str, document: dict[str, object]) ->
 
 
 def test_a_review_past_the_deadline_is_denied_naming_the_cause() -> None:
-    slow_policy = PolicySource("slow_ud.rego", "package spreadgate.uniteddeployment\nimport rego.v1\n"
-                                               "violation contains count([x | some a in numbers.range(1, 9000); "
-                                               "some b in numbers.range(1, 9000); x := a + b])\n")
+    slow_policy = PolicySource(
+        "slow_ud.rego",
+        "package spreadgate.uniteddeployment\nimport rego.v1\n"
+        "violation contains count([x | some a in numbers.range(1, 9000); "
+        "some b in numbers.range(1, 9000); x := a + b])\n",
+    )
     isolated = IsolatedEngine((slow_policy,), deadline_seconds=0.5, workers=1)
     try:
-        result = review_uniteddeployment(isolated, {"uid": "u", "operation": "CREATE", "object": {
-            "apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment", "metadata": {"name": "u"}}})
+        result = review_uniteddeployment(
+            isolated,
+            {
+                "uid": "u",
+                "operation": "CREATE",
+                "object": {
+                    "apiVersion": "spreadgate.dev/v1beta1",
+                    "kind": "UnitedDeployment",
+                    "metadata": {"name": "u"},
+                },
+            },
+        )
     finally:
         isolated.close()
     assert (result.allowed, result.code, result.outcome) == (False, 500, "error")

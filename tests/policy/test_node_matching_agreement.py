@@ -132,7 +132,14 @@ def facts(node: dict[str, Any]) -> dict[str, Any]:
 @st.composite
 def expressions(draw: st.DrawFn) -> dict[str, Any]:
     operator = draw(st.sampled_from(OPERATORS))
-    count = {"In": (1, 3), "NotIn": (1, 3), "Exists": (0, 0), "DoesNotExist": (0, 0), "Gt": (1, 1), "Lt": (1, 1)}
+    count = {
+        "In": (1, 3),
+        "NotIn": (1, 3),
+        "Exists": (0, 0),
+        "DoesNotExist": (0, 0),
+        "Gt": (1, 1),
+        "Lt": (1, 1),
+    }
     low, high = count[operator]
     # Now and then a malformed arity (the policy sees pods before the API server validates them).
     if draw(st.integers(0, 9)) == 0:
@@ -148,10 +155,12 @@ def expressions(draw: st.DrawFn) -> dict[str, Any]:
 # Mostly well formed; now and then a field other than metadata.name, another
 # operator, or a value count other than one (all of which match nothing).
 fields = st.fixed_dictionaries(
-    {"key": st.sampled_from(["metadata.name"] * 5 + ["metadata.uid"]),
-     "operator": st.sampled_from(["In", "NotIn"] * 5 + ["Exists"]),
-     "values": st.lists(st.sampled_from(NODE_NAMES), min_size=1, max_size=1) | st.lists(st.sampled_from(NODE_NAMES),
-                                                                                         max_size=2)}
+    {
+        "key": st.sampled_from(["metadata.name"] * 5 + ["metadata.uid"]),
+        "operator": st.sampled_from(["In", "NotIn"] * 5 + ["Exists"]),
+        "values": st.lists(st.sampled_from(NODE_NAMES), min_size=1, max_size=1)
+        | st.lists(st.sampled_from(NODE_NAMES), max_size=2),
+    }
 )
 
 
@@ -189,24 +198,36 @@ tolerations = st.lists(
 
 @_settings(150)
 @given(node=nodes(), term=terms(allow_empty=False))
-def test_a_term_matches_the_same_nodes(engine: PolicyEngine, node: dict[str, Any], term: dict[str, Any]) -> None:
+def test_a_term_matches_the_same_nodes(
+    engine: PolicyEngine, node: dict[str, Any], term: dict[str, Any]
+) -> None:
     rego = engine.evaluate("data.spreadgate.subset_probe.term_matches", {"node": facts(node), "term": term})
     assert rego is node_selector_term_matches(term, node), (term, node["metadata"])
 
 
 @_settings(150)
 @given(node=nodes(), tols=tolerations)
-def test_a_taint_set_is_tolerated_the_same(engine: PolicyEngine, node: dict[str, Any], tols: list[dict[str, Any]]) -> None:
-    rego = engine.evaluate("data.spreadgate.subset_probe.tolerated", {"node": facts(node), "tolerations": tols})
+def test_a_taint_set_is_tolerated_the_same(
+    engine: PolicyEngine, node: dict[str, Any], tols: list[dict[str, Any]]
+) -> None:
+    rego = engine.evaluate(
+        "data.spreadgate.subset_probe.tolerated", {"node": facts(node), "tolerations": tols}
+    )
     assert rego is (untolerated_taint(node["spec"]["taints"], tols) is None), (tols, node["spec"]["taints"])
 
 
-def _pod(node_selector: dict[str, str], required: list[dict[str, Any]] | None, tols: list[dict[str, Any]]) -> dict[str, Any]:
+def _pod(
+    node_selector: dict[str, str], required: list[dict[str, Any]] | None, tols: list[dict[str, Any]]
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [{"name": "main", "image": "nginx"}]}
     if node_selector:
         spec["nodeSelector"] = node_selector
     if required is not None:
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": required}}}
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": required}
+            }
+        }
     if tols:
         spec["tolerations"] = tols
     return {"metadata": {"generateName": "web-", "namespace": "default"}, "spec": spec}
@@ -216,8 +237,10 @@ def _fits(pod: dict[str, Any], node: dict[str, Any]) -> bool:
     """The scheduler's filters that do not count resources (the pod requests none)."""
     if node["spec"]["unschedulable"] and not tolerates_unschedulable(pod):
         return False
-    return pod_matches_node_selector_and_affinity(pod, node) and untolerated_taint(
-        node["spec"]["taints"], pod["spec"].get("tolerations") or []) is None
+    return (
+        pod_matches_node_selector_and_affinity(pod, node)
+        and untolerated_taint(node["spec"]["taints"], pod["spec"].get("tolerations") or []) is None
+    )
 
 
 @_settings(120)
@@ -246,8 +269,10 @@ def test_a_subset_is_eligible_exactly_when_some_node_fits_the_injected_pod(
     spread = {"metadata": {"name": "ws", "namespace": "default"}, "spec": {"subsets": [subset]}}
     pod = _pod(node_selector, required, pod_tolerations)
     injected = inject(pod, spread, "s", None, apply_patch=False)
-    decision = engine.evaluate(SUBSET_DECISION_RULE,
-                               build_eligibility_input(pod, spread["spec"]["subsets"], nodes=[facts(n) for n in inventory]))
+    decision = engine.evaluate(
+        SUBSET_DECISION_RULE,
+        build_eligibility_input(pod, spread["spec"]["subsets"], nodes=[facts(n) for n in inventory]),
+    )
     expected = any(_fits(injected, n) for n in inventory)
     assert (decision["eligible"] == ["s"]) is expected, (decision, injected["spec"], inventory)
 

@@ -60,48 +60,91 @@ def _yaml(path: Path) -> Any:
 
 
 def _pod(cpu: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-", "namespace": "default"},
-            "spec": {"containers": [{"name": "app", "image": "nginx:1",
-                                     "resources": {"requests": {"cpu": cpu, "memory": "128Mi"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"generateName": "web-", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "nginx:1",
+                    "resources": {"requests": {"cpu": cpu, "memory": "128Mi"}},
+                }
+            ]
+        },
+    }
 
 
 def _node(name: str, zone: str, cpu: float, taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    return {"name": name, "labels": {ZONE: zone}, "taints": taints or [], "unschedulable": False,
-            "free": {"cpu": cpu, "memory": 8 * 2**30, "pods": 10}}
+    return {
+        "name": name,
+        "labels": {ZONE: zone},
+        "taints": taints or [],
+        "unschedulable": False,
+        "free": {"cpu": cpu, "memory": 8 * 2**30, "pods": 10},
+    }
 
 
 def _spread_subsets() -> dict[str, Any]:
     term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone-a"]}]}
-    return {"spec": {"subsets": [
-        {"name": "zone-a", "maxReplicas": 2, "requiredNodeSelectorTerm": term},
-        {"name": "zone-b", "maxReplicas": 2,
-         "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone-b"]}]}},
-        {"name": "spot", "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
-         "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["spot"]}]}},
-    ]}}
+    return {
+        "spec": {
+            "subsets": [
+                {"name": "zone-a", "maxReplicas": 2, "requiredNodeSelectorTerm": term},
+                {
+                    "name": "zone-b",
+                    "maxReplicas": 2,
+                    "requiredNodeSelectorTerm": {
+                        "matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone-b"]}]
+                    },
+                },
+                {
+                    "name": "spot",
+                    "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+                    "requiredNodeSelectorTerm": {
+                        "matchExpressions": [{"key": ZONE, "operator": "In", "values": ["spot"]}]
+                    },
+                },
+            ]
+        }
+    }
 
 
 def cases() -> dict[str, tuple[str, dict[str, Any]]]:
     """name -> (rule, input), built by the product's own input builders."""
     valid = _yaml(EXAMPLES / "zones-20-20-60.yaml")
     duplicate = _yaml(EXAMPLES / "invalid" / "subset-name-duplicate.yaml")
-    nodes = [_node("node-a1", "zone-a", 0.1), _node("node-b1", "zone-b", 4.0),
-             _node("node-s1", "spot", 4.0, [{"key": "spot", "value": "true", "effect": "NoSchedule"}])]
+    nodes = [
+        _node("node-a1", "zone-a", 0.1),
+        _node("node-b1", "zone-b", 4.0),
+        _node("node-s1", "spot", 4.0, [{"key": "spot", "value": "true", "effect": "NoSchedule"}]),
+    ]
     unschedulable_b = [{"name": "zone-b", "conditions": [{"type": "Schedulable", "status": "False"}]}]
     return {
         "validation-allowed": (VALIDATION_RULE, build_review_input(valid)),
         "validation-denied": (VALIDATION_RULE, build_review_input(duplicate)),
-        "subset-node-fit": (SUBSET_DECISION_RULE, build_eligibility_input(_pod("500m"), _spread_subsets()["spec"]["subsets"],
-                                                                          nodes=nodes)),
-        "subset-unschedulable": (SUBSET_DECISION_RULE, build_eligibility_input(
-            _pod("100m"), _spread_subsets()["spec"]["subsets"], subset_statuses=unschedulable_b)),
+        "subset-node-fit": (
+            SUBSET_DECISION_RULE,
+            build_eligibility_input(_pod("500m"), _spread_subsets()["spec"]["subsets"], nodes=nodes),
+        ),
+        "subset-unschedulable": (
+            SUBSET_DECISION_RULE,
+            build_eligibility_input(
+                _pod("100m"), _spread_subsets()["spec"]["subsets"], subset_statuses=unschedulable_b
+            ),
+        ),
     }
 
 
 def canonical(rule: str, value: Any) -> Any:
     """Sort the set-valued parts (see the module docstring)."""
+
     def sort(items: Any) -> Any:
-        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True)) if isinstance(items, list) else items
+        return (
+            sorted(items, key=lambda v: json.dumps(v, sort_keys=True)) if isinstance(items, list) else items
+        )
+
     if rule == VALIDATION_RULE:
         return sort(value)
     if rule == SUBSET_DECISION_RULE and isinstance(value, dict):
@@ -111,9 +154,15 @@ def canonical(rule: str, value: Any) -> Any:
 
 def exchange(name: str, rule: str, policy_input: dict[str, Any], result: Any, source: str) -> dict[str, Any]:
     return {
-        "description": name, "rule": rule, "source": source,
-        "request": {"method": "POST", "path": f"/v1/data/{rule_to_data_path(rule)}",
-                    "headers": {"Content-Type": "application/json"}, "body": {"input": policy_input}},
+        "description": name,
+        "rule": rule,
+        "source": source,
+        "request": {
+            "method": "POST",
+            "path": f"/v1/data/{rule_to_data_path(rule)}",
+            "headers": {"Content-Type": "application/json"},
+            "body": {"input": policy_input},
+        },
         "response": {"status": 200, "body": {} if result is None else {"result": result}},
     }
 
@@ -124,19 +173,28 @@ def load_recordings() -> dict[str, dict[str, Any]]:
 
 # ------------------------------------------------------------------ replay
 
+
 class _Replay(BaseHTTPRequestHandler):
     recordings: ClassVar[list[dict[str, Any]]] = []
     seen: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        got = {"method": "POST", "path": self.path, "content_type": self.headers.get("Content-Type"),
-               "body": json.loads(raw)}
+        got = {
+            "method": "POST",
+            "path": self.path,
+            "content_type": self.headers.get("Content-Type"),
+            "body": json.loads(raw),
+        }
         type(self).seen.append(got)
         for rec in type(self).recordings:
             req = rec["request"]
-            if (req["method"], req["path"], req["headers"]["Content-Type"], req["body"]) == \
-                    (got["method"], got["path"], got["content_type"], got["body"]):
+            if (req["method"], req["path"], req["headers"]["Content-Type"], req["body"]) == (
+                got["method"],
+                got["path"],
+                got["content_type"],
+                got["body"],
+            ):
                 self._reply(rec["response"]["status"], rec["response"]["body"])
                 return
         self._reply(400, {"code": "no_recording", "message": f"no recorded exchange for {self.path}"})
@@ -181,7 +239,8 @@ def test_every_case_has_a_recording() -> None:
 
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_adapter_sends_the_recorded_request_and_returns_the_embedded_decision(
-        name: str, replay: type[_Replay], embedded: PolicyEngine) -> None:
+    name: str, replay: type[_Replay], embedded: PolicyEngine
+) -> None:
     rule, policy_input = cases()[name]
     recording = load_recordings()[name]
     adapter = OpaRestEngine(replay.url)  # type: ignore[attr-defined]
@@ -190,11 +249,18 @@ def test_adapter_sends_the_recorded_request_and_returns_the_embedded_decision(
     finally:
         adapter.close()
     request = recording["request"]
-    assert replay.seen == [{"method": "POST", "path": request["path"],
-                            "content_type": request["headers"]["Content-Type"], "body": request["body"]}]
+    assert replay.seen == [
+        {
+            "method": "POST",
+            "path": request["path"],
+            "content_type": request["headers"]["Content-Type"],
+            "body": request["body"],
+        }
+    ]
     expected = embedded.evaluate(rule, policy_input)
-    assert canonical(rule, result) == canonical(rule, expected), \
+    assert canonical(rule, result) == canonical(rule, expected), (
         "the recording no longer matches the policies: re-record (see the module docstring)"
+    )
     assert result is not None
 
 
@@ -203,6 +269,7 @@ def test_the_replay_refuses_a_request_that_differs(replay: type[_Replay]) -> Non
     adapter = OpaRestEngine(replay.url)  # type: ignore[attr-defined]
     try:
         from py_engine.policy import PolicyError
+
         with pytest.raises(PolicyError, match="400"):
             adapter.evaluate(rule, {**policy_input, "extra": True})
     finally:
@@ -213,11 +280,16 @@ def test_denied_case_really_denies_and_node_fit_really_rejects() -> None:
     recordings = load_recordings()
     assert recordings["validation-allowed"]["response"]["body"]["result"] in ([], None)
     assert recordings["validation-denied"]["response"]["body"]["result"]
-    assert recordings["subset-node-fit"]["response"]["body"]["result"]["skipped"]["no_node_fits"] == ["zone-a"]
-    assert recordings["subset-unschedulable"]["response"]["body"]["result"]["skipped"]["unschedulable"] == ["zone-b"]
+    assert recordings["subset-node-fit"]["response"]["body"]["result"]["skipped"]["no_node_fits"] == [
+        "zone-a"
+    ]
+    assert recordings["subset-unschedulable"]["response"]["body"]["result"]["skipped"]["unschedulable"] == [
+        "zone-b"
+    ]
 
 
 # ------------------------------------------------------------------ parity
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -235,8 +307,11 @@ def real_opa(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         if not path.name.endswith("_test.rego"):
             shutil.copy(path, policies / f"{path.parent.name}_{path.name}")
     port = _free_port()
-    proc = subprocess.Popen([binary, "run", "--server", f"--addr=127.0.0.1:{port}", "--disable-telemetry",
-                             str(policies)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [binary, "run", "--server", f"--addr=127.0.0.1:{port}", "--disable-telemetry", str(policies)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
@@ -260,12 +335,22 @@ def _parity_inputs() -> list[tuple[str, str, dict[str, Any]]]:
     out = [(name, rule, policy_input) for name, (rule, policy_input) in sorted(cases().items())]
     try:
         from vectors import workloadspread_cases
+
         for case in workloadspread_cases("validate"):
             given = case["input"]
-            out.append((case["id"], VALIDATION_RULE, build_review_input(
-                given["workloadSpread"], operation=given.get("operation", "CREATE"),
-                old=given.get("oldWorkloadSpread"), other_spreads=given.get("existingWorkloadSpreads", []),
-                workload=given.get("workload"))))
+            out.append(
+                (
+                    case["id"],
+                    VALIDATION_RULE,
+                    build_review_input(
+                        given["workloadSpread"],
+                        operation=given.get("operation", "CREATE"),
+                        old=given.get("oldWorkloadSpread"),
+                        other_spreads=given.get("existingWorkloadSpreads", []),
+                        workload=given.get("workload"),
+                    ),
+                )
+            )
     except FileNotFoundError:
         pass  # the shared vectors are beside the repository in CI; the recorded cases still run
     return out
@@ -275,13 +360,15 @@ def test_real_opa_and_embedded_engine_agree(real_opa: str, embedded: PolicyEngin
     adapter = OpaRestEngine(real_opa, timeout_seconds=10)
     try:
         for name, rule, policy_input in _parity_inputs():
-            assert canonical(rule, adapter.evaluate(rule, policy_input)) == \
-                canonical(rule, embedded.evaluate(rule, policy_input)), name
+            assert canonical(rule, adapter.evaluate(rule, policy_input)) == canonical(
+                rule, embedded.evaluate(rule, policy_input)
+            ), name
     finally:
         adapter.close()
 
 
 # ----------------------------------------------------------------- record
+
 
 def record(opa_url: str | None) -> None:
     engine = OpaRestEngine(opa_url) if opa_url else create_engine()

@@ -16,7 +16,9 @@ from py_engine.policy.opa_rest import OpaRestEngine, rule_to_data_path
 # Recorded shape of OPA's answers: POST /v1/data/<path> {"input": ...}.
 RECORDED = {
     "/v1/data/spreadgate/validation/violation": {
-        "result": [{"msg": "spec.subsets[0].name: Invalid value", "details": {"field": "spec.subsets[0].name"}}]
+        "result": [
+            {"msg": "spec.subsets[0].name: Invalid value", "details": {"field": "spec.subsets[0].name"}}
+        ]
     },
     "/v1/data/spreadgate/validation/undefined_rule": {},
 }

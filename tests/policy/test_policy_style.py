@@ -15,9 +15,30 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 POLICY_FILES = sorted((REPO / "policies").rglob("*.rego"))
 
-DEPRECATED = ("any(", "all(", "re_match(", "set_diff(", "net.cidr_overlap(", "cast_array(", "cast_set(",
-              "cast_string(", "cast_boolean(", "cast_null(", "cast_object(")
-FORBIDDEN = ("http.send(", "net.", "rego.metadata.", "opa.runtime(", "time.now_ns(", "rand.", "uuid.", "trace(", "print(")
+DEPRECATED = (
+    "any(",
+    "all(",
+    "re_match(",
+    "set_diff(",
+    "net.cidr_overlap(",
+    "cast_array(",
+    "cast_set(",
+    "cast_string(",
+    "cast_boolean(",
+    "cast_null(",
+    "cast_object(",
+)
+FORBIDDEN = (
+    "http.send(",
+    "net.",
+    "rego.metadata.",
+    "opa.runtime(",
+    "time.now_ns(",
+    "rand.",
+    "uuid.",
+    "trace(",
+    "print(",
+)
 # A v0-style rule head: `name {`, `name[x] {` or `name = x {` without `if`.
 V0_RULE = re.compile(r"^[a-z_][A-Za-z0-9_]*(\[[^\]]*\])?(\s*=\s*[^{]+)?\s*\{\s*$", re.MULTILINE)
 
@@ -43,6 +64,8 @@ def test_rego_v1_and_shared_builtins_only(path: Path) -> None:
     assert not re.search(r"^\w+\[[^\]]*\]\s*\{", code, re.MULTILINE), "partial set without `contains`"
 
 
-@pytest.mark.parametrize("path", [p for p in POLICY_FILES if not p.name.endswith("_test.rego")], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [p for p in POLICY_FILES if not p.name.endswith("_test.rego")], ids=lambda p: p.name
+)
 def test_every_policy_has_tests_beside_it(path: Path) -> None:
     assert list(path.parent.glob("*_test.rego")), f"no *_test.rego beside {path}"

@@ -40,14 +40,25 @@ class Case:
     fields: JSON
 
 
-SPREAD_CASE = Case(EventRecorder, {"apiVersion": SPREADS.api_version, "kind": "WorkloadSpread", "metadata": META},
-                   "spreadgate-controller", (SPREADS.api_version, "WorkloadSpread"),
-                   "py_engine.workloadspread.controller.runtime.writer", {"namespace": "prod", "spread": "web"})
-UNITED_CASE = Case(UnitedEventRecorder, {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-                                         "metadata": META},
-                   "spreadgate-united-controller", (None, "UnitedDeployment"),
-                   "py_engine.uniteddeployment.controller.runtime.events", {"uniteddeployment": "prod/web"})
-CASES = pytest.mark.parametrize("case", [SPREAD_CASE, UNITED_CASE], ids=["workloadspread", "uniteddeployment"])
+SPREAD_CASE = Case(
+    EventRecorder,
+    {"apiVersion": SPREADS.api_version, "kind": "WorkloadSpread", "metadata": META},
+    "spreadgate-controller",
+    (SPREADS.api_version, "WorkloadSpread"),
+    "py_engine.workloadspread.controller.runtime.writer",
+    {"namespace": "prod", "spread": "web"},
+)
+UNITED_CASE = Case(
+    UnitedEventRecorder,
+    {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment", "metadata": META},
+    "spreadgate-united-controller",
+    (None, "UnitedDeployment"),
+    "py_engine.uniteddeployment.controller.runtime.events",
+    {"uniteddeployment": "prod/web"},
+)
+CASES = pytest.mark.parametrize(
+    "case", [SPREAD_CASE, UNITED_CASE], ids=["workloadspread", "uniteddeployment"]
+)
 
 
 class EventClient:
@@ -70,24 +81,46 @@ def recorder(case: Case, client: EventClient) -> ObjectEventRecorder:
 
 
 def test_the_body_names_the_object_the_reporter_and_the_instant() -> None:
-    body = event_body({"metadata": META}, EVENT, api_version="g/v1", kind="K", component="c", host="node-1",
-                      now=NOW, seq=2)
+    body = event_body(
+        {"metadata": META}, EVENT, api_version="g/v1", kind="K", component="c", host="node-1", now=NOW, seq=2
+    )
     assert body == {
-        "apiVersion": "v1", "kind": "Event",
+        "apiVersion": "v1",
+        "kind": "Event",
         "metadata": {"name": f"web.{int(NOW.timestamp() * 1e6):x}0002", "namespace": "prod"},
-        "involvedObject": {"apiVersion": "g/v1", "kind": "K", "namespace": "prod", "name": "web", "uid": "u-1",
-                           "resourceVersion": "7"},
-        "type": "Warning", "reason": "TargetNotFound", "message": "Deployment default/web does not exist",
+        "involvedObject": {
+            "apiVersion": "g/v1",
+            "kind": "K",
+            "namespace": "prod",
+            "name": "web",
+            "uid": "u-1",
+            "resourceVersion": "7",
+        },
+        "type": "Warning",
+        "reason": "TargetNotFound",
+        "message": "Deployment default/web does not exist",
         "source": {"component": "c", "host": "node-1"},
-        "reportingComponent": "c", "reportingInstance": "node-1",
-        "firstTimestamp": "2026-06-01T12:00:00Z", "lastTimestamp": "2026-06-01T12:00:00Z",
-        "eventTime": "2026-06-01T12:00:00.123456Z", "action": "Reconcile", "count": 1,
+        "reportingComponent": "c",
+        "reportingInstance": "node-1",
+        "firstTimestamp": "2026-06-01T12:00:00Z",
+        "lastTimestamp": "2026-06-01T12:00:00Z",
+        "eventTime": "2026-06-01T12:00:00.123456Z",
+        "action": "Reconcile",
+        "count": 1,
     }
 
 
 def test_an_object_without_a_namespace_gets_its_event_in_default() -> None:
-    body = event_body({"metadata": {"name": "web"}}, EVENT, api_version=None, kind="K", component="c", host="h",
-                      now=NOW, seq=1)
+    body = event_body(
+        {"metadata": {"name": "web"}},
+        EVENT,
+        api_version=None,
+        kind="K",
+        component="c",
+        host="h",
+        now=NOW,
+        seq=1,
+    )
     assert body["metadata"]["namespace"] == body["involvedObject"]["namespace"] == "default"
     assert body["involvedObject"]["uid"] is None
 
@@ -98,9 +131,16 @@ def test_the_event_involves_the_object_and_names_its_controller(case: Case) -> N
     assert recorder(case, client).record(case.obj, EVENT)
     [(resource, namespace, body)] = client.created
     assert resource == EVENTS and namespace == "prod"
-    assert body == event_body(case.obj, EVENT, api_version=case.obj["apiVersion"], kind=case.obj["kind"],
-                              component=case.component, host="node-1", now=NOW,
-                              seq=int(body["metadata"]["name"][-4:], 16))
+    assert body == event_body(
+        case.obj,
+        EVENT,
+        api_version=case.obj["apiVersion"],
+        kind=case.obj["kind"],
+        component=case.component,
+        host="node-1",
+        now=NOW,
+        seq=int(body["metadata"]["name"][-4:], 16),
+    )
 
 
 @CASES
@@ -122,8 +162,9 @@ def test_events_recorded_at_one_instant_get_distinct_names(case: Case) -> None:
 
 
 @CASES
-def test_a_refused_event_is_logged_once_with_its_fields_and_not_raised(case: Case,
-                                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_a_refused_event_is_logged_once_with_its_fields_and_not_raised(
+    case: Case, caplog: pytest.LogCaptureFixture
+) -> None:
     client = EventClient(ServerError(500, "InternalError", "etcd is down"))
     with caplog.at_level(logging.WARNING):
         assert recorder(case, client).record(case.obj, EVENT) is False

@@ -26,8 +26,13 @@ kube_env = webhook_testkit.kube_env  # the fixture, used by name
 def elector(env: KubeEnv, identity: str, clock: object, calls: list[str] | None = None) -> LeaderElector:
     log = calls if calls is not None else []
     timing = REAL_TIME if isinstance(clock, RealClock) else FAST
-    return LeaderElector(env.client, clock, LeaderConfig(identity=identity, **timing),  # type: ignore[arg-type]
-                         lambda: log.append(f"{identity} started"), lambda: log.append(f"{identity} stopped"))
+    return LeaderElector(
+        env.client,
+        clock,
+        LeaderConfig(identity=identity, **timing),  # type: ignore[arg-type]
+        lambda: log.append(f"{identity} started"),
+        lambda: log.append(f"{identity} stopped"),
+    )
 
 
 def steal(env: KubeEnv, thief: str = "thief") -> None:
@@ -73,8 +78,12 @@ def test_losing_the_lease_calls_on_stopped_and_a_clean_stop_releases_it(kube_env
 
 def test_the_spread_controller_stops_its_workers_when_leadership_is_lost(kube_env: KubeEnv) -> None:
     lost: list[bool] = []
-    manager = Manager(kube_env.client, leader=LeaderConfig(identity="me", **REAL_TIME),  # type: ignore[arg-type]
-                      on_lost=lambda: lost.append(True), watch_timeout_seconds=30)
+    manager = Manager(
+        kube_env.client,
+        leader=LeaderConfig(identity="me", **REAL_TIME),  # type: ignore[arg-type]
+        on_lost=lambda: lost.append(True),
+        watch_timeout_seconds=30,
+    )
     controller = add_spread_controller(manager)
     manager.start(sync_timeout=10)
     try:

@@ -46,7 +46,9 @@ class ListingClient:
     def list(self, resource: Resource, namespace: str | None = None, **_: Any) -> JSON:
         self.lists.append((resource.plural, namespace))
         found = self.items.get(resource.plural, [])
-        return {"items": [o for o in found if namespace is None or o["metadata"].get("namespace") == namespace]}
+        return {
+            "items": [o for o in found if namespace is None or o["metadata"].get("namespace") == namespace]
+        }
 
 
 class Plain(ListedLists):
@@ -68,12 +70,17 @@ class Plain(ListedLists):
 def test_by_name_is_api_list_order() -> None:
     objects = [obj("b", "y"), obj("a", "y"), obj("z", None), obj("c", "x")]
     assert [(o["metadata"].get("namespace"), o["metadata"]["name"]) for o in by_name(objects)] == [
-        (None, "z"), ("x", "c"), ("y", "a"), ("y", "b")]
+        (None, "z"),
+        ("x", "c"),
+        ("y", "a"),
+        ("y", "b"),
+    ]
 
 
 def test_a_list_is_scoped_to_the_namespace_only_for_namespaced_resources_and_sorted() -> None:
-    client = ListingClient({"pods": [obj("b"), obj("a"), obj("c", "other")], "nodes": [obj("n2", None),
-                                                                                     obj("n1", None)]})
+    client = ListingClient(
+        {"pods": [obj("b"), obj("a"), obj("c", "other")], "nodes": [obj("n2", None), obj("n1", None)]}
+    )
     source = Plain(client_of(client), namespace="default")
     source.refresh([PODS, NODES])
     assert sorted(client.lists) == [("nodes", None), ("pods", "default")]
@@ -129,8 +136,9 @@ def test_concurrent_builders_agree_on_the_first_value_stored() -> None:
         both_building.wait(timeout=5)
         return object()
 
-    threads = [threading.Thread(target=lambda: results.append(source._derived(memo, "k", build)))
-               for _ in range(2)]
+    threads = [
+        threading.Thread(target=lambda: results.append(source._derived(memo, "k", build))) for _ in range(2)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -140,8 +148,9 @@ def test_concurrent_builders_agree_on_the_first_value_stored() -> None:
 
 def test_the_spread_source_lists_spreads_pods_nodes_and_workloads_as_listed() -> None:
     pod = obj("p")  # no apiVersion/kind: handed out as listed
-    client = ListingClient({"workloadspreads": [obj("ws")], "pods": [pod], "nodes": [obj("n", None)],
-                            "replicasets": [obj("rs")]})
+    client = ListingClient(
+        {"workloadspreads": [obj("ws")], "pods": [pod], "nodes": [obj("n", None)], "replicasets": [obj("rs")]}
+    )
     source = ListedSource(client_of(client), namespace="default")
     source.refresh()
     listed = {plural for plural, _ in client.lists}
@@ -172,8 +181,12 @@ def test_the_united_source_types_its_items_and_lists_nothing_else_without_a_unit
     client.lists.clear()
     client.items[UNITED_DEPLOYMENTS.plural] = [obj("web")]
     source.refresh()
-    assert {plural for plural, _ in client.lists} >= {UNITED_DEPLOYMENTS.plural, CONTROLLER_REVISIONS.plural,
-                                                     PODS.plural, NODES.plural}
+    assert {plural for plural, _ in client.lists} >= {
+        UNITED_DEPLOYMENTS.plural,
+        CONTROLLER_REVISIONS.plural,
+        PODS.plural,
+        NODES.plural,
+    }
     [ud] = source.united_deployments()
     assert (ud["apiVersion"], ud["kind"]) == (UNITED_DEPLOYMENTS.api_version, UNITED_DEPLOYMENTS.kind)
     [pod] = source.pods("default", {"matchLabels": {"app": "web"}})
@@ -181,7 +194,9 @@ def test_the_united_source_types_its_items_and_lists_nothing_else_without_a_unit
 
 
 def test_the_united_source_rebuilds_its_indexes_after_a_refresh() -> None:
-    client = ListingClient({UNITED_DEPLOYMENTS.plural: [obj("web")], "pods": [obj("a", labels={"app": "web"})]})
+    client = ListingClient(
+        {UNITED_DEPLOYMENTS.plural: [obj("web")], "pods": [obj("a", labels={"app": "web"})]}
+    )
     source = ListedUnitedSource(client_of(client))
     source.refresh()
     selector = {"matchLabels": {"app": "web"}}

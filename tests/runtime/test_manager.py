@@ -65,7 +65,9 @@ class Caches(CacheGroup):
 
 def controller(manager: Manager, env: KubeEnv, name: str, other: Any = NODES) -> Managed:
     metrics = Metrics()
-    loop = Loop(manager.clock, Options(workers=1, resync_seconds=3600.0), metrics, (f"{name}_depth", "Depth."))
+    loop = Loop(
+        manager.clock, Options(workers=1, resync_seconds=3600.0), metrics, (f"{name}_depth", "Depth.")
+    )
     source = Caches(env, manager.caches, pods=f"{name}-pods", other=other)
     return manager.add(Managed(name, source, loop, metrics, (f"{name}_leader", "Leads.")))
 
@@ -121,8 +123,10 @@ def test_a_group_without_a_manager_has_caches_of_its_own(env: KubeEnv) -> None:
     shared = SharedCaches(env.client)
     first = Caches(env, shared, pods="a", other=NODES)
     alone = Caches(env, None, pods="b", other=NODES)
-    assert first.pod_cache is not alone.pod_cache and first.pod_cache is Caches(env, shared, pods="c",
-                                                                                   other=NODES).pod_cache
+    assert (
+        first.pod_cache is not alone.pod_cache
+        and first.pod_cache is Caches(env, shared, pods="c", other=NODES).pod_cache
+    )
 
 
 def test_without_election_every_controller_runs_at_once_and_stop_joins_every_thread(env: KubeEnv) -> None:
@@ -144,7 +148,8 @@ def test_without_election_every_controller_runs_at_once_and_stop_joins_every_thr
 
 
 def test_one_election_drives_both_controllers_lost_stops_both_won_back_restarts_both(
-        env: KubeEnv, caplog: pytest.LogCaptureFixture) -> None:
+    env: KubeEnv, caplog: pytest.LogCaptureFixture
+) -> None:
     clk = clock()
     lost: list[str] = []
     m = manager(env, clk, "a", lost)
@@ -152,7 +157,9 @@ def test_one_election_drives_both_controllers_lost_stops_both_won_back_restarts_
     controller(m, env, "two")
     m.start(sync_timeout=10)
     try:
-        wait_until(lambda: all(synced(c) == 1 for c in m.controllers), 5, "both controllers to start with the Lease")
+        wait_until(
+            lambda: all(synced(c) == 1 for c in m.controllers), 5, "both controllers to start with the Lease"
+        )
         assert m.is_leading() and holder(env) == "a"
         first_queues = [loop.queue for loop in loops(m)]
         with caplog.at_level(logging.INFO):
@@ -160,13 +167,19 @@ def test_one_election_drives_both_controllers_lost_stops_both_won_back_restarts_
             wait_until(lambda: lost == ["a"], 5, "on_lost")
             assert not m.is_leading() and not any(loop.running for loop in loops(m))
             assert all(synced(c) == 1 for c in m.controllers)  # the first term's resync
-            assert value(m.render_metrics(), "one_leader") == 0 and value(m.render_metrics(), "two_leader") == 0
+            assert (
+                value(m.render_metrics(), "one_leader") == 0 and value(m.render_metrics(), "two_leader") == 0
+            )
             clk.advance(LEASE["lease_duration"] + 0.5)  # the thief does not renew: its Lease expires
             wait_until(lambda: all(loop.running for loop in loops(m)), 5, "both controllers to restart")
         assert m.is_leading() and holder(env) == "a" and lost == ["a"]
-        assert all(loop.queue is not q and not loop.queue.is_shutdown for loop, q in zip(loops(m), first_queues,
-                                                                                             strict=True))
-        wait_until(lambda: all(synced(c) == 2 for c in m.controllers), 5, "the restarted workers to sync again")
+        assert all(
+            loop.queue is not q and not loop.queue.is_shutdown
+            for loop, q in zip(loops(m), first_queues, strict=True)
+        )
+        wait_until(
+            lambda: all(synced(c) == 2 for c in m.controllers), 5, "the restarted workers to sync again"
+        )
     finally:
         m.stop()
     losses = [r for r in caplog.records if "lost" in r.getMessage().lower()]

@@ -32,10 +32,16 @@ class Loop(Reconciler[Report]):
     thread_prefix = "test"
     settled = SUCCESS | {"refused"}
 
-    def __init__(self, clock: VirtualClock, behaviour: dict[str, Callable[[str], Report]],
-                 options: Options | None = None) -> None:
+    def __init__(
+        self,
+        clock: VirtualClock,
+        behaviour: dict[str, Callable[[str], Report]],
+        options: Options | None = None,
+    ) -> None:
         self.metrics = Metrics()
-        super().__init__(clock, options or Options(rate_limit=BACK_OFF), self.metrics, ("t_queue_depth", "Keys waiting."))
+        super().__init__(
+            clock, options or Options(rate_limit=BACK_OFF), self.metrics, ("t_queue_depth", "Keys waiting.")
+        )
         self.behaviour = behaviour
         self.synced: list[str] = []
 
@@ -60,6 +66,7 @@ def clock() -> VirtualClock:
 def raising(exc: Exception) -> Callable[[str], Report]:
     def sync(key: str) -> Report:
         raise exc
+
     return sync
 
 
@@ -82,7 +89,9 @@ def test_a_sync_without_requeue_after_is_not_requeued() -> None:
 
 def test_failures_back_off_per_key_and_a_settled_sync_resets_the_back_off() -> None:
     c = clock()
-    outcomes = iter([raising(KubeError(500, "InternalError", "boom"))] * 2 + [lambda key: Report(key, "refused")])
+    outcomes = iter(
+        [raising(KubeError(500, "InternalError", "boom"))] * 2 + [lambda key: Report(key, "refused")]
+    )
     loop = Loop(c, {"ns/a": lambda key: next(outcomes)(key)})
     assert [r.outcome for r in loop.step()] == ["error"]
     assert loop.queue.failures("ns/a") == 1 and loop.next_deadline() == pytest.approx(1.0)
@@ -94,17 +103,24 @@ def test_failures_back_off_per_key_and_a_settled_sync_resets_the_back_off() -> N
     assert loop.queue.failures("ns/a") == 0 and loop.next_deadline() is None
 
 
-def test_each_failure_is_logged_once_with_the_key_fields_and_reported(caplog: pytest.LogCaptureFixture) -> None:
-    loop = Loop(clock(), {
-        "ns/conflict": raising(Conflict(409, "Conflict", "stale")),
-        "ns/api": raising(KubeError(500, "InternalError", "boom")),
-        "ns/bug": raising(ValueError("oops")),
-    })
+def test_each_failure_is_logged_once_with_the_key_fields_and_reported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    loop = Loop(
+        clock(),
+        {
+            "ns/conflict": raising(Conflict(409, "Conflict", "stale")),
+            "ns/api": raising(KubeError(500, "InternalError", "boom")),
+            "ns/bug": raising(ValueError("oops")),
+        },
+    )
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
         reports = {r.key: r for r in loop.step()}
     assert {k: (r.outcome, r.error) for k, r in reports.items()} == {
-        "ns/conflict": ("conflict", "409 Conflict: stale"), "ns/api": ("error", "500 InternalError: boom"),
-        "ns/bug": ("error", "ValueError: oops")}
+        "ns/conflict": ("conflict", "409 Conflict: stale"),
+        "ns/api": ("error", "500 InternalError: boom"),
+        "ns/bug": ("error", "ValueError: oops"),
+    }
     records = [r for r in caplog.records if r.name == LOGGER]
     assert [(r.levelname, r.getMessage(), record_fields(r)["thing"]) for r in records] == [
         ("DEBUG", "status write conflict, requeued", "ns/conflict"),
@@ -118,13 +134,20 @@ def test_each_failure_is_logged_once_with_the_key_fields_and_reported(caplog: py
 
 
 def test_metrics_count_outcomes_and_the_gauge_reads_the_queue() -> None:
-    loop = Loop(clock(), {"ns/a": lambda key: Report(key, "synced"), "ns/b": lambda key: Report(key, "refused"),
-                          "ns/c": raising(Conflict(409, "Conflict", "stale"))})
+    loop = Loop(
+        clock(),
+        {
+            "ns/a": lambda key: Report(key, "synced"),
+            "ns/b": lambda key: Report(key, "refused"),
+            "ns/c": raising(Conflict(409, "Conflict", "stale")),
+        },
+    )
     loop.enqueue_all()
     assert value(loop.metrics.render(), "t_queue_depth") == 3
     loop.process_ready()
-    assert {result: loop.metrics.syncs.value(result=result) for result in ("success", "refused", "conflict")} == {
-        "success": 1, "refused": 1, "conflict": 1}
+    assert {
+        result: loop.metrics.syncs.value(result=result) for result in ("success", "refused", "conflict")
+    } == {"success": 1, "refused": 1, "conflict": 1}
     assert loop.metrics.sync_duration.count() == 3
     assert value(loop.metrics.render(), "t_queue_depth") == 0
 
@@ -139,7 +162,12 @@ def test_workers_sync_enqueued_keys_and_stop_joins_every_thread() -> None:
     loop = Loop(clock(), {"ns/a": sync, "ns/b": sync}, Options(workers=3, rate_limit=BACK_OFF))
     loop.start()
     threads = list(loop._threads)
-    assert sorted(t.name for t in threads) == ["test-resync", "test-worker-0", "test-worker-1", "test-worker-2"]
+    assert sorted(t.name for t in threads) == [
+        "test-resync",
+        "test-worker-0",
+        "test-worker-1",
+        "test-worker-2",
+    ]
     assert loop.start() is loop and loop._threads == threads  # a second start starts nothing
     wait_until(lambda: set(loop.last) == {"ns/a", "ns/b"}, 5, "the resync's keys to be synced")
     assert workers <= {"test-worker-0", "test-worker-1", "test-worker-2"} and loop.running
@@ -149,8 +177,11 @@ def test_workers_sync_enqueued_keys_and_stop_joins_every_thread() -> None:
 
 
 def test_a_crashing_sync_does_not_kill_its_worker() -> None:
-    loop = Loop(clock(), {"ns/bug": raising(RuntimeError("bug")), "ns/ok": lambda key: Report(key, "synced")},
-                Options(workers=1, resync_seconds=3600.0, rate_limit=BACK_OFF))
+    loop = Loop(
+        clock(),
+        {"ns/bug": raising(RuntimeError("bug")), "ns/ok": lambda key: Report(key, "synced")},
+        Options(workers=1, resync_seconds=3600.0, rate_limit=BACK_OFF),
+    )
     loop.start()
     try:
         wait_until(lambda: "ns/ok" in loop.last, 5, "the key after the crash to be synced")

@@ -95,6 +95,9 @@ def test_metrics_render_in_the_exposition_format() -> None:
     assert value(text, "spreadgate_controller_writes_total", kind="status") == 1
     assert value(text, "spreadgate_controller_queue_depth") == 4
     assert exposed_types(text) == {
-        "spreadgate_controller_sync_duration_seconds": "histogram", "spreadgate_controller_syncs_total": "counter",
-        "spreadgate_controller_writes_total": "counter", "spreadgate_controller_status_update_conflicts_total": "counter",
-        "spreadgate_controller_queue_depth": "gauge"}
+        "spreadgate_controller_sync_duration_seconds": "histogram",
+        "spreadgate_controller_syncs_total": "counter",
+        "spreadgate_controller_writes_total": "counter",
+        "spreadgate_controller_status_update_conflicts_total": "counter",
+        "spreadgate_controller_queue_depth": "gauge",
+    }

@@ -60,25 +60,52 @@ SECOND = 1_000_000_000
 
 def oracle_pod(pod: PodFacts) -> upstream.Pod:
     """The same pod as the oracle's plain data (a field-by-field copy, no rule applied)."""
-    return upstream.Pod(name=pod.name, uid=pod.uid, node=pod.node_name, phase=pod.phase, ready=pod.ready,
-                        ready_time=pod.ready_time, restarts=pod.restarts, created=pod.created, cost=pod.cost,
-                        terminating=pod.terminating)
+    return upstream.Pod(
+        name=pod.name,
+        uid=pod.uid,
+        node=pod.node_name,
+        phase=pod.phase,
+        ready=pod.ready,
+        ready_time=pod.ready_time,
+        restarts=pod.restarts,
+        created=pod.created,
+        cost=pod.cost,
+        terminating=pod.terminating,
+    )
 
 
-def decide(a: PodFacts, b: PodFacts, rank_a: int = 0, rank_b: int = 0, *, now: datetime | None = None,
-           gates: FeatureGates = DEFAULT) -> tuple[int, str]:
+def decide(
+    a: PodFacts,
+    b: PodFacts,
+    rank_a: int = 0,
+    rank_b: int = 0,
+    *,
+    now: datetime | None = None,
+    gates: FeatureGates = DEFAULT,
+) -> tuple[int, str]:
     """The Kubernetes rules restated (tests/scaledown_oracle.py) for one pair."""
-    ctx = upstream.Context(rank_a=rank_a, rank_b=rank_b, now=None if now is None else NOW_NS,
-                           deletion_cost=gates.pod_deletion_cost, logarithmic=gates.logarithmic_scale_down)
+    ctx = upstream.Context(
+        rank_a=rank_a,
+        rank_b=rank_b,
+        now=None if now is None else NOW_NS,
+        deletion_cost=gates.pod_deletion_cost,
+        logarithmic=gates.logarithmic_scale_down,
+    )
     assert now is None or now == NOW
     return upstream.compare(oracle_pod(a), oracle_pod(b), ctx)
 
 
-def kruise_decide(a: PodFacts, b: PodFacts, rank_a: float, rank_b: float, available_a: bool | None,
-                  available_b: bool | None) -> tuple[int, str]:
+def kruise_decide(
+    a: PodFacts, b: PodFacts, rank_a: float, rank_b: float, available_a: bool | None, available_b: bool | None
+) -> tuple[int, str]:
     """The Kruise rules restated (tests/scaledown_oracle.py) for one pair."""
-    return upstream.compare(oracle_pod(a), oracle_pod(b),
-                            upstream.kruise_context(rank_a, rank_b, available_a, available_b), upstream.CLONESET_RULES)
+    return upstream.compare(
+        oracle_pod(a),
+        oracle_pod(b),
+        upstream.kruise_context(rank_a, rank_b, available_a, available_b),
+        upstream.CLONESET_RULES,
+    )
+
 
 HOUR = 3600 * SECOND
 # Ages chosen to share and to straddle log2 buckets, plus the zero time and the future.
@@ -413,7 +440,9 @@ def _no_cycle(pods: list[PodFacts], ranks: list[int]) -> bool:
 
 @settings(deadline=None, max_examples=100)
 @given(pods=pod_lists, data=st.data())
-def test_pods_to_delete_are_a_valid_first_diff_of_the_upstream_order(pods: list[PodFacts], data: st.DataObject) -> None:
+def test_pods_to_delete_are_a_valid_first_diff_of_the_upstream_order(
+    pods: list[PodFacts], data: st.DataObject
+) -> None:
     pods = _unique_uids(pods, data)
     diff = data.draw(st.integers(0, len(pods)))
     chosen = get_pods_to_delete(pods, pods, diff, now=NOW)
@@ -596,8 +625,23 @@ def test_shuffled_large_input_keeps_the_same_keys() -> None:
 
 # ------------------------------------------------------------------ each upstream rule on its own
 
-BASE = PodFacts("p", "default", "", "n1", "Running", False, True, NOW_NS - 5 * HOUR, 0, NOW_NS - 9 * HOUR, 0, "",
-                False, None, None)
+BASE = PodFacts(
+    "p",
+    "default",
+    "",
+    "n1",
+    "Running",
+    False,
+    True,
+    NOW_NS - 5 * HOUR,
+    0,
+    NOW_NS - 9 * HOUR,
+    0,
+    "",
+    False,
+    None,
+    None,
+)
 
 
 def _two(first: dict[str, object], second: dict[str, object]) -> list[PodFacts]:
@@ -619,10 +663,13 @@ RULE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("rule", "first", "second"), RULE_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(RULE_CASES)])
+@pytest.mark.parametrize(
+    ("rule", "first", "second"), RULE_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(RULE_CASES)]
+)
 @pytest.mark.parametrize("swap", [False, True])
-def test_each_replicaset_rule_on_its_own(rule: str, first: dict[str, object], second: dict[str, object],
-                                         swap: bool) -> None:
+def test_each_replicaset_rule_on_its_own(
+    rule: str, first: dict[str, object], second: dict[str, object], swap: bool
+) -> None:
     """Two pods alike in all but what one rule reads: the rule alone decides, whatever the input order."""
     pods = _two(first, second)
     assert decide(pods[0], pods[1], now=NOW) == (-1, rule)  # the restated rule, as a sanity check
@@ -640,9 +687,14 @@ def test_the_rank_rule_on_its_own_and_the_gates() -> None:
     assert [cheap[i].name for i in K8sOrder(cheap, [1, 1], now=NOW).order] == ["b", "a"]
     off = FeatureGates(pod_deletion_cost=False, logarithmic_scale_down=True)
     # With the gate off the cost is not read: the next rules decide (here nothing does: a tie, input order).
-    assert K8sOrder(cheap, [1, 1], now=NOW, gates=off).keys[0] == K8sOrder(cheap, [1, 1], now=NOW, gates=off).keys[1]
+    assert (
+        K8sOrder(cheap, [1, 1], now=NOW, gates=off).keys[0]
+        == K8sOrder(cheap, [1, 1], now=NOW, gates=off).keys[1]
+    )
     # Same log2 bucket (5 h and 6 h ago): the UID decides and ends the comparison (restarts unread).
-    bucketed = _two({"ready_time": NOW_NS - 6 * HOUR, "restarts": 0}, {"ready_time": NOW_NS - 5 * HOUR, "restarts": 9})
+    bucketed = _two(
+        {"ready_time": NOW_NS - 6 * HOUR, "restarts": 0}, {"ready_time": NOW_NS - 5 * HOUR, "restarts": 9}
+    )
     assert [bucketed[i].name for i in K8sOrder(bucketed, [1, 1], now=NOW).order] == ["a", "b"]
     linear = FeatureGates(pod_deletion_cost=True, logarithmic_scale_down=False)
     assert [bucketed[i].name for i in K8sOrder(bucketed, [1, 1], now=NOW, gates=linear).order] == ["b", "a"]

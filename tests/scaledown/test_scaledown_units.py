@@ -602,16 +602,20 @@ def test_cloneset_spec_from_object() -> None:
             cloneset_spec_from_object(bad)
 
 
-@pytest.mark.parametrize(("api_version", "strategy", "partition"), [
-    ("apps.kruise.io/v1beta1", {"rollingUpdate": {"partition": 3}}, 3),
-    ("apps.kruise.io/v1beta1", {"partition": 3}, 0),  # v1alpha1's place: pruned by a v1beta1 API server
-    ("apps.kruise.io/v1alpha1", {"partition": "50%"}, 5),
-    ("apps.kruise.io/v1alpha1", {"rollingUpdate": {"partition": 3}}, 0),
-    (None, {"rollingUpdate": {"partition": 2}}, 2),
-    (None, {"partition": 2}, 2),
-])
-def test_the_partition_is_read_where_the_cloneset_version_keeps_it(api_version: str | None,
-                                                                 strategy: dict[str, object], partition: int) -> None:
+@pytest.mark.parametrize(
+    ("api_version", "strategy", "partition"),
+    [
+        ("apps.kruise.io/v1beta1", {"rollingUpdate": {"partition": 3}}, 3),
+        ("apps.kruise.io/v1beta1", {"partition": 3}, 0),  # v1alpha1's place: pruned by a v1beta1 API server
+        ("apps.kruise.io/v1alpha1", {"partition": "50%"}, 5),
+        ("apps.kruise.io/v1alpha1", {"rollingUpdate": {"partition": 3}}, 0),
+        (None, {"rollingUpdate": {"partition": 2}}, 2),
+        (None, {"partition": 2}, 2),
+    ],
+)
+def test_the_partition_is_read_where_the_cloneset_version_keeps_it(
+    api_version: str | None, strategy: dict[str, object], partition: int
+) -> None:
     # `kubectl get cloneset -o json` from a cluster serving v1beta1 has it in rollingUpdate: reading only
     # the v1alpha1 place made `rank` treat every pod of a partitioned rollout as one group.
     cloneset: dict[str, object] = {"spec": {"replicas": 10, "updateStrategy": strategy}}

@@ -22,9 +22,17 @@ NAMES = [x509.DNSName("localhost")]
 
 
 def usage(*, signs_certificates: bool) -> x509.KeyUsage:
-    return x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
-                         data_encipherment=False, key_agreement=False, key_cert_sign=signs_certificates,
-                         crl_sign=signs_certificates, encipher_only=False, decipher_only=False)
+    return x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=signs_certificates,
+        crl_sign=signs_certificates,
+        encipher_only=False,
+        decipher_only=False,
+    )
 
 
 def name(common_name: str) -> x509.Name:
@@ -43,29 +51,49 @@ def test_the_ca_and_the_server_certificate_carry_exactly_their_key_usages() -> N
     ca_constraints = ca.extensions.get_extension_for_class(x509.BasicConstraints)
     server_constraints = server.extensions.get_extension_for_class(x509.BasicConstraints)
     assert ca_constraints.critical and ca_constraints.value == x509.BasicConstraints(ca=True, path_length=0)
-    assert server_constraints.critical and server_constraints.value == x509.BasicConstraints(ca=False, path_length=None)
+    assert server_constraints.critical and server_constraints.value == x509.BasicConstraints(
+        ca=False, path_length=None
+    )
 
 
 def test_only_the_constraints_and_the_key_usage_are_critical() -> None:
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = ca_certificate(ca_key, "ca", START, END)
-    server = server_certificate(ca, ca_key, ec.generate_private_key(ec.SECP256R1()).public_key(), "server", NAMES,
-                                START, END)
+    server = server_certificate(
+        ca, ca_key, ec.generate_private_key(ec.SECP256R1()).public_key(), "server", NAMES, START, END
+    )
     assert {type(e.value).__name__: e.critical for e in ca.extensions} == {
-        "BasicConstraints": True, "KeyUsage": True, "SubjectKeyIdentifier": False, "AuthorityKeyIdentifier": False}
+        "BasicConstraints": True,
+        "KeyUsage": True,
+        "SubjectKeyIdentifier": False,
+        "AuthorityKeyIdentifier": False,
+    }
     assert {type(e.value).__name__: e.critical for e in server.extensions} == {
-        "SubjectAlternativeName": False, "BasicConstraints": True, "KeyUsage": True, "ExtendedKeyUsage": False,
-        "SubjectKeyIdentifier": False, "AuthorityKeyIdentifier": False}
-    assert server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value == x509.SubjectAlternativeName(
-        NAMES)
+        "SubjectAlternativeName": False,
+        "BasicConstraints": True,
+        "KeyUsage": True,
+        "ExtendedKeyUsage": False,
+        "SubjectKeyIdentifier": False,
+        "AuthorityKeyIdentifier": False,
+    }
+    assert server.extensions.get_extension_for_class(
+        x509.SubjectAlternativeName
+    ).value == x509.SubjectAlternativeName(NAMES)
 
 
 def test_a_ca_without_a_subject_key_identifier_is_named_by_its_key() -> None:
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    old_ca = (x509.CertificateBuilder().subject_name(name("old-ca")).issuer_name(name("old-ca"))
-              .public_key(ca_key.public_key()).serial_number(1).not_valid_before(START).not_valid_after(END)
-              .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-              .sign(ca_key, hashes.SHA256()))
+    old_ca = (
+        x509.CertificateBuilder()
+        .subject_name(name("old-ca"))
+        .issuer_name(name("old-ca"))
+        .public_key(ca_key.public_key())
+        .serial_number(1)
+        .not_valid_before(START)
+        .not_valid_after(END)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
     server_key = ec.generate_private_key(ec.SECP256R1())
     server = server_certificate(old_ca, ca_key, server_key.public_key(), "server", NAMES, START, END)
     aki = server.extensions.get_extension_for_class(x509.AuthorityKeyIdentifier).value
@@ -75,10 +103,24 @@ def test_a_ca_without_a_subject_key_identifier_is_named_by_its_key() -> None:
 
 def test_a_ca_without_a_subject_key_identifier_and_an_other_key_type_is_refused() -> None:
     ca_key = ed25519.Ed25519PrivateKey.generate()
-    other_ca = (x509.CertificateBuilder().subject_name(name("ed-ca")).issuer_name(name("ed-ca"))
-                .public_key(ca_key.public_key()).serial_number(1).not_valid_before(START).not_valid_after(END)
-                .sign(ca_key, None))
+    other_ca = (
+        x509.CertificateBuilder()
+        .subject_name(name("ed-ca"))
+        .issuer_name(name("ed-ca"))
+        .public_key(ca_key.public_key())
+        .serial_number(1)
+        .not_valid_before(START)
+        .not_valid_after(END)
+        .sign(ca_key, None)
+    )
     server_key = ec.generate_private_key(ec.SECP256R1())
     with pytest.raises(ValueError, match=r"^the issuer's key is not an EC key$"):
-        server_certificate(other_ca, ec.generate_private_key(ec.SECP256R1()), server_key.public_key(), "server",
-                           NAMES, START, END)
+        server_certificate(
+            other_ca,
+            ec.generate_private_key(ec.SECP256R1()),
+            server_key.public_key(),
+            "server",
+            NAMES,
+            START,
+            END,
+        )

@@ -35,8 +35,9 @@ def webhook_chain() -> tuple[str, str, str]:
     return ca_cert, cert, key
 
 
-CHAINS = pytest.mark.parametrize("make_chain", [embedded_cluster_chain, webhook_chain],
-                                 ids=["embedded-cluster", "webhook"])
+CHAINS = pytest.mark.parametrize(
+    "make_chain", [embedded_cluster_chain, webhook_chain], ids=["embedded-cluster", "webhook"]
+)
 
 
 def _extension(cert: x509.Certificate, kind: type[x509.ExtensionType]) -> x509.Extension[x509.ExtensionType]:
@@ -59,8 +60,10 @@ def test_certificates_carry_what_strict_verification_needs(make_chain: object) -
     leaf_usage = _extension(leaf, x509.KeyUsage)
     assert leaf_usage.critical and leaf_usage.value.digital_signature and not leaf_usage.value.key_cert_sign
     assert _extension(leaf, x509.AuthorityKeyIdentifier).value.key_identifier == ca_ski.digest
-    assert _extension(leaf, x509.SubjectKeyIdentifier).value.digest == \
-        x509.SubjectKeyIdentifier.from_public_key(leaf.public_key()).digest  # type: ignore[arg-type]
+    assert (
+        _extension(leaf, x509.SubjectKeyIdentifier).value.digest
+        == x509.SubjectKeyIdentifier.from_public_key(leaf.public_key()).digest
+    )  # type: ignore[arg-type]
 
 
 @CHAINS

@@ -29,9 +29,13 @@ def _containers(value: Any) -> list[int]:
 
 
 def test_a_copy_is_equal_and_shares_no_container() -> None:
-    original: dict[str, Any] = {"metadata": {"name": "ws", "labels": {"a": "1"}},
-                                "spec": {"subsets": [{"name": "a", "values": ["x", ["y"]]}, 3, None]},
-                                "status": {"creatingPods": {"p1": "t"}}, "n": 1.5, "ok": True}
+    original: dict[str, Any] = {
+        "metadata": {"name": "ws", "labels": {"a": "1"}},
+        "spec": {"subsets": [{"name": "a", "values": ["x", ["y"]]}, 3, None]},
+        "status": {"creatingPods": {"p1": "t"}},
+        "n": 1.5,
+        "ok": True,
+    }
     copied = json_copy(original)
     assert copied == original
     assert not set(_containers(copied)) & set(_containers(original))

@@ -20,21 +20,26 @@ POD: dict[str, Any] = {
 def test_json_copy_is_equal_and_shares_no_container() -> None:
     copied = json_copy(POD)
     assert copied == POD
-    assert copied["metadata"] is not POD["metadata"] and copied["spec"]["containers"][0] is not \
-        POD["spec"]["containers"][0]
+    assert (
+        copied["metadata"] is not POD["metadata"]
+        and copied["spec"]["containers"][0] is not POD["spec"]["containers"][0]
+    )
     copied["metadata"]["labels"]["new"] = "v"
     assert "new" not in POD["metadata"]["labels"]
 
 
-@pytest.mark.parametrize("change", [
-    lambda p: p["metadata"]["annotations"].update({"s/d~": "v"}),
-    lambda p: p["spec"]["tolerations"].append({"key": "z"}),
-    lambda p: p["spec"].update({"affinity": {"nodeAffinity": {}}}),
-    lambda p: p["spec"].update({"flag": True}),  # 1 == True in Python, not in JSON
-    lambda p: p["metadata"]["labels"].pop("x"),
-    lambda p: p["spec"]["containers"][0].update({"image": "j"}),
-    lambda p: p["spec"].update({"tolerations": []}),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda p: p["metadata"]["annotations"].update({"s/d~": "v"}),
+        lambda p: p["spec"]["tolerations"].append({"key": "z"}),
+        lambda p: p["spec"].update({"affinity": {"nodeAffinity": {}}}),
+        lambda p: p["spec"].update({"flag": True}),  # 1 == True in Python, not in JSON
+        lambda p: p["metadata"]["labels"].pop("x"),
+        lambda p: p["spec"]["containers"][0].update({"image": "j"}),
+        lambda p: p["spec"].update({"tolerations": []}),
+    ],
+)
 def test_diff_round_trips(change: Any) -> None:
     mutated = copy.deepcopy(POD)
     change(mutated)
@@ -68,7 +73,9 @@ def test_diff_skips_shared_members_and_replaces_a_number_that_became_a_boolean()
 
 def test_an_object_that_became_an_array_or_back_is_replaced_whole() -> None:
     assert diff({"spec": {"a": 1}}, {"spec": [1]}) == [{"op": "replace", "path": "/spec", "value": [1]}]
-    assert diff({"spec": ["a"]}, {"spec": {"a": 1}}) == [{"op": "replace", "path": "/spec", "value": {"a": 1}}]
+    assert diff({"spec": ["a"]}, {"spec": {"a": 1}}) == [
+        {"op": "replace", "path": "/spec", "value": {"a": 1}}
+    ]
 
 
 def test_equal_scalars_that_are_distinct_objects_are_equal() -> None:

@@ -19,30 +19,33 @@ from py_engine.semantics.labels import (
 LABELS = {"app": "web", "tier": "front", "env": "prod", "rank": "5"}
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("", True),
-    ("app=web", True),
-    ("app==web", True),
-    ("app=db", False),
-    ("app!=db", True),
-    ("missing!=x", True),          # != matches an absent key
-    ("app!=web", False),
-    ("tier in (front,back)", True),
-    ("tier in (back)", False),
-    ("missing in (a)", False),
-    ("tier notin (back)", True),
-    ("missing notin (a)", True),   # notin matches an absent key
-    ("tier notin (front)", False),
-    ("app", True),
-    ("missing", False),
-    ("!missing", True),
-    ("!app", False),
-    ("app=web,tier in (front),!canary", True),
-    ("app=web,tier in (front),env=dev", False),
-    ("rank>3", True),
-    ("rank<3", False),
-    ("  app = web , env  ", True),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", True),
+        ("app=web", True),
+        ("app==web", True),
+        ("app=db", False),
+        ("app!=db", True),
+        ("missing!=x", True),  # != matches an absent key
+        ("app!=web", False),
+        ("tier in (front,back)", True),
+        ("tier in (back)", False),
+        ("missing in (a)", False),
+        ("tier notin (back)", True),
+        ("missing notin (a)", True),  # notin matches an absent key
+        ("tier notin (front)", False),
+        ("app", True),
+        ("missing", False),
+        ("!missing", True),
+        ("!app", False),
+        ("app=web,tier in (front),!canary", True),
+        ("app=web,tier in (front),env=dev", False),
+        ("rank>3", True),
+        ("rank<3", False),
+        ("  app = web , env  ", True),
+    ],
+)
 def test_string_selector_matching(text: str, expected: bool) -> None:
     assert parse_selector(text).matches(LABELS) is expected
 
@@ -54,21 +57,40 @@ def test_empty_value_selects_empty_label() -> None:
     assert not sel.matches({})
 
 
-@pytest.mark.parametrize("bad", [
-    "app=web,", "app in (a", "in (a)", "app in ()", "=web", "app=we b", "app=-bad-", "!", "app notin a",
-    "a,,b", "app=web)", "Bad Key=1", "x/=1", "rank>abc",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "app=web,",
+        "app in (a",
+        "in (a)",
+        "app in ()",
+        "=web",
+        "app=we b",
+        "app=-bad-",
+        "!",
+        "app notin a",
+        "a,,b",
+        "app=web)",
+        "Bad Key=1",
+        "x/=1",
+        "rank>abc",
+    ],
+)
 def test_string_selector_errors(bad: str) -> None:
     with pytest.raises(SelectorError):
         parse_selector(bad)
 
 
 def test_label_selector_dict() -> None:
-    sel = {"matchLabels": {"app": "web"},
-           "matchExpressions": [{"key": "tier", "operator": "In", "values": ["front", "mid"]},
-                                {"key": "canary", "operator": "DoesNotExist"},
-                                {"key": "env", "operator": "Exists"},
-                                {"key": "zone", "operator": "NotIn", "values": ["z1"]}]}
+    sel = {
+        "matchLabels": {"app": "web"},
+        "matchExpressions": [
+            {"key": "tier", "operator": "In", "values": ["front", "mid"]},
+            {"key": "canary", "operator": "DoesNotExist"},
+            {"key": "env", "operator": "Exists"},
+            {"key": "zone", "operator": "NotIn", "values": ["z1"]},
+        ],
+    }
     assert matches_label_selector(sel, LABELS)
     assert not matches_label_selector(sel, {**LABELS, "canary": "1"})
     assert not matches_label_selector(sel, {**LABELS, "tier": "back"})
@@ -81,23 +103,30 @@ def test_nil_selects_nothing_and_empty_selects_everything() -> None:
     assert matches_label_selector({}, None)
 
 
-@pytest.mark.parametrize("bad", [
-    {"matchExpressions": [{"key": "a", "operator": "In", "values": []}]},
-    {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]},
-    {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]},
-    {"matchLabels": {"a": 1}},
-    {"matchLabels": {"bad key": "x"}},
-    {"matchLabels": []},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"matchExpressions": [{"key": "a", "operator": "In", "values": []}]},
+        {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]},
+        {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]},
+        {"matchLabels": {"a": 1}},
+        {"matchLabels": {"bad key": "x"}},
+        {"matchLabels": []},
+    ],
+)
 def test_label_selector_dict_errors(bad: dict[str, object]) -> None:
     with pytest.raises(SelectorError):
         selector_from_label_selector(bad)
 
 
 def test_format_round_trips() -> None:
-    sel = {"matchLabels": {"app": "web"},
-           "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["b", "a"]},
-                                {"key": "x", "operator": "DoesNotExist"}]}
+    sel = {
+        "matchLabels": {"app": "web"},
+        "matchExpressions": [
+            {"key": "tier", "operator": "NotIn", "values": ["b", "a"]},
+            {"key": "x", "operator": "DoesNotExist"},
+        ],
+    }
     text = format_label_selector(sel)
     assert text == "app=web,tier notin (a,b),!x"
     reparsed = parse_selector(text)
@@ -121,5 +150,7 @@ def test_label_values_that_are_not_strings_equal_nothing() -> None:
 
     hostile: Any = {"app": ["web"], "tier": {"x": 1}}
     assert not matches_label_selector({"matchLabels": {"app": "web"}}, hostile)
-    assert matches_label_selector({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}, hostile)
+    assert matches_label_selector(
+        {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}, hostile
+    )
     assert matches_label_selector({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}, hostile)

@@ -46,9 +46,15 @@ def test_key_bounds_and_messages() -> None:
     validate_label_key("example.com/app_x-1.y")
     refused(validate_label_key, "", "label key must not be empty")
     refused(validate_label_key, "/a", "invalid label key '/a': prefix must be a DNS subdomain")
-    refused(validate_label_key, "Example.com/a", "invalid label key 'Example.com/a': prefix must be a DNS subdomain")
+    refused(
+        validate_label_key,
+        "Example.com/a",
+        "invalid label key 'Example.com/a': prefix must be a DNS subdomain",
+    )
     long_prefix = "a" * 254 + "/b"
-    refused(validate_label_key, long_prefix, f"invalid label key {long_prefix!r}: prefix must be a DNS subdomain")
+    refused(
+        validate_label_key, long_prefix, f"invalid label key {long_prefix!r}: prefix must be a DNS subdomain"
+    )
     refused(validate_label_key, "a.com/", f"invalid label key 'a.com/': name part {NAME_RULE}")
     refused(validate_label_key, "a" * 64, f"invalid label key {'a' * 64!r}: name part {NAME_RULE}")
     refused(validate_label_key, "-a", f"invalid label key '-a': name part {NAME_RULE}")
@@ -65,16 +71,19 @@ def test_value_bounds_and_messages() -> None:
 # ------------------------------------------------------------------ string form
 
 
-@pytest.mark.parametrize(("requirement", "text"), [
-    (Requirement("a", "exists"), "a"),
-    (Requirement("a", "!"), "!a"),
-    (Requirement("a", "=", frozenset({"x"})), "a=x"),
-    (Requirement("a", "!=", frozenset({"x"})), "a!=x"),
-    (Requirement("a", "gt", frozenset({"3"})), "a>3"),
-    (Requirement("a", "lt", frozenset({"3"})), "a<3"),
-    (Requirement("a", "in", frozenset({"y", "x"})), "a in (x,y)"),
-    (Requirement("a", "notin", frozenset({"y", "x"})), "a notin (x,y)"),
-])
+@pytest.mark.parametrize(
+    ("requirement", "text"),
+    [
+        (Requirement("a", "exists"), "a"),
+        (Requirement("a", "!"), "!a"),
+        (Requirement("a", "=", frozenset({"x"})), "a=x"),
+        (Requirement("a", "!=", frozenset({"x"})), "a!=x"),
+        (Requirement("a", "gt", frozenset({"3"})), "a>3"),
+        (Requirement("a", "lt", frozenset({"3"})), "a<3"),
+        (Requirement("a", "in", frozenset({"y", "x"})), "a in (x,y)"),
+        (Requirement("a", "notin", frozenset({"y", "x"})), "a notin (x,y)"),
+    ],
+)
 def test_every_operator_has_its_string_form_and_parses_back(requirement: Requirement, text: str) -> None:
     assert requirement.to_string() == text
     assert parse_selector(text).requirements == (requirement,)
@@ -103,39 +112,48 @@ def test_numeric_comparisons_need_a_numeric_label() -> None:
 # ----------------------------------------------------------- parse: the errors
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("!", "unable to parse selector '!': '!' must be followed by a key"),
-    ("!,a", "unable to parse selector '!,a': '!' must be followed by a key"),
-    ("!(", "unable to parse selector '!(': '!' must be followed by a key"),
-    ("=web", "unable to parse selector '=web': unexpected '='"),
-    (")", "unable to parse selector ')': unexpected ')'"),
-    ("app=(", "unable to parse requirement in selector 'app=(': expected a value"),
-    ("rank>", "unable to parse requirement in selector 'rank>': expected a value"),
-    ("rank><", "unable to parse requirement in selector 'rank><': expected a value"),
-    ("rank>abc", "selector 'rank>abc': > needs an integer, got 'abc'"),
-    ("rank<1.5", "selector 'rank<1.5': < needs an integer, got '1.5'"),
-    ("app in a", "unable to parse selector 'app in a': expected '(' after 'in'"),
-    ("app notin", "unable to parse selector 'app notin': expected '(' after 'notin'"),
-    ("app in (a", "unable to parse selector 'app in (a': missing ')'"),
-    ("app in ()", "selector 'app in ()': in needs at least one value"),
-    ("app notin (,)", "selector 'app notin (,)': notin needs at least one value"),
-    ("app in (a,=)", "unable to parse requirement in selector 'app in (a,=)': expected a value"),
-    ("app foo", "unable to parse selector 'app foo': unexpected 'foo' after key 'app'"),
-    ("app=web)", "unable to parse selector 'app=web)': expected ',' but found ')'"),
-    ("app=web,", "unable to parse selector 'app=web,': trailing ','"),
-    ("app=-x", "invalid label value '-x': " + NAME_RULE),
-    ("app in (-x)", "invalid label value '-x': " + NAME_RULE),
-    ("!-x", "invalid label key '-x': name part " + NAME_RULE),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("!", "unable to parse selector '!': '!' must be followed by a key"),
+        ("!,a", "unable to parse selector '!,a': '!' must be followed by a key"),
+        ("!(", "unable to parse selector '!(': '!' must be followed by a key"),
+        ("=web", "unable to parse selector '=web': unexpected '='"),
+        (")", "unable to parse selector ')': unexpected ')'"),
+        ("app=(", "unable to parse requirement in selector 'app=(': expected a value"),
+        ("rank>", "unable to parse requirement in selector 'rank>': expected a value"),
+        ("rank><", "unable to parse requirement in selector 'rank><': expected a value"),
+        ("rank>abc", "selector 'rank>abc': > needs an integer, got 'abc'"),
+        ("rank<1.5", "selector 'rank<1.5': < needs an integer, got '1.5'"),
+        ("app in a", "unable to parse selector 'app in a': expected '(' after 'in'"),
+        ("app notin", "unable to parse selector 'app notin': expected '(' after 'notin'"),
+        ("app in (a", "unable to parse selector 'app in (a': missing ')'"),
+        ("app in ()", "selector 'app in ()': in needs at least one value"),
+        ("app notin (,)", "selector 'app notin (,)': notin needs at least one value"),
+        ("app in (a,=)", "unable to parse requirement in selector 'app in (a,=)': expected a value"),
+        ("app foo", "unable to parse selector 'app foo': unexpected 'foo' after key 'app'"),
+        ("app=web)", "unable to parse selector 'app=web)': expected ',' but found ')'"),
+        ("app=web,", "unable to parse selector 'app=web,': trailing ','"),
+        ("app=-x", "invalid label value '-x': " + NAME_RULE),
+        ("app in (-x)", "invalid label value '-x': " + NAME_RULE),
+        ("!-x", "invalid label key '-x': name part " + NAME_RULE),
+    ],
+)
 def test_parse_errors_say_what_is_wrong(text: str, message: str) -> None:
     refused(parse_selector, text, message)
 
 
 def test_parse_accepts_every_spelling() -> None:
     assert parse_selector("a==x").requirements == (Requirement("a", "=", frozenset({"x"})),)
-    assert parse_selector("a=,b").requirements == (Requirement("a", "=", frozenset({""})), Requirement("b", "exists"))
+    assert parse_selector("a=,b").requirements == (
+        Requirement("a", "=", frozenset({""})),
+        Requirement("b", "exists"),
+    )
     assert parse_selector("a in (x,,y)").requirements == (Requirement("a", "in", frozenset({"x", "y"})),)
-    assert parse_selector("!a,b!=c").requirements == (Requirement("a", "!"), Requirement("b", "!=", frozenset({"c"})))
+    assert parse_selector("!a,b!=c").requirements == (
+        Requirement("a", "!"),
+        Requirement("b", "!=", frozenset({"c"})),
+    )
     assert parse_selector("a   ").requirements == (Requirement("a", "exists"),)
     assert parse_selector(" \t ").empty() and parse_selector(None).empty()
 
@@ -143,35 +161,55 @@ def test_parse_accepts_every_spelling() -> None:
 # ------------------------------------------------------- LabelSelector objects
 
 
-@pytest.mark.parametrize(("selector", "message"), [
-    (["a"], "label selector must be an object, got list"),
-    ({"matchLabels": []}, "matchLabels must be an object"),
-    ({"matchLabels": {"a": 1}}, "matchLabels['a'] must be a string"),
-    ({"matchLabels": {"a": "-x"}}, "invalid label value '-x': " + NAME_RULE),
-    ({"matchExpressions": {}}, "matchExpressions must be a list"),
-    ({"matchExpressions": [1]}, "each matchExpression must be an object"),
-    ({"matchExpressions": [{"key": 5, "operator": "Exists"}]}, "matchExpression key must be a string"),
-    ({"matchExpressions": [{"key": "-a", "operator": "Exists"}]}, "invalid label key '-a': name part " + NAME_RULE),
-    ({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]},
-     "'Gt' is not a valid label selector operator"),
-    ({"matchExpressions": [{"key": "a", "operator": "In", "values": "x"}]},
-     "matchExpression values must be a list of strings"),
-    ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["x", 1]}]},
-     "matchExpression values must be a list of strings"),
-    ({"matchExpressions": [{"key": "a", "operator": "NotIn"}]},
-     "values: Required value: must be specified when `operator` is 'NotIn'"),
-    ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist", "values": ["x"]}]},
-     "values: Forbidden: may not be specified when `operator` is 'DoesNotExist'"),
-    ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["-x"]}]}, "invalid label value '-x': " + NAME_RULE),
-])
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        (["a"], "label selector must be an object, got list"),
+        ({"matchLabels": []}, "matchLabels must be an object"),
+        ({"matchLabels": {"a": 1}}, "matchLabels['a'] must be a string"),
+        ({"matchLabels": {"a": "-x"}}, "invalid label value '-x': " + NAME_RULE),
+        ({"matchExpressions": {}}, "matchExpressions must be a list"),
+        ({"matchExpressions": [1]}, "each matchExpression must be an object"),
+        ({"matchExpressions": [{"key": 5, "operator": "Exists"}]}, "matchExpression key must be a string"),
+        (
+            {"matchExpressions": [{"key": "-a", "operator": "Exists"}]},
+            "invalid label key '-a': name part " + NAME_RULE,
+        ),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]},
+            "'Gt' is not a valid label selector operator",
+        ),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "In", "values": "x"}]},
+            "matchExpression values must be a list of strings",
+        ),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "In", "values": ["x", 1]}]},
+            "matchExpression values must be a list of strings",
+        ),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "NotIn"}]},
+            "values: Required value: must be specified when `operator` is 'NotIn'",
+        ),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "DoesNotExist", "values": ["x"]}]},
+            "values: Forbidden: may not be specified when `operator` is 'DoesNotExist'",
+        ),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "In", "values": ["-x"]}]},
+            "invalid label value '-x': " + NAME_RULE,
+        ),
+    ],
+)
 def test_label_selector_errors_say_what_is_wrong(selector: Any, message: str) -> None:
     refused(selector_from_label_selector, selector, message)
 
 
 def test_null_parts_of_a_label_selector_select_everything() -> None:
     assert selector_from_label_selector({"matchLabels": None, "matchExpressions": None}).empty()
-    assert selector_from_label_selector({"matchExpressions": [{"key": "a", "operator": "Exists", "values": None}]}
-                                        ).requirements == (Requirement("a", "exists"),)
+    assert selector_from_label_selector(
+        {"matchExpressions": [{"key": "a", "operator": "Exists", "values": None}]}
+    ).requirements == (Requirement("a", "exists"),)
 
 
 # ------------------------------------------------------------------ readers
@@ -179,23 +217,39 @@ def test_null_parts_of_a_label_selector_select_everything() -> None:
 
 def test_labels_of_reads_metadata_labels_or_nothing() -> None:
     assert labels_of({"metadata": {"labels": {"a": "1"}}}) == {"a": "1"}
-    odd: list[dict[str, Any]] = [{}, {"metadata": None}, {"metadata": "x"}, {"metadata": {"labels": ["a"]}}, {"metadata": {}}]
+    odd: list[dict[str, Any]] = [
+        {},
+        {"metadata": None},
+        {"metadata": "x"},
+        {"metadata": {"labels": ["a"]}},
+        {"metadata": {}},
+    ]
     for obj in odd:
         assert labels_of(obj) == {}
 
 
 def test_union_keys_collects_every_key_mentioned() -> None:
-    assert union_keys([parse_selector("a=1,!b"), parse_selector("c in (x)"), everything(), nothing()]) == {"a", "b", "c"}
+    assert union_keys([parse_selector("a=1,!b"), parse_selector("c in (x)"), everything(), nothing()]) == {
+        "a",
+        "b",
+        "c",
+    }
 
 
 @pytest.mark.parametrize("token", ["(", ")", ",", "=", "==", "!=", "!", ">", "<"])
 def test_no_operator_or_bracket_is_taken_for_a_value(token: str) -> None:
-    refused(parse_selector, f"rank>{token}", f"unable to parse requirement in selector 'rank>{token}': expected a value")
+    refused(
+        parse_selector,
+        f"rank>{token}",
+        f"unable to parse requirement in selector 'rank>{token}': expected a value",
+    )
 
 
 @pytest.mark.parametrize("token", ["(", ")", ",", "=", "==", "!=", "!"])
 def test_no_operator_or_bracket_is_taken_for_a_key_after_not(token: str) -> None:
-    refused(parse_selector, f"! {token}", f"unable to parse selector '! {token}': '!' must be followed by a key")
+    refused(
+        parse_selector, f"! {token}", f"unable to parse selector '! {token}': '!' must be followed by a key"
+    )
 
 
 @pytest.mark.parametrize("token", ["(", ")", ",", "=", "==", "!=", ">", "<"])
@@ -204,7 +258,11 @@ def test_no_operator_or_bracket_is_taken_for_a_key(token: str) -> None:
 
 
 def test_set_and_numeric_requirements_may_be_followed_by_another() -> None:
-    assert parse_selector("a in (x),b").requirements == (Requirement("a", "in", frozenset({"x"})),
-                                                         Requirement("b", "exists"))
-    assert parse_selector("a>3,b<2").requirements == (Requirement("a", "gt", frozenset({"3"})),
-                                                      Requirement("b", "lt", frozenset({"2"})))
+    assert parse_selector("a in (x),b").requirements == (
+        Requirement("a", "in", frozenset({"x"})),
+        Requirement("b", "exists"),
+    )
+    assert parse_selector("a>3,b<2").requirements == (
+        Requirement("a", "gt", frozenset({"3"})),
+        Requirement("b", "lt", frozenset({"2"})),
+    )

@@ -74,7 +74,9 @@ def test_integer_views_round_up_like_kubernetes() -> None:
 # ------------------------------------------- what mutation testing found unpinned (docs/testing.md)
 
 
-@pytest.mark.parametrize("raw", ["", "abc", "1.2.3", "5Zi", "--1", True, float("nan"), float("inf"), [1], None])
+@pytest.mark.parametrize(
+    "raw", ["", "abc", "1.2.3", "5Zi", "--1", True, float("nan"), float("inf"), [1], None]
+)
 def test_what_is_not_a_quantity_is_named(raw: object) -> None:
     with pytest.raises(QuantityError) as caught:
         parse_quantity(raw)

@@ -27,8 +27,11 @@ def node(name: str = "n1", labels: dict[str, str] | None = None, **status: Any) 
     return {"metadata": {"name": name, "labels": labels or {}}, "spec": {}, "status": status}
 
 
-def pod_with_affinity(required: list[dict[str, Any]] | None = None, preferred: list[dict[str, Any]] | None = None,
-                      node_selector: dict[str, str] | None = None) -> dict[str, Any]:
+def pod_with_affinity(
+    required: list[dict[str, Any]] | None = None,
+    preferred: list[dict[str, Any]] | None = None,
+    node_selector: dict[str, str] | None = None,
+) -> dict[str, Any]:
     node_affinity: dict[str, Any] = {}
     if required is not None:
         node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": required}
@@ -104,17 +107,21 @@ def test_term_ands_expressions_and_fields_and_empty_term_matches_nothing() -> No
     assert not node_selector_term_matches({}, n)
     # Only metadata.name is a legal field; other operators are rejected upstream.
     assert not node_selector_term_matches(
-        {"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["n7"]}]}, n)
+        {"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["n7"]}]}, n
+    )
     assert not node_selector_term_matches(
-        {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}, n)
+        {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}, n
+    )
 
 
 def test_required_terms_are_ored_and_node_selector_is_anded() -> None:
     a = node("a", {"zone": "a", "disk": "ssd"})
     b = node("b", {"zone": "b"})
     c = node("c", {"zone": "c"})
-    terms = [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
-             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]
+    terms = [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]},
+    ]
     pod = pod_with_affinity(required=terms)
     assert [pod_matches_node_selector_and_affinity(pod, n) for n in (a, b, c)] == [True, True, False]
     pod = pod_with_affinity(required=terms, node_selector={"disk": "ssd"})
@@ -125,7 +132,10 @@ def test_required_terms_are_ored_and_node_selector_is_anded() -> None:
 
 def test_preferred_score_sums_matching_weights() -> None:
     preferred = [
-        {"weight": 10, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}},
+        {
+            "weight": 10,
+            "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+        },
         {"weight": 5, "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]}},
         {"weight": 50, "preference": {}},
     ]
@@ -153,73 +163,103 @@ def test_toleration_matching(toleration: dict[str, Any], expected: bool) -> None
 
 
 def test_untolerated_taint_only_considers_filter_effects() -> None:
-    taints = [{"key": "soft", "effect": "PreferNoSchedule"}, {"key": "hard", "value": "1", "effect": "NoExecute"}]
+    taints = [
+        {"key": "soft", "effect": "PreferNoSchedule"},
+        {"key": "hard", "value": "1", "effect": "NoExecute"},
+    ]
     assert untolerated_taint(taints, []) == taints[1]
     assert untolerated_taint(taints, [{"key": "hard", "operator": "Exists"}]) is None
     assert untolerated_taint(taints[:1], []) is None
     assert intolerable_prefer_no_schedule_count(taints, []) == 1
     assert intolerable_prefer_no_schedule_count(taints, [{"key": "soft", "operator": "Exists"}]) == 0
     # A toleration restricted to NoSchedule does not tolerate a PreferNoSchedule taint.
-    assert intolerable_prefer_no_schedule_count(
-        taints, [{"key": "soft", "operator": "Exists", "effect": "NoSchedule"}]) == 1
+    assert (
+        intolerable_prefer_no_schedule_count(
+            taints, [{"key": "soft", "operator": "Exists", "effect": "NoSchedule"}]
+        )
+        == 1
+    )
 
 
 def test_unschedulable_toleration() -> None:
     pod = pod_with_affinity()
     assert not tolerates_unschedulable(pod)
-    pod["spec"]["tolerations"] = [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
-                                   "effect": "NoSchedule"}]
+    pod["spec"]["tolerations"] = [
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+    ]
     assert tolerates_unschedulable(pod)
 
 
 def test_pod_requests_sum_containers_init_peak_limits_and_overhead() -> None:
-    pod = {"spec": {
-        "containers": [
-            {"name": "a", "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}}},
-            {"name": "b", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"memory": "128Mi"}}},
-        ],
-        "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2"}}}],
-        "overhead": {"memory": "10Mi"},
-    }}
+    pod = {
+        "spec": {
+            "containers": [
+                {"name": "a", "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}}},
+                {
+                    "name": "b",
+                    "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"memory": "128Mi"}},
+                },
+            ],
+            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2"}}}],
+            "overhead": {"memory": "10Mi"},
+        }
+    }
     got = pod_requests(pod)
     assert got["cpu"] == 2  # the init container's 2 cores exceed 1.25
     assert got["memory"] == (64 + 128 + 10) * 2**20
-    sidecar = {"spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}],
-                        "initContainers": [{"name": "s", "restartPolicy": "Always",
-                                            "resources": {"requests": {"cpu": "500m"}}}]}}
+    sidecar = {
+        "spec": {
+            "containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}],
+            "initContainers": [
+                {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}}
+            ],
+        }
+    }
     assert pod_requests(sidecar)["cpu"] == Fraction(3, 2)
 
 
 def test_resource_fit_reasons() -> None:
-    alloc = node_allocatable(node(capacity={"cpu": "4", "memory": "8Gi", "pods": "3"},
-                                  allocatable={"cpu": "3500m"}))
+    alloc = node_allocatable(
+        node(capacity={"cpu": "4", "memory": "8Gi", "pods": "3"}, allocatable={"cpu": "3500m"})
+    )
     assert alloc == {"cpu": Fraction(7, 2), "memory": 8 * 2**30, "pods": 3}
     used = {"cpu": Fraction(3), "memory": Fraction(2**30)}
     assert insufficient_resources({"cpu": Fraction(1, 2)}, alloc, used, 2) == []
     assert insufficient_resources({"cpu": Fraction(1)}, alloc, used, 2) == ["Insufficient cpu"]
     assert insufficient_resources({"cpu": Fraction(1), "memory": Fraction(8 * 2**30)}, alloc, used, 3) == [
-        "Too many pods", "Insufficient cpu", "Insufficient memory"]
-    assert insufficient_resources({"nvidia.com/gpu": Fraction(1)}, alloc, used, 0) == ["Insufficient nvidia.com/gpu"]
+        "Too many pods",
+        "Insufficient cpu",
+        "Insufficient memory",
+    ]
+    assert insufficient_resources({"nvidia.com/gpu": Fraction(1)}, alloc, used, 0) == [
+        "Insufficient nvidia.com/gpu"
+    ]
     assert insufficient_resources({}, alloc, used, 0) == []
 
 
-@pytest.mark.parametrize("node", [
-    {"status": "Ready"},
-    {"status": {"capacity": ["cpu"], "allocatable": "8"}},
-    {"status": None},
-    {},
-])
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"status": "Ready"},
+        {"status": {"capacity": ["cpu"], "allocatable": "8"}},
+        {"status": None},
+        {},
+    ],
+)
 def test_a_node_of_the_wrong_shape_has_nothing_allocatable(node: dict[str, Any]) -> None:
     # `united plan` reads nodes from a snapshot nobody validated: a node whose status is a string
     # crashed the node-fit step (found by tests/fuzz/test_fuzz_uniteddeployment.py).
     assert node_allocatable(node) == {}
 
 
-@pytest.mark.parametrize("spec", [
-    {"containers": "main"},
-    {"containers": ["main", {"resources": "big"}, {"resources": {"requests": ["cpu"]}}]},
-    {"initContainers": [7], "overhead": "1"},
-    "not a spec",
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"containers": "main"},
+        {"containers": ["main", {"resources": "big"}, {"resources": {"requests": ["cpu"]}}]},
+        {"initContainers": [7], "overhead": "1"},
+        "not a spec",
+    ],
+)
 def test_a_pod_of_the_wrong_shape_requests_nothing(spec: Any) -> None:
     assert pod_requests({"spec": spec}) == {}

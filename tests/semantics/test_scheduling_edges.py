@@ -33,8 +33,9 @@ def fields_term(operator: str, *values: str) -> dict[str, Any]:
     return {"matchFields": [{"key": "metadata.name", "operator": operator, "values": list(values)}]}
 
 
-def container(requests: dict[str, str] | None = None, limits: dict[str, str] | None = None,
-              **extra: Any) -> dict[str, Any]:
+def container(
+    requests: dict[str, str] | None = None, limits: dict[str, str] | None = None, **extra: Any
+) -> dict[str, Any]:
     resources: dict[str, Any] = {}
     if requests is not None:
         resources["requests"] = requests
@@ -56,8 +57,12 @@ def test_a_pod_without_spec_and_a_node_without_metadata_are_read_as_empty() -> N
 
 
 def test_values_that_are_not_a_list_match_nothing() -> None:
-    assert not node_selector_requirement_matches({"key": "zone", "operator": "In", "values": "abc"}, {"zone": "a"})
-    assert not node_selector_requirement_matches({"key": "zone", "operator": "NotIn", "values": "x"}, {"zone": "a"})
+    assert not node_selector_requirement_matches(
+        {"key": "zone", "operator": "In", "values": "abc"}, {"zone": "a"}
+    )
+    assert not node_selector_requirement_matches(
+        {"key": "zone", "operator": "NotIn", "values": "x"}, {"zone": "a"}
+    )
 
 
 # ------------------------------------------------------------------ matchFields
@@ -81,15 +86,27 @@ def test_match_fields_refuse_other_operators_even_when_they_would_hold() -> None
 
 def test_a_preferred_term_without_a_weight_adds_nothing() -> None:
     term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
-    pod = {"spec": {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"preference": term}, {"weight": 7, "preference": term}]}}}}
+    pod = {
+        "spec": {
+            "affinity": {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"preference": term},
+                        {"weight": 7, "preference": term},
+                    ]
+                }
+            }
+        }
+    }
     assert preferred_affinity_score(pod, node("n1", zone="a")) == 7
 
 
 def test_equal_without_values_tolerates_a_taint_without_value_only() -> None:
     assert tolerates_taint({"key": "k", "operator": "Equal"}, {"key": "k", "effect": "NoSchedule"})
     assert tolerates_taint({"key": "k"}, {"key": "k", "value": "", "effect": "NoSchedule"})
-    assert not tolerates_taint({"key": "k", "operator": "Equal"}, {"key": "k", "value": "v", "effect": "NoSchedule"})
+    assert not tolerates_taint(
+        {"key": "k", "operator": "Equal"}, {"key": "k", "value": "v", "effect": "NoSchedule"}
+    )
     assert not tolerates_taint({"key": "k", "value": "v"}, {"key": "k", "effect": "NoSchedule"})
 
 
@@ -105,38 +122,62 @@ def test_a_prefer_no_schedule_taint_tolerated_with_its_effect_named_is_not_count
 
 
 def test_a_resource_with_only_a_limit_requests_its_limit() -> None:
-    pod = {"spec": {"containers": [container(limits={"cpu": "2", "memory": "1Gi"}, requests={"memory": "512Mi"})]}}
+    pod = {
+        "spec": {
+            "containers": [container(limits={"cpu": "2", "memory": "1Gi"}, requests={"memory": "512Mi"})]
+        }
+    }
     assert pod_requests(pod) == {"cpu": Fraction(2), "memory": Fraction(512 * 2**20)}
 
 
 def test_a_quantity_that_does_not_parse_counts_for_nothing_and_the_others_still_count() -> None:
-    pod = {"spec": {"containers": [container(requests={"cpu": "lots", "memory": "1Ki", "nvidia.com/gpu": "1"})]}}
+    pod = {
+        "spec": {"containers": [container(requests={"cpu": "lots", "memory": "1Ki", "nvidia.com/gpu": "1"})]}
+    }
     assert pod_requests(pod) == {"memory": Fraction(1024), "nvidia.com/gpu": Fraction(1)}
     assert node_allocatable({"status": {"allocatable": {"pods": "x", "cpu": "4"}}}) == {"cpu": Fraction(4)}
 
 
 def test_the_largest_init_container_raises_the_requests_not_the_last() -> None:
-    pod = {"spec": {"containers": [container(requests={"cpu": "1"})],
-                    "initContainers": [container(requests={"cpu": "5"}), container(requests={"cpu": "2"})]}}
+    pod = {
+        "spec": {
+            "containers": [container(requests={"cpu": "1"})],
+            "initContainers": [container(requests={"cpu": "5"}), container(requests={"cpu": "2"})],
+        }
+    }
     assert pod_requests(pod) == {"cpu": Fraction(5)}
 
 
 def test_app_containers_larger_than_every_init_container_decide() -> None:
-    pod = {"spec": {"containers": [container(requests={"cpu": "5"})],
-                    "initContainers": [container(requests={"cpu": "2", "memory": "1Ki"})]}}
+    pod = {
+        "spec": {
+            "containers": [container(requests={"cpu": "5"})],
+            "initContainers": [container(requests={"cpu": "2", "memory": "1Ki"})],
+        }
+    }
     assert pod_requests(pod) == {"cpu": Fraction(5), "memory": Fraction(1024)}
 
 
 def test_small_init_requests_are_not_rounded_up() -> None:
-    pod = {"spec": {"containers": [container(requests={"cpu": "100m"})],
-                    "initContainers": [container(requests={"cpu": "500m", "memory": "500m"})]}}
+    pod = {
+        "spec": {
+            "containers": [container(requests={"cpu": "100m"})],
+            "initContainers": [container(requests={"cpu": "500m", "memory": "500m"})],
+        }
+    }
     assert pod_requests(pod) == {"cpu": Fraction(1, 2), "memory": Fraction(1, 2)}
 
 
 def test_an_init_container_after_a_sidecar_still_counts_with_the_sidecar() -> None:
-    pod = {"spec": {"containers": [container(requests={"cpu": "2"})],
-                    "initContainers": [container(requests={"cpu": "1"}, restartPolicy="Always"),
-                                       container(requests={"cpu": "5"})]}}
+    pod = {
+        "spec": {
+            "containers": [container(requests={"cpu": "2"})],
+            "initContainers": [
+                container(requests={"cpu": "1"}, restartPolicy="Always"),
+                container(requests={"cpu": "5"}),
+            ],
+        }
+    }
     assert pod_requests(pod) == {"cpu": Fraction(6)}  # the sidecar (1) runs beside the init container (5)
 
 
@@ -146,8 +187,12 @@ def test_an_init_container_after_a_sidecar_still_counts_with_the_sidecar() -> No
 def test_reasons_come_cpu_memory_ephemeral_storage_then_by_name() -> None:
     request = {name: Fraction(1) for name in ("zz.io/x", "memory", "aa.io/y", "ephemeral-storage", "cpu")}
     assert insufficient_resources(request, {}, {}, 0) == [
-        "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
-        "Insufficient aa.io/y", "Insufficient zz.io/x"]
+        "Insufficient cpu",
+        "Insufficient memory",
+        "Insufficient ephemeral-storage",
+        "Insufficient aa.io/y",
+        "Insufficient zz.io/x",
+    ]
 
 
 def test_a_resource_nothing_uses_yet_is_free_up_to_its_allocatable() -> None:
@@ -172,5 +217,7 @@ def test_a_node_without_metadata_or_name_has_the_empty_name() -> None:
 
 def test_a_requirement_without_a_string_key_matches_nothing_even_not_in() -> None:
     for key in (5, "", None):
-        assert not node_selector_requirement_matches({"key": key, "operator": "NotIn", "values": ["a"]}, {"zone": "a"})
+        assert not node_selector_requirement_matches(
+            {"key": key, "operator": "NotIn", "values": ["a"]}, {"zone": "a"}
+        )
         assert not node_selector_requirement_matches({"key": key, "operator": "DoesNotExist"}, {})

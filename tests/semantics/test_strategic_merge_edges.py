@@ -18,9 +18,14 @@ from py_engine.semantics.strategic_merge import (
 
 pytestmark = pytest.mark.timeout(30)
 
-APP: dict[str, Any] = {"metadata": {"name": "p"}, "spec": {
-    "containers": [{"name": "app", "image": "a:1"}, {"name": "side", "image": "s:1"}],
-    "affinity": {"nodeAffinity": {}}, "priority": 5}}
+APP: dict[str, Any] = {
+    "metadata": {"name": "p"},
+    "spec": {
+        "containers": [{"name": "app", "image": "a:1"}, {"name": "side", "image": "s:1"}],
+        "affinity": {"nodeAffinity": {}},
+        "priority": 5,
+    },
+}
 
 
 def refused(patch: Any, message: str, original: Any = APP, schema: Any = "pod") -> None:
@@ -48,15 +53,21 @@ def test_unknown_directives_are_named_with_their_path() -> None:
 
 
 def test_directive_values_that_are_not_lists_are_named_with_their_path() -> None:
-    refused({"spec": {"$setElementOrder/containers": "x"}}, "spec.$setElementOrder/containers: must be a list")
+    refused(
+        {"spec": {"$setElementOrder/containers": "x"}}, "spec.$setElementOrder/containers: must be a list"
+    )
     refused({"spec": {"$deleteFromPrimitiveList/x": 1}}, "spec.$deleteFromPrimitiveList/x: must be a list")
     refused({"metadata": {"$retainKeys": "name"}}, "metadata.$retainKeys: must be a list")
 
 
 def test_merge_key_list_errors_name_the_list() -> None:
-    refused({"spec": {"containers": ["x"]}}, "spec.containers: list elements must be objects (merge key 'name')")
-    refused({"spec": {"containers": [{"image": "i"}]}},
-            "spec.containers: element does not contain declared merge key 'name'")
+    refused(
+        {"spec": {"containers": ["x"]}}, "spec.containers: list elements must be objects (merge key 'name')"
+    )
+    refused(
+        {"spec": {"containers": [{"image": "i"}]}},
+        "spec.containers: element does not contain declared merge key 'name'",
+    )
 
 
 # ----------------------------------------------------------------- directives
@@ -74,7 +85,9 @@ def test_patch_delete_at_the_root_empties_the_document() -> None:
 def test_patch_delete_removes_a_map_new_or_not_a_map() -> None:
     assert strategic_merge(APP, {"status": {"$patch": "delete"}}) == APP  # nothing to delete
     assert strategic_merge(APP, {"spec": {"priority": {"$patch": "delete"}}})["spec"].keys() == {
-        "containers", "affinity"}
+        "containers",
+        "affinity",
+    }
 
 
 def test_a_deleted_map_inside_a_new_subtree_is_left_empty() -> None:
@@ -83,8 +96,9 @@ def test_a_deleted_map_inside_a_new_subtree_is_left_empty() -> None:
 
 
 def test_directive_elements_of_a_new_nested_list_are_dropped() -> None:
-    out = strategic_merge({}, {"spec": {"x": {"items": [{"$patch": "replace"}, {"a": 1}, {"$patch": "delete"}]}}},
-                          None)
+    out = strategic_merge(
+        {}, {"spec": {"x": {"items": [{"$patch": "replace"}, {"a": 1}, {"$patch": "delete"}]}}}, None
+    )
     assert out == {"spec": {"x": {"items": [{"a": 1}]}}}
 
 
@@ -94,14 +108,24 @@ def test_delete_elements_of_an_atomic_list_are_dropped() -> None:
 
 
 def test_deleting_by_merge_key_removes_every_element_with_that_key() -> None:
-    twice = {"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b"}, {"name": "a", "image": "2"}]}}
+    twice = {
+        "spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b"}, {"name": "a", "image": "2"}]}
+    }
     out = strategic_merge(twice, {"spec": {"containers": [{"name": "a", "$patch": "delete"}]}})
     assert out["spec"]["containers"] == [{"name": "b"}]
 
 
 def test_keys_after_a_directive_or_a_null_are_still_merged() -> None:
-    out = strategic_merge(APP, {"spec": {"$setElementOrder/containers": [{"name": "side"}, {"name": "app"}],
-                                         "$deleteFromPrimitiveList/args": ["x"], "priority": 7}})
+    out = strategic_merge(
+        APP,
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "side"}, {"name": "app"}],
+                "$deleteFromPrimitiveList/args": ["x"],
+                "priority": 7,
+            }
+        },
+    )
     assert [c["name"] for c in out["spec"]["containers"]] == ["side", "app"] and out["spec"]["priority"] == 7
     new = strategic_merge({}, {"spec": {"$patch": "merge", "gone": None, "kept": 1, "$x": 2, "also": 3}})
     assert new == {"spec": {"kept": 1, "also": 3}}
@@ -109,8 +133,11 @@ def test_keys_after_a_directive_or_a_null_are_still_merged() -> None:
 
 def test_directives_on_field_names_with_slashes() -> None:
     original = {"a/b": [3, 1, 2], "c": {"d/e": ["x", "y"]}}
-    out = strategic_merge(original, {"$setElementOrder/a/b": [2, 3], "a/b": [3, 1, 2],
-                                     "c": {"$deleteFromPrimitiveList/d/e": ["x"]}}, None)
+    out = strategic_merge(
+        original,
+        {"$setElementOrder/a/b": [2, 3], "a/b": [3, 1, 2], "c": {"$deleteFromPrimitiveList/d/e": ["x"]}},
+        None,
+    )
     assert out == {"a/b": [2, 3, 1], "c": {"d/e": ["y"]}}
 
 
@@ -121,8 +148,15 @@ def test_set_element_order_without_a_schema_or_a_merge_key_orders_whole_elements
     original = {"items": [{"b": 2}, {"a": 1}, {"c": 3}]}
     out = strategic_merge(original, {"$setElementOrder/items": [{"a": 1}, {"b": 2}]}, None)
     assert out["items"] == [{"a": 1}, {"b": 2}, {"c": 3}]  # unnamed elements last, in their order
-    out = strategic_merge(APP, {"spec": {"$setElementOrder/tolerations": [{"key": "b"}],
-                                         "tolerations": [{"key": "a"}, {"key": "b"}, {"key": "c"}]}})
+    out = strategic_merge(
+        APP,
+        {
+            "spec": {
+                "$setElementOrder/tolerations": [{"key": "b"}],
+                "tolerations": [{"key": "a"}, {"key": "b"}, {"key": "c"}],
+            }
+        },
+    )
     assert out["spec"]["tolerations"] == [{"key": "b"}, {"key": "a"}, {"key": "c"}]
 
 
@@ -157,7 +191,9 @@ def test_set_elements_share_nothing_with_the_patch() -> None:
 def test_json_merge_patch_merges_maps_and_keeps_the_rest() -> None:
     original = {"a": {"b": 1, "c": 2}, "d": 3}
     assert json_merge_patch(original, {"a": {"c": None, "e": {"f": 4}}, "g": None}) == {
-        "a": {"b": 1, "e": {"f": 4}}, "d": 3}
+        "a": {"b": 1, "e": {"f": 4}},
+        "d": 3,
+    }
     assert json_merge_patch({"a": 5}, {"a": {"b": 1}}) == {"a": {"b": 1}}  # a scalar becomes a map
     assert original == {"a": {"b": 1, "c": 2}, "d": 3}
 
@@ -184,5 +220,9 @@ def test_json_merge_patch_values_share_nothing_with_the_patch() -> None:
 
 def test_messages_keep_a_field_name_whole() -> None:
     schema = {"boxX": Field("merge", "name")}
-    refused({"boxX": ["x"]}, "boxX: list elements must be objects (merge key 'name')", original={}, schema=schema)
-    refused({"boxX": [{}]}, "boxX: element does not contain declared merge key 'name'", original={}, schema=schema)
+    refused(
+        {"boxX": ["x"]}, "boxX: list elements must be objects (merge key 'name')", original={}, schema=schema
+    )
+    refused(
+        {"boxX": [{}]}, "boxX: element does not contain declared merge key 'name'", original={}, schema=schema
+    )

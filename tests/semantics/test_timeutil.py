@@ -24,13 +24,20 @@ pytestmark = pytest.mark.timeout(60)
 ZONES = st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))])
 
 
-@given(st.lists(st.tuples(st.datetimes(min_value=datetime(1900, 1, 2), max_value=datetime(2200, 1, 1)), ZONES),
-                min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.tuples(st.datetimes(min_value=datetime(1900, 1, 2), max_value=datetime(2200, 1, 1)), ZONES),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_every_moment_formats_as_strftime_in_utc(moments: list[tuple[datetime, timezone]]) -> None:
     for naive, zone in moments:
         moment = naive.replace(tzinfo=zone)
         utc = moment.astimezone(UTC)
-        literal = f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
+        literal = (
+            f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
+        )
         assert format_time(moment) == utc.strftime("%Y-%m-%dT%H:%M:%SZ") == literal
 
 
@@ -40,7 +47,10 @@ def test_neighbouring_seconds_and_zones_each_format_as_themselves() -> None:
     assert format_time(first.replace(microsecond=900_000)) == "2024-06-01T12:00:00Z"
     assert format_time(datetime(2024, 6, 1, 11, 59, 59, tzinfo=UTC)) == "2024-06-01T11:59:59Z"
     assert format_time(first.astimezone(timezone(timedelta(hours=-8)))) == "2024-06-01T12:00:00Z"
-    assert format_time(datetime(2024, 6, 1, 4, 0, 0, tzinfo=timezone(timedelta(hours=-8)))) == "2024-06-01T12:00:00Z"
+    assert (
+        format_time(datetime(2024, 6, 1, 4, 0, 0, tzinfo=timezone(timedelta(hours=-8))))
+        == "2024-06-01T12:00:00Z"
+    )
 
 
 def test_the_same_second_in_another_zone_or_microsecond_gives_the_same_text() -> None:
@@ -74,17 +84,22 @@ def test_formatting_and_parsing_are_utc_whatever_the_local_zone(far_east_local_t
     assert parsed.utcoffset() == timedelta(0) and parsed.hour == 10
 
 
-@pytest.mark.parametrize("text", ["2024-06-01T10:00:00Z", "2024-06-01T10:00:00z", "2024-06-01T12:00:00+02:00"])
+@pytest.mark.parametrize(
+    "text", ["2024-06-01T10:00:00Z", "2024-06-01T10:00:00z", "2024-06-01T12:00:00+02:00"]
+)
 def test_both_zulu_spellings_and_offsets_parse(text: str) -> None:
     assert parse_time(text) == datetime(2024, 6, 1, 10, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    (5, "timestamp must be a non-empty RFC 3339 string, got 5"),
-    ("", "timestamp must be a non-empty RFC 3339 string, got ''"),
-    ("yesterday", "not an RFC 3339 timestamp: 'yesterday'"),
-    ("2024-06-01T10:00:00", "timestamp has no time zone: '2024-06-01T10:00:00'"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (5, "timestamp must be a non-empty RFC 3339 string, got 5"),
+        ("", "timestamp must be a non-empty RFC 3339 string, got ''"),
+        ("yesterday", "not an RFC 3339 timestamp: 'yesterday'"),
+        ("2024-06-01T10:00:00", "timestamp has no time zone: '2024-06-01T10:00:00'"),
+    ],
+)
 def test_unreadable_timestamps_say_why(value: object, message: str) -> None:
     with pytest.raises(TimestampError) as caught:
         parse_time(value)  # type: ignore[arg-type]

@@ -46,7 +46,9 @@ def test_a_forked_child_never_repeats_its_parents_next_uuids() -> None:
     os.waitpid(pid, 0)
     parent = "".join(source() for _ in range(10))
     assert len(child) == len(parent) == 360 and child != parent
-    assert not {child[i:i + 36] for i in range(0, 360, 36)} & {parent[i:i + 36] for i in range(0, 360, 36)}
+    assert not {child[i : i + 36] for i in range(0, 360, 36)} & {
+        parent[i : i + 36] for i in range(0, 360, 36)
+    }
 
 
 def test_batch_must_be_positive() -> None:
@@ -56,7 +58,7 @@ def test_batch_must_be_positive() -> None:
 
 def test_texts_are_those_the_uuid_module_writes_for_the_same_bytes() -> None:
     entropy = os.urandom(16 * 512) + bytes(16) + b"\xff" * 16
-    chunks = [entropy[i:i + 16] for i in range(0, len(entropy), 16)]
+    chunks = [entropy[i : i + 16] for i in range(0, len(entropy), 16)]
     assert uuid_texts(entropy) == [str(uuid.UUID(bytes=chunk, version=4)) for chunk in chunks]
 
 

@@ -22,22 +22,37 @@ ZONE = "topology.kubernetes.io/zone"
 
 def three_zone_nodes(per_zone: int = 2, **capacity: Any) -> list[dict[str, Any]]:
     cap = {"cpu": "8", "memory": "32Gi", "pods": 110, **capacity}
-    return nodes_from_description({"pools": [
-        {"name": f"zone-{z}", "count": per_zone, "labels": {ZONE: f"zone-{z}"}, "capacity": cap} for z in "abc"]})
+    return nodes_from_description(
+        {
+            "pools": [
+                {"name": f"zone-{z}", "count": per_zone, "labels": {ZONE: f"zone-{z}"}, "capacity": cap}
+                for z in "abc"
+            ]
+        }
+    )
 
 
 def pod_template(labels: dict[str, str], image: str = "nginx:1", **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "app", "image": image}], **spec}}
+    return {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": image}], **spec}}
 
 
 def deployment(name: str, replicas: int, image: str = "nginx:1", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                     "template": pod_template({"app": name}, image), **spec}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": pod_template({"app": name}, image),
+            **spec,
+        },
+    }
 
 
-def pods_of(cluster: Cluster, selector: str | None = None, namespace: str = "default") -> list[dict[str, Any]]:
+def pods_of(
+    cluster: Cluster, selector: str | None = None, namespace: str = "default"
+) -> list[dict[str, Any]]:
     return list(cluster.api.list("v1/pods", namespace, label_selector=selector)["items"])
 
 
@@ -46,11 +61,15 @@ def make_cluster() -> Iterator[Callable[..., Cluster]]:
     """Factory: a stepped cluster on a VirtualClock; every cluster is closed afterwards."""
     made: list[Cluster] = []
 
-    def factory(nodes: list[dict[str, Any]] | None = None, kubelet: KubeletConfig | None = None,
-                **kwargs: Any) -> Cluster:
-        cluster = Cluster(clock=kwargs.pop("clock", None) or VirtualClock(START),
-                          nodes=three_zone_nodes() if nodes is None else nodes,
-                          kubelet=kubelet, **kwargs)
+    def factory(
+        nodes: list[dict[str, Any]] | None = None, kubelet: KubeletConfig | None = None, **kwargs: Any
+    ) -> Cluster:
+        cluster = Cluster(
+            clock=kwargs.pop("clock", None) or VirtualClock(START),
+            nodes=three_zone_nodes() if nodes is None else nodes,
+            kubelet=kubelet,
+            **kwargs,
+        )
         made.append(cluster)
         return cluster
 
@@ -64,11 +83,19 @@ class AdminPool(urllib3.HTTPSConnectionPool):
     every request (urllib3 replaces, not merges, a pool's default headers per request)."""
 
     def __init__(self, server: RunningServer, maxsize: int = 1) -> None:
-        super().__init__("127.0.0.1", server.port, cert_reqs="CERT_REQUIRED", ca_cert_data=server.ca_pem,
-                         maxsize=maxsize, retries=False, timeout=urllib3.Timeout(total=10))
+        super().__init__(
+            "127.0.0.1",
+            server.port,
+            cert_reqs="CERT_REQUIRED",
+            ca_cert_data=server.ca_pem,
+            maxsize=maxsize,
+            retries=False,
+            timeout=urllib3.Timeout(total=10),
+        )
         self.token = server.token
 
-    def urlopen(self, method: str, url: str, body: Any = None, headers: Any = None, *args: Any,
-                **kwargs: Any) -> Any:
+    def urlopen(
+        self, method: str, url: str, body: Any = None, headers: Any = None, *args: Any, **kwargs: Any
+    ) -> Any:
         merged = {**dict(headers or {}), "Authorization": f"Bearer {self.token}"}
         return super().urlopen(method, url, body, merged, *args, **kwargs)

@@ -27,8 +27,12 @@ def pod(name: str | None = "p", labels: dict[str, str] | None = None) -> dict[st
         meta["name"] = name
     else:
         meta["generateName"] = "gen-"
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+    }
 
 
 def api_error(fn: Any) -> ApiError:
@@ -46,12 +50,16 @@ def closed_port() -> int:
 
 
 def label_patch(request: dict[str, Any]) -> dict[str, Any]:
-    return {"allowed": True, "warnings": ["labelled by the test webhook"],
-            "patch": [{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}]}
+    return {
+        "allowed": True,
+        "warnings": ["labelled by the test webhook"],
+        "patch": [{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}],
+    }
 
 
-def test_mutating_webhook_patch_applied_over_http(core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer,
-                                                  webhook_stub: WebhookStub) -> None:
+def test_mutating_webhook_patch_applied_over_http(
+    core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer, webhook_stub: WebhookStub
+) -> None:
     webhook_stub.set_decide(label_patch)
     apiserver.create(MWC, None, webhook_configuration("label", webhook_stub.url, webhook_stub.ca_bundle))
     resp = core_v1.create_namespaced_pod("default", pod(None), _preload_content=False)
@@ -76,13 +84,20 @@ def test_mutating_webhook_patch_applied_over_http(core_v1: kubernetes.client.Cor
 
 
 def test_update_and_delete_send_old_object(apiserver: ApiServer, webhook_stub: WebhookStub) -> None:
-    rules = [{"operations": ["UPDATE", "DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]
-    apiserver.create(VWC, None, webhook_configuration("audit", webhook_stub.url, webhook_stub.ca_bundle,
-                                                      mutating=False, rules=rules))
+    rules = [
+        {"operations": ["UPDATE", "DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}
+    ]
+    apiserver.create(
+        VWC,
+        None,
+        webhook_configuration("audit", webhook_stub.url, webhook_stub.ca_bundle, mutating=False, rules=rules),
+    )
     apiserver.create("v1/pods", "default", pod("p"))
     assert list(webhook_stub.calls) == []  # CREATE is not in the rules
     apiserver.patch("v1/pods", "default", "p", {"metadata": {"labels": {"v": "2"}}}, "merge")
-    apiserver.patch("v1/pods", "default", "p", {"status": {"phase": "Running"}}, "merge", subresource="status")
+    apiserver.patch(
+        "v1/pods", "default", "p", {"status": {"phase": "Running"}}, "merge", subresource="status"
+    )
     apiserver.delete("v1/pods", "default", "p")
     upd, dele = list(webhook_stub.calls)  # the status write does not match "pods"
     assert upd["operation"] == "UPDATE" and upd["oldObject"]["metadata"]["labels"] == {"app": "web"}
@@ -91,12 +106,18 @@ def test_update_and_delete_send_old_object(apiserver: ApiServer, webhook_stub: W
     assert dele["oldObject"]["metadata"]["name"] == "p" and dele["options"]["kind"] == "DeleteOptions"
 
 
-def test_validating_denial_is_returned_like_kubernetes(core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer,
-                                                      webhook_stub: WebhookStub) -> None:
-    webhook_stub.set_decide(lambda r: {"allowed": False, "status": {"code": 403, "reason": "Forbidden",
-                                                                    "message": "pods need an owner"}})
-    apiserver.create(VWC, None, webhook_configuration("deny", webhook_stub.url, webhook_stub.ca_bundle,
-                                                      mutating=False))
+def test_validating_denial_is_returned_like_kubernetes(
+    core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer, webhook_stub: WebhookStub
+) -> None:
+    webhook_stub.set_decide(
+        lambda r: {
+            "allowed": False,
+            "status": {"code": 403, "reason": "Forbidden", "message": "pods need an owner"},
+        }
+    )
+    apiserver.create(
+        VWC, None, webhook_configuration("deny", webhook_stub.url, webhook_stub.ca_bundle, mutating=False)
+    )
     with pytest.raises(ApiException) as info:
         core_v1.create_namespaced_pod("default", pod("p"))
     body = json.loads(info.value.body)
@@ -109,10 +130,12 @@ def test_validating_denial_is_returned_like_kubernetes(core_v1: kubernetes.clien
 
 
 @pytest.mark.parametrize(("policy", "allowed"), [("Ignore", True), ("Fail", False)])
-def test_failure_policy_with_webhook_down(apiserver: ApiServer, webhook_stub: WebhookStub, policy: str,
-                                          allowed: bool) -> None:
-    cfg = webhook_configuration("down", f"https://127.0.0.1:{closed_port()}", webhook_stub.ca_bundle,
-                                failurePolicy=policy)
+def test_failure_policy_with_webhook_down(
+    apiserver: ApiServer, webhook_stub: WebhookStub, policy: str, allowed: bool
+) -> None:
+    cfg = webhook_configuration(
+        "down", f"https://127.0.0.1:{closed_port()}", webhook_stub.ca_bundle, failurePolicy=policy
+    )
     apiserver.create(MWC, None, cfg)
     if allowed:
         assert apiserver.create("v1/pods", "default", pod("p"))["metadata"]["name"] == "p"
@@ -137,19 +160,31 @@ def test_webhook_timeout(apiserver: ApiServer, webhook_stub: WebhookStub) -> Non
         return {"allowed": True}
 
     webhook_stub.set_decide(slow)
-    apiserver.create(MWC, None, webhook_configuration("slow", webhook_stub.url, webhook_stub.ca_bundle,
-                                                      timeoutSeconds=1))
+    apiserver.create(
+        MWC, None, webhook_configuration("slow", webhook_stub.url, webhook_stub.ca_bundle, timeoutSeconds=1)
+    )
     started = time.monotonic()
     err = api_error(lambda: apiserver.create("v1/pods", "default", pod("p")))
     assert err.code == 500 and time.monotonic() - started < 1.45
 
 
 def test_namespace_and_object_selectors(apiserver: ApiServer, webhook_stub: WebhookStub) -> None:
-    apiserver.create("v1/namespaces", None, {"metadata": {"name": "excluded", "labels": {"spreadgate": "off"}}})
-    apiserver.create(MWC, None, webhook_configuration(
-        "sel", webhook_stub.url, webhook_stub.ca_bundle,
-        namespaceSelector={"matchExpressions": [{"key": "spreadgate", "operator": "NotIn", "values": ["off"]}]},
-        objectSelector={"matchLabels": {"app": "web"}}))
+    apiserver.create(
+        "v1/namespaces", None, {"metadata": {"name": "excluded", "labels": {"spreadgate": "off"}}}
+    )
+    apiserver.create(
+        MWC,
+        None,
+        webhook_configuration(
+            "sel",
+            webhook_stub.url,
+            webhook_stub.ca_bundle,
+            namespaceSelector={
+                "matchExpressions": [{"key": "spreadgate", "operator": "NotIn", "values": ["off"]}]
+            },
+            objectSelector={"matchLabels": {"app": "web"}},
+        ),
+    )
     apiserver.create("v1/pods", "excluded", pod("a"))
     apiserver.create("v1/pods", "default", pod("b", {"app": "db"}))
     assert list(webhook_stub.calls) == []
@@ -157,43 +192,114 @@ def test_namespace_and_object_selectors(apiserver: ApiServer, webhook_stub: Webh
     assert [c["object"]["metadata"]["name"] for c in webhook_stub.calls] == ["c"]
 
 
-def test_rule_matching_wildcards_scope_and_subresources(apiserver: ApiServer, webhook_stub: WebhookStub) -> None:
-    rules = [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/status"],
-              "scope": "Namespaced"}]
-    apiserver.create(VWC, None, webhook_configuration("status", webhook_stub.url, webhook_stub.ca_bundle,
-                                                      mutating=False, rules=rules))
+def test_rule_matching_wildcards_scope_and_subresources(
+    apiserver: ApiServer, webhook_stub: WebhookStub
+) -> None:
+    rules = [
+        {
+            "operations": ["*"],
+            "apiGroups": ["*"],
+            "apiVersions": ["*"],
+            "resources": ["*/status"],
+            "scope": "Namespaced",
+        }
+    ]
+    apiserver.create(
+        VWC,
+        None,
+        webhook_configuration(
+            "status", webhook_stub.url, webhook_stub.ca_bundle, mutating=False, rules=rules
+        ),
+    )
     apiserver.create("v1/pods", "default", pod("p"))
     apiserver.create("v1/nodes", None, {"metadata": {"name": "n1"}})
-    apiserver.patch("v1/nodes", None, "n1", {"status": {"phase": "x"}}, "merge", subresource="status")  # Cluster
-    apiserver.patch("v1/pods", "default", "p", {"status": {"phase": "Running"}}, "merge", subresource="status")
+    apiserver.patch(
+        "v1/nodes", None, "n1", {"status": {"phase": "x"}}, "merge", subresource="status"
+    )  # Cluster
+    apiserver.patch(
+        "v1/pods", "default", "p", {"status": {"phase": "Running"}}, "merge", subresource="status"
+    )
     (call,) = list(webhook_stub.calls)
     assert call["subResource"] == "status" and call["resource"]["resource"] == "pods"
-    exact = [{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1beta1"], "resources": ["deployments"]}]
-    apiserver.create(VWC, None, webhook_configuration("exact", webhook_stub.url, webhook_stub.ca_bundle,
-                                                      mutating=False, rules=exact, matchPolicy="Exact"))
-    apiserver.create(VWC, None, webhook_configuration("equiv", webhook_stub.url, webhook_stub.ca_bundle,
-                                                      mutating=False, rules=exact, matchPolicy="Equivalent"))
+    exact = [
+        {
+            "operations": ["CREATE"],
+            "apiGroups": ["apps"],
+            "apiVersions": ["v1beta1"],
+            "resources": ["deployments"],
+        }
+    ]
+    apiserver.create(
+        VWC,
+        None,
+        webhook_configuration(
+            "exact",
+            webhook_stub.url,
+            webhook_stub.ca_bundle,
+            mutating=False,
+            rules=exact,
+            matchPolicy="Exact",
+        ),
+    )
+    apiserver.create(
+        VWC,
+        None,
+        webhook_configuration(
+            "equiv",
+            webhook_stub.url,
+            webhook_stub.ca_bundle,
+            mutating=False,
+            rules=exact,
+            matchPolicy="Equivalent",
+        ),
+    )
     webhook_stub.calls.clear()
-    apiserver.create("apps/v1/deployments", "default", {
-        "metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
-            "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+    apiserver.create(
+        "apps/v1/deployments",
+        "default",
+        {
+            "metadata": {"name": "d"},
+            "spec": {
+                "selector": {"matchLabels": {"a": "b"}},
+                "template": {
+                    "metadata": {"labels": {"a": "b"}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]},
+                },
+            },
+        },
+    )
     assert len(webhook_stub.calls) == 1  # only the Equivalent webhook matches apps/v1
 
 
 def test_eviction_goes_through_admission(apiserver: ApiServer, webhook_stub: WebhookStub) -> None:
-    rules = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/eviction"]}]
-    webhook_stub.set_decide(lambda r: {"allowed": r["object"]["metadata"]["name"] != "keep",
-                                       "status": {"message": "protected"}})
-    apiserver.create(VWC, None, webhook_configuration("evict", webhook_stub.url, webhook_stub.ca_bundle,
-                                                      mutating=False, rules=rules))
+    rules = [
+        {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/eviction"]}
+    ]
+    webhook_stub.set_decide(
+        lambda r: {"allowed": r["object"]["metadata"]["name"] != "keep", "status": {"message": "protected"}}
+    )
+    apiserver.create(
+        VWC,
+        None,
+        webhook_configuration("evict", webhook_stub.url, webhook_stub.ca_bundle, mutating=False, rules=rules),
+    )
     for name in ("keep", "go"):
         apiserver.create("v1/pods", "default", pod(name))
     eviction = {"apiVersion": "policy/v1", "kind": "Eviction"}
-    err = api_error(lambda: apiserver.create("v1/pods", "default", {**eviction, "metadata": {"name": "keep"}},
-                                             subresource="eviction", name="keep"))
+    err = api_error(
+        lambda: apiserver.create(
+            "v1/pods",
+            "default",
+            {**eviction, "metadata": {"name": "keep"}},
+            subresource="eviction",
+            name="keep",
+        )
+    )
     assert err.code == 400 and "protected" in err.status["message"]
     assert apiserver.get("v1/pods", "default", "keep")
-    apiserver.create("v1/pods", "default", {**eviction, "metadata": {"name": "go"}}, subresource="eviction", name="go")
+    apiserver.create(
+        "v1/pods", "default", {**eviction, "metadata": {"name": "go"}}, subresource="eviction", name="go"
+    )
     assert api_error(lambda: apiserver.get("v1/pods", "default", "go")).code == 404
     kinds = [(c["kind"]["kind"], c["subResource"]) for c in webhook_stub.calls]
     assert kinds == [("Eviction", "eviction"), ("Eviction", "eviction")]
@@ -203,19 +309,28 @@ def test_dry_run_and_side_effects(apiserver: ApiServer, webhook_stub: WebhookStu
     apiserver.create(MWC, None, webhook_configuration("safe", webhook_stub.url, webhook_stub.ca_bundle))
     apiserver.create("v1/pods", "default", pod("p"), dry_run=True)
     assert [c["dryRun"] for c in webhook_stub.calls] == [True]
-    apiserver.create(MWC, None, webhook_configuration("effects", webhook_stub.url, webhook_stub.ca_bundle,
-                                                      sideEffects="Some"))
+    apiserver.create(
+        MWC,
+        None,
+        webhook_configuration("effects", webhook_stub.url, webhook_stub.ca_bundle, sideEffects="Some"),
+    )
     err = api_error(lambda: apiserver.create("v1/pods", "default", pod("p"), dry_run=True))
-    assert err.code == 400 and err.status["message"] == 'admission webhook "effects.spreadgate.dev" does not support dry run'
+    assert (
+        err.code == 400
+        and err.status["message"] == 'admission webhook "effects.spreadgate.dev" does not support dry run'
+    )
     assert apiserver.create("v1/pods", "default", pod("p"))  # a real request calls both
 
 
-def test_service_reference_resolved_and_verified_by_service_name(apiserver: ApiServer,
-                                                                webhook_stub: WebhookStub) -> None:
+def test_service_reference_resolved_and_verified_by_service_name(
+    apiserver: ApiServer, webhook_stub: WebhookStub
+) -> None:
     webhook_stub.set_decide(label_patch)
     cfg = webhook_configuration("svc", "unused", webhook_stub.ca_bundle)
-    cfg["webhooks"][0]["clientConfig"] = {"caBundle": webhook_stub.ca_bundle, "service": {
-        "namespace": "spreadgate-system", "name": "stub", "port": 443, "path": "/mutate"}}
+    cfg["webhooks"][0]["clientConfig"] = {
+        "caBundle": webhook_stub.ca_bundle,
+        "service": {"namespace": "spreadgate-system", "name": "stub", "port": 443, "path": "/mutate"},
+    }
     apiserver.create(MWC, None, cfg)
     err = api_error(lambda: apiserver.create("v1/pods", "default", pod("a")))
     assert err.code == 500 and "no endpoint" in err.status["message"]
@@ -226,13 +341,18 @@ def test_service_reference_resolved_and_verified_by_service_name(apiserver: ApiS
 
 
 def test_invalid_mutation_is_rejected(apiserver: ApiServer, webhook_stub: WebhookStub) -> None:
-    webhook_stub.set_decide(lambda r: {"allowed": True, "patch": [
-        {"op": "replace", "path": "/metadata/name", "value": "renamed"}]})
+    webhook_stub.set_decide(
+        lambda r: {
+            "allowed": True,
+            "patch": [{"op": "replace", "path": "/metadata/name", "value": "renamed"}],
+        }
+    )
     apiserver.create(MWC, None, webhook_configuration("rename", webhook_stub.url, webhook_stub.ca_bundle))
     err = api_error(lambda: apiserver.create("v1/pods", "default", pod("p")))
     assert err.code == 500 and "metadata.name may not be changed" in err.status["message"]
-    webhook_stub.set_decide(lambda r: {"allowed": True, "patch": [
-        {"op": "remove", "path": "/spec/containers"}]})
+    webhook_stub.set_decide(
+        lambda r: {"allowed": True, "patch": [{"op": "remove", "path": "/spec/containers"}]}
+    )
     err = api_error(lambda: apiserver.create("v1/pods", "default", pod("p")))
     assert err.code == 422  # the mutated object is validated again
 
@@ -245,19 +365,32 @@ def test_webhook_configuration_validation(apiserver: ApiServer) -> None:
     assert err.code == 422 and {"webhooks[0].sideEffects", "webhooks[0].admissionReviewVersions"} <= fields
 
 
-def test_impersonated_user_reaches_the_webhook(k8s_client: kubernetes.client.ApiClient, apiserver: ApiServer,
-                                               webhook_stub: WebhookStub) -> None:
+def test_impersonated_user_reaches_the_webhook(
+    k8s_client: kubernetes.client.ApiClient, apiserver: ApiServer, webhook_stub: WebhookStub
+) -> None:
     apiserver.create(MWC, None, webhook_configuration("who", webhook_stub.url, webhook_stub.ca_bundle))
     # The impersonated ServiceAccount needs its own grant (RBAC is enforced over HTTPS).
-    apiserver.create("rbac.authorization.k8s.io/v1/rolebindings", "default", {
-        "metadata": {"name": "rs-edit"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
-        "subjects": [{"kind": "ServiceAccount", "name": "replicaset-controller", "namespace": "kube-system"}]})
-    k8s_client.set_default_header("Impersonate-User", "system:serviceaccount:kube-system:replicaset-controller")
+    apiserver.create(
+        "rbac.authorization.k8s.io/v1/rolebindings",
+        "default",
+        {
+            "metadata": {"name": "rs-edit"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+            "subjects": [
+                {"kind": "ServiceAccount", "name": "replicaset-controller", "namespace": "kube-system"}
+            ],
+        },
+    )
+    k8s_client.set_default_header(
+        "Impersonate-User", "system:serviceaccount:kube-system:replicaset-controller"
+    )
     kubernetes.client.CoreV1Api(k8s_client).create_namespaced_pod("default", pod("p"))
     apiserver.as_user("alice", ["devs"]).create("v1/pods", "default", pod("q"))
     users = [c["userInfo"]["username"] for c in webhook_stub.calls]
     assert users == ["system:serviceaccount:kube-system:replicaset-controller", "alice"]
     assert webhook_stub.calls[0]["userInfo"]["groups"] == [
-        "system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"]
+        "system:serviceaccounts",
+        "system:serviceaccounts:kube-system",
+        "system:authenticated",
+    ]
     assert webhook_stub.calls[1]["userInfo"]["groups"] == ["devs"]

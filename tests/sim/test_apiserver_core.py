@@ -16,15 +16,24 @@ START = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def pod(name: str = "p", labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": labels or {"app": "web"}},
-            "spec": {"containers": [{"name": "c", "image": "nginx:1"}], **spec}}
+    return {
+        "metadata": {"name": name, "labels": labels or {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1"}], **spec},
+    }
 
 
 def deployment(name: str = "d", replicas: int = 2) -> dict[str, Any]:
-    return {"metadata": {"name": name},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}},
-                                  "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}}
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "x:1"}]},
+            },
+        },
+    }
 
 
 @pytest.fixture
@@ -104,8 +113,14 @@ def test_status_subresource_isolation(vapi: ApiServer) -> None:
     st = vapi.update("apps/v1/deployments", "default", "d", main, subresource="status")
     assert st["status"] == {"replicas": 9} and st["spec"]["replicas"] == 3
     assert st["metadata"]["generation"] == main["metadata"]["generation"]
-    patched = vapi.patch("apps/v1/deployments", "default", "d", {"status": {"readyReplicas": 1}, "spec": {"replicas": 50}},
-                         "merge", subresource="status")
+    patched = vapi.patch(
+        "apps/v1/deployments",
+        "default",
+        "d",
+        {"status": {"readyReplicas": 1}, "spec": {"replicas": 50}},
+        "merge",
+        subresource="status",
+    )
     assert patched["status"] == {"replicas": 9, "readyReplicas": 1} and patched["spec"]["replicas"] == 3
     assert code_of(lambda: vapi.update("v1/configmaps", "default", "x", {}, subresource="status")).code == 404
 
@@ -114,21 +129,35 @@ def test_patch_types(vapi: ApiServer) -> None:
     vapi.create("v1/pods", "default", pod("p"))
     out = vapi.patch("v1/pods", "default", "p", {"metadata": {"labels": {"a": "b"}}}, "merge")
     assert out["metadata"]["labels"] == {"app": "web", "a": "b"}
-    out = vapi.patch("v1/pods", "default", "p", [{"op": "add", "path": "/metadata/annotations", "value": {"k": "v"}}],
-                     "json")
+    out = vapi.patch(
+        "v1/pods",
+        "default",
+        "p",
+        [{"op": "add", "path": "/metadata/annotations", "value": {"k": "v"}}],
+        "json",
+    )
     assert out["metadata"]["annotations"] == {"k": "v"}
     out = vapi.patch("v1/pods", "default", "p", {"metadata": {"finalizers": ["x/y"]}}, "strategic")
     assert out["metadata"]["finalizers"] == ["x/y"]
-    assert code_of(lambda: vapi.patch("v1/pods", "default", "p",
-                                      [{"op": "test", "path": "/metadata/name", "value": "q"}], "json")).code == 422
+    assert (
+        code_of(
+            lambda: vapi.patch(
+                "v1/pods", "default", "p", [{"op": "test", "path": "/metadata/name", "value": "q"}], "json"
+            )
+        ).code
+        == 422
+    )
     assert code_of(lambda: vapi.patch("v1/pods", "default", "p", [{"op": "bogus"}], "json")).code == 400
     stale = {"metadata": {"resourceVersion": "1", "labels": {"z": "z"}}}
     assert code_of(lambda: vapi.patch("v1/pods", "default", "p", stale, "merge")).code == 409
     # pod spec is immutable apart from images and a few fields
-    err = code_of(lambda: vapi.patch("v1/pods", "default", "p", {"spec": {"restartPolicy": "Never"}}, "merge"))
+    err = code_of(
+        lambda: vapi.patch("v1/pods", "default", "p", {"spec": {"restartPolicy": "Never"}}, "merge")
+    )
     assert err.code == 422
-    out = vapi.patch("v1/pods", "default", "p", {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}},
-                     "strategic")
+    out = vapi.patch(
+        "v1/pods", "default", "p", {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}, "strategic"
+    )
     assert out["spec"]["containers"][0]["image"] == "nginx:2"
 
 
@@ -152,7 +181,9 @@ def test_graceful_pod_deletion(vapi: ApiServer) -> None:
     assert code_of(lambda: vapi.get("v1/pods", "default", "unscheduled")).code == 404
 
     vapi.create("v1/pods", "default", pod("bound"))
-    vapi.create("v1/pods", "default", {"target": {"kind": "Node", "name": "n1"}}, subresource="binding", name="bound")
+    vapi.create(
+        "v1/pods", "default", {"target": {"kind": "Node", "name": "n1"}}, subresource="binding", name="bound"
+    )
     term = vapi.delete("v1/pods", "default", "bound")
     assert term["metadata"]["deletionTimestamp"] == "2030-01-02T03:04:35Z"  # now + 30s grace
     assert term["metadata"]["deletionGracePeriodSeconds"] == 30
@@ -175,7 +206,9 @@ def test_finalizers_hold_objects_until_removed(vapi: ApiServer) -> None:
     assert code_of(lambda: vapi.get("v1/configmaps", "default", "cm")).code == 404
 
 
-@pytest.mark.parametrize(("policy", "finalizer"), [("Foreground", "foregroundDeletion"), ("Orphan", "orphan")])
+@pytest.mark.parametrize(
+    ("policy", "finalizer"), [("Foreground", "foregroundDeletion"), ("Orphan", "orphan")]
+)
 def test_propagation_policies_add_gc_finalizers(vapi: ApiServer, policy: str, finalizer: str) -> None:
     vapi.create("apps/v1/deployments", "default", deployment())
     out = vapi.delete("apps/v1/deployments", "default", "d", propagation_policy=policy)
@@ -188,12 +221,22 @@ def test_background_deletes_owner_immediately_and_preconditions(vapi: ApiServer)
     d = vapi.create("apps/v1/deployments", "default", deployment())
     err = code_of(lambda: vapi.delete("apps/v1/deployments", "default", "d", preconditions={"uid": "other"}))
     assert err.code == 409 and "Precondition failed" in err.status["message"]
-    vapi.delete("apps/v1/deployments", "default", "d", propagation_policy="Background",
-                preconditions={"uid": d["metadata"]["uid"]})
+    vapi.delete(
+        "apps/v1/deployments",
+        "default",
+        "d",
+        propagation_policy="Background",
+        preconditions={"uid": d["metadata"]["uid"]},
+    )
     assert code_of(lambda: vapi.get("apps/v1/deployments", "default", "d")).code == 404
     assert code_of(lambda: vapi.delete("apps/v1/deployments", "default", "d")).code == 404
     vapi.create("apps/v1/deployments", "default", deployment())
-    assert code_of(lambda: vapi.delete("apps/v1/deployments", "default", "d", propagation_policy="Sideways")).code == 422
+    assert (
+        code_of(
+            lambda: vapi.delete("apps/v1/deployments", "default", "d", propagation_policy="Sideways")
+        ).code
+        == 422
+    )
 
 
 def test_namespace_deletion_removes_contents(vapi: ApiServer) -> None:
@@ -215,29 +258,55 @@ def test_binding_eviction_and_scale(vapi: ApiServer) -> None:
     bound = vapi.get("v1/pods", "default", "p")
     assert bound["spec"]["nodeName"] == "n1"
     assert any(c["type"] == "PodScheduled" and c["status"] == "True" for c in bound["status"]["conditions"])
-    err = code_of(lambda: vapi.create("v1/pods", "default", {"target": {"name": "n2"}}, subresource="binding", name="p"))
+    err = code_of(
+        lambda: vapi.create("v1/pods", "default", {"target": {"name": "n2"}}, subresource="binding", name="p")
+    )
     assert err.code == 409 and "already assigned" in err.status["message"]
-    ev = vapi.create("v1/pods", "default", {"apiVersion": "policy/v1", "kind": "Eviction",
-                                            "metadata": {"name": "p"}, "deleteOptions": {"gracePeriodSeconds": 0}},
-                     subresource="eviction", name="p")
+    ev = vapi.create(
+        "v1/pods",
+        "default",
+        {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": "p"},
+            "deleteOptions": {"gracePeriodSeconds": 0},
+        },
+        subresource="eviction",
+        name="p",
+    )
     assert ev["status"] == "Success" and ev["code"] == 201
     assert code_of(lambda: vapi.get("v1/pods", "default", "p")).code == 404
-    assert code_of(lambda: vapi.create("v1/pods", "default", {"kind": "Eviction"}, subresource="eviction",
-                                       name="p")).code == 404
+    assert (
+        code_of(
+            lambda: vapi.create("v1/pods", "default", {"kind": "Eviction"}, subresource="eviction", name="p")
+        ).code
+        == 404
+    )
 
     vapi.create("apps/v1/statefulsets", "default", {**deployment("s", 1)})
     scale = vapi.get("apps/v1/statefulsets", "default", "s", subresource="scale")
-    assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1 and scale["status"]["selector"] == "app=s"
+    assert (
+        scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1 and scale["status"]["selector"] == "app=s"
+    )
     scale["spec"]["replicas"] = 4
     out = vapi.update("apps/v1/statefulsets", "default", "s", scale, subresource="scale")
     assert out["spec"]["replicas"] == 4
     assert vapi.get("apps/v1/statefulsets", "default", "s")["spec"]["replicas"] == 4
-    assert code_of(lambda: vapi.update("apps/v1/statefulsets", "default", "s", scale, subresource="scale")).code == 409
-    out = vapi.patch("apps/v1/statefulsets", "default", "s", {"spec": {"replicas": 2}}, "merge", subresource="scale")
+    assert (
+        code_of(lambda: vapi.update("apps/v1/statefulsets", "default", "s", scale, subresource="scale")).code
+        == 409
+    )
+    out = vapi.patch(
+        "apps/v1/statefulsets", "default", "s", {"spec": {"replicas": 2}}, "merge", subresource="scale"
+    )
     assert out["spec"]["replicas"] == 2
     bad = {"spec": {"replicas": -1}}
-    assert code_of(lambda: vapi.patch("apps/v1/statefulsets", "default", "s", bad, "merge",
-                                      subresource="scale")).code == 422
+    assert (
+        code_of(
+            lambda: vapi.patch("apps/v1/statefulsets", "default", "s", bad, "merge", subresource="scale")
+        ).code
+        == 422
+    )
 
 
 def test_list_selectors(vapi: ApiServer) -> None:
@@ -250,7 +319,9 @@ def test_list_selectors(vapi: ApiServer) -> None:
     assert names(vapi.list("v1/pods", "default", label_selector="app notin (web),i")) == ["p2"]
     assert names(vapi.list("v1/pods", None, field_selector="spec.nodeName=n1")) == ["p0", "p2"]
     assert names(vapi.list("v1/pods", None, field_selector="spec.nodeName=")) == ["p1"]
-    assert names(vapi.list("v1/pods", None, field_selector="status.phase!=Running,metadata.name=p1")) == ["p1"]
+    assert names(vapi.list("v1/pods", None, field_selector="status.phase!=Running,metadata.name=p1")) == [
+        "p1"
+    ]
     out = vapi.list("v1/pods", "kube-system")
     assert out["items"] == [] and out["metadata"]["resourceVersion"] == vapi.resource_version()
     assert code_of(lambda: vapi.list("v1/pods", label_selector="app in (web")).code == 400
@@ -296,37 +367,76 @@ def test_watch_without_rv_starts_with_current_state_then_live(vapi: ApiServer, d
 
 
 def test_crd_served_workloadspread_with_status_and_scale(vapi: ApiServer) -> None:
-    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-           "metadata": {"name": "clonesets.apps.kruise.io"},
-           "spec": {"group": "apps.kruise.io", "scope": "Namespaced",
-                    "names": {"plural": "clonesets", "singular": "cloneset", "kind": "CloneSet"},
-                    "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                                  "subresources": {"status": {}, "scale": {
-                                      "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
-                                      "labelSelectorPath": ".status.labelSelector"}}}]}}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "clonesets.apps.kruise.io"},
+        "spec": {
+            "group": "apps.kruise.io",
+            "scope": "Namespaced",
+            "names": {"plural": "clonesets", "singular": "cloneset", "kind": "CloneSet"},
+            "versions": [
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {
+                        "status": {},
+                        "scale": {
+                            "specReplicasPath": ".spec.replicas",
+                            "statusReplicasPath": ".status.replicas",
+                            "labelSelectorPath": ".status.labelSelector",
+                        },
+                    },
+                }
+            ],
+        },
+    }
     out = vapi.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, crd)
     assert any(c["type"] == "Established" and c["status"] == "True" for c in out["status"]["conditions"])
-    cs = vapi.create("apps.kruise.io/v1alpha1/clonesets", "default",
-                     {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "metadata": {"name": "c"},
-                      "spec": {"replicas": 3}, "status": {"ignored": True}})
+    cs = vapi.create(
+        "apps.kruise.io/v1alpha1/clonesets",
+        "default",
+        {
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "CloneSet",
+            "metadata": {"name": "c"},
+            "spec": {"replicas": 3},
+            "status": {"ignored": True},
+        },
+    )
     assert "status" not in cs and cs["metadata"]["generation"] == 1
-    vapi.patch("apps.kruise.io/v1alpha1/clonesets", "default", "c",
-               {"status": {"replicas": 2, "labelSelector": "app=c"}}, "merge", subresource="status")
+    vapi.patch(
+        "apps.kruise.io/v1alpha1/clonesets",
+        "default",
+        "c",
+        {"status": {"replicas": 2, "labelSelector": "app=c"}},
+        "merge",
+        subresource="status",
+    )
     scale = vapi.get("apps.kruise.io/v1alpha1/clonesets", "default", "c", subresource="scale")
     assert scale["spec"]["replicas"] == 3 and scale["status"] == {"replicas": 2, "selector": "app=c"}
     scale["spec"]["replicas"] = 6
     vapi.update("apps.kruise.io/v1alpha1/clonesets", "default", "c", scale, subresource="scale")
     got = vapi.get("apps.kruise.io/v1alpha1/clonesets", "default", "c")
     assert got["spec"]["replicas"] == 6 and got["metadata"]["generation"] == 2
-    err = code_of(lambda: vapi.patch("apps.kruise.io/v1alpha1/clonesets", "default", "c", {"spec": {}}, "strategic"))
+    err = code_of(
+        lambda: vapi.patch("apps.kruise.io/v1alpha1/clonesets", "default", "c", {"spec": {}}, "strategic")
+    )
     assert err.code == 415
     vapi.delete("apiextensions.k8s.io/v1/customresourcedefinitions", None, "clonesets.apps.kruise.io")
     assert code_of(lambda: vapi.list("apps.kruise.io/v1alpha1/clonesets")).code == 404
 
 
 def test_job_selector_is_generated(vapi: ApiServer) -> None:
-    job = {"metadata": {"name": "j"}, "spec": {"template": {"spec": {
-        "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}
+    job = {
+        "metadata": {"name": "j"},
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+            }
+        },
+    }
     out = vapi.create("batch/v1/jobs", "default", job)
     uid = out["metadata"]["uid"]
     assert out["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
@@ -356,7 +466,9 @@ def test_user_scoped_view_and_in_process_faults(vapi: ApiServer) -> None:
     scoped.create("v1/pods", "default", pod("x"))
     assert scoped.get("v1/pods", "default", "x")["metadata"]["name"] == "x"
     vapi.faults.set_spec("pods:get:error500=1")
-    assert vapi.get("v1/pods", "default", "x")["metadata"]["name"] == "x"  # in-process calls are exempt by default
+    assert (
+        vapi.get("v1/pods", "default", "x")["metadata"]["name"] == "x"
+    )  # in-process calls are exempt by default
     vapi.faults.in_process = True
     assert code_of(lambda: vapi.get("v1/pods", "default", "x")).code == 500
     vapi.faults.clear()
@@ -364,18 +476,40 @@ def test_user_scoped_view_and_in_process_faults(vapi: ApiServer) -> None:
 
 
 def test_leases_events_and_nodes(vapi: ApiServer) -> None:
-    lease = vapi.create("coordination.k8s.io/v1/leases", "kube-node-lease",
-                        {"metadata": {"name": "n1"}, "spec": {"holderIdentity": "n1", "leaseDurationSeconds": 40}})
+    lease = vapi.create(
+        "coordination.k8s.io/v1/leases",
+        "kube-node-lease",
+        {"metadata": {"name": "n1"}, "spec": {"holderIdentity": "n1", "leaseDurationSeconds": 40}},
+    )
     lease["spec"]["renewTime"] = "2030-01-02T03:04:05.000000Z"
     assert vapi.update("coordination.k8s.io/v1/leases", "kube-node-lease", "n1", lease)["spec"]["renewTime"]
-    vapi.create("v1/events", "default", {"metadata": {"name": "p.1"}, "reason": "Scheduled", "type": "Normal",
-                                         "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}})
-    vapi.create("v1/events", "default", {"metadata": {"name": "q.1"}, "reason": "Killing", "type": "Normal",
-                                         "involvedObject": {"kind": "Pod", "name": "q", "namespace": "default"}})
+    vapi.create(
+        "v1/events",
+        "default",
+        {
+            "metadata": {"name": "p.1"},
+            "reason": "Scheduled",
+            "type": "Normal",
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        },
+    )
+    vapi.create(
+        "v1/events",
+        "default",
+        {
+            "metadata": {"name": "q.1"},
+            "reason": "Killing",
+            "type": "Normal",
+            "involvedObject": {"kind": "Pod", "name": "q", "namespace": "default"},
+        },
+    )
     hits = vapi.list("v1/events", "default", field_selector="involvedObject.name=q,reason=Killing")["items"]
     assert [e["metadata"]["name"] for e in hits] == ["q.1"]
-    node = vapi.create("v1/nodes", None, {"metadata": {"name": "n1", "labels": {"zone": "a"}},
-                                          "status": {"capacity": {"cpu": "4"}}})
+    node = vapi.create(
+        "v1/nodes",
+        None,
+        {"metadata": {"name": "n1", "labels": {"zone": "a"}}, "status": {"capacity": {"cpu": "4"}}},
+    )
     assert node["status"] == {"capacity": {"cpu": "4"}}  # node status is kept on create (the kubelet's)
     assert node["metadata"].get("namespace") is None
     assert [n["metadata"]["name"] for n in vapi.list("v1/nodes", label_selector="zone=a")["items"]] == ["n1"]
@@ -393,27 +527,41 @@ def test_generated_name_collisions_are_retried(vapi: ApiServer, monkeypatch: pyt
 
 def test_seeded_generated_names_repeat_and_unseeded_ones_do_not() -> None:
     def names(server: ApiServer) -> list[str]:
-        return [server.create("v1/configmaps", "default", {"metadata": {"generateName": "x-"}})["metadata"]["name"]
-                for _ in range(3)]
+        return [
+            server.create("v1/configmaps", "default", {"metadata": {"generateName": "x-"}})["metadata"][
+                "name"
+            ]
+            for _ in range(3)
+        ]
 
     assert names(ApiServer(name_seed=3)) == names(ApiServer(name_seed=3))
     assert names(ApiServer(name_seed=3)) != names(ApiServer(name_seed=4))
     assert names(ApiServer()) != names(ApiServer())
 
 
-@pytest.mark.parametrize(("strategy", "expected"), [
-    (None, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
-    ({}, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
-    ({"rollingUpdate": {"maxSurge": 2}}, {"type": "RollingUpdate",
-                                          "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": 2}}),
-    ({"type": "Recreate"}, {"type": "Recreate"}),
-])
-def test_deployment_strategy_is_defaulted_field_by_field(vapi: ApiServer, strategy: dict[str, Any] | None,
-                                                         expected: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        (None, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+        ({}, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+        (
+            {"rollingUpdate": {"maxSurge": 2}},
+            {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": 2}},
+        ),
+        ({"type": "Recreate"}, {"type": "Recreate"}),
+    ],
+)
+def test_deployment_strategy_is_defaulted_field_by_field(
+    vapi: ApiServer, strategy: dict[str, Any] | None, expected: dict[str, Any]
+) -> None:
     # `kubectl create deployment` sends `strategy: {}`; `kubectl describe` then read a blank StrategyType.
-    spec: dict[str, Any] = {"selector": {"matchLabels": {"app": "x"}},
-                            "template": {"metadata": {"labels": {"app": "x"}},
-                                         "spec": {"containers": [{"name": "c", "image": "i"}]}}}
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {
+            "metadata": {"labels": {"app": "x"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        },
+    }
     if strategy is not None:
         spec["strategy"] = strategy
     created = vapi.create("apps/v1/deployments", "default", {"metadata": {"name": "d"}, "spec": spec})
@@ -422,9 +570,20 @@ def test_deployment_strategy_is_defaulted_field_by_field(vapi: ApiServer, strate
 
 def test_horizontal_pod_autoscalers_are_served_and_stored(vapi: ApiServer) -> None:
     # ud-ecs-then-serverless.yaml ships one: `kubectl apply -f` of the example must not fail here.
-    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
-           "spec": {"scaleTargetRef": {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-                                       "name": "web"}, "minReplicas": 2, "maxReplicas": 30}}
+    hpa = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {
+            "scaleTargetRef": {
+                "apiVersion": "spreadgate.dev/v1beta1",
+                "kind": "UnitedDeployment",
+                "name": "web",
+            },
+            "minReplicas": 2,
+            "maxReplicas": 30,
+        },
+    }
     created = vapi.create("autoscaling/v2/horizontalpodautoscalers", "default", hpa)
     assert created["metadata"]["generation"] == 1
     stored = vapi.get("autoscaling/v2/horizontalpodautoscalers", "default", "web")

@@ -62,9 +62,13 @@ def client_for(https_server: RunningServer, tmp_path: Path) -> Iterator[ClientFa
 
 def raw(api_client: kubernetes.client.ApiClient, method: str, path: str, payload: Any = None) -> Any:
     """A request the generated API classes do not offer; non-2xx raises ApiException."""
-    _, url, headers, _, _ = api_client.param_serialize(method=method, resource_path=path,
-                                                        header_params={"Content-Type": "application/json"},
-                                                        body=None, auth_settings=["BearerToken"])
+    _, url, headers, _, _ = api_client.param_serialize(
+        method=method,
+        resource_path=path,
+        header_params={"Content-Type": "application/json"},
+        body=None,
+        auth_settings=["BearerToken"],
+    )
     response = api_client.call_api(method, url, header_params=headers, body=payload)
     response.read()
     if not 200 <= response.status <= 299:
@@ -85,7 +89,9 @@ def forbidden(call: Callable[[], Any]) -> dict[str, Any]:
     return status
 
 
-def bind(api: ApiServer, namespace: str | None, role: str, subject: dict[str, str], name: str = "grant") -> None:
+def bind(
+    api: ApiServer, namespace: str | None, role: str, subject: dict[str, str], name: str = "grant"
+) -> None:
     ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}
     obj = {"apiVersion": RBAC, "metadata": {"name": name}, "roleRef": ref, "subjects": [subject]}
     if namespace is None:
@@ -105,13 +111,22 @@ def test_tokens_anonymous_and_unknown(https_server: RunningServer, client_for: C
     with pytest.raises(ApiException) as unknown:
         CoreV1Api(client_for("not-a-token")).list_namespaced_pod("default")
     assert unknown.value.status == 401 and body(unknown.value)["reason"] == "Unauthorized"
-    pool = urllib3.HTTPSConnectionPool("127.0.0.1", https_server.port, cert_reqs="CERT_REQUIRED",
-                                       ca_cert_data=https_server.ca_pem, retries=False, maxsize=1)
+    pool = urllib3.HTTPSConnectionPool(
+        "127.0.0.1",
+        https_server.port,
+        cert_reqs="CERT_REQUIRED",
+        ca_cert_data=https_server.ca_pem,
+        retries=False,
+        maxsize=1,
+    )
     try:
         assert pool.request("GET", "/healthz").status == 200  # system:public-info-viewer
         anonymous = pool.request("GET", "/api")
         assert anonymous.status == 403
-        assert json.loads(anonymous.data)["message"] == 'forbidden: User "system:anonymous" cannot get path "/api"'
+        assert (
+            json.loads(anonymous.data)["message"]
+            == 'forbidden: User "system:anonymous" cannot get path "/api"'
+        )
         scheme = pool.request("GET", "/api", headers={"Authorization": "Basic YWRtaW46YWRtaW4="})
         assert scheme.status == 401
     finally:
@@ -120,21 +135,28 @@ def test_tokens_anonymous_and_unknown(https_server: RunningServer, client_for: C
     assert {ns.metadata.name for ns in admin.list_namespace().items} >= {"default", "kube-system"}
 
 
-def test_denials_are_worded_like_kube_apiserver(apiserver: ApiServer, https_server: RunningServer,
-                                                client_for: ClientFactory) -> None:
+def test_denials_are_worded_like_kube_apiserver(
+    apiserver: ApiServer, https_server: RunningServer, client_for: ClientFactory
+) -> None:
     alice = client_for(https_server.issue_token(ALICE))
     core = CoreV1Api(alice)
     status = forbidden(lambda: core.list_namespaced_pod("default"))
-    assert status["message"] == ('pods is forbidden: User "alice" cannot list resource "pods" in API group "" '
-                                 'in the namespace "default"')
+    assert status["message"] == (
+        'pods is forbidden: User "alice" cannot list resource "pods" in API group "" '
+        'in the namespace "default"'
+    )
     assert status["details"] == {"kind": "pods"}
     status = forbidden(lambda: core.read_namespaced_pod_status("p", "default"))
-    assert status["message"] == ('pods "p" is forbidden: User "alice" cannot get resource "pods/status" in API '
-                                 'group "" in the namespace "default"')
+    assert status["message"] == (
+        'pods "p" is forbidden: User "alice" cannot get resource "pods/status" in API '
+        'group "" in the namespace "default"'
+    )
     assert status["details"] == {"name": "p", "kind": "pods"}
     status = forbidden(lambda: kubernetes.client.AppsV1Api(alice).list_deployment_for_all_namespaces())
-    assert status["message"] == ('deployments.apps is forbidden: User "alice" cannot list resource "deployments" '
-                                 'in API group "apps" at the cluster scope')
+    assert status["message"] == (
+        'deployments.apps is forbidden: User "alice" cannot list resource "deployments" '
+        'in API group "apps" at the cluster scope'
+    )
     assert status["details"] == {"group": "apps", "kind": "deployments"}
     # Authorization comes before routing: an unknown resource is still a 403 for her.
     status = forbidden(lambda: raw(alice, "GET", "/apis/nothing.example/v1/widgets"))
@@ -148,129 +170,247 @@ def test_denials_are_worded_like_kube_apiserver(apiserver: ApiServer, https_serv
     assert https_server.errors == []
 
 
-def test_impersonation_is_authorized_per_header(apiserver: ApiServer, https_server: RunningServer,
-                                                client_for: ClientFactory, webhook_stub: WebhookStub) -> None:
+def test_impersonation_is_authorized_per_header(
+    apiserver: ApiServer, https_server: RunningServer, client_for: ClientFactory, webhook_stub: WebhookStub
+) -> None:
     alice_token = https_server.issue_token(ALICE)
     # The administrator may impersonate anyone; the impersonated user's own rights then apply.
     as_bob = CoreV1Api(client_for(https_server.token, Impersonate_User="bob"))
     status = forbidden(lambda: as_bob.list_namespaced_pod("default"))
     assert 'User "bob" cannot list resource "pods"' in status["message"]
     # Alice may not impersonate at all.
-    status = forbidden(lambda: CoreV1Api(client_for(alice_token, Impersonate_User="bob")).list_namespaced_pod("d"))
-    assert status["message"] == ('users "bob" is forbidden: User "alice" cannot impersonate resource "users" in '
-                                 'API group "" at the cluster scope')
+    status = forbidden(
+        lambda: CoreV1Api(client_for(alice_token, Impersonate_User="bob")).list_namespaced_pod("d")
+    )
+    assert status["message"] == (
+        'users "bob" is forbidden: User "alice" cannot impersonate resource "users" in '
+        'API group "" at the cluster scope'
+    )
     assert status["details"] == {"name": "bob", "kind": "users"}
-    status = forbidden(lambda: CoreV1Api(client_for(
-        alice_token, Impersonate_User="system:serviceaccount:team-a:builder")).list_namespaced_pod("d"))
-    assert status["message"] == ('serviceaccounts "builder" is forbidden: User "alice" cannot impersonate resource '
-                                 '"serviceaccounts" in API group "" in the namespace "team-a"')
+    status = forbidden(
+        lambda: CoreV1Api(
+            client_for(alice_token, Impersonate_User="system:serviceaccount:team-a:builder")
+        ).list_namespaced_pod("d")
+    )
+    assert status["message"] == (
+        'serviceaccounts "builder" is forbidden: User "alice" cannot impersonate resource '
+        '"serviceaccounts" in API group "" in the namespace "team-a"'
+    )
     # Allowed to impersonate the user bob only: asking for a group as well is checked separately.
-    cluster_role(apiserver, "impersonate-bob", [
-        {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": ["bob"]},
-        {"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"], "verbs": ["impersonate"]}])
+    cluster_role(
+        apiserver,
+        "impersonate-bob",
+        [
+            {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": ["bob"]},
+            {
+                "apiGroups": ["authentication.k8s.io"],
+                "resources": ["userextras/scopes"],
+                "verbs": ["impersonate"],
+            },
+        ],
+    )
     bind(apiserver, None, "impersonate-bob", {"kind": "User", "name": "alice"}, "alice-impersonates-bob")
     bind(apiserver, "default", "edit", {"kind": "User", "name": "bob"}, "bob-edits")
-    apiserver.create("admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", None, {
-        "metadata": {"name": "who"}, "webhooks": [{
-            "name": "who.example.dev", "clientConfig": {"url": webhook_stub.url, "caBundle": webhook_stub.ca_bundle},
-            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
-            "sideEffects": "None", "admissionReviewVersions": ["v1"]}]})
-    as_bob_by_alice = CoreV1Api(client_for(alice_token, Impersonate_User="bob", Impersonate_Extra_Scopes="read"))
+    apiserver.create(
+        "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+        None,
+        {
+            "metadata": {"name": "who"},
+            "webhooks": [
+                {
+                    "name": "who.example.dev",
+                    "clientConfig": {"url": webhook_stub.url, "caBundle": webhook_stub.ca_bundle},
+                    "rules": [
+                        {
+                            "operations": ["CREATE"],
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "resources": ["configmaps"],
+                        }
+                    ],
+                    "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                }
+            ],
+        },
+    )
+    as_bob_by_alice = CoreV1Api(
+        client_for(alice_token, Impersonate_User="bob", Impersonate_Extra_Scopes="read")
+    )
     as_bob_by_alice.create_namespaced_config_map("default", {"metadata": {"name": "by-bob"}})
-    assert webhook_stub.calls[-1]["userInfo"] == {"username": "bob", "groups": ["system:authenticated"],
-                                                  "extra": {"scopes": ["read"]}}
-    status = forbidden(lambda: CoreV1Api(client_for(alice_token, Impersonate_User="carol")).list_namespaced_pod("d"))
+    assert webhook_stub.calls[-1]["userInfo"] == {
+        "username": "bob",
+        "groups": ["system:authenticated"],
+        "extra": {"scopes": ["read"]},
+    }
+    status = forbidden(
+        lambda: CoreV1Api(client_for(alice_token, Impersonate_User="carol")).list_namespaced_pod("d")
+    )
     assert status["message"].startswith('users "carol" is forbidden')
-    status = forbidden(lambda: CoreV1Api(client_for(alice_token, Impersonate_User="bob",
-                                                    Impersonate_Group="system:masters")).list_namespaced_pod("d"))
-    assert status["message"] == ('groups "system:masters" is forbidden: User "alice" cannot impersonate resource '
-                                 '"groups" in API group "" at the cluster scope')
-    status = forbidden(lambda: CoreV1Api(client_for(alice_token, Impersonate_User="bob",
-                                                    Impersonate_Uid="42")).list_namespaced_pod("d"))
-    assert status["message"] == ('uids.authentication.k8s.io "42" is forbidden: User "alice" cannot impersonate '
-                                 'resource "uids" in API group "authentication.k8s.io" at the cluster scope')
-    status = forbidden(lambda: CoreV1Api(client_for(alice_token, Impersonate_User="bob",
-                                                    Impersonate_Extra_Team="x")).list_namespaced_pod("d"))
-    assert status["message"].startswith('userextras.authentication.k8s.io "x" is forbidden: User "alice" cannot '
-                                        'impersonate resource "userextras/team"')
+    status = forbidden(
+        lambda: CoreV1Api(
+            client_for(alice_token, Impersonate_User="bob", Impersonate_Group="system:masters")
+        ).list_namespaced_pod("d")
+    )
+    assert status["message"] == (
+        'groups "system:masters" is forbidden: User "alice" cannot impersonate resource '
+        '"groups" in API group "" at the cluster scope'
+    )
+    status = forbidden(
+        lambda: CoreV1Api(
+            client_for(alice_token, Impersonate_User="bob", Impersonate_Uid="42")
+        ).list_namespaced_pod("d")
+    )
+    assert status["message"] == (
+        'uids.authentication.k8s.io "42" is forbidden: User "alice" cannot impersonate '
+        'resource "uids" in API group "authentication.k8s.io" at the cluster scope'
+    )
+    status = forbidden(
+        lambda: CoreV1Api(
+            client_for(alice_token, Impersonate_User="bob", Impersonate_Extra_Team="x")
+        ).list_namespaced_pod("d")
+    )
+    assert status["message"].startswith(
+        'userextras.authentication.k8s.io "x" is forbidden: User "alice" cannot '
+        'impersonate resource "userextras/team"'
+    )
     # A group without a user is malformed.
     with pytest.raises(ApiException) as no_user:
         CoreV1Api(client_for(https_server.token, Impersonate_Group="devs")).list_namespaced_pod("default")
     assert no_user.value.status == 400 and "without impersonating a user" in body(no_user.value)["message"]
     # Impersonating a ServiceAccount gives its groups.
     sa_client = client_for(https_server.token, Impersonate_User="system:serviceaccount:team-a:builder")
-    whoami = AuthenticationV1Api(sa_client).create_self_subject_review({
-        "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    whoami = AuthenticationV1Api(sa_client).create_self_subject_review(
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    )
     assert whoami.status.user_info.username == "system:serviceaccount:team-a:builder"
     assert whoami.status.user_info.groups == [
-        "system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated"]
+        "system:serviceaccounts",
+        "system:serviceaccounts:team-a",
+        "system:authenticated",
+    ]
 
 
-def test_access_reviews_with_the_official_client(apiserver: ApiServer, https_server: RunningServer,
-                                                 client_for: ClientFactory) -> None:
+def test_access_reviews_with_the_official_client(
+    apiserver: ApiServer, https_server: RunningServer, client_for: ClientFactory
+) -> None:
     admin = AuthorizationV1Api(client_for(https_server.token))
     apiserver.create("v1/namespaces", None, {"metadata": {"name": "team-a"}})
     bind(apiserver, "team-a", "edit", {"kind": "ServiceAccount", "name": "builder", "namespace": "team-a"})
     cluster_role(apiserver, "metrics", [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])
     bind(apiserver, None, "metrics", {"kind": "Group", "name": "devs"}, "devs-metrics")
 
-    def sar(resource: V1ResourceAttributes | None = None, url: V1NonResourceAttributes | None = None,
-            **who: Any) -> Any:
+    def sar(
+        resource: V1ResourceAttributes | None = None, url: V1NonResourceAttributes | None = None, **who: Any
+    ) -> Any:
         spec = V1SubjectAccessReviewSpec(resource_attributes=resource, non_resource_attributes=url, **who)
         return admin.create_subject_access_review(V1SubjectAccessReview(spec=spec)).status
 
     sa = "system:serviceaccount:team-a:builder"
-    allowed = sar(V1ResourceAttributes(namespace="team-a", verb="update", group="apps", resource="deployments"),
-                  user=sa, groups=["system:serviceaccounts", "system:serviceaccounts:team-a"])
-    assert allowed.allowed and allowed.reason == ('RBAC: allowed by RoleBinding "grant/team-a" of ClusterRole '
-                                                  '"edit" to ServiceAccount "builder/team-a"')
-    assert not sar(V1ResourceAttributes(namespace="team-b", verb="update", group="apps", resource="deployments"),
-                   user=sa).allowed
-    assert not sar(V1ResourceAttributes(namespace="team-a", verb="create", group="rbac.authorization.k8s.io",
-                                        resource="rolebindings"), user=sa).allowed
+    allowed = sar(
+        V1ResourceAttributes(namespace="team-a", verb="update", group="apps", resource="deployments"),
+        user=sa,
+        groups=["system:serviceaccounts", "system:serviceaccounts:team-a"],
+    )
+    assert allowed.allowed and allowed.reason == (
+        'RBAC: allowed by RoleBinding "grant/team-a" of ClusterRole "edit" to ServiceAccount "builder/team-a"'
+    )
+    assert not sar(
+        V1ResourceAttributes(namespace="team-b", verb="update", group="apps", resource="deployments"), user=sa
+    ).allowed
+    assert not sar(
+        V1ResourceAttributes(
+            namespace="team-a", verb="create", group="rbac.authorization.k8s.io", resource="rolebindings"
+        ),
+        user=sa,
+    ).allowed
     assert sar(url=V1NonResourceAttributes(path="/metrics", verb="get"), user="x", groups=["devs"]).allowed
     assert not sar(url=V1NonResourceAttributes(path="/metrics", verb="get"), user="x").allowed
-    assert sar(V1ResourceAttributes(verb="delete", resource="nodes"), user="root", groups=["system:masters"]).allowed
+    assert sar(
+        V1ResourceAttributes(verb="delete", resource="nodes"), user="root", groups=["system:masters"]
+    ).allowed
     with pytest.raises(ApiException) as invalid:
-        admin.create_subject_access_review(V1SubjectAccessReview(spec=V1SubjectAccessReviewSpec(
-            resource_attributes=V1ResourceAttributes(verb="get", resource="pods"))))
-    assert invalid.value.status == 422 and "at least one of user or group must be specified" in invalid.value.body
+        admin.create_subject_access_review(
+            V1SubjectAccessReview(
+                spec=V1SubjectAccessReviewSpec(
+                    resource_attributes=V1ResourceAttributes(verb="get", resource="pods")
+                )
+            )
+        )
+    assert (
+        invalid.value.status == 422
+        and "at least one of user or group must be specified" in invalid.value.body
+    )
     # Reviews are answers, not objects: nothing was stored.
     assert apiserver.store.count("subjectaccessreviews.authorization.k8s.io") == 0
 
     # Self reviews: the asker (or whom they impersonate) is the subject.
     alice = AuthorizationV1Api(client_for(https_server.issue_token(ALICE)))
-    ssar = alice.create_self_subject_access_review(V1SelfSubjectAccessReview(spec=V1SelfSubjectAccessReviewSpec(
-        non_resource_attributes=V1NonResourceAttributes(path="/metrics", verb="get"))))
+    ssar = alice.create_self_subject_access_review(
+        V1SelfSubjectAccessReview(
+            spec=V1SelfSubjectAccessReviewSpec(
+                non_resource_attributes=V1NonResourceAttributes(path="/metrics", verb="get")
+            )
+        )
+    )
     assert ssar.status.allowed
-    ssar = alice.create_self_subject_access_review(V1SelfSubjectAccessReview(spec=V1SelfSubjectAccessReviewSpec(
-        resource_attributes=V1ResourceAttributes(namespace="team-a", verb="list", resource="pods"))))
+    ssar = alice.create_self_subject_access_review(
+        V1SelfSubjectAccessReview(
+            spec=V1SelfSubjectAccessReviewSpec(
+                resource_attributes=V1ResourceAttributes(namespace="team-a", verb="list", resource="pods")
+            )
+        )
+    )
     assert not ssar.status.allowed
     # Alice may not ask about others.
-    forbidden(lambda: alice.create_subject_access_review(V1SubjectAccessReview(spec=V1SubjectAccessReviewSpec(
-        user="bob", resource_attributes=V1ResourceAttributes(verb="get", resource="pods")))))
+    forbidden(
+        lambda: alice.create_subject_access_review(
+            V1SubjectAccessReview(
+                spec=V1SubjectAccessReviewSpec(
+                    user="bob", resource_attributes=V1ResourceAttributes(verb="get", resource="pods")
+                )
+            )
+        )
+    )
     as_sa = AuthorizationV1Api(client_for(https_server.token, Impersonate_User=sa))
-    rules = as_sa.create_self_subject_rules_review(V1SelfSubjectRulesReview(
-        spec=V1SelfSubjectRulesReviewSpec(namespace="team-a"))).status
+    rules = as_sa.create_self_subject_rules_review(
+        V1SelfSubjectRulesReview(spec=V1SelfSubjectRulesReviewSpec(namespace="team-a"))
+    ).status
     assert not rules.incomplete
     assert any("deployments" in (r.resources or []) and "update" in r.verbs for r in rules.resource_rules)
     assert any("/apis/*" in r.non_resource_urls for r in rules.non_resource_rules)
-    elsewhere = as_sa.create_self_subject_rules_review(V1SelfSubjectRulesReview(
-        spec=V1SelfSubjectRulesReviewSpec(namespace="team-b"))).status
+    elsewhere = as_sa.create_self_subject_rules_review(
+        V1SelfSubjectRulesReview(spec=V1SelfSubjectRulesReviewSpec(namespace="team-b"))
+    ).status
     assert not any("deployments" in (r.resources or []) for r in elsewhere.resource_rules)
-    local = admin.create_namespaced_local_subject_access_review("team-a", V1LocalSubjectAccessReview(
-        metadata={"namespace": "team-a"}, spec=V1SubjectAccessReviewSpec(
-            user=sa, resource_attributes=V1ResourceAttributes(namespace="team-a", verb="get", resource="pods"))))
+    local = admin.create_namespaced_local_subject_access_review(
+        "team-a",
+        V1LocalSubjectAccessReview(
+            metadata={"namespace": "team-a"},
+            spec=V1SubjectAccessReviewSpec(
+                user=sa,
+                resource_attributes=V1ResourceAttributes(namespace="team-a", verb="get", resource="pods"),
+            ),
+        ),
+    )
     assert local.status.allowed
     with pytest.raises(ApiException) as other_ns:
-        admin.create_namespaced_local_subject_access_review("team-a", V1LocalSubjectAccessReview(
-            metadata={"namespace": "team-a"}, spec=V1SubjectAccessReviewSpec(
-                user=sa, resource_attributes=V1ResourceAttributes(namespace="team-b", verb="get", resource="pods"))))
+        admin.create_namespaced_local_subject_access_review(
+            "team-a",
+            V1LocalSubjectAccessReview(
+                metadata={"namespace": "team-a"},
+                spec=V1SubjectAccessReviewSpec(
+                    user=sa,
+                    resource_attributes=V1ResourceAttributes(namespace="team-b", verb="get", resource="pods"),
+                ),
+            ),
+        )
     assert other_ns.value.status == 400
 
 
-def test_rbac_objects_are_served_validated_and_discovered(https_server: RunningServer,
-                                                          client_for: ClientFactory) -> None:
+def test_rbac_objects_are_served_validated_and_discovered(
+    https_server: RunningServer, client_for: ClientFactory
+) -> None:
     admin = client_for(https_server.token)
     groups = {g.name: g for g in kubernetes.client.ApisApi(admin).get_api_versions().groups}
     assert {"rbac.authorization.k8s.io", "authorization.k8s.io", "authentication.k8s.io"} <= set(groups)
@@ -282,14 +422,24 @@ def test_rbac_objects_are_served_validated_and_discovered(https_server: RunningS
     # The client percent-encodes the colon; the server decodes it before routing and authorizing.
     discovery = rbac.read_cluster_role("system:discovery")
     assert "/apis/*" in discovery.rules[0].non_resource_urls
-    rbac.create_namespaced_role("default", {"metadata": {"name": "r"}, "rules": [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]})
+    rbac.create_namespaced_role(
+        "default",
+        {"metadata": {"name": "r"}, "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+    )
     with pytest.raises(ApiException) as bad_role:
-        rbac.create_namespaced_role("default", {"metadata": {"name": "urls"}, "rules": [
-            {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]})
-    assert bad_role.value.status == 422 and "namespaced rules cannot apply to non-resource URLs" in bad_role.value.body
-    binding = {"metadata": {"name": "b"}, "subjects": [{"kind": "User", "name": "alice"}],
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}}
+        rbac.create_namespaced_role(
+            "default",
+            {"metadata": {"name": "urls"}, "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]},
+        )
+    assert (
+        bad_role.value.status == 422
+        and "namespaced rules cannot apply to non-resource URLs" in bad_role.value.body
+    )
+    binding = {
+        "metadata": {"name": "b"},
+        "subjects": [{"kind": "User", "name": "alice"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+    }
     rbac.create_namespaced_role_binding("default", binding)
     with pytest.raises(ApiException) as changed:
         rbac.patch_namespaced_role_binding("b", "default", {"roleRef": {"name": "other"}})
@@ -297,11 +447,23 @@ def test_rbac_objects_are_served_validated_and_discovered(https_server: RunningS
 
 
 def test_aggregated_rules_are_written_back_like_the_aggregation_controller(
-        apiserver: ApiServer, https_server: RunningServer, client_for: ClientFactory) -> None:
+    apiserver: ApiServer, https_server: RunningServer, client_for: ClientFactory
+) -> None:
     rbac = RbacAuthorizationV1Api(client_for(https_server.token))
-    spreads = {"apiGroups": ["spreadgate.dev"], "resources": ["workloadspreads"], "verbs": ["get", "list", "watch"]}
-    rbac.create_cluster_role({"metadata": {"name": "spreads-view", "labels": {
-        "rbac.authorization.k8s.io/aggregate-to-view": "true"}}, "rules": [spreads]})
+    spreads = {
+        "apiGroups": ["spreadgate.dev"],
+        "resources": ["workloadspreads"],
+        "verbs": ["get", "list", "watch"],
+    }
+    rbac.create_cluster_role(
+        {
+            "metadata": {
+                "name": "spreads-view",
+                "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"},
+            },
+            "rules": [spreads],
+        }
+    )
 
     def has_spreads(role: str) -> bool:
         rules = rbac.read_cluster_role(role).rules or []

@@ -49,27 +49,51 @@ def test_availability_is_read_before_readiness_and_cost() -> None:
 def test_same_node_ranks_as_the_proposal_states_them() -> None:
     case = CASES["proposal-same-node-example"]
     ranks = same_node_ranks(case["pods"])
-    assert {pod["metadata"]["name"]: ranks.get(pod["metadata"]["uid"], 0) for pod in case["pods"]} == \
-        case["expected_ranks"]
+    assert {pod["metadata"]["name"]: ranks.get(pod["metadata"]["uid"], 0) for pod in case["pods"]} == case[
+        "expected_ranks"
+    ]
 
 
 def _crd(storage: str) -> dict[str, Any]:
     schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "clonesets.apps.kruise.io"},
-            "spec": {"group": "apps.kruise.io", "scope": "Namespaced",
-                     "names": {"plural": "clonesets", "singular": "cloneset", "kind": "CloneSet"},
-                     "versions": [{"name": version, "served": True, "storage": version == storage, "schema": schema,
-                                   "subresources": {"status": {}}}
-                                  for version in ("v1alpha1", "v1beta1")]}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "clonesets.apps.kruise.io"},
+        "spec": {
+            "group": "apps.kruise.io",
+            "scope": "Namespaced",
+            "names": {"plural": "clonesets", "singular": "cloneset", "kind": "CloneSet"},
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": version == storage,
+                    "schema": schema,
+                    "subresources": {"status": {}},
+                }
+                for version in ("v1alpha1", "v1beta1")
+            ],
+        },
+    }
 
 
 def _cloneset(replicas: int, image: str = "nginx:1", **update: Any) -> dict[str, Any]:
     labels = {"app": "game"}
-    return {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "metadata": {"name": "game"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "updateStrategy": update,
-                     "template": {"metadata": {"labels": labels},
-                                  "spec": {"containers": [{"name": "main", "image": image}]}}}}
+    return {
+        "apiVersion": "apps.kruise.io/v1beta1",
+        "kind": "CloneSet",
+        "metadata": {"name": "game"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "updateStrategy": update,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "main", "image": image}]},
+            },
+        },
+    }
 
 
 def _with_clonesets(make_cluster: Callable[..., Cluster], storage: str) -> tuple[Cluster, str]:
@@ -89,8 +113,13 @@ def _revisions(cluster: Cluster) -> dict[str, int]:
 
 
 def _roll_out(cluster: Cluster, resource: str, image: str) -> None:
-    cluster.api.patch(resource, "default", "game",
-                      {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": image}]}}}}, "merge")
+    cluster.api.patch(
+        resource,
+        "default",
+        "game",
+        {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": image}]}}}},
+        "merge",
+    )
     cluster.run_until_stable(advance_time=True)
 
 
@@ -104,7 +133,11 @@ def test_pods_are_created_owned_and_counted(make_cluster: Callable[..., Cluster]
     assert len({p["metadata"]["labels"][REVISION_LABEL] for p in pods}) == 1
     status = cluster.api.get(resource, "default", "game")["status"]
     assert {k: status[k] for k in ("replicas", "readyReplicas", "updatedReplicas", "labelSelector")} == {
-        "replicas": 4, "readyReplicas": 4, "updatedReplicas": 4, "labelSelector": "app=game"}
+        "replicas": 4,
+        "readyReplicas": 4,
+        "updatedReplicas": 4,
+        "labelSelector": "app=game",
+    }
 
 
 def test_scale_in_removes_the_cheapest_pod_first(make_cluster: Callable[..., Cluster]) -> None:
@@ -115,13 +148,16 @@ def test_scale_in_removes_the_cheapest_pod_first(make_cluster: Callable[..., Clu
     cluster.api.patch("v1/pods", "default", cheap, {"metadata": {"annotations": {COST: "-10"}}}, "merge")
     cluster.api.patch(resource, "default", "game", {"spec": {"replicas": 3}}, "merge")
     cluster.run_until_stable(advance_time=True)
-    remaining = _names([p for p in pods_of(cluster, "app=game") if not p["metadata"].get("deletionTimestamp")])
+    remaining = _names(
+        [p for p in pods_of(cluster, "app=game") if not p["metadata"].get("deletionTimestamp")]
+    )
     assert len(remaining) == 3 and cheap not in remaining
 
 
 @pytest.mark.parametrize("storage", ["v1beta1", "v1alpha1"])
-def test_a_partition_keeps_old_pods_in_the_layout_of_the_stored_version(make_cluster: Callable[..., Cluster],
-                                                                       storage: str) -> None:
+def test_a_partition_keeps_old_pods_in_the_layout_of_the_stored_version(
+    make_cluster: Callable[..., Cluster], storage: str
+) -> None:
     cluster, resource = _with_clonesets(make_cluster, storage)
     update = {"rollingUpdate": {"partition": 2}} if storage == "v1beta1" else {"partition": 2}
     cluster.api.create(resource, "default", _cloneset(4, **update))
@@ -139,8 +175,13 @@ def test_a_percentage_partition_and_its_removal(make_cluster: Callable[..., Clus
     cluster.run_until_stable(advance_time=True)
     _roll_out(cluster, resource, "nginx:2")
     assert _revisions(cluster) == {"nginx:1": 2, "nginx:2": 2}
-    cluster.api.patch(resource, "default", "game", {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}},
-                      "merge")
+    cluster.api.patch(
+        resource,
+        "default",
+        "game",
+        {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}},
+        "merge",
+    )
     cluster.run_until_stable(advance_time=True)
     assert _revisions(cluster) == {"nginx:2": 4}
 
@@ -161,30 +202,56 @@ NOW = datetime(2024, 6, 1, tzinfo=UTC)
 @st.composite
 def _group(draw: st.DrawFn) -> list[dict[str, Any]]:
     count = draw(st.integers(min_value=2, max_value=12))
-    ages = draw(st.lists(st.integers(min_value=1, max_value=30 * 86_400), min_size=2 * count, max_size=2 * count,
-                         unique=True))
+    ages = draw(
+        st.lists(
+            st.integers(min_value=1, max_value=30 * 86_400),
+            min_size=2 * count,
+            max_size=2 * count,
+            unique=True,
+        )
+    )
     pods = []
     for index in range(count):
-        status: dict[str, Any] = {"phase": draw(st.sampled_from(["Pending", "Running", "Unknown"])),
-                                  "containerStatuses": [{"restartCount": draw(st.integers(0, 2))}]}
+        status: dict[str, Any] = {
+            "phase": draw(st.sampled_from(["Pending", "Running", "Unknown"])),
+            "containerStatuses": [{"restartCount": draw(st.integers(0, 2))}],
+        }
         if draw(st.booleans()):
             since = NOW - timedelta(seconds=ages[2 * index])
-            status["conditions"] = [{"type": "Ready", "status": "True",
-                                     "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ")}]
+            status["conditions"] = [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            ]
         annotations = {COST: draw(st.sampled_from(["-1", "0", "5"]))} if draw(st.booleans()) else {}
         created = NOW - timedelta(seconds=ages[2 * index + 1])
-        pods.append({"metadata": {"name": f"p{index}", "uid": f"uid-{index:02d}", "annotations": annotations,
-                                  "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ")},
-                     "spec": {"nodeName": draw(st.sampled_from(["", "n1", "n2"]))}, "status": status})
+        pods.append(
+            {
+                "metadata": {
+                    "name": f"p{index}",
+                    "uid": f"uid-{index:02d}",
+                    "annotations": annotations,
+                    "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                },
+                "spec": {"nodeName": draw(st.sampled_from(["", "n1", "n2"]))},
+                "status": status,
+            }
+        )
     return pods
 
 
 @settings(max_examples=150, deadline=None)
 @given(group=_group(), data=st.data())
-def test_the_emulated_choice_agrees_with_the_product_model(group: list[dict[str, Any]], data: st.DataObject) -> None:
+def test_the_emulated_choice_agrees_with_the_product_model(
+    group: list[dict[str, Any]], data: st.DataObject
+) -> None:
     count = data.draw(st.integers(min_value=1, max_value=len(group) - 1))
     min_ready = data.draw(st.sampled_from([0, 30, 3600]))
-    spec = cloneset_spec_from_object({"metadata": {"name": "c"}, "spec": {"replicas": 1, "minReadySeconds": min_ready}})
+    spec = cloneset_spec_from_object(
+        {"metadata": {"name": "c"}, "spec": {"replicas": 1, "minReadySeconds": min_ready}}
+    )
     chosen = product_choose(read_pods(group), range(len(group)), count, spec, None, NOW)
     expected = [group[placement.item]["metadata"]["name"] for placement in chosen]
     assert _names(choose(group, count, kruise_available(min_ready, NOW))) == expected

@@ -31,6 +31,7 @@ def _running(cluster: Cluster, selector: str, n: int) -> Callable[[], bool]:
     def check() -> bool:
         pods = [p for p in pods_of(cluster, selector) if not p["metadata"].get("deletionTimestamp")]
         return len(pods) == n and all(p["status"].get("phase") == "Running" for p in pods)
+
     return check
 
 
@@ -39,8 +40,12 @@ def test_threads_react_to_changes(threaded: Cluster) -> None:
     wait_for(_running(threaded, "app=rt", 5), what="5 running pods")
     threaded.api.patch("apps/v1/deployments", "default", "rt", {"spec": {"replicas": 2}}, "merge")
     wait_for(lambda: len(pods_of(threaded, "app=rt")) == 2, what="scale down to 2")
-    wait_for(lambda: threaded.api.get("apps/v1/deployments", "default", "rt")["status"].get(
-        "availableReplicas") == 2, what="deployment status")
+    wait_for(
+        lambda: (
+            threaded.api.get("apps/v1/deployments", "default", "rt")["status"].get("availableReplicas") == 2
+        ),
+        what="deployment status",
+    )
     threaded.api.delete("apps/v1/deployments", "default", "rt")
     wait_for(lambda: pods_of(threaded, "app=rt") == [], what="cascade deletion")
     with pytest.raises(RuntimeError, match="cannot be mixed"):

@@ -17,9 +17,13 @@ REVISIONS = "apps/v1/controllerrevisions"
 
 
 def revision(name: str = "web-abc", number: Any = 1) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
-            "data": {"spec": {"template": {"$patch": "replace"}}}, "revision": number}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
+        "data": {"spec": {"template": {"$patch": "replace"}}},
+        "revision": number,
+    }
 
 
 @pytest.fixture
@@ -32,8 +36,9 @@ def api() -> Any:
 def test_revisions_are_stored_listed_and_renumbered(api: ApiServer) -> None:
     created = api.create(REVISIONS, "default", revision())
     assert created["revision"] == 1 and created["data"] == revision()["data"]
-    assert [r["metadata"]["name"] for r in api.list(REVISIONS, "default", label_selector="app=web")["items"]] == [
-        "web-abc"]
+    assert [
+        r["metadata"]["name"] for r in api.list(REVISIONS, "default", label_selector="app=web")["items"]
+    ] == ["web-abc"]
     created["revision"] = 3
     assert api.update(REVISIONS, "default", "web-abc", created)["revision"] == 3
 

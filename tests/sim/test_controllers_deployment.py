@@ -43,13 +43,22 @@ def test_scale_0_30_10_deletes_victims_the_upstream_rules_allow(make_cluster: Ca
     # Make the victims non-trivial: costs on some pods, several pods not ready.
     ordered = sorted(pods, key=lambda p: p["metadata"]["name"])
     for i, pod in enumerate(ordered[:12]):
-        cluster.api.patch("v1/pods", "default", pod["metadata"]["name"],
-                          {"metadata": {"annotations": {"controller.kubernetes.io/pod-deletion-cost": str(i % 4)}}},
-                          "merge")
+        cluster.api.patch(
+            "v1/pods",
+            "default",
+            pod["metadata"]["name"],
+            {"metadata": {"annotations": {"controller.kubernetes.io/pod-deletion-cost": str(i % 4)}}},
+            "merge",
+        )
     for pod in ordered[20:24]:
-        cluster.api.patch("v1/pods", "default", pod["metadata"]["name"],
-                          {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}, "merge",
-                          subresource="status")
+        cluster.api.patch(
+            "v1/pods",
+            "default",
+            pod["metadata"]["name"],
+            {"status": {"conditions": [{"type": "Ready", "status": "False"}]}},
+            "merge",
+            subresource="status",
+        )
     assert isinstance(cluster.clock, VirtualClock)
     cluster.clock.advance(3600)
     before = sorted(pods_of(cluster), key=lambda p: f"{p['metadata']['namespace']}/{p['metadata']['name']}")
@@ -88,36 +97,60 @@ def test_deployment_creates_hashed_replicaset_with_revision(make_cluster: Callab
         assert pod["metadata"]["labels"][HASH_LABEL] == pod_hash
         pref = controller_ref(pod)
         assert pref is not None and pref["uid"] == rs["metadata"]["uid"] and pref["blockOwnerDeletion"]
-    assert rs["status"] == {"replicas": 3, "fullyLabeledReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
-                            "observedGeneration": 1}
+    assert rs["status"] == {
+        "replicas": 3,
+        "fullyLabeledReplicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+        "observedGeneration": 1,
+    }
     d = cluster.api.get(DEPLOYMENTS, "default", "api")
     assert d["metadata"]["annotations"][REVISION] == "1"
-    assert {k: d["status"][k] for k in ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
-                                        "observedGeneration")} == {
-        "replicas": 3, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3, "observedGeneration": 1}
+    assert {
+        k: d["status"][k]
+        for k in ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
+    } == {
+        "replicas": 3,
+        "updatedReplicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+        "observedGeneration": 1,
+    }
 
 
-def _invariants(name: str, replicas: int, surge: int, unavailable: int, seen: list[tuple[int, int]]
-                ) -> Callable[[Cluster], None]:
+def _invariants(
+    name: str, replicas: int, surge: int, unavailable: int, seen: list[tuple[int, int]]
+) -> Callable[[Cluster], None]:
     def check(cluster: Cluster) -> None:
         pods = [p for p in pods_of(cluster, f"app={name}") if not p["metadata"].get("deletionTimestamp")]
-        ready = [p for p in pods if any(c["type"] == "Ready" and c["status"] == "True"
-                                        for c in p["status"].get("conditions") or [])]
+        ready = [
+            p
+            for p in pods
+            if any(
+                c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions") or []
+            )
+        ]
         assert len(pods) <= replicas + surge, f"{len(pods)} pods exceed {replicas}+{surge}"
         assert len(ready) >= replicas - unavailable, f"only {len(ready)} ready"
         seen.append((len(pods), len(ready)))
+
     return check
 
 
-def _roll(cluster: Cluster, name: str, replicas: int, surge: Any, unavailable: Any, bounds: tuple[int, int]
-          ) -> list[tuple[int, int]]:
+def _roll(
+    cluster: Cluster, name: str, replicas: int, surge: Any, unavailable: Any, bounds: tuple[int, int]
+) -> list[tuple[int, int]]:
     strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}}
     cluster.api.create(DEPLOYMENTS, "default", deployment(name, replicas, strategy=strategy))
     cluster.run_until_stable(advance_time=True)
     seen: list[tuple[int, int]] = []
-    cluster.api.patch(DEPLOYMENTS, "default", name,
-                      {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}},
-                      "strategic")
+    cluster.api.patch(
+        DEPLOYMENTS,
+        "default",
+        name,
+        {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}},
+        "strategic",
+    )
     cluster.run_until_stable(advance_time=True, on_step=_invariants(name, replicas, *bounds, seen))
     return seen
 
@@ -154,9 +187,13 @@ def test_recreate_deletes_everything_before_creating(make_cluster: Callable[...,
     def record(c: Cluster) -> None:
         images.append({p["spec"]["containers"][0]["image"] for p in pods_of(c, "app=rec")})
 
-    cluster.api.patch(DEPLOYMENTS, "default", "rec",
-                      {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}},
-                      "strategic")
+    cluster.api.patch(
+        DEPLOYMENTS,
+        "default",
+        "rec",
+        {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}},
+        "strategic",
+    )
     cluster.run_until_stable(advance_time=True, on_step=record)
     assert all(len(s) <= 1 for s in images)  # never old and new together
     assert set() in images and images[-1] == {"nginx:2"}
@@ -168,9 +205,13 @@ def test_revision_history_limit_prunes_old_replicasets(make_cluster: Callable[..
     cluster.api.create(DEPLOYMENTS, "default", deployment("hist", 1, revisionHistoryLimit=1))
     cluster.run_until_stable(advance_time=True)
     for tag in (2, 3, 4):
-        cluster.api.patch(DEPLOYMENTS, "default", "hist",
-                          {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"nginx:{tag}"}]}}}},
-                          "strategic")
+        cluster.api.patch(
+            DEPLOYMENTS,
+            "default",
+            "hist",
+            {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"nginx:{tag}"}]}}}},
+            "strategic",
+        )
         cluster.run_until_stable(advance_time=True)
     rss = cluster.api.list("apps/v1/replicasets", "default")["items"]
     assert sorted(rs["metadata"]["annotations"][REVISION] for rs in rss) == ["3", "4"]

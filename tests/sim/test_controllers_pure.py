@@ -25,13 +25,18 @@ NOW = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
 
 def deployment(replicas: int, surge: Any = None, unavailable: Any = None) -> dict[str, Any]:
     rolling = {k: v for k, v in (("maxSurge", surge), ("maxUnavailable", unavailable)) if v is not None}
-    return {"metadata": {"name": "d"}, "spec": {"replicas": replicas,
-                                                "strategy": {"type": "RollingUpdate", "rollingUpdate": rolling}}}
+    return {
+        "metadata": {"name": "d"},
+        "spec": {"replicas": replicas, "strategy": {"type": "RollingUpdate", "rollingUpdate": rolling}},
+    }
 
 
 def rs(name: str, replicas: int, available: int, created: str = "2024-01-01T00:00:00Z") -> dict[str, Any]:
-    return {"metadata": {"name": name, "creationTimestamp": created}, "spec": {"replicas": replicas},
-            "status": {"availableReplicas": available, "replicas": replicas}}
+    return {
+        "metadata": {"name": name, "creationTimestamp": created},
+        "spec": {"replicas": replicas},
+        "status": {"availableReplicas": available, "replicas": replicas},
+    }
 
 
 def test_scaled_value_rounding() -> None:
@@ -65,11 +70,15 @@ def test_old_scale_down_keeps_min_available_and_cleans_unhealthy_first() -> None
     new_unready = rs("new", 2, 0)
     assert scale_down_old_plan(d, new_unready, [rs("old", 10, 10)]) == {"old": 9}
     # Unhealthy old replicas go first, oldest RS first.
-    plan = scale_down_old_plan(d, rs("new", 2, 2), [rs("b", 5, 2, "2024-01-02T00:00:00Z"),
-                                                    rs("a", 5, 5, "2024-01-01T00:00:00Z")])
+    plan = scale_down_old_plan(
+        d, rs("new", 2, 2), [rs("b", 5, 2, "2024-01-02T00:00:00Z"), rs("a", 5, 5, "2024-01-01T00:00:00Z")]
+    )
     assert plan == {"b": 2}  # 3 unhealthy removed; 9 available is the floor
-    plan = scale_down_old_plan(deployment(10, surge=2, unavailable=3), rs("new", 2, 2),
-                               [rs("b", 5, 2, "2024-01-02T00:00:00Z"), rs("a", 5, 5, "2024-01-01T00:00:00Z")])
+    plan = scale_down_old_plan(
+        deployment(10, surge=2, unavailable=3),
+        rs("new", 2, 2),
+        [rs("b", 5, 2, "2024-01-02T00:00:00Z"), rs("a", 5, 5, "2024-01-01T00:00:00Z")],
+    )
     assert plan == {"b": 2, "a": 3}  # then 2 available ones, oldest RS first
     assert scale_down_old_plan(d, new, [rs("old", 0, 0)]) == {}
 
@@ -125,11 +134,18 @@ def test_replicaset_status_counts() -> None:
         {"metadata": {"labels": {"app": "x"}, "deletionTimestamp": "x"}, "status": {"phase": "Running"}},
         {"metadata": {"labels": {"app": "x"}}, "status": {"phase": "Failed"}},
     ]
-    owner = {"metadata": {"generation": 4}, "spec": {"minReadySeconds": 10,
-                                                     "template": {"metadata": {"labels": {"app": "x"}}}}}
+    owner = {
+        "metadata": {"generation": 4},
+        "spec": {"minReadySeconds": 10, "template": {"metadata": {"labels": {"app": "x"}}}},
+    }
     status = replicaset_status(owner, pods, NOW)
-    assert status == {"replicas": 3, "fullyLabeledReplicas": 2, "readyReplicas": 2, "availableReplicas": 0,
-                      "observedGeneration": 4}
+    assert status == {
+        "replicas": 3,
+        "fullyLabeledReplicas": 2,
+        "readyReplicas": 2,
+        "availableReplicas": 0,
+        "observedGeneration": 4,
+    }
     owner["spec"]["minReadySeconds"] = 5
     assert replicaset_status(owner, pods, NOW)["availableReplicas"] == 2
 
@@ -141,12 +157,21 @@ def test_statefulset_ordinals() -> None:
 
 
 def test_node_pool_expansion() -> None:
-    nodes = nodes_from_description({
-        "pools": [{"name": "zone-a", "count": 2, "labels": {"zone": "a"},
-                   "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}],
-                   "capacity": {"cpu": "4", "memory": "8Gi", "pods": 10}, "allocatable": {"cpu": "3500m"}}],
-        "nodes": [{"name": "gpu-0", "unschedulable": True}],
-    })
+    nodes = nodes_from_description(
+        {
+            "pools": [
+                {
+                    "name": "zone-a",
+                    "count": 2,
+                    "labels": {"zone": "a"},
+                    "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}],
+                    "capacity": {"cpu": "4", "memory": "8Gi", "pods": 10},
+                    "allocatable": {"cpu": "3500m"},
+                }
+            ],
+            "nodes": [{"name": "gpu-0", "unschedulable": True}],
+        }
+    )
     assert [n["metadata"]["name"] for n in nodes] == ["zone-a-0", "zone-a-1", "gpu-0"]
     first = nodes[0]
     assert first["metadata"]["labels"]["zone"] == "a"
@@ -159,15 +184,18 @@ def test_node_pool_expansion() -> None:
     assert nodes_from_description([full])[0]["metadata"]["name"] == "raw"
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"pools": [{"name": "a", "count": -1}]}, "count"),
-    ({"pools": [{"name": "a", "colour": "red"}]}, "unknown field"),
-    ({"pools": [{"name": "a", "capacity": {"cpu": "lots"}}]}, "capacity.cpu"),
-    ({"pools": [{"name": "a", "taints": [{"key": "k", "effect": "Sometimes"}]}]}, "effect"),
-    ({"nodes": [{"name": "x"}, {"name": "x"}]}, "duplicate"),
-    ({"nodes": [{"name": "Bad_Name"}]}, "not a valid node name"),
-    ("nodes", "expected a list"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"pools": [{"name": "a", "count": -1}]}, "count"),
+        ({"pools": [{"name": "a", "colour": "red"}]}, "unknown field"),
+        ({"pools": [{"name": "a", "capacity": {"cpu": "lots"}}]}, "capacity.cpu"),
+        ({"pools": [{"name": "a", "taints": [{"key": "k", "effect": "Sometimes"}]}]}, "effect"),
+        ({"nodes": [{"name": "x"}, {"name": "x"}]}, "duplicate"),
+        ({"nodes": [{"name": "Bad_Name"}]}, "not a valid node name"),
+        ("nodes", "expected a list"),
+    ],
+)
 def test_node_pool_errors(data: Any, message: str) -> None:
     with pytest.raises(NodePoolError, match=message):
         nodes_from_description(data)

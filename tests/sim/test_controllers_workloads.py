@@ -15,14 +15,26 @@ make_cluster = cluster_fixtures.make_cluster  # the fixture, used by name
 
 
 def statefulset(name: str, replicas: int, **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"replicas": replicas, "serviceName": name, "selector": {"matchLabels": {"app": name}},
-                     "template": pod_template({"app": name}), **spec}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "selector": {"matchLabels": {"app": name}},
+            "template": pod_template({"app": name}),
+            **spec,
+        },
+    }
 
 
 def names(cluster: Cluster, selector: str, live_only: bool = True) -> list[str]:
-    return sorted(p["metadata"]["name"] for p in pods_of(cluster, selector)
-                  if not (live_only and p["metadata"].get("deletionTimestamp")))
+    return sorted(
+        p["metadata"]["name"]
+        for p in pods_of(cluster, selector)
+        if not (live_only and p["metadata"].get("deletionTimestamp"))
+    )
 
 
 def test_statefulset_ordered_ready_creation_and_scale_down(make_cluster: Callable[..., Cluster]) -> None:
@@ -41,8 +53,10 @@ def test_statefulset_ordered_ready_creation_and_scale_down(make_cluster: Callabl
     assert labels["controller-revision-hash"].startswith("db-")
     assert by_name["db-1"]["spec"]["hostname"] == "db-1" and by_name["db-1"]["spec"]["subdomain"] == "db"
     sts = cluster.api.get("apps/v1/statefulsets", "default", "db")
-    assert sts["status"]["readyReplicas"] == 3 and sts["status"]["updateRevision"] == labels[
-        "controller-revision-hash"]
+    assert (
+        sts["status"]["readyReplicas"] == 3
+        and sts["status"]["updateRevision"] == labels["controller-revision-hash"]
+    )
     cluster.api.patch("apps/v1/statefulsets", "default", "db", {"spec": {"replicas": 1}}, "merge")
     history.clear()
     cluster.run_until_stable(advance_time=True, on_step=lambda c: history.append(names(c, "app=db")))
@@ -52,22 +66,31 @@ def test_statefulset_ordered_ready_creation_and_scale_down(make_cluster: Callabl
 
 def test_statefulset_parallel_and_rolling_update(make_cluster: Callable[..., Cluster]) -> None:
     cluster = make_cluster()
-    cluster.api.create("apps/v1/statefulsets", "default", statefulset("par", 4, podManagementPolicy="Parallel"))
+    cluster.api.create(
+        "apps/v1/statefulsets", "default", statefulset("par", 4, podManagementPolicy="Parallel")
+    )
     assert cluster.sync_once() > 0
     assert names(cluster, "app=par") == ["par-0", "par-1", "par-2", "par-3"]  # all in one pass
     cluster.run_until_stable(advance_time=True)
     old = {p["metadata"]["labels"]["controller-revision-hash"] for p in pods_of(cluster, "app=par")}
-    cluster.api.patch("apps/v1/statefulsets", "default", "par",
-                      {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}},
-                      "strategic")
+    cluster.api.patch(
+        "apps/v1/statefulsets",
+        "default",
+        "par",
+        {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}},
+        "strategic",
+    )
     deleted_order: list[str] = []
     previous = {f"par-{i}" for i in range(4)}
 
     def track(c: Cluster) -> None:
         nonlocal previous
-        current = {p["metadata"]["name"] for p in pods_of(c, "app=par")
-                   if p["metadata"]["labels"]["controller-revision-hash"] in old
-                   and not p["metadata"].get("deletionTimestamp")}
+        current = {
+            p["metadata"]["name"]
+            for p in pods_of(c, "app=par")
+            if p["metadata"]["labels"]["controller-revision-hash"] in old
+            and not p["metadata"].get("deletionTimestamp")
+        }
         deleted_order.extend(sorted(previous - current))
         previous = current
 
@@ -81,10 +104,18 @@ def test_statefulset_parallel_and_rolling_update(make_cluster: Callable[..., Clu
 
 def test_job_keeps_parallelism_until_completions(make_cluster: Callable[..., Cluster]) -> None:
     cluster = make_cluster(kubelet=KubeletConfig(job_run_seconds=10))
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch", "namespace": "default"},
-           "spec": {"parallelism": 2, "completions": 5,
-                    "template": {"spec": {"restartPolicy": "Never",
-                                          "containers": [{"name": "work", "image": "busybox"}]}}}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "batch", "namespace": "default"},
+        "spec": {
+            "parallelism": 2,
+            "completions": 5,
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "work", "image": "busybox"}]}
+            },
+        },
+    }
     cluster.api.create("batch/v1/jobs", "default", job)
     active_counts: list[int] = []
 
@@ -106,11 +137,20 @@ def test_job_keeps_parallelism_until_completions(make_cluster: Callable[..., Clu
 
 def test_job_backoff_limit_fails_the_job(make_cluster: Callable[..., Cluster]) -> None:
     cluster = make_cluster(kubelet=KubeletConfig(job_run_seconds=1))
-    template = {"metadata": {"annotations": {"sim.spreadgate.dev/exit-code": "3"}},
-                "spec": {"restartPolicy": "Never", "containers": [{"name": "w", "image": "busybox"}]}}
-    cluster.api.create("batch/v1/jobs", "default", {
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "bad", "namespace": "default"},
-        "spec": {"backoffLimit": 2, "template": template}})
+    template = {
+        "metadata": {"annotations": {"sim.spreadgate.dev/exit-code": "3"}},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "w", "image": "busybox"}]},
+    }
+    cluster.api.create(
+        "batch/v1/jobs",
+        "default",
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "bad", "namespace": "default"},
+            "spec": {"backoffLimit": 2, "template": template},
+        },
+    )
     cluster.run_until_stable(advance_time=True)
     status = cluster.api.get("batch/v1/jobs", "default", "bad")["status"]
     assert status["failed"] == 3
@@ -118,10 +158,20 @@ def test_job_backoff_limit_fails_the_job(make_cluster: Callable[..., Cluster]) -
 
 
 def _deploy(cluster: Cluster, name: str, replicas: int) -> None:
-    cluster.api.create("apps/v1/deployments", "default", {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                 "template": pod_template({"app": name})}})
+    cluster.api.create(
+        "apps/v1/deployments",
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": name}},
+                "template": pod_template({"app": name}),
+            },
+        },
+    )
     cluster.run_until_stable(advance_time=True)
 
 
@@ -143,8 +193,9 @@ def test_gc_foreground_waits_for_dependents(make_cluster: Callable[..., Cluster]
 
     def observe(c: Cluster) -> None:
         d = c.api.list("apps/v1/deployments", "default")["items"]
-        observations.append((bool(d), len(c.api.list("apps/v1/replicasets", "default")["items"]),
-                             len(pods_of(c, "app=fg"))))
+        observations.append(
+            (bool(d), len(c.api.list("apps/v1/replicasets", "default")["items"]), len(pods_of(c, "app=fg")))
+        )
 
     cluster.run_until_stable(advance_time=True, on_step=observe)
     # The owner outlived its pods (graceful 30 s) and disappeared only after them.
@@ -180,32 +231,64 @@ def test_pods_of_deleted_node_are_failed_and_removed(make_cluster: Callable[...,
 
 
 def _crd(group: str, plural: str, kind: str) -> dict[str, Any]:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-                     "versions": [{"name": "v1alpha1", "served": True, "storage": False,
-                                   "schema": {"openAPIV3Schema": {"type": "object",
-                                                                  "x-kubernetes-preserve-unknown-fields": True}}},
-                                  {"name": "v1beta1", "served": True, "storage": True,
-                                   "schema": {"openAPIV3Schema": {"type": "object",
-                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": False,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                },
+                {
+                    "name": "v1beta1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                },
+            ],
+        },
+    }
 
 
 def test_gc_collects_dependents_of_every_custom_kind(make_cluster: Callable[..., Cluster]) -> None:
     # A UnitedDeployment's CloneSets stayed behind after `kubectl delete sgud`: the collector only
     # knew the kinds it was told about. Nothing is registered by hand here.
     cluster = make_cluster()
-    cluster.api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None,
-                       _crd("owners.example.com", "fleets", "Fleet"))
-    cluster.api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None,
-                       _crd("workers.example.com", "crews", "Crew"))
+    cluster.api.create(
+        "apiextensions.k8s.io/v1/customresourcedefinitions",
+        None,
+        _crd("owners.example.com", "fleets", "Fleet"),
+    )
+    cluster.api.create(
+        "apiextensions.k8s.io/v1/customresourcedefinitions",
+        None,
+        _crd("workers.example.com", "crews", "Crew"),
+    )
     cluster.run_until_stable()
     fleet = cluster.api.create("owners.example.com/v1beta1/fleets", "default", {"metadata": {"name": "f"}})
-    owner = {"apiVersion": "owners.example.com/v1beta1", "kind": "Fleet", "name": "f",
-             "uid": fleet["metadata"]["uid"], "controller": True}
-    cluster.api.create("workers.example.com/v1beta1/crews", "default",
-                       {"metadata": {"name": "c", "ownerReferences": [owner]}})
+    owner = {
+        "apiVersion": "owners.example.com/v1beta1",
+        "kind": "Fleet",
+        "name": "f",
+        "uid": fleet["metadata"]["uid"],
+        "controller": True,
+    }
+    cluster.api.create(
+        "workers.example.com/v1beta1/crews",
+        "default",
+        {"metadata": {"name": "c", "ownerReferences": [owner]}},
+    )
     cluster.run_until_stable()
     crews = cluster.api.list("workers.example.com/v1beta1/crews", "default")["items"]
     assert [c["metadata"]["name"] for c in crews] == ["c"]

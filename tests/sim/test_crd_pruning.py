@@ -20,27 +20,57 @@ INT_OR_STRING = {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "spec": {"type": "object", "properties": {
-            "replicas": {"type": "integer"},
-            "template": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-            "updateStrategy": {"type": "object", "properties": {
-                "type": {"type": "string"},
-                "rollingUpdate": {"type": "object", "properties": {"partition": INT_OR_STRING}}}},
-            "selector": {"type": "object", "properties": {
-                "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}},
-            "claims": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
-            "embedded": {"type": "object", "x-kubernetes-embedded-resource": True,
-                         "properties": {"spec": {"type": "object"}}},
-        }},
+        "spec": {
+            "type": "object",
+            "properties": {
+                "replicas": {"type": "integer"},
+                "template": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "updateStrategy": {
+                    "type": "object",
+                    "properties": {
+                        "type": {"type": "string"},
+                        "rollingUpdate": {"type": "object", "properties": {"partition": INT_OR_STRING}},
+                    },
+                },
+                "selector": {
+                    "type": "object",
+                    "properties": {
+                        "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}
+                    },
+                },
+                "claims": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"name": {"type": "string"}}},
+                },
+                "embedded": {
+                    "type": "object",
+                    "x-kubernetes-embedded-resource": True,
+                    "properties": {"spec": {"type": "object"}},
+                },
+            },
+        },
         "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
     },
 }
-CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-       "metadata": {"name": "widgets.example.com"},
-       "spec": {"group": "example.com", "scope": "Namespaced",
-                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": SCHEMA},
-                              "subresources": {"status": {}}}]}}
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": SCHEMA},
+                "subresources": {"status": {}},
+            }
+        ],
+    },
+}
 WIDGETS = "example.com/v1/widgets"
 
 
@@ -51,24 +81,45 @@ def pruned(obj: dict[str, Any], schema: dict[str, Any] | None = SCHEMA) -> dict[
 
 
 def test_undeclared_fields_go_declared_ones_stay() -> None:
-    obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "anything": 1},
-           "spec": {"replicas": 2, "updateStrategy": {"partition": 1, "rollingUpdate": {"partition": 1, "x": 2}}},
-           "extra": True}
-    assert pruned(obj) == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "anything": 1},
-                           "spec": {"replicas": 2, "updateStrategy": {"rollingUpdate": {"partition": 1}}}}
+    obj = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "anything": 1},
+        "spec": {
+            "replicas": 2,
+            "updateStrategy": {"partition": 1, "rollingUpdate": {"partition": 1, "x": 2}},
+        },
+        "extra": True,
+    }
+    assert pruned(obj) == {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "anything": 1},
+        "spec": {"replicas": 2, "updateStrategy": {"rollingUpdate": {"partition": 1}}},
+    }
 
 
 def test_preserved_maps_lists_and_embedded_resources() -> None:
-    obj = {"spec": {"template": {"spec": {"containers": [{"name": "c", "whatever": {"deep": 1}}]}},
-                    "selector": {"matchLabels": {"a": "1", "b": "2"}},
-                    "claims": [{"name": "x", "size": 3}, {"name": "y"}],
-                    "embedded": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": 1},
-                                 "junk": 1}}}
+    obj = {
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "c", "whatever": {"deep": 1}}]}},
+            "selector": {"matchLabels": {"a": "1", "b": "2"}},
+            "claims": [{"name": "x", "size": 3}, {"name": "y"}],
+            "embedded": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p"},
+                "spec": {"x": 1},
+                "junk": 1,
+            },
+        }
+    }
     assert pruned(obj)["spec"] == {
         "template": {"spec": {"containers": [{"name": "c", "whatever": {"deep": 1}}]}},
         "selector": {"matchLabels": {"a": "1", "b": "2"}},
         "claims": [{"name": "x"}, {"name": "y"}],
-        "embedded": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}}}
+        "embedded": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}},
+    }
 
 
 def test_no_schema_or_a_preserving_root_prunes_nothing() -> None:
@@ -88,7 +139,9 @@ def test_depth_is_bounded() -> None:
     for _ in range(MAX_DEPTH + 10):
         cursor["properties"] = {"a": {"type": "object"}}
         cursor = cursor["properties"]["a"]
-    prune_custom_object({"spec": deep}, {"type": "object", "properties": {"spec": schema}})  # no RecursionError
+    prune_custom_object(
+        {"spec": deep}, {"type": "object", "properties": {"spec": schema}}
+    )  # no RecursionError
 
 
 @pytest.fixture
@@ -100,15 +153,19 @@ def vapi() -> Any:
 
 
 def test_every_write_is_pruned(vapi: ApiServer) -> None:
-    created = vapi.create(WIDGETS, "default", {"metadata": {"name": "w"}, "spec": {
-        "replicas": 1, "updateStrategy": {"partition": 3}}})
+    created = vapi.create(
+        WIDGETS,
+        "default",
+        {"metadata": {"name": "w"}, "spec": {"replicas": 1, "updateStrategy": {"partition": 3}}},
+    )
     assert created["spec"] == {"replicas": 1, "updateStrategy": {}}
     created["spec"]["updateStrategy"] = {"partition": 2, "rollingUpdate": {"partition": 2}}
     updated = vapi.update(WIDGETS, "default", "w", created)
     assert updated["spec"]["updateStrategy"] == {"rollingUpdate": {"partition": 2}}
     patched = vapi.patch(WIDGETS, "default", "w", {"spec": {"unknown": 1, "replicas": 4}}, "merge")
     assert patched["spec"] == {"replicas": 4, "updateStrategy": {"rollingUpdate": {"partition": 2}}}
-    status = vapi.patch(WIDGETS, "default", "w", {"status": {"replicas": 4, "marker": "x"}}, "merge",
-                        subresource="status")
+    status = vapi.patch(
+        WIDGETS, "default", "w", {"status": {"replicas": 4, "marker": "x"}}, "merge", subresource="status"
+    )
     assert status["status"] == {"replicas": 4}
     assert vapi.get(WIDGETS, "default", "w")["spec"]["replicas"] == 4

@@ -25,10 +25,17 @@ pytestmark = pytest.mark.timeout(60)
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "manifests" / "examples"
-CRD_FILES = (REPO / "manifests" / "base" / "crd.yaml", REPO / "manifests" / "base" / "uniteddeployment-crd.yaml")
+CRD_FILES = (
+    REPO / "manifests" / "base" / "crd.yaml",
+    REPO / "manifests" / "base" / "uniteddeployment-crd.yaml",
+)
 PLURALS = {"WorkloadSpread": "workloadspreads", "UnitedDeployment": "uniteddeployments"}
-SCHEMAS = {crd["spec"]["names"]["kind"]: crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-           for path in CRD_FILES for crd in yaml.safe_load_all(path.read_text(encoding="utf-8")) if crd}
+SCHEMAS = {
+    crd["spec"]["names"]["kind"]: crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    for path in CRD_FILES
+    for crd in yaml.safe_load_all(path.read_text(encoding="utf-8"))
+    if crd
+}
 
 
 def _objects() -> list[tuple[str, dict[str, Any]]]:
@@ -36,9 +43,13 @@ def _objects() -> list[tuple[str, dict[str, Any]]]:
     for path in sorted(EXAMPLES.rglob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
             items = doc.get("items", [doc]) if isinstance(doc, dict) else []
-            out += [(f"{path.relative_to(EXAMPLES)}:{d['metadata']['name']}", d) for d in items
-                    if isinstance(d, dict) and str(d.get("apiVersion", "")).startswith("spreadgate.dev/")
-                    and d.get("kind") in PLURALS]
+            out += [
+                (f"{path.relative_to(EXAMPLES)}:{d['metadata']['name']}", d)
+                for d in items
+                if isinstance(d, dict)
+                and str(d.get("apiVersion", "")).startswith("spreadgate.dev/")
+                and d.get("kind") in PLURALS
+            ]
     return out
 
 
@@ -107,17 +118,44 @@ def test_exactly_the_structural_faults_are_refused(api: ApiServer) -> None:
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 300) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 300)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(
-        ["spec", "subsets", "name", "maxReplicas", "patch", "targetRef", "topology", "replicas", "selector",
-         "scheduleStrategy", "type", "status", "x"]), inner, max_size=4),
-    max_leaves=30)
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "spec",
+                    "subsets",
+                    "name",
+                    "maxReplicas",
+                    "patch",
+                    "targetRef",
+                    "topology",
+                    "replicas",
+                    "selector",
+                    "scheduleStrategy",
+                    "type",
+                    "status",
+                    "x",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=80, deadline=None)
-@given(body=st.dictionaries(st.sampled_from(["spec", "status", "other"]), JSON_VALUES, max_size=3),
-       kind=st.sampled_from(sorted(PLURALS)))
+@given(
+    body=st.dictionaries(st.sampled_from(["spec", "status", "other"]), JSON_VALUES, max_size=3),
+    kind=st.sampled_from(sorted(PLURALS)),
+)
 def test_any_json_gets_causes_never_an_exception(body: dict[str, Any], kind: str) -> None:
     schema = SCHEMAS[kind]
     obj = copy.deepcopy(body)

@@ -15,23 +15,56 @@ from py_engine.sim.apiserver import ApiServer
 
 pytestmark = pytest.mark.timeout(60)
 
-SCHEMA: dict[str, Any] = {"type": "object", "properties": {
-    "spec": {"type": "object", "required": ["selector"], "properties": {
-        "replicas": {"type": "integer", "minimum": 0, "maximum": 10},
-        "selector": {"type": "string"},
-        "mode": {"type": "string", "enum": ["Fixed", "Adaptive"], "default": "Fixed"},
-        "tags": {"type": "array", "maxItems": 2, "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-    }},
-    "status": {"type": "object", "properties": {"replicas": {"type": "integer"}, "selector": {"type": "string"}}},
-}}
-CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-       "metadata": {"name": "gadgets.example.com"},
-       "spec": {"group": "example.com", "scope": "Namespaced",
-                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": SCHEMA},
-                              "subresources": {"status": {}, "scale": {
-                                  "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
-                                  "labelSelectorPath": ".status.selector"}}}]}}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "required": ["selector"],
+            "properties": {
+                "replicas": {"type": "integer", "minimum": 0, "maximum": 10},
+                "selector": {"type": "string"},
+                "mode": {"type": "string", "enum": ["Fixed", "Adaptive"], "default": "Fixed"},
+                "tags": {
+                    "type": "array",
+                    "maxItems": 2,
+                    "x-kubernetes-list-type": "set",
+                    "items": {"type": "string"},
+                },
+            },
+        },
+        "status": {
+            "type": "object",
+            "properties": {"replicas": {"type": "integer"}, "selector": {"type": "string"}},
+        },
+    },
+}
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gadgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": SCHEMA},
+                "subresources": {
+                    "status": {},
+                    "scale": {
+                        "specReplicasPath": ".spec.replicas",
+                        "statusReplicasPath": ".status.replicas",
+                        "labelSelectorPath": ".status.selector",
+                    },
+                },
+            }
+        ],
+    },
+}
 ARGS = ("example.com", "v1", "default", "gadgets")
 
 
@@ -51,36 +84,74 @@ def refusal(call: Any) -> dict[str, Any]:
 
 
 def test_create_refused_with_field_paths_and_defaults_read_back(gadgets: Any) -> None:
-    body = refusal(lambda: gadgets.create_namespaced_custom_object(*ARGS, {
-        "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
-        "spec": {"replicas": "3", "tags": ["a", "b", "a"]}}))
+    body = refusal(
+        lambda: gadgets.create_namespaced_custom_object(
+            *ARGS,
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Gadget",
+                "metadata": {"name": "g"},
+                "spec": {"replicas": "3", "tags": ["a", "b", "a"]},
+            },
+        )
+    )
     assert body["message"] == (
         'Gadget.example.com "g" is invalid: [spec.selector: Required value, '
         'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string", '
         "spec.tags: Too many: 3: must have at most 2 items, "
-        'spec.tags[2]: Duplicate value: "a"]')
-    assert [c["field"] for c in body["details"]["causes"]] == ["spec.selector", "spec.replicas", "spec.tags",
-                                                               "spec.tags[2]"]
-    created = gadgets.create_namespaced_custom_object(*ARGS, {
-        "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
-        "spec": {"replicas": 1, "selector": "app=g", "stray": 1}})
+        'spec.tags[2]: Duplicate value: "a"]'
+    )
+    assert [c["field"] for c in body["details"]["causes"]] == [
+        "spec.selector",
+        "spec.replicas",
+        "spec.tags",
+        "spec.tags[2]",
+    ]
+    created = gadgets.create_namespaced_custom_object(
+        *ARGS,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Gadget",
+            "metadata": {"name": "g"},
+            "spec": {"replicas": 1, "selector": "app=g", "stray": 1},
+        },
+    )
     assert created["spec"] == {"replicas": 1, "selector": "app=g", "mode": "Fixed"}
 
 
 def test_patch_status_and_scale_refused(gadgets: Any) -> None:
-    gadgets.create_namespaced_custom_object(*ARGS, {
-        "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
-        "spec": {"replicas": 1, "selector": "app=g"}})
+    gadgets.create_namespaced_custom_object(
+        *ARGS,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Gadget",
+            "metadata": {"name": "g"},
+            "spec": {"replicas": 1, "selector": "app=g"},
+        },
+    )
     body = refusal(lambda: gadgets.patch_namespaced_custom_object(*ARGS, "g", {"spec": {"mode": "Random"}}))
-    assert body["details"]["causes"] == [{
-        "reason": "FieldValueNotSupported", "field": "spec.mode",
-        "message": 'Unsupported value: "Random": supported values: "Fixed", "Adaptive"'}]
-    body = refusal(lambda: gadgets.patch_namespaced_custom_object_status(*ARGS, "g", {"status": {"replicas": 1.5}}))
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueNotSupported",
+            "field": "spec.mode",
+            "message": 'Unsupported value: "Random": supported values: "Fixed", "Adaptive"',
+        }
+    ]
+    body = refusal(
+        lambda: gadgets.patch_namespaced_custom_object_status(*ARGS, "g", {"status": {"replicas": 1.5}})
+    )
     assert body["details"]["causes"][0]["field"] == "status.replicas"
-    body = refusal(lambda: gadgets.patch_namespaced_custom_object_scale(*ARGS, "g", {"spec": {"replicas": 12}}))
-    assert body["message"] == ('Gadget.example.com "g" is invalid: spec.replicas: Invalid value: 12: '
-                               "spec.replicas in body should be less than or equal to 10")
+    body = refusal(
+        lambda: gadgets.patch_namespaced_custom_object_scale(*ARGS, "g", {"spec": {"replicas": 12}})
+    )
+    assert body["message"] == (
+        'Gadget.example.com "g" is invalid: spec.replicas: Invalid value: 12: '
+        "spec.replicas in body should be less than or equal to 10"
+    )
     scaled = gadgets.patch_namespaced_custom_object_scale(*ARGS, "g", {"spec": {"replicas": 4}})
     assert scaled["spec"]["replicas"] == 4
-    assert gadgets.get_namespaced_custom_object(*ARGS, "g")["spec"] == {"replicas": 4, "selector": "app=g",
-                                                                       "mode": "Fixed"}
+    assert gadgets.get_namespaced_custom_object(*ARGS, "g")["spec"] == {
+        "replicas": 4,
+        "selector": "app=g",
+        "mode": "Fixed",
+    }

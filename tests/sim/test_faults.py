@@ -14,25 +14,29 @@ from py_engine.sim.faults import FaultInjector, FaultSpecError, parse_duration, 
 
 
 def test_parse_example_spec() -> None:
-    rules = parse_spec("pods:create:latency=10ms;workloadspreads/status:update:conflict=0.1,error500=0.02;"
-                       "*:*:latency=0-5ms")
+    rules = parse_spec(
+        "pods:create:latency=10ms;workloadspreads/status:update:conflict=0.1,error500=0.02;*:*:latency=0-5ms"
+    )
     assert [r.resource for r in rules] == ["pods", "workloadspreads/status", "*"]
     assert rules[0].latency == (0.01, 0.01) and rules[2].latency == (0.0, 0.005)
     assert rules[1].errors == ((409, 0.1), (500, 0.02))
 
 
-@pytest.mark.parametrize(("spec", "fragment"), [
-    ("pods:create", "expected RESOURCE:VERBS:EFFECTS"),
-    ("pods:fly:latency=1ms", "unknown verb"),
-    ("pods:create:latency=10", "expected a number with a unit"),
-    ("pods:create:latency=5ms-1ms", "upper bound below"),
-    ("pods:create:conflict=2", "within [0, 1]"),
-    ("pods:create:conflict=x", "needs a probability"),
-    ("pods:create:explode=0.1", "unknown effect 'explode'"),
-    ("pods:create:conflict=0.6,error500=0.6", "sum to more than 1"),
-    (":create:latency=1ms", "empty resource"),
-    ("pods:create:latency", "must be KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        ("pods:create", "expected RESOURCE:VERBS:EFFECTS"),
+        ("pods:fly:latency=1ms", "unknown verb"),
+        ("pods:create:latency=10", "expected a number with a unit"),
+        ("pods:create:latency=5ms-1ms", "upper bound below"),
+        ("pods:create:conflict=2", "within [0, 1]"),
+        ("pods:create:conflict=x", "needs a probability"),
+        ("pods:create:explode=0.1", "unknown effect 'explode'"),
+        ("pods:create:conflict=0.6,error500=0.6", "sum to more than 1"),
+        (":create:latency=1ms", "empty resource"),
+        ("pods:create:latency", "must be KEY=VALUE"),
+    ],
+)
 def test_parse_errors_are_clear(spec: str, fragment: str) -> None:
     with pytest.raises(FaultSpecError) as info:
         parse_spec(spec)
@@ -81,7 +85,11 @@ def test_forced_errors_come_first_on_matching_requests_then_draws_resume() -> No
     inj = FaultInjector("workloadspreads/status:update:conflict=0,error500=0;pods:*:latency=1us", seed=1)
     inj.force_errors(409, 500)
     assert inj.decide("pods", None, "create").error_code is None  # no error rule: nothing forced
-    assert [inj.decide("workloadspreads", "status", "update").error_code for _ in range(3)] == [409, 500, None]
+    assert [inj.decide("workloadspreads", "status", "update").error_code for _ in range(3)] == [
+        409,
+        500,
+        None,
+    ]
     inj.force_errors(500)
     inj.set_spec("workloadspreads/status:update:conflict=0")  # new rules drop what was still forced
     assert inj.decide("workloadspreads", "status", "update").error_code is None
@@ -89,11 +97,14 @@ def test_forced_errors_come_first_on_matching_requests_then_draws_resume() -> No
         inj.force_errors(418)
 
 
-def test_faults_visible_to_the_http_client(core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer) -> None:
+def test_faults_visible_to_the_http_client(
+    core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer
+) -> None:
     apiserver.faults.set_spec("pods:create:throttle=1;pods:list:error500=1;configmaps:get:conflict=1")
     with pytest.raises(ApiException) as info:
-        core_v1.create_namespaced_pod("default", {"metadata": {"name": "p"},
-                                                  "spec": {"containers": [{"name": "c", "image": "i"}]}})
+        core_v1.create_namespaced_pod(
+            "default", {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+        )
     assert info.value.status == 429 and info.value.headers["Retry-After"] == "1"
     assert json.loads(info.value.body)["reason"] == "TooManyRequests"
     with pytest.raises(ApiException) as info:

@@ -19,15 +19,28 @@ def pod(name: str | None = "p", labels: dict[str, str] | None = None, **meta: An
     md: dict[str, Any] = {"labels": labels or {"app": "web"}, **meta}
     if name:
         md["name"] = name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": md,
-            "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": md,
+        "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+    }
 
 
 def deployment(name: str = "d") -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}},
-                                  "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "x:1"}]},
+            },
+        },
+    }
 
 
 def raw(resp: Any) -> Any:
@@ -73,14 +86,19 @@ def test_generate_name_and_dry_run(core_v1: kubernetes.client.CoreV1Api) -> None
 
 
 def test_stale_resource_version_conflict(core_v1: kubernetes.client.CoreV1Api) -> None:
-    first = raw(core_v1.create_namespaced_config_map("default", {"metadata": {"name": "cm"}, "data": {"a": "1"}},
-                                                     _preload_content=False))
+    first = raw(
+        core_v1.create_namespaced_config_map(
+            "default", {"metadata": {"name": "cm"}, "data": {"a": "1"}}, _preload_content=False
+        )
+    )
     core_v1.patch_namespaced_config_map("cm", "default", {"data": {"a": "2"}})
     first["data"]["a"] = "3"
     code, body = api_error(lambda: core_v1.replace_namespaced_config_map("cm", "default", first))
     assert code == 409 and body["reason"] == "Conflict"
     assert body["message"].startswith('Operation cannot be fulfilled on configmaps "cm"')
-    code, body = api_error(lambda: core_v1.create_namespaced_config_map("default", {"metadata": {"name": "cm"}}))
+    code, body = api_error(
+        lambda: core_v1.create_namespaced_config_map("default", {"metadata": {"name": "cm"}})
+    )
     assert code == 409 and body["reason"] == "AlreadyExists"
 
 
@@ -101,8 +119,9 @@ def test_status_subresource_isolation_over_http(apps_v1: kubernetes.client.AppsV
     assert apps_v1.read_namespaced_deployment_scale("d", "default").spec.replicas == 7
 
 
-def test_list_and_watch_with_selectors(core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer,
-                                       deadline_poll: Any) -> None:
+def test_list_and_watch_with_selectors(
+    core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer, deadline_poll: Any
+) -> None:
     core_v1.create_namespaced_pod("default", pod("w1", {"app": "web"}))
     core_v1.create_namespaced_pod("default", pod("d1", {"app": "db"}))
     listed = core_v1.list_namespaced_pod("default", label_selector="app in (web)")
@@ -112,8 +131,13 @@ def test_list_and_watch_with_selectors(core_v1: kubernetes.client.CoreV1Api, api
     watcher = kubernetes.watch.Watch()
 
     def consume() -> None:
-        for ev in watcher.stream(core_v1.list_namespaced_pod, "default", label_selector="app=web",
-                                 resource_version=listed.metadata.resource_version, timeout_seconds=10):
+        for ev in watcher.stream(
+            core_v1.list_namespaced_pod,
+            "default",
+            label_selector="app=web",
+            resource_version=listed.metadata.resource_version,
+            timeout_seconds=10,
+        ):
             events.append((ev["type"], ev["object"].metadata.name))
             if ev["type"] == "DELETED":
                 watcher.stop()
@@ -133,16 +157,22 @@ def test_list_and_watch_with_selectors(core_v1: kubernetes.client.CoreV1Api, api
     assert [p.metadata.name for p in by_field.items] == ["d1"]
 
 
-def test_watch_resume_synthetic_added_and_410(core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer) -> None:
+def test_watch_resume_synthetic_added_and_410(
+    core_v1: kubernetes.client.CoreV1Api, apiserver: ApiServer
+) -> None:
     rv0 = core_v1.list_namespaced_pod("default").metadata.resource_version
     core_v1.create_namespaced_pod("default", pod("a"))
     core_v1.create_namespaced_pod("default", pod("b"))
     w = kubernetes.watch.Watch()
-    resumed = [(e["type"], e["object"].metadata.name)
-               for e in w.stream(core_v1.list_namespaced_pod, "default", resource_version=rv0, timeout_seconds=1)]
+    resumed = [
+        (e["type"], e["object"].metadata.name)
+        for e in w.stream(core_v1.list_namespaced_pod, "default", resource_version=rv0, timeout_seconds=1)
+    ]
     assert resumed == [("ADDED", "a"), ("ADDED", "b")]
-    fresh = [(e["type"], e["object"].metadata.name)
-             for e in w.stream(core_v1.list_namespaced_pod, "default", timeout_seconds=1)]
+    fresh = [
+        (e["type"], e["object"].metadata.name)
+        for e in w.stream(core_v1.list_namespaced_pod, "default", timeout_seconds=1)
+    ]
     assert fresh == [("ADDED", "a"), ("ADDED", "b")]  # no resourceVersion: current state first
     for _ in range(apiserver.store._history.maxlen or 0):  # push rv0 out of the retained history
         apiserver.create("v1/configmaps", "default", {"metadata": {"generateName": "f-"}})
@@ -154,28 +184,43 @@ def test_watch_resume_synthetic_added_and_410(core_v1: kubernetes.client.CoreV1A
 def test_watch_bookmarks_over_http(core_v1: kubernetes.client.CoreV1Api) -> None:
     w = kubernetes.watch.Watch()
     kinds = []
-    for ev in w.stream(core_v1.list_namespaced_pod, "default", allow_watch_bookmarks=True, timeout_seconds=1,
-                       resource_version=core_v1.list_namespaced_pod("default").metadata.resource_version):
+    for ev in w.stream(
+        core_v1.list_namespaced_pod,
+        "default",
+        allow_watch_bookmarks=True,
+        timeout_seconds=1,
+        resource_version=core_v1.list_namespaced_pod("default").metadata.resource_version,
+    ):
         kinds.append(ev["type"])
     assert "BOOKMARK" in kinds and w.resource_version
 
 
 def test_graceful_deletion_finalizers_and_eviction(core_v1: kubernetes.client.CoreV1Api) -> None:
     core_v1.create_namespaced_pod("default", pod("g"))
-    core_v1.create_namespaced_binding("default", {"metadata": {"name": "g"}, "target": {"kind": "Node", "name": "n1"}},
-                                      _preload_content=False).release_conn()
+    core_v1.create_namespaced_binding(
+        "default",
+        {"metadata": {"name": "g"}, "target": {"kind": "Node", "name": "n1"}},
+        _preload_content=False,
+    ).release_conn()
     assert core_v1.read_namespaced_pod("g", "default").spec.node_name == "n1"
     core_v1.delete_namespaced_pod("g", "default", grace_period_seconds=10)
     terminating = core_v1.read_namespaced_pod("g", "default")
     assert terminating.metadata.deletion_timestamp is not None
     assert terminating.metadata.deletion_grace_period_seconds == 10
-    core_v1.delete_namespaced_pod("g", "default", body=kubernetes.client.V1DeleteOptions(grace_period_seconds=0))
+    core_v1.delete_namespaced_pod(
+        "g", "default", body=kubernetes.client.V1DeleteOptions(grace_period_seconds=0)
+    )
     assert api_error(lambda: core_v1.read_namespaced_pod("g", "default"))[0] == 404
 
-    core_v1.create_namespaced_config_map("default", {"metadata": {"name": "f", "finalizers": ["example.com/x"]}})
+    core_v1.create_namespaced_config_map(
+        "default", {"metadata": {"name": "f", "finalizers": ["example.com/x"]}}
+    )
     core_v1.delete_namespaced_config_map("f", "default", propagation_policy="Foreground")
     held = core_v1.read_namespaced_config_map("f", "default")
-    assert held.metadata.deletion_timestamp and held.metadata.finalizers == ["example.com/x", "foregroundDeletion"]
+    assert held.metadata.deletion_timestamp and held.metadata.finalizers == [
+        "example.com/x",
+        "foregroundDeletion",
+    ]
     core_v1.patch_namespaced_config_map("f", "default", [{"op": "remove", "path": "/metadata/finalizers"}])
     assert api_error(lambda: core_v1.read_namespaced_config_map("f", "default"))[0] == 404
 
@@ -186,25 +231,42 @@ def test_graceful_deletion_finalizers_and_eviction(core_v1: kubernetes.client.Co
     assert api_error(lambda: core_v1.read_namespaced_pod("e", "default"))[0] == 404
 
 
-def test_crd_served_workloadspread(k8s_client: kubernetes.client.ApiClient,
-                                   custom_objects: kubernetes.client.CustomObjectsApi) -> None:
+def test_crd_served_workloadspread(
+    k8s_client: kubernetes.client.ApiClient, custom_objects: kubernetes.client.CustomObjectsApi
+) -> None:
     ext = kubernetes.client.ApiextensionsV1Api(k8s_client)
     raw(ext.create_custom_resource_definition(CRD, _preload_content=False))
     args = ("spreadgate.dev", "v1alpha1", "default", "workloadspreads")
-    ws = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread", "metadata": {"name": "ws"},
-          "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
-                   "subsets": [{"name": "a", "maxReplicas": 2}]},
-          "status": {"observedGeneration": 99}}
+    ws = {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+            "subsets": [{"name": "a", "maxReplicas": 2}],
+        },
+        "status": {"observedGeneration": 99},
+    }
     created = custom_objects.create_namespaced_custom_object(*args, ws)
     assert "status" not in created and created["metadata"]["generation"] == 1
     status = custom_objects.patch_namespaced_custom_object_status(
-        *args, "ws", {"status": {"observedGeneration": 1, "subsetStatuses": [{"name": "a", "replicas": 1, "missingReplicas": 1}]},
-                      "spec": {"subsets": []}})
+        *args,
+        "ws",
+        {
+            "status": {
+                "observedGeneration": 1,
+                "subsetStatuses": [{"name": "a", "replicas": 1, "missingReplicas": 1}],
+            },
+            "spec": {"subsets": []},
+        },
+    )
     assert status["status"]["observedGeneration"] == 1 and status["spec"]["subsets"][0]["name"] == "a"
     stale = dict(created)
     stale["spec"] = {"subsets": []}
     code, body = api_error(lambda: custom_objects.replace_namespaced_custom_object(*args, "ws", stale))
-    assert code == 409 and body["reason"] == "Conflict" and "workloadspreads.spreadgate.dev" in body["message"]
+    assert (
+        code == 409 and body["reason"] == "Conflict" and "workloadspreads.spreadgate.dev" in body["message"]
+    )
     listed = custom_objects.list_namespaced_custom_object(*args)
     assert [i["metadata"]["name"] for i in listed["items"]] == ["ws"]
     custom_objects.delete_namespaced_custom_object(*args, "ws")
@@ -215,11 +277,18 @@ def test_discovery_documents(k8s_client: kubernetes.client.ApiClient, https_serv
     version = kubernetes.client.VersionApi(k8s_client).get_code()
     assert version.major == "1" and version.git_version.startswith("v1.")
     groups = {g.name for g in kubernetes.client.ApisApi(k8s_client).get_api_versions().groups}
-    assert {"apps", "batch", "coordination.k8s.io", "admissionregistration.k8s.io",
-            "apiextensions.k8s.io"} <= groups
+    assert {
+        "apps",
+        "batch",
+        "coordination.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+    } <= groups
     core = kubernetes.client.CoreV1Api(k8s_client).get_api_resources()
     names = {r.name: r for r in core.resources}
-    assert {"pods", "pods/status", "pods/eviction", "pods/binding", "nodes", "namespaces", "events"} <= set(names)
+    assert {"pods", "pods/status", "pods/eviction", "pods/binding", "nodes", "namespaces", "events"} <= set(
+        names
+    )
     assert names["pods/eviction"].kind == "Eviction" and names["pods"].namespaced
     apps = {r.name for r in kubernetes.client.AppsV1Api(k8s_client).get_api_resources().resources}
     assert {"deployments/scale", "statefulsets/scale", "replicasets/status"} <= apps

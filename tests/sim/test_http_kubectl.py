@@ -31,7 +31,9 @@ def test_kubectl_get_create_delete(kubeconfig: str, apiserver: ApiServer, tmp_pa
     env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}  # kubectl caches under $HOME/.kube
 
     def kubectl(*args: str) -> str:
-        done = subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        done = subprocess.run(
+            [KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
         assert done.returncode == 0, f"kubectl {' '.join(args)} failed:\n{done.stderr}"
         return done.stdout
 
@@ -47,31 +49,43 @@ def test_kubectl_get_create_delete(kubeconfig: str, apiserver: ApiServer, tmp_pa
     assert pods["items"][0]["status"]["phase"] == "Pending"
     assert 'pod "from-kubectl" deleted' in kubectl("delete", "pod", "from-kubectl")
     assert apiserver.list("v1/pods", "default")["items"] == []
-    failed = subprocess.run([KUBECTL, "get", "pod", "missing"], env=env, capture_output=True, text=True,
-                            timeout=60, check=False)
+    failed = subprocess.run(
+        [KUBECTL, "get", "pod", "missing"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert failed.returncode != 0 and 'pods "missing" not found' in failed.stderr
 
 
 @pytest.mark.timeout(120)
 @pytest.mark.kubectl
-def test_kubectl_prints_crd_columns_and_explains_the_crd(kubeconfig: str, apiserver: ApiServer,
-                                                         tmp_path: Path) -> None:
+def test_kubectl_prints_crd_columns_and_explains_the_crd(
+    kubeconfig: str, apiserver: ApiServer, tmp_path: Path
+) -> None:
     from py_engine.assembled_stack import load_crd
 
     assert KUBECTL is not None
     env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}
 
     def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        return subprocess.run(
+            [KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
 
     apiserver.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, load_crd())
     manifest = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "zones-20-20-60.yaml"
     applied = kubectl("apply", "-f", str(manifest))
-    assert applied.returncode == 0 and "workloadspread.spreadgate.dev/api-zones created" in applied.stdout, \
+    assert applied.returncode == 0 and "workloadspread.spreadgate.dev/api-zones created" in applied.stdout, (
         applied.stderr
+    )
     listing = kubectl("get", "sgws").stdout.splitlines()
-    assert listing[0].split() == ["NAME", "WORKLOAD-KIND", "WORKLOAD", "STRATEGY", "ADAPTIVE-RESCHEDULE-SECONDS",
-                                  "FIRST-SUBSET-PODS", "AGE"]
+    assert listing[0].split() == [
+        "NAME",
+        "WORKLOAD-KIND",
+        "WORKLOAD",
+        "STRATEGY",
+        "ADAPTIVE-RESCHEDULE-SECONDS",
+        "FIRST-SUBSET-PODS",
+        "AGE",
+    ]
     assert listing[1].split()[:3] == ["api-zones", "Deployment", "api"]
     explained = kubectl("explain", "sgws.spec.subsets")
     assert explained.returncode == 0, explained.stderr

@@ -17,8 +17,12 @@ make_cluster = cluster_fixtures.make_cluster  # the fixture, used by name
 
 
 def bare_pod(name: str, **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "nginx"}], **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}], **spec},
+    }
 
 
 def conditions(pod: dict[str, Any]) -> dict[str, tuple[str, str]]:
@@ -40,15 +44,22 @@ def test_pending_running_ready_with_condition_times(make_cluster: Callable[..., 
     cluster.run_until_stable()
     pod = cluster.api.get("v1/pods", "default", "p")
     assert pod["status"]["phase"] == "Running" and pod["status"]["startTime"] == at(2)
-    assert conditions(pod) == {"PodScheduled": ("True", at(0)), "Initialized": ("True", at(2)),
-                               "PodReadyToStartContainers": ("True", at(2)),
-                               "ContainersReady": ("False", at(2)), "Ready": ("False", at(2))}
+    assert conditions(pod) == {
+        "PodScheduled": ("True", at(0)),
+        "Initialized": ("True", at(2)),
+        "PodReadyToStartContainers": ("True", at(2)),
+        "ContainersReady": ("False", at(2)),
+        "Ready": ("False", at(2)),
+    }
     (status,) = pod["status"]["containerStatuses"]
     assert status["ready"] is False and status["state"] == {"running": {"startedAt": at(2)}}
     assert pod["status"]["podIP"].startswith("10.244.") and pod["status"]["hostIP"].startswith("10.0.")
     cluster.run_until_stable(advance_time=True)
     pod = cluster.api.get("v1/pods", "default", "p")
-    assert conditions(pod)["Ready"] == ("True", at(7)) and conditions(pod)["ContainersReady"] == ("True", at(7))
+    assert conditions(pod)["Ready"] == ("True", at(7)) and conditions(pod)["ContainersReady"] == (
+        "True",
+        at(7),
+    )
     assert conditions(pod)["Initialized"] == ("True", at(2))
     assert pod["status"]["containerStatuses"][0]["ready"] is True
 
@@ -100,8 +111,9 @@ def test_unschedulable_pod_gets_condition_and_is_retried(make_cluster: Callable[
     (cond,) = pod["status"]["conditions"]
     assert cond["type"] == "PodScheduled" and cond["status"] == "False" and cond["reason"] == "Unschedulable"
     assert cond["message"] == "0/3 nodes are available: 3 Insufficient cpu."
-    cluster.add_node(three_zone_nodes(per_zone=1, cpu="4")[0] | {
-        "metadata": {"name": "roomy", "labels": {"size": "big"}}})
+    cluster.add_node(
+        three_zone_nodes(per_zone=1, cpu="4")[0] | {"metadata": {"name": "roomy", "labels": {"size": "big"}}}
+    )
     cluster.run_until_stable()
     pod = cluster.api.get("v1/pods", "default", "big")
     assert pod["spec"]["nodeName"] == "roomy" and pod["status"]["phase"] == "Running"

@@ -19,30 +19,43 @@ def env(request: pytest.FixtureRequest) -> KubeEnv:
     return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize(("accept", "version"), [
-    (None, None), ("application/json", None), ("*/*", None),
-    (METADATA_ONLY, "v1"),
-    ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", "v1beta1"),
-    ("application/json, application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", None),
-    ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2, application/json", None),
-    ("application/json;as=PartialObjectMetadata;g=other.io;v=v1, application/json", None),
-    ("application/yaml, application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", "v1"),
-])
+@pytest.mark.parametrize(
+    ("accept", "version"),
+    [
+        (None, None),
+        ("application/json", None),
+        ("*/*", None),
+        (METADATA_ONLY, "v1"),
+        ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", "v1beta1"),
+        ("application/json, application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", None),
+        ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2, application/json", None),
+        ("application/json;as=PartialObjectMetadata;g=other.io;v=v1, application/json", None),
+        ("application/yaml, application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", "v1"),
+    ],
+)
 def test_the_first_form_the_server_can_produce_wins(accept: str | None, version: str | None) -> None:
     assert partial_metadata_version(accept) == version
 
 
 def test_writes_and_reads_answer_the_stored_metadata_alone(env: KubeEnv) -> None:
     created = env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}]))
-    marker = {"conditions": [{"type": "Marker", "status": "True", "message": "x" * 1000}]}  # declared: not pruned
+    marker = {
+        "conditions": [{"type": "Marker", "status": "True", "message": "x" * 1000}]
+    }  # declared: not pruned
     obj = dict(created, status=marker)
     answer = env.client.replace_status(SPREADS, "default", "ws", obj, metadata_only=True)
     stored = env.client.get(SPREADS, "default", "ws")
-    assert answer == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": stored["metadata"]}
+    assert answer == {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": stored["metadata"],
+    }
     assert stored["status"] == marker
     assert answer["metadata"]["resourceVersion"] != created["metadata"]["resourceVersion"]
-    assert env.client.request("GET", SPREADS.object_path("default", "ws"), accept=METADATA_ONLY)["kind"] == \
-        "PartialObjectMetadata"
+    assert (
+        env.client.request("GET", SPREADS.object_path("default", "ws"), accept=METADATA_ONLY)["kind"]
+        == "PartialObjectMetadata"
+    )
     # The precondition still holds: a stale write is a 409, not a metadata answer.
     with pytest.raises(Conflict):
         env.client.replace_status(SPREADS, "default", "ws", obj, metadata_only=True)

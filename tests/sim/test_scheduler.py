@@ -9,17 +9,31 @@ from py_engine.sim.scheduler import filter_node, fit_error_message, pick_node, s
 
 
 def make_nodes(**extra: Any) -> list[dict[str, Any]]:
-    return nodes_from_description({"pools": [
-        {"name": f"zone-{z}", "count": 1, "labels": {"zone": z},
-         "capacity": {"cpu": "2", "memory": "4Gi", "pods": 3}, **extra} for z in "abc"]})
+    return nodes_from_description(
+        {
+            "pools": [
+                {
+                    "name": f"zone-{z}",
+                    "count": 1,
+                    "labels": {"zone": z},
+                    "capacity": {"cpu": "2", "memory": "4Gi", "pods": 3},
+                    **extra,
+                }
+                for z in "abc"
+            ]
+        }
+    )
 
 
-def pod(name: str = "p", cpu: str | None = None, memory: str | None = None, node: str | None = None,
-        **spec: Any) -> dict[str, Any]:
+def pod(
+    name: str = "p", cpu: str | None = None, memory: str | None = None, node: str | None = None, **spec: Any
+) -> dict[str, Any]:
     requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
-    out: dict[str, Any] = {"metadata": {"name": name, "namespace": "default"},
-                           "spec": {"containers": [{"name": "c", "resources": {"requests": requests}}], **spec},
-                           "status": {"phase": "Pending"}}
+    out: dict[str, Any] = {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": requests}}], **spec},
+        "status": {"phase": "Pending"},
+    }
     if node:
         out["spec"]["nodeName"] = node
     return out
@@ -44,8 +58,16 @@ def test_terminal_pods_free_their_resources() -> None:
 
 def test_preferred_affinity_beats_spreading_and_prefer_no_schedule_is_scored() -> None:
     nodes = make_nodes()
-    preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 10, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["c"]}]}}]}}
+    preferred = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 10,
+                    "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["c"]}]},
+                }
+            ]
+        }
+    }
     states = snapshot(nodes, [pod("x", node="zone-c-0")])
     chosen, _ = pick_node(pod(affinity=preferred), states)
     assert chosen is not None and chosen.name == "zone-c-0"
@@ -64,9 +86,18 @@ def test_each_filter_reports_its_reason() -> None:
     assert filter_node(pod(cpu="1"), a) == ["Insufficient cpu"]
     assert filter_node(pod(cpu="500m"), a) == []
     assert filter_node(pod(memory="5Gi"), a) == ["Insufficient memory"]
-    assert filter_node(pod(nodeSelector={"zone": "b"}), a) == ["node(s) didn't match Pod's node affinity/selector"]
-    required = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["zone-b-0"]}]}]}}}
+    assert filter_node(pod(nodeSelector={"zone": "b"}), a) == [
+        "node(s) didn't match Pod's node affinity/selector"
+    ]
+    required = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["zone-b-0"]}]}
+                ]
+            }
+        }
+    }
     assert filter_node(pod(affinity=required), a) == ["node(s) didn't match Pod's node affinity/selector"]
     assert filter_node(pod(affinity=required), states["zone-b-0"]) == []
     full = snapshot(nodes, [pod(f"f{i}", node="zone-b-0") for i in range(3)])["zone-b-0"]
@@ -79,7 +110,9 @@ def test_taint_and_cordon_filters() -> None:
     nodes[1]["spec"]["unschedulable"] = True
     states = snapshot(nodes, [])
     assert filter_node(pod(), states["zone-a-0"]) == ["node(s) had untolerated taint {dedicated: gpu}"]
-    tolerant = pod(tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}])
+    tolerant = pod(
+        tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    )
     assert filter_node(tolerant, states["zone-a-0"]) == []
     assert filter_node(pod(), states["zone-b-0"]) == ["node(s) were unschedulable"]
     cordon_ok = pod(tolerations=[{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}])
@@ -94,5 +127,6 @@ def test_unplaceable_message_counts_reasons_sorted() -> None:
     chosen, reasons = pick_node(pod(cpu="3"), snapshot(nodes, []))
     assert chosen is None
     assert fit_error_message(3, reasons) == (
-        "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu.")
+        "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu."
+    )
     assert fit_error_message(0, {}) == "no nodes available to schedule pods"

@@ -20,8 +20,11 @@ from vectors import load_vector_file
 from py_engine.scaledown import get_pods_to_delete, read_pods
 from py_engine.sim.controllers.victims import choose_victims, deletion_cost, deletion_order
 
-CASES = [case for case in load_vector_file("scaledown_cases.json")["cases"]
-         if case["comparator"] == "k8s.ActivePodsWithRanks"]
+CASES = [
+    case
+    for case in load_vector_file("scaledown_cases.json")["cases"]
+    if case["comparator"] == "k8s.ActivePodsWithRanks"
+]
 GATES_ON = {"LogarithmicScaleDown": True, "PodDeletionCost": True}
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 COST = "controller.kubernetes.io/pod-deletion-cost"
@@ -63,11 +66,26 @@ def test_the_vectors_cover_each_assertion_kind() -> None:
     assert kinds == {"pair_less", "pair_equivalent", "sorted_order", "delete_prefix"}
 
 
-@pytest.mark.parametrize(("text", "cost"), [
-    (None, 0), ("", 0), ("0", 0), ("7", 7), ("+7", 0), ("008", 0), ("-007", -7), ("-", 0), ("1e3", 0),
-    (" 5", 0), ("2147483647", 2147483647), ("2147483648", 0), ("-2147483648", -2147483648),
-    ("-2147483649", 0), ("٣", 0),
-])
+@pytest.mark.parametrize(
+    ("text", "cost"),
+    [
+        (None, 0),
+        ("", 0),
+        ("0", 0),
+        ("7", 7),
+        ("+7", 0),
+        ("008", 0),
+        ("-007", -7),
+        ("-", 0),
+        ("1e3", 0),
+        (" 5", 0),
+        ("2147483647", 2147483647),
+        ("2147483648", 0),
+        ("-2147483648", -2147483648),
+        ("-2147483649", 0),
+        ("٣", 0),
+    ],
+)
 def test_deletion_cost_parsing_as_the_design_states_it(text: str | None, cost: int) -> None:
     annotations = {} if text is None else {COST: text}
     assert deletion_cost({"metadata": {"annotations": annotations}}) == cost
@@ -75,18 +93,25 @@ def test_deletion_cost_parsing_as_the_design_states_it(text: str | None, cost: i
 
 def _ready_pod(name: str, uid: str, ready_ago: timedelta, restarts: int = 0) -> dict[str, Any]:
     since = (NOW - ready_ago).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"metadata": {"name": name, "uid": uid, "creationTimestamp": "2024-01-01T00:00:00Z"},
-            "spec": {"nodeName": "n"},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
-                                                           "lastTransitionTime": since}],
-                       "containerStatuses": [{"restartCount": restarts}]}}
+    return {
+        "metadata": {"name": name, "uid": uid, "creationTimestamp": "2024-01-01T00:00:00Z"},
+        "spec": {"nodeName": "n"},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": since}],
+            "containerStatuses": [{"restartCount": restarts}],
+        },
+    }
 
 
 def test_same_age_bucket_is_decided_by_uid_and_restarts_are_never_read() -> None:
     # docs/design-scaledown.md §1.4: ready 6 h and 5 h ago share bucket 44; "a" goes first by UID
     # although "b" restarted 100 times; 2 h ago (bucket 42) goes before both.
-    pods = [_ready_pod("b", "b", timedelta(hours=5), restarts=100), _ready_pod("a", "a", timedelta(hours=6)),
-            _ready_pod("young", "c", timedelta(hours=2))]
+    pods = [
+        _ready_pod("b", "b", timedelta(hours=5), restarts=100),
+        _ready_pod("a", "a", timedelta(hours=6)),
+        _ready_pod("young", "c", timedelta(hours=2)),
+    ]
     assert _names(deletion_order(pods, [1, 1, 1], NOW)) == ["young", "a", "b"]
 
 
@@ -111,37 +136,59 @@ _PHASES = st.sampled_from(["Pending", "Running", "Unknown"])
 @st.composite
 def _pods(draw: st.DrawFn) -> list[dict[str, Any]]:
     count = draw(st.integers(min_value=2, max_value=14))
-    ages = draw(st.lists(st.integers(min_value=1, max_value=90 * 86_400), min_size=2 * count,
-                         max_size=2 * count, unique=True))
+    ages = draw(
+        st.lists(
+            st.integers(min_value=1, max_value=90 * 86_400),
+            min_size=2 * count,
+            max_size=2 * count,
+            unique=True,
+        )
+    )
     pods = []
     for index in range(count):
         ready = draw(st.booleans())
-        status: dict[str, Any] = {"phase": draw(_PHASES),
-                                  "containerStatuses": [{"restartCount": draw(st.integers(0, 3))}]}
+        status: dict[str, Any] = {
+            "phase": draw(_PHASES),
+            "containerStatuses": [{"restartCount": draw(st.integers(0, 3))}],
+        }
         if ready:
             since = NOW - timedelta(seconds=ages[2 * index])
-            status["conditions"] = [{"type": "Ready", "status": "True",
-                                     "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ")}]
+            status["conditions"] = [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            ]
         annotations = {}
         if draw(st.booleans()):
             annotations[COST] = draw(st.sampled_from(["-5", "0", "3", "100", "+1", "08", "x"]))
         created = NOW - timedelta(seconds=ages[2 * index + 1])
-        pods.append({
-            "metadata": {"name": f"p{index}", "uid": f"uid-{index:02d}", "annotations": annotations,
-                         "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ")},
-            "spec": {"nodeName": draw(st.sampled_from(["", "n1", "n2", "n3"]))},
-            "status": status,
-        })
+        pods.append(
+            {
+                "metadata": {
+                    "name": f"p{index}",
+                    "uid": f"uid-{index:02d}",
+                    "annotations": annotations,
+                    "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                },
+                "spec": {"nodeName": draw(st.sampled_from(["", "n1", "n2", "n3"]))},
+                "status": status,
+            }
+        )
     return pods
 
 
 @settings(max_examples=150, deadline=None)
 @given(pods=_pods(), data=st.data())
-def test_the_emulator_and_the_product_model_agree_when_the_order_is_total(pods: list[dict[str, Any]],
-                                                                          data: st.DataObject) -> None:
+def test_the_emulator_and_the_product_model_agree_when_the_order_is_total(
+    pods: list[dict[str, Any]], data: st.DataObject
+) -> None:
     diff = data.draw(st.integers(min_value=1, max_value=len(pods) - 1))
-    siblings = [{**pod, "metadata": {**pod["metadata"], "name": f"s{i}", "uid": f"sibling-{i}"}}
-                for i, pod in enumerate(data.draw(st.lists(st.sampled_from(pods), max_size=4)))]
+    siblings = [
+        {**pod, "metadata": {**pod["metadata"], "name": f"s{i}", "uid": f"sibling-{i}"}}
+        for i, pod in enumerate(data.draw(st.lists(st.sampled_from(pods), max_size=4)))
+    ]
     related = pods + siblings  # another ReplicaSet's pods on the same nodes raise the ranks
     facts = read_pods(pods)
     related_facts = read_pods(related)

@@ -52,8 +52,10 @@ from py_engine.workloadspread.controller.runtime.views import view_for
 FULL = os.environ.get("SPREADGATE_STRESS") == "1"
 """The full variants (10 trials x 1,000 creates) run only with SPREADGATE_STRESS=1."""
 
-BURST_FAULTS = ("workloadspreads/status:update:conflict=0.1,error500=0.02,latency=0-10ms;"
-                "workloadspreads:get:latency=0-5ms;pods:*:latency=0-2ms")
+BURST_FAULTS = (
+    "workloadspreads/status:update:conflict=0.1,error500=0.02,latency=0-10ms;"
+    "workloadspreads:get:latency=0-5ms;pods:*:latency=0-2ms"
+)
 """10 % 409s and 2 % 500s on status writes, random latency on status writes, spread reads and pod calls."""
 
 CREATING_TIMEOUT = 30.0
@@ -93,8 +95,9 @@ def start_webhook(env: Env, name: str, *extra: str) -> WebhookProcess:
 
 
 def http_pool() -> urllib3.PoolManager:
-    return urllib3.PoolManager(maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem,
-                               retries=False)
+    return urllib3.PoolManager(
+        maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem, retries=False
+    )
 
 
 def wait_ready(http: urllib3.PoolManager, procs: list[WebhookProcess]) -> None:
@@ -114,7 +117,9 @@ def wait_spread_seen(procs: list[WebhookProcess], w: Workload) -> None:
     try:
         for p in procs:
             if p.alive:
-                wait_until(partial(_places_in_a_subset, http, p.url, w), 30, f"{p.url} to see the spread of {w.name}")
+                wait_until(
+                    partial(_places_in_a_subset, http, p.url, w), 30, f"{p.url} to see the spread of {w.name}"
+                )
     finally:
         http.clear()
 
@@ -122,8 +127,13 @@ def wait_spread_seen(procs: list[WebhookProcess], w: Workload) -> None:
 def _places_in_a_subset(http: urllib3.PoolManager, url: str, w: Workload) -> bool:
     review = review_of(pod_of(w))
     review["request"]["dryRun"] = True
-    resp = http.request("POST", url + "/mutate/pods", body=json.dumps(review),
-                        headers={"Content-Type": "application/json"}, timeout=5)
+    resp = http.request(
+        "POST",
+        url + "/mutate/pods",
+        body=json.dumps(review),
+        headers={"Content-Type": "application/json"},
+        timeout=5,
+    )
     return resp.status == 200 and "patch" in json.loads(resp.data)["response"]
 
 
@@ -138,34 +148,82 @@ class Workload:
 
 def workload(env: Env, name: str, replicas: int, caps: dict[str, int]) -> Workload:
     template = {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.client.create(DEPLOYMENTS, "default", {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template}})
-    rs = env.client.create(REPLICASETS, "default", {
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": f"{name}-abc", "labels": {"app": name, "pod-template-hash": "abc"},
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
-                                          "uid": dep["metadata"]["uid"], "controller": True}]},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template}})
-    env.client.create(SPREADS, "default", spread(f"ws-{name}", [{"name": n, "maxReplicas": c} for n, c in caps.items()],
-                                                 target=name))
+    dep = env.client.create(
+        DEPLOYMENTS,
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template},
+        },
+    )
+    rs = env.client.create(
+        REPLICASETS,
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{name}-abc",
+                "labels": {"app": name, "pod-template-hash": "abc"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": name,
+                        "uid": dep["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template},
+        },
+    )
+    env.client.create(
+        SPREADS,
+        "default",
+        spread(f"ws-{name}", [{"name": n, "maxReplicas": c} for n, c in caps.items()], target=name),
+    )
     return Workload(name, rs, caps)
 
 
 def pod_of(w: Workload) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"generateName": f"{w.name}-abc-", "namespace": "default",
-                         "labels": {"app": w.name, "pod-template-hash": "abc"},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{w.name}-abc",
-                                              "uid": w.rs["metadata"]["uid"], "controller": True}]},
-            "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": f"{w.name}-abc-",
+            "namespace": "default",
+            "labels": {"app": w.name, "pod-template-hash": "abc"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"{w.name}-abc",
+                    "uid": w.rs["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
 
 
 def review_of(pod: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": str(uuid.uuid4()), "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                        "resource": {"group": "", "version": "v1", "resource": "pods"}, "namespace": "default",
-                        "operation": "CREATE", "object": pod, "dryRun": False}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": str(uuid.uuid4()),
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "default",
+            "operation": "CREATE",
+            "object": pod,
+            "dryRun": False,
+        },
+    }
 
 
 @dataclass
@@ -207,8 +265,13 @@ class Burst:
             review = review_of(pod)
             self.outcome.attempts["sent"] += 1
             try:
-                resp = self.http.request("POST", self._next_url() + "/mutate/pods", body=json.dumps(review),
-                                         headers={"Content-Type": "application/json"}, timeout=20)
+                resp = self.http.request(
+                    "POST",
+                    self._next_url() + "/mutate/pods",
+                    body=json.dumps(review),
+                    headers={"Content-Type": "application/json"},
+                    timeout=20,
+                )
             except urllib3.exceptions.HTTPError:
                 self.outcome.attempts["connection"] += 1
                 time.sleep(0.05)
@@ -256,11 +319,15 @@ class Burst:
                     func()
                 except BaseException as exc:  # re-raised on the test's thread below
                     failures.append(exc)
+
             return run
 
         threads = [threading.Thread(target=guarded(worker), daemon=True) for _ in range(clients)]
-        side = (threading.Thread(target=guarded(partial(during, self)), daemon=True)
-                if during is not None else None)
+        side = (
+            threading.Thread(target=guarded(partial(during, self)), daemon=True)
+            if during is not None
+            else None
+        )
         try:
             for t in threads:
                 t.start()
@@ -344,7 +411,9 @@ def converge(env: Env, outcome: Outcome, w: Workload, *, offset: float = 0.0) ->
     entries = status_entries(env, w)
     for subset, cap in w.caps.items():
         entry = entries[subset]
-        assert entry["replicas"] == per[subset], f"subset {subset}: {entry['replicas']} counted, {per[subset]} admitted"
+        assert entry["replicas"] == per[subset], (
+            f"subset {subset}: {entry['replicas']} counted, {per[subset]} admitted"
+        )
         assert not entry.get("creatingPods"), f"subset {subset}: reservations left after convergence"
         assert entry["missingReplicas"] == cap - per[subset], f"subset {subset}: slots leaked"
 

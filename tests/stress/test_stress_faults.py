@@ -44,22 +44,30 @@ from stress_support import (
 from webhook_testkit import WebhookProcess
 
 pytestmark = [
-    pytest.mark.stress, pytest.mark.e2e, pytest.mark.timeout(900),
+    pytest.mark.stress,
+    pytest.mark.e2e,
+    pytest.mark.timeout(900),
     # A client socket to a webhook process killed with -9 is sometimes dropped by urllib3
     # without close() and reported when collected. It is the test's own connection to a dead
     # peer (the product's sockets live in the other processes); only that exact report is
     # ignored, every other warning still fails the run.
     pytest.mark.filterwarnings("ignore:unclosed <ssl.SSLSocket:ResourceWarning"),
     pytest.mark.filterwarnings(
-        r"ignore:Exception ignored in. <ssl.SSLSocket:pytest.PytestUnraisableExceptionWarning"),
+        r"ignore:Exception ignored in. <ssl.SSLSocket:pytest.PytestUnraisableExceptionWarning"
+    ),
 ]
 
 QUICK_SIZE = {"trials": 1, "pods": 300}
 FULL_SIZE = {"trials": 10, "pods": 1000}
-sizes = pytest.mark.parametrize("size", [
-    pytest.param(QUICK_SIZE, id="quick"),
-    pytest.param(FULL_SIZE, id="full", marks=pytest.mark.skipif(not FULL, reason="set SPREADGATE_STRESS=1")),
-])
+sizes = pytest.mark.parametrize(
+    "size",
+    [
+        pytest.param(QUICK_SIZE, id="quick"),
+        pytest.param(
+            FULL_SIZE, id="full", marks=pytest.mark.skipif(not FULL, reason="set SPREADGATE_STRESS=1")
+        ),
+    ],
+)
 
 
 @pytest.fixture
@@ -91,7 +99,8 @@ def start(env: Env, procs: list[WebhookProcess], count: int, *extra: str) -> lis
 
 @sizes
 def test_concurrent_creates_three_processes_with_409s_500s_and_latency(
-        env: Env, procs: list[WebhookProcess], size: dict[str, int]) -> None:
+    env: Env, procs: list[WebhookProcess], size: dict[str, int]
+) -> None:
     start(env, procs, 3)
     pods = size["pods"]
     for trial in range(size["trials"]):
@@ -118,7 +127,8 @@ def test_concurrent_creates_three_processes_with_409s_500s_and_latency(
 
 @sizes
 def test_kill_9_of_a_webhook_process_mid_burst_loses_nothing(
-        env: Env, procs: list[WebhookProcess], size: dict[str, int]) -> None:
+    env: Env, procs: list[WebhookProcess], size: dict[str, int]
+) -> None:
     start(env, procs, 3)
     pods = size["pods"]
     trials = 1 if not FULL else 3
@@ -147,7 +157,8 @@ def test_kill_9_of_a_webhook_process_mid_burst_loses_nothing(
 
 @sizes
 def test_kill_9_of_the_controller_mid_burst_then_status_converges(
-        env: Env, procs: list[WebhookProcess], size: dict[str, int]) -> None:
+    env: Env, procs: list[WebhookProcess], size: dict[str, int]
+) -> None:
     start(env, procs, 3)
     pods = size["pods"]
     w = workload(env, "ctl", pods, caps_for(pods))
@@ -155,8 +166,20 @@ def test_kill_9_of_the_controller_mid_burst_then_status_converges(
     env.api.faults.set_spec("workloadspreads/status:update:conflict=0.1,latency=0-10ms", seed=5)
     log = open(env.tmp / "controller.log", "w+b")  # noqa: SIM115 - closed below
     controller = subprocess.Popen(
-        [sys.executable, "-m", "py_engine.cli", "controller", "--kubeconfig", env.kubeconfig, "--resync-period", "1"],
-        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        [
+            sys.executable,
+            "-m",
+            "py_engine.cli",
+            "controller",
+            "--kubeconfig",
+            env.kubeconfig,
+            "--resync-period",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
     killed = threading.Event()
 
     def kill_controller(burst: Burst) -> None:
@@ -184,14 +207,20 @@ def test_kill_9_of_the_controller_mid_burst_then_status_converges(
 
 def _post(http: Any, url: str, pod: dict[str, Any]) -> tuple[float, dict[str, Any]]:
     started = time.monotonic()
-    resp = http.request("POST", url + "/mutate/pods", body=json.dumps(review_of(pod)),
-                        headers={"Content-Type": "application/json"}, timeout=20)
+    resp = http.request(
+        "POST",
+        url + "/mutate/pods",
+        body=json.dumps(review_of(pod)),
+        headers={"Content-Type": "application/json"},
+        timeout=20,
+    )
     assert resp.status == 200, resp.data[:300]
     return time.monotonic() - started, json.loads(resp.data)["response"]
 
 
 def test_api_unavailable_for_5s_answers_per_failure_mode_and_recovers(
-        env: Env, procs: list[WebhookProcess]) -> None:
+    env: Env, procs: list[WebhookProcess]
+) -> None:
     deny = start(env, procs, 1)[0]
     allow = start(env, procs, 1, "--on-commit-failure", "allow-unmodified")[0]
     w = workload(env, "outage", 1000, {"a": 500, "b": 500})

@@ -87,14 +87,17 @@ def test_a_failed_review_denies_and_is_not_cached() -> None:
     for _ in range(2):
         refusal = gate.refusal(ALICE, [UPDATE_WEB])
         assert refusal is not None and refusal.code == 500
-        assert "could not check whether user \"alice\" may update deployments.apps" in refusal.message
+        assert 'could not check whether user "alice" may update deployments.apps' in refusal.message
         assert "connection refused" in refusal.message
     assert len(reviewer.asked) == 2
 
 
 def test_system_masters_is_not_asked() -> None:
     reviewer = FakeReviewer()
-    assert AuthorGate(reviewer, Clock()).refusal(UserInfo("root", groups=("system:masters",)), [UPDATE_WEB]) is None
+    assert (
+        AuthorGate(reviewer, Clock()).refusal(UserInfo("root", groups=("system:masters",)), [UPDATE_WEB])
+        is None
+    )
     assert reviewer.asked == []
 
 

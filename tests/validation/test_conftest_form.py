@@ -37,9 +37,11 @@ def test_valid_examples_pass(engine: PolicyEngine, path: Path) -> None:
 # and docs/operations.md; the mutating webhook checks it). The new-container example is decided
 # bare too since its container's `image` left the default allowlist (issue 24).
 NEEDS_WORKLOAD = {"patch-selector-label"}
-SINGLE_OBJECT_INVALID = [p for p in sorted((EXAMPLES / "invalid").glob("*.yaml"))
-                         if p.stem != "two-spreads-one-workload" and p.stem not in NEEDS_WORKLOAD
-                         and not p.stem.startswith("ud-")]  # UnitedDeployments: test_ud_examples.py
+SINGLE_OBJECT_INVALID = [
+    p
+    for p in sorted((EXAMPLES / "invalid").glob("*.yaml"))
+    if p.stem != "two-spreads-one-workload" and p.stem not in NEEDS_WORKLOAD and not p.stem.startswith("ud-")
+]  # UnitedDeployments: test_ud_examples.py
 
 
 @pytest.mark.parametrize("path", SINGLE_OBJECT_INVALID, ids=lambda p: p.stem)
@@ -53,6 +55,8 @@ def test_invalid_examples_are_denied(engine: PolicyEngine, path: Path) -> None:
 def test_workload_rules_need_the_workload(engine: PolicyEngine, stem: str) -> None:
     spread, workload = objects(EXAMPLES / "invalid" / f"{stem}.yaml")
     assert engine.evaluate(VALIDATION_RULE, spread) == []  # the spread alone: not decidable
-    violations = engine.evaluate(VALIDATION_RULE, {"review": {"object": spread}, "context": {"workload": workload}})
+    violations = engine.evaluate(
+        VALIDATION_RULE, {"review": {"object": spread}, "context": {"workload": workload}}
+    )
     assert [v["details"]["field"] for v in violations] != []
     assert all(v["details"]["field"].startswith("spec.subsets[0].patch.") for v in violations)

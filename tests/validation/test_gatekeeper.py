@@ -29,9 +29,15 @@ def template_engine() -> Any:
     return engine
 
 
-def gatekeeper_violations(engine: Any, obj: dict[str, Any], parameters: dict[str, Any] | None = None) -> list[Any]:
-    engine.set_input({"review": {"object": obj, "operation": "CREATE", "kind": {"kind": obj.get("kind")}},
-                      "parameters": parameters or {}})
+def gatekeeper_violations(
+    engine: Any, obj: dict[str, Any], parameters: dict[str, Any] | None = None
+) -> list[Any]:
+    engine.set_input(
+        {
+            "review": {"object": obj, "operation": "CREATE", "kind": {"kind": obj.get("kind")}},
+            "parameters": parameters or {},
+        }
+    )
     result: list[Any] = json.loads(engine.eval_rule_as_json("data.spreadgate.validation.violation"))
     return result
 
@@ -43,10 +49,24 @@ def test_checked_in_files_are_current() -> None:
 
 
 def test_generator_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["gatekeeper", "-o", str(tmp_path), "--custom-workload", "game.kruise.io/GameServerSet",
-                 "--allow-patch-field", "spec.nodeSelector"]) == 0
+    assert (
+        main(
+            [
+                "gatekeeper",
+                "-o",
+                str(tmp_path),
+                "--custom-workload",
+                "game.kruise.io/GameServerSet",
+                "--allow-patch-field",
+                "spec.nodeSelector",
+            ]
+        )
+        == 0
+    )
     written = yaml.safe_load((tmp_path / "constraint.yaml").read_text())
-    assert written["spec"]["parameters"]["customWorkloads"] == [{"group": "game.kruise.io", "kind": "GameServerSet"}]
+    assert written["spec"]["parameters"]["customWorkloads"] == [
+        {"group": "game.kruise.io", "kind": "GameServerSet"}
+    ]
     assert written["spec"]["parameters"]["allowedPatchFields"] == ["spec.nodeSelector"]
     assert main(["gatekeeper"]) == 0
     assert "kind: ConstraintTemplate" in capsys.readouterr().out
@@ -77,14 +97,23 @@ def test_valid_examples_pass_in_the_template(path: Path) -> None:
 
 
 # UnitedDeployment examples (ud-*) have their own template: tests/validation/test_ud_examples.py.
-@pytest.mark.parametrize("path", [p for p in sorted((EXAMPLES / "invalid").glob("*.yaml")) if not p.stem.startswith("ud-")],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted((EXAMPLES / "invalid").glob("*.yaml")) if not p.stem.startswith("ud-")],
+    ids=lambda p: p.stem,
+)
 def test_invalid_examples_are_denied_by_the_template(path: Path) -> None:
     engine = template_engine()
     objs = documents(path)
     if len(objs) > 1:
         # one spread per workload: Gatekeeper sees the other spread through its synced inventory
-        inventory = {"namespace": {"default": {"spreadgate.dev/v1alpha1": {"WorkloadSpread": {objs[1]["metadata"]["name"]: objs[1]}}}}}
+        inventory = {
+            "namespace": {
+                "default": {
+                    "spreadgate.dev/v1alpha1": {"WorkloadSpread": {objs[1]["metadata"]["name"]: objs[1]}}
+                }
+            }
+        }
         engine.add_data({"inventory": inventory})
     else:
         # the patch rules that need the target workload find it in the synced Deployments
@@ -95,7 +124,9 @@ def test_invalid_examples_are_denied_by_the_template(path: Path) -> None:
 def test_allowed_patch_fields_come_from_constraint_parameters() -> None:
     engine = template_engine()
     obj = documents(EXAMPLES / "invalid" / "patch-host-path-volume.yaml")[0]
-    assert [v["details"]["field"] for v in gatekeeper_violations(engine, obj)] == ["spec.subsets[0].patch.spec.volumes"]
+    assert [v["details"]["field"] for v in gatekeeper_violations(engine, obj)] == [
+        "spec.subsets[0].patch.spec.volumes"
+    ]
     assert gatekeeper_violations(engine, obj, {"allowedPatchFields": ["spec.volumes"]}) == []
     assert gatekeeper_violations(engine, obj, {"allowedPatchFields": ["spec.volumeMounts"]}) != []
 
@@ -103,9 +134,17 @@ def test_allowed_patch_fields_come_from_constraint_parameters() -> None:
 def test_template_schema_declares_allowed_patch_fields() -> None:
     template = yaml.safe_load((GATEKEEPER / "constraint-template.yaml").read_text())
     properties = template["spec"]["crd"]["spec"]["validation"]["openAPIV3Schema"]["properties"]
-    assert properties["allowedPatchFields"] == {**properties["allowedPatchFields"], "type": "array",
-                                                "items": {"type": "string"}}
-    assert yaml.safe_load((GATEKEEPER / "constraint.yaml").read_text())["spec"]["parameters"]["allowedPatchFields"] == []
+    assert properties["allowedPatchFields"] == {
+        **properties["allowedPatchFields"],
+        "type": "array",
+        "items": {"type": "string"},
+    }
+    assert (
+        yaml.safe_load((GATEKEEPER / "constraint.yaml").read_text())["spec"]["parameters"][
+            "allowedPatchFields"
+        ]
+        == []
+    )
 
 
 def test_custom_workloads_come_from_constraint_parameters() -> None:
@@ -124,4 +163,6 @@ def test_samples_follow_the_suite() -> None:
     for case in cases:
         obj = yaml.safe_load((GATEKEEPER / case["object"]).read_text())
         expected = case["assertions"][0]["violations"]
-        assert bool(gatekeeper_violations(engine, obj)) == (expected is True or expected == "yes"), case["name"]
+        assert bool(gatekeeper_violations(engine, obj)) == (expected is True or expected == "yes"), case[
+            "name"
+        ]

@@ -18,10 +18,15 @@ FIELD = "spec.subsets[0].maxReplicas"
 
 
 def _spread(cap: Any) -> dict[str, Any]:
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "default"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": [{"name": "a", "maxReplicas": cap}, {"name": "b"}]}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws", "namespace": "default"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": [{"name": "a", "maxReplicas": cap}, {"name": "b"}],
+        },
+    }
 
 
 def _fields(cap: Any) -> set[str]:

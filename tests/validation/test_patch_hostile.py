@@ -15,27 +15,69 @@ from py_engine.workloadspread.admission.patch_guard import PatchGuard
 
 ENGINE = create_engine()
 
-keys = st.sampled_from(["metadata", "spec", "labels", "annotations", "containers", "initContainers", "name",
-                        "image", "env", "$patch", "$retainKeys", "$setElementOrder/containers", "hostPID",
-                        "spreadgate.dev/x", "app", "", "0"]) | st.text(max_size=8)
-scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False) | st.text(
-    max_size=6)
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=4),
-                           max_leaves=25)
+keys = st.sampled_from(
+    [
+        "metadata",
+        "spec",
+        "labels",
+        "annotations",
+        "containers",
+        "initContainers",
+        "name",
+        "image",
+        "env",
+        "$patch",
+        "$retainKeys",
+        "$setElementOrder/containers",
+        "hostPID",
+        "spreadgate.dev/x",
+        "app",
+        "",
+        "0",
+    ]
+) | st.text(max_size=8)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=4),
+    max_leaves=25,
+)
 
 
 def _spread(patch: Any) -> dict[str, Any]:
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "default", "uid": "u", "generation": 1},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": [{"name": "a", "patch": patch}]}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws", "namespace": "default", "uid": "u", "generation": 1},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": [{"name": "a", "patch": patch}],
+        },
+    }
 
 
-WORKLOAD = {"spec": {"selector": {"matchLabels": {"app": "web"}},
-                     "template": {"spec": {"containers": [{"name": "main", "image": "nginx"}]}}}}
+WORKLOAD = {
+    "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"spec": {"containers": [{"name": "main", "image": "nginx"}]}},
+    }
+}
 POD = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main", "image": "nginx"}]}}
-ALLOWED_TOP = {"labels", "annotations", "priorityClassName", "runtimeClassName", "topologySpreadConstraints",
-               "schedulerName", "dnsConfig"}
+ALLOWED_TOP = {
+    "labels",
+    "annotations",
+    "priorityClassName",
+    "runtimeClassName",
+    "topologySpreadConstraints",
+    "schedulerName",
+    "dnsConfig",
+}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -47,7 +89,9 @@ def test_hostile_patches_are_decided_never_raised(patch: Any) -> None:
     refused = PatchGuard(ENGINE).refusals(_spread(patch), "a", POD, WORKLOAD)
     if isinstance(patch, dict):
         spec = patch.get("spec")
-        odd_spec = isinstance(spec, dict) and any(k not in ALLOWED_TOP | {"containers", "initContainers"} for k in spec)
+        odd_spec = isinstance(spec, dict) and any(
+            k not in ALLOWED_TOP | {"containers", "initContainers"} for k in spec
+        )
         odd_top = any(k not in ("metadata", "spec") for k in patch)
         if odd_spec or odd_top:
             assert refused, patch

@@ -23,33 +23,59 @@ ENGINE = create_engine()
 NAMESPACE = "team-a"
 EDITOR = {"username": "erin", "groups": ["web-editors"]}
 STRANGER = {"username": "mallory", "groups": ["others"]}
-DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": NAMESPACE},
-              "spec": {"selector": {"matchLabels": {"app": "web"}},
-                       "template": {"metadata": {"labels": {"app": "web"}},
-                                    "spec": {"containers": [{"name": "main", "image": "nginx"}]}}}}
+DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": NAMESPACE},
+    "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+        },
+    },
+}
 
 
 def spread(name: str = "ws", target: str = "web", patch: Any = None) -> dict[str, Any]:
     subset: dict[str, Any] = {"name": "a", "maxReplicas": 1}
     if patch is not None:
         subset["patch"] = patch
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": name, "namespace": NAMESPACE},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
-                     "subsets": [subset, {"name": "b"}]}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "subsets": [subset, {"name": "b"}],
+        },
+    }
 
 
 def united(replicas: int = 2) -> dict[str, Any]:
     labels = {"app": "ud"}
-    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-            "metadata": {"name": "ud", "namespace": NAMESPACE},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
-                     "template": {"deploymentTemplate": {
-                         "metadata": {"labels": labels},
-                         "spec": {"selector": {"matchLabels": labels},
-                                  "template": {"metadata": {"labels": labels},
-                                               "spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
-                     "topology": {"subsets": [{"name": "a"}, {"name": "b"}]}}}
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": "ud", "namespace": NAMESPACE},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "deploymentTemplate": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "selector": {"matchLabels": labels},
+                        "template": {
+                            "metadata": {"labels": labels},
+                            "spec": {"containers": [{"name": "c", "image": "i"}]},
+                        },
+                    },
+                }
+            },
+            "topology": {"subsets": [{"name": "a"}, {"name": "b"}]},
+        },
+    }
 
 
 def invalid_spread() -> dict[str, Any]:
@@ -106,15 +132,21 @@ class FailingEngine:
         pass
 
 
-def service(grants: Grants | None = None, reader: Reader | None = None, engine: Any = ENGINE,
-            **config: Any) -> ValidationService:
+def service(
+    grants: Grants | None = None, reader: Reader | None = None, engine: Any = ENGINE, **config: Any
+) -> ValidationService:
     gate = AuthorGate(grants, RealClock().monotonic) if grants is not None else None
     return ValidationService(reader or Reader(), engine, author_gate=gate, config=ValidationConfig(**config))
 
 
 def request(obj: Any, operation: str = "CREATE", user: Any = EDITOR, old: Any = None) -> dict[str, Any]:
-    req: dict[str, Any] = {"uid": "u-1", "operation": operation, "namespace": NAMESPACE, "object": obj,
-                           "userInfo": user}
+    req: dict[str, Any] = {
+        "uid": "u-1",
+        "operation": operation,
+        "namespace": NAMESPACE,
+        "object": obj,
+        "userInfo": user,
+    }
     if old is not None:
         req["oldObject"] = old
     return req
@@ -142,7 +174,12 @@ def test_an_object_of_another_kind_is_a_bad_request(kind: str) -> None:
     other = united() if kind == "workloadspread" else spread()
     for obj in (other, None, {"kind": kind}):
         verdict = review(service(), request(obj))
-        assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (False, "error", 400, "BadRequest")
+        assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
+            False,
+            "error",
+            400,
+            "BadRequest",
+        )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -150,7 +187,12 @@ def test_violations_are_one_422_and_the_author_is_not_asked(kind: str) -> None:
     review, _, invalid = KINDS[kind]
     grants = Grants()
     verdict = review(service(grants), request(invalid(), user=STRANGER))
-    assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (False, "invalid", 422, "Invalid")
+    assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
+        False,
+        "invalid",
+        422,
+        "Invalid",
+    )
     assert verdict.message and grants.asked == []
 
 
@@ -158,17 +200,30 @@ def test_violations_are_one_422_and_the_author_is_not_asked(kind: str) -> None:
 def test_an_engine_that_fails_or_is_missing_is_a_500(kind: str) -> None:
     review, valid, _ = KINDS[kind]
     failed = review(service(engine=FailingEngine()), request(valid()))
-    assert (failed.allowed, failed.outcome, failed.code, failed.reason) == (False, "error", 500, "InternalError")
+    assert (failed.allowed, failed.outcome, failed.code, failed.reason) == (
+        False,
+        "error",
+        500,
+        "InternalError",
+    )
     assert "validation failed to run: the engine is down" in failed.message
     missing = review(service(engine=None), request(valid()))
-    assert (missing.allowed, missing.code) == (False, 500) and "no policy engine configured" in missing.message
+    assert (missing.allowed, missing.code) == (
+        False,
+        500,
+    ) and "no policy engine configured" in missing.message
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_author_without_the_rights_is_forbidden(kind: str) -> None:
     review, valid, _ = KINDS[kind]
     verdict = review(service(Grants()), request(valid(), user=STRANGER))
-    assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (False, "forbidden", 403, "Forbidden")
+    assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
+        False,
+        "forbidden",
+        403,
+        "Forbidden",
+    )
     assert 'user "mallory" may not' in verdict.message
 
 
@@ -204,7 +259,9 @@ def test_a_spread_reads_the_namespace_s_other_spreads_but_not_itself() -> None:
     verdict = service(reader=Reader([other])).review_workloadspread(request(spread()))
     assert (verdict.code, verdict.outcome) == (422, "invalid") and "targetRef" in verdict.message
     # The same spread stored already (an UPDATE) is not a rival of itself.
-    itself = service(reader=Reader([spread()])).review_workloadspread(request(spread(), "UPDATE", old=spread()))
+    itself = service(reader=Reader([spread()])).review_workloadspread(
+        request(spread(), "UPDATE", old=spread())
+    )
     assert itself == Verdict(True, "allowed")
 
 
@@ -215,7 +272,9 @@ def test_a_spread_s_patch_is_checked_against_its_target_workload() -> None:
     assert reader.looked_up == [("apps/v1", "Deployment", NAMESPACE, "web")]
     assert (verdict.code, verdict.outcome) == (422, "invalid") and "sidecar" in verdict.message
     # A lookup that fails only skips the checks that need the workload.
-    skipped = service(reader=Reader(lookup_fails=True)).review_workloadspread(request(spread(patch=unknown_container)))
+    skipped = service(reader=Reader(lookup_fails=True)).review_workloadspread(
+        request(spread(patch=unknown_container))
+    )
     assert skipped == Verdict(True, "allowed")
 
 

@@ -26,20 +26,32 @@ ENGINE = create_engine()
 
 
 def spread(subsets: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "default"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": subsets}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws", "namespace": "default"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": subsets,
+        },
+    }
 
 
 def united(subsets: list[dict[str, Any]]) -> dict[str, Any]:
     template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-            "metadata": {"name": "ud", "namespace": "default"},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"deploymentTemplate": {"metadata": {"labels": {"app": "web"}},
-                                                         "spec": {"template": template}}},
-                     "topology": {"subsets": subsets}}}
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": "ud", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "deploymentTemplate": {"metadata": {"labels": {"app": "web"}}, "spec": {"template": template}}
+            },
+            "topology": {"subsets": subsets},
+        },
+    }
 
 
 def ud_review(obj: dict[str, Any], operation: str = "CREATE", old: dict[str, Any] | None = None) -> Any:
@@ -57,12 +69,15 @@ def subsets_schema(path: str, *keys: str) -> dict[str, Any]:
     return node  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize(("path", "keys"), [
-    ("manifests/base/crd.yaml", ("spec", "subsets")),
-    ("manifests/base/uniteddeployment-crd.yaml", ("spec", "topology", "subsets")),
-    ("py_engine/resources/crds/workloadspread.yaml", ("spec", "subsets")),
-    ("py_engine/resources/crds/uniteddeployment.yaml", ("spec", "topology", "subsets")),
-])
+@pytest.mark.parametrize(
+    ("path", "keys"),
+    [
+        ("manifests/base/crd.yaml", ("spec", "subsets")),
+        ("manifests/base/uniteddeployment-crd.yaml", ("spec", "topology", "subsets")),
+        ("py_engine/resources/crds/workloadspread.yaml", ("spec", "subsets")),
+        ("py_engine/resources/crds/uniteddeployment.yaml", ("spec", "topology", "subsets")),
+    ],
+)
 def test_crds_bound_the_number_of_subsets(path: str, keys: tuple[str, ...]) -> None:
     assert subsets_schema(path, *keys).get("maxItems") == MAX_SUBSETS
 
@@ -79,15 +94,17 @@ def test_spread_beyond_the_bound_is_refused_by_its_count_alone(count: int, name:
     subsets = [{"name": name.format(i), "maxReplicas": f"{i}%"} for i in range(count)]
     violations = validate_spread(ENGINE, build_review_input(spread(subsets)))
     assert [(v.field, v.message) for v in violations] == [
-        ("spec.subsets", f"spec.subsets: Too many: {count}: must have at most {MAX_SUBSETS} subsets")]
+        ("spec.subsets", f"spec.subsets: Too many: {count}: must have at most {MAX_SUBSETS} subsets")
+    ]
 
 
 @pytest.mark.parametrize(("count", "name"), [(MAX_SUBSETS + 1, "same"), (1_000, "s{}"), (5_000, "same")])
 def test_uniteddeployment_beyond_the_bound_is_refused_by_its_count_alone(count: int, name: str) -> None:
     result = ud_review(united([{"name": name.format(i), "replicas": 1} for i in range(count)]))
     assert (result.allowed, result.code) == (False, 422)
-    assert result.message == (f"spec.topology.subsets: Too many: {count}: must have at most "
-                              f"{MAX_SUBSETS} subsets")
+    assert result.message == (
+        f"spec.topology.subsets: Too many: {count}: must have at most {MAX_SUBSETS} subsets"
+    )
 
 
 def test_duplicate_names_at_the_bound_each_name_their_first_use() -> None:
@@ -97,15 +114,25 @@ def test_duplicate_names_at_the_bound_each_name_their_first_use() -> None:
     assert [v.message for v in violations] == sorted(
         f'spec.subsets[{j}].name: Invalid value: duplicate subset name "s{j - half}" '
         f"(first used at index {j - half})"
-        for j in range(half, MAX_SUBSETS))
+        for j in range(half, MAX_SUBSETS)
+    )
 
 
 def test_uniteddeployment_duplicates_and_update_lookups_at_the_bound() -> None:
-    subsets = [{"name": f"s{i}", "nodeSelectorTerm": {"matchExpressions": [
-        {"key": "zone", "operator": "In", "values": [f"z{i}"]}]}} for i in range(MAX_SUBSETS)]
+    subsets = [
+        {
+            "name": f"s{i}",
+            "nodeSelectorTerm": {
+                "matchExpressions": [{"key": "zone", "operator": "In", "values": [f"z{i}"]}]
+            },
+        }
+        for i in range(MAX_SUBSETS)
+    ]
     old = united(subsets)
     changed = [dict(s) for s in subsets]
-    changed[-1]["nodeSelectorTerm"] = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["moved"]}]}
+    changed[-1]["nodeSelectorTerm"] = {
+        "matchExpressions": [{"key": "zone", "operator": "In", "values": ["moved"]}]
+    }
     changed[-2]["name"] = "s0"
     result = ud_review(united(changed), "UPDATE", old)
     assert result.message.split("; ") == [
@@ -114,7 +141,8 @@ def test_uniteddeployment_duplicates_and_update_lookups_at_the_bound() -> None:
         f"spec.topology.subsets[{MAX_SUBSETS - 2}].nodeSelectorTerm: "
         "Forbidden: may not be changed in an update",
         f"spec.topology.subsets[{MAX_SUBSETS - 1}].nodeSelectorTerm: "
-        "Forbidden: may not be changed in an update"]
+        "Forbidden: may not be changed in an update",
+    ]
 
 
 def test_percent_sum_at_the_bound_is_reported_where_it_passes_100() -> None:
@@ -123,4 +151,5 @@ def test_percent_sum_at_the_bound_is_reported_where_it_passes_100() -> None:
     violations = validate_spread(ENGINE, build_review_input(spread(subsets)))
     assert [v.message for v in violations] == [
         f"spec.subsets[{MAX_SUBSETS - 2}].maxReplicas: Invalid value: "
-        "percentages add up to 101 at this subset, more than 100%"]
+        "percentages add up to 101 at this subset, more than 100%"
+    ]

@@ -48,6 +48,7 @@ def test_examples_were_found() -> None:
 
 # --- conftest: the manifest itself is the input -----------------------------------------
 
+
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
 def test_valid_examples_pass_bare(engine: PolicyEngine, path: Path) -> None:
@@ -72,9 +73,12 @@ def test_kruise_groups_and_versions_are_validated(engine: PolicyEngine) -> None:
 
 # --- Gatekeeper ------------------------------------------------------------------------------
 
+
 def test_checked_in_gatekeeper_files_are_current() -> None:
     for name, text in ud_gatekeeper_documents(load_policy_sources()).items():
-        assert (GATEKEEPER / name).read_text() == text, f"regenerate with: spreadgate gatekeeper --output-dir {GATEKEEPER}"
+        assert (GATEKEEPER / name).read_text() == text, (
+            f"regenerate with: spreadgate gatekeeper --output-dir {GATEKEEPER}"
+        )
 
 
 def test_generator_writes_the_ud_documents(tmp_path: Path) -> None:
@@ -97,9 +101,15 @@ def template_engine() -> Any:
     return engine
 
 
-def gatekeeper_violations(engine: Any, obj: dict[str, Any], parameters: dict[str, Any] | None = None) -> list[Any]:
-    engine.set_input({"review": {"object": obj, "operation": "CREATE", "kind": {"kind": obj.get("kind")}},
-                      "parameters": parameters or {}})
+def gatekeeper_violations(
+    engine: Any, obj: dict[str, Any], parameters: dict[str, Any] | None = None
+) -> list[Any]:
+    engine.set_input(
+        {
+            "review": {"object": obj, "operation": "CREATE", "kind": {"kind": obj.get("kind")}},
+            "parameters": parameters or {},
+        }
+    )
     result: list[Any] = json.loads(engine.eval_rule_as_json("data.spreadgate.uniteddeployment.violation"))
     return result
 
@@ -122,6 +132,7 @@ def test_allowed_patch_fields_come_from_constraint_parameters() -> None:
 
 # --- the webhook route -------------------------------------------------------------------------
 
+
 class _View:
     def ready(self) -> bool:
         return True
@@ -129,20 +140,29 @@ class _View:
 
 def _validation(engine: PolicyEngine | None, allowed_patch_fields: tuple[str, ...] = ()) -> ValidationService:
     """The real validation service; the UnitedDeployment route reads only its engine and patch allowlist."""
-    return ValidationService(_View(), engine,  # type: ignore[arg-type]
-                             config=ValidationConfig(allowed_patch_fields=allowed_patch_fields))
+    return ValidationService(
+        _View(),
+        engine,  # type: ignore[arg-type]
+        config=ValidationConfig(allowed_patch_fields=allowed_patch_fields),
+    )
 
 
 def _review(operation: str, obj: Any, old: Any = None) -> dict[str, Any]:
-    request: dict[str, Any] = {"uid": "u-1", "operation": operation, "namespace": "default", "object": obj,
-                               "resource": {"group": "spreadgate.dev", "version": "v1beta1",
-                                            "resource": "uniteddeployments"}}
+    request: dict[str, Any] = {
+        "uid": "u-1",
+        "operation": operation,
+        "namespace": "default",
+        "object": obj,
+        "resource": {"group": "spreadgate.dev", "version": "v1beta1", "resource": "uniteddeployments"},
+    }
     if old is not None:
         request["oldObject"] = old
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
 
 
-def _answer(engine: PolicyEngine | None, review: dict[str, Any], allowed: tuple[str, ...] = ()) -> dict[str, Any]:
+def _answer(
+    engine: PolicyEngine | None, review: dict[str, Any], allowed: tuple[str, ...] = ()
+) -> dict[str, Any]:
     admission = AdmissionService(_View(), None, RealClock())  # type: ignore[arg-type]
     client = create_app(admission, _validation(engine, allowed)).test_client()
     resp = client.post("/validate/uniteddeployments", json=review)
@@ -156,7 +176,9 @@ def _answer(engine: PolicyEngine | None, review: dict[str, Any], allowed: tuple[
 def test_webhook_route_allows_and_denies(engine: PolicyEngine) -> None:
     valid = uds(EXAMPLES / "ud-cpu-platforms.yaml")[0]
     assert _answer(engine, _review("CREATE", valid))["allowed"] is True
-    denied = _answer(engine, _review("CREATE", uds(EXAMPLES / "invalid" / "ud-fixed-sum-not-replicas.yaml")[0]))
+    denied = _answer(
+        engine, _review("CREATE", uds(EXAMPLES / "invalid" / "ud-fixed-sum-not-replicas.yaml")[0])
+    )
     assert denied["allowed"] is False and denied["status"]["code"] == 422
     assert denied["status"]["message"].startswith("spec.topology.subsets: Invalid value")
 
@@ -175,7 +197,10 @@ def test_webhook_route_update_rules(engine: PolicyEngine) -> None:
     new["spec"]["topology"]["subsets"][2]["tolerations"] = []
     answer = _answer(engine, _review("UPDATE", new, old))
     assert answer["allowed"] is False
-    assert "spec.topology.subsets[2].tolerations: Forbidden: may not be changed in an update" in answer["status"]["message"]
+    assert (
+        "spec.topology.subsets[2].tolerations: Forbidden: may not be changed in an update"
+        in answer["status"]["message"]
+    )
     new["spec"]["topology"]["subsets"] = old["spec"]["topology"]["subsets"][::-1]  # reordering is free
     assert _answer(engine, _review("UPDATE", new, old))["allowed"] is True
 
@@ -191,10 +216,16 @@ def test_webhook_route_odd_requests(engine: PolicyEngine) -> None:
 
 # --- spreadgate validate ------------------------------------------------------------------------
 
-def test_cli_validates_uds_beside_spreads_and_other_kinds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+
+def test_cli_validates_uds_beside_spreads_and_other_kinds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     mixed = tmp_path / "mixed.yaml"
-    mixed.write_text((EXAMPLES / "ud-ecs-then-serverless.yaml").read_text() + "---\n"
-                     + (EXAMPLES / "invalid" / "ud-partition-negative.yaml").read_text())
+    mixed.write_text(
+        (EXAMPLES / "ud-ecs-then-serverless.yaml").read_text()
+        + "---\n"
+        + (EXAMPLES / "invalid" / "ud-partition-negative.yaml").read_text()
+    )
     assert main(["validate", "-o", "json", str(mixed), str(EXAMPLES / "zones-20-20-60.yaml")]) == 1
     report = {entry["name"]: entry["violations"] for entry in json.loads(capsys.readouterr().out)}
     assert report["web-burst"] == []
@@ -202,11 +233,15 @@ def test_cli_validates_uds_beside_spreads_and_other_kinds(tmp_path: Path, capsys
     assert len(report) == 3  # the HPA is not validated; the spread is
 
 
-def test_cli_hostile_ud_is_a_violation_not_a_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_hostile_ud_is_a_violation_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "hostile.yaml"
-    path.write_text("apiVersion: apps.kruise.io/v1alpha1\nkind: UnitedDeployment\nmetadata: {name: h}\n"
-                    "spec: {replicas: x, selector: 3, template: [1], topology: {subsets: [7, {name: [1], patch: 5}],"
-                    " scheduleStrategy: 3}, updateStrategy: {manualUpdate: {partitions: 3}}}\n")
+    path.write_text(
+        "apiVersion: apps.kruise.io/v1alpha1\nkind: UnitedDeployment\nmetadata: {name: h}\n"
+        "spec: {replicas: x, selector: 3, template: [1], topology: {subsets: [7, {name: [1], patch: 5}],"
+        " scheduleStrategy: 3}, updateStrategy: {manualUpdate: {partitions: 3}}}\n"
+    )
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert "h: spec.replicas: Invalid value" in out and "Traceback" not in out
@@ -230,4 +265,6 @@ def test_gator_samples_follow_the_suite() -> None:
     for case in test["cases"]:
         obj = yaml.safe_load((GATEKEEPER / case["object"]).read_text())
         expected = case["assertions"][0]["violations"]
-        assert bool(gatekeeper_violations(engine, obj)) == (expected is True or expected == "yes"), case["name"]
+        assert bool(gatekeeper_violations(engine, obj)) == (expected is True or expected == "yes"), case[
+            "name"
+        ]

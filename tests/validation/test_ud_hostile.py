@@ -17,11 +17,18 @@ from py_engine.policy import PolicyEngine, create_engine
 from py_engine.validation.uniteddeployment import build_ud_review_input, validate_uniteddeployment
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "manifests" / "examples"
-BASES = [d for p in sorted(EXAMPLES.glob("ud-*.yaml")) for d in yaml.safe_load_all(p.read_text())
-         if d and d.get("kind") == "UnitedDeployment"]
+BASES = [
+    d
+    for p in sorted(EXAMPLES.glob("ud-*.yaml"))
+    for d in yaml.safe_load_all(p.read_text())
+    if d and d.get("kind") == "UnitedDeployment"
+]
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
@@ -54,7 +61,8 @@ def _replace(obj: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str
 
 def _has(node: Any, key: Any) -> bool:
     return (isinstance(node, dict) and isinstance(key, str) and key in node) or (
-        isinstance(node, list) and isinstance(key, int) and key < len(node))
+        isinstance(node, list) and isinstance(key, int) and key < len(node)
+    )
 
 
 @st.composite
@@ -73,13 +81,22 @@ def engine() -> PolicyEngine:
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(case=hostile_uds())
-def test_hostile_fields_never_raise(engine: PolicyEngine, case: tuple[dict[str, Any], dict[str, Any]]) -> None:
+def test_hostile_fields_never_raise(
+    engine: PolicyEngine, case: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
     broken, old = case
-    for policy_input in (build_ud_review_input(broken), build_ud_review_input(broken, operation="UPDATE", old=old),
-                         build_ud_review_input(old, operation="UPDATE", old=broken)):
+    for policy_input in (
+        build_ud_review_input(broken),
+        build_ud_review_input(broken, operation="UPDATE", old=old),
+        build_ud_review_input(old, operation="UPDATE", old=broken),
+    ):
         violations = validate_uniteddeployment(engine, policy_input)
         assert all(v.message.startswith(v.field + ": ") for v in violations)
 

@@ -35,7 +35,13 @@ def engine() -> PolicyEngine:
 
 def _object(api_version: str, body: dict[str, Any]) -> dict[str, Any]:
     obj = copy.deepcopy(body)
-    obj.update({"apiVersion": api_version, "kind": "UnitedDeployment", "metadata": {"name": "test", "namespace": "default"}})
+    obj.update(
+        {
+            "apiVersion": api_version,
+            "kind": "UnitedDeployment",
+            "metadata": {"name": "test", "namespace": "default"},
+        }
+    )
     return obj
 
 
@@ -67,7 +73,7 @@ def _reported(case: dict[str, Any], engine: PolicyEngine) -> list[str]:
     fields = [v.field for v in validate_uniteddeployment(engine, policy_input)]
     if function == "validateSubsetReplicas":
         prefix = given["fieldPath"]
-        fields = [prefix + f[len(SUBSETS_PATH):] for f in fields if f.startswith(SUBSETS_PATH)]
+        fields = [prefix + f[len(SUBSETS_PATH) :] for f in fields if f.startswith(SUBSETS_PATH)]
     return sorted(fields)
 
 

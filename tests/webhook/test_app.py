@@ -35,8 +35,13 @@ class StubService(AnswersAtOnce):
         self.seen.append(request)
         if request.get("name") == "crash":
             raise RuntimeError("boom")
-        return Decision(True, "patched", patch=[{"op": "add", "path": "/metadata/labels/x", "value": "y"}],
-                        warnings=("w" * 500,), audit={"subset": "a"})
+        return Decision(
+            True,
+            "patched",
+            patch=[{"op": "add", "path": "/metadata/labels/x", "value": "y"}],
+            warnings=("w" * 500,),
+            audit={"subset": "a"},
+        )
 
     def validate_pod(self, request: dict[str, Any]) -> Decision:
         return Decision(False, "denied", code=403, message="no", reason="Forbidden")
@@ -51,10 +56,18 @@ def setup() -> Any:
 
 
 def review(uid: str = "u-1", version: str = "admission.k8s.io/v1", **request: Any) -> dict[str, Any]:
-    return {"apiVersion": version, "kind": "AdmissionReview",
-            "request": {"uid": uid, "operation": "CREATE", "namespace": "default",
-                        "resource": {"group": "", "version": "v1", "resource": "pods"},
-                        "object": {"metadata": {}}, **request}}
+    return {
+        "apiVersion": version,
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "operation": "CREATE",
+            "namespace": "default",
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "object": {"metadata": {}},
+            **request,
+        },
+    }
 
 
 def test_patch_response_shape_and_uid(setup: Any) -> None:
@@ -65,7 +78,9 @@ def test_patch_response_shape_and_uid(setup: Any) -> None:
     assert body["apiVersion"] == "admission.k8s.io/v1" and body["kind"] == "AdmissionReview"
     r = body["response"]
     assert r["uid"] == "abc" and r["allowed"] is True and r["patchType"] == "JSONPatch"
-    assert json.loads(base64.b64decode(r["patch"])) == [{"op": "add", "path": "/metadata/labels/x", "value": "y"}]
+    assert json.loads(base64.b64decode(r["patch"])) == [
+        {"op": "add", "path": "/metadata/labels/x", "value": "y"}
+    ]
     assert r["auditAnnotations"] == {"subset": "a"} and len(r["warnings"][0]) <= 240
     assert metrics.decisions.value(webhook="/mutate/pods", outcome="patched") == 1
     assert metrics.latency.count(webhook="/mutate/pods") == 1
@@ -75,8 +90,11 @@ def test_v1beta1_answered_in_kind_and_denial_status(setup: Any) -> None:
     client, _, _ = setup
     body = client.post("/validate/pods", json=review("x", "admission.k8s.io/v1beta1")).get_json()
     assert body["apiVersion"] == "admission.k8s.io/v1beta1"
-    assert body["response"] == {"uid": "x", "allowed": False,
-                                "status": {"code": 403, "message": "no", "status": "Failure", "reason": "Forbidden"}}
+    assert body["response"] == {
+        "uid": "x",
+        "allowed": False,
+        "status": {"code": 403, "message": "no", "status": "Failure", "reason": "Forbidden"},
+    }
 
 
 def test_handler_crash_is_a_denial_with_uid_not_a_traceback(setup: Any) -> None:
@@ -89,17 +107,20 @@ def test_handler_crash_is_a_denial_with_uid_not_a_traceback(setup: Any) -> None:
     assert metrics.decisions.value(webhook="/mutate/pods", outcome="error") == 1
 
 
-@pytest.mark.parametrize("body, fragment", [
-    (b"", "empty"),
-    (b"{not json", "not valid JSON"),
-    (b"[1,2]", "JSON object"),
-    (json.dumps({"kind": "Pod"}).encode(), "AdmissionReview"),
-    (json.dumps({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v2"}).encode(), "apiVersion"),
-    (json.dumps({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}).encode(), "no request"),
-    (json.dumps(review(uid="")).encode(), "uid"),
-    (json.dumps(review(object=[1])).encode(), "request.object"),
-    (json.dumps(review(dryRun="yes")).encode(), "dryRun"),
-])
+@pytest.mark.parametrize(
+    "body, fragment",
+    [
+        (b"", "empty"),
+        (b"{not json", "not valid JSON"),
+        (b"[1,2]", "JSON object"),
+        (json.dumps({"kind": "Pod"}).encode(), "AdmissionReview"),
+        (json.dumps({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v2"}).encode(), "apiVersion"),
+        (json.dumps({"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}).encode(), "no request"),
+        (json.dumps(review(uid="")).encode(), "uid"),
+        (json.dumps(review(object=[1])).encode(), "request.object"),
+        (json.dumps(review(dryRun="yes")).encode(), "dryRun"),
+    ],
+)
 def test_malformed_bodies_are_400_with_a_message(setup: Any, body: bytes, fragment: str) -> None:
     client, service, _ = setup
     resp = client.post("/mutate/pods", data=body, content_type="application/json")
@@ -134,17 +155,36 @@ def test_probes_and_metrics(setup: Any) -> None:
     assert value(text, "spreadgate_webhook_decisions_total", outcome="patched", webhook="/mutate/pods") == 1
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                           lambda children: st.lists(children, max_size=3)
-                           | st.dictionaries(st.text(max_size=8), children, max_size=3), max_leaves=10)
-reviews = st.fixed_dictionaries({}, optional={
-    "apiVersion": st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1", "v1"]) | json_values,
-    "kind": st.sampled_from(["AdmissionReview"]) | json_values,
-    "request": st.fixed_dictionaries({}, optional={
-        "uid": st.text(max_size=5) | json_values, "operation": json_values, "name": json_values,
-        "namespace": json_values, "object": json_values, "oldObject": json_values, "dryRun": json_values,
-        "resource": json_values, "subResource": json_values}) | json_values,
-})
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+reviews = st.fixed_dictionaries(
+    {},
+    optional={
+        "apiVersion": st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1", "v1"])
+        | json_values,
+        "kind": st.sampled_from(["AdmissionReview"]) | json_values,
+        "request": st.fixed_dictionaries(
+            {},
+            optional={
+                "uid": st.text(max_size=5) | json_values,
+                "operation": json_values,
+                "name": json_values,
+                "namespace": json_values,
+                "object": json_values,
+                "oldObject": json_values,
+                "dryRun": json_values,
+                "resource": json_values,
+                "subResource": json_values,
+            },
+        )
+        | json_values,
+    },
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -156,6 +196,8 @@ def test_fuzzed_reviews_never_5xx_and_always_well_formed(setup: Any, body: Any, 
     out = resp.get_json()
     if resp.status_code == 200:
         assert out["kind"] == "AdmissionReview" and out["apiVersion"] == body["apiVersion"]
-        assert out["response"]["uid"] == body["request"]["uid"] and isinstance(out["response"]["allowed"], bool)
+        assert out["response"]["uid"] == body["request"]["uid"] and isinstance(
+            out["response"]["allowed"], bool
+        )
     else:
         assert out["kind"] == "Status" and out["message"]

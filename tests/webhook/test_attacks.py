@@ -65,11 +65,13 @@ def unread_pipeline_then_junk(served: Target, stop: threading.Event, requests: i
 def never_finished_handshakes(served: Target, stop: threading.Event, count: int, half: bool) -> None:
     """Finding 2: `count` plain TCP connections (or half ClientHellos) held until the server
     closes them, and reopened at once."""
+
     def opener() -> socket.socket:
         sock = served.connect(timeout=2)
         if half:
             sock.sendall(HALF_CLIENT_HELLO)
         return sock
+
     held(served, stop, count, opener)
 
 
@@ -94,26 +96,35 @@ def aborted_handshakes(served: Target, stop: threading.Event, batch: int = 100) 
 
 def announced_never_sent(served: Target, stop: threading.Event) -> None:
     """Finding 3: eight heads announcing 1,048,575 bytes and one announcing 3,000,000, no body."""
+
     def opener(length: int) -> socket.socket:
         sock = served.tls(timeout=2)
         sock.sendall(post_head("/mutate/pods", length))
         return sock
-    on_threads([partial(held, served, stop, 8, partial(opener, 1_048_575)),
-                partial(held, served, stop, 1, partial(opener, 3_000_000))])
+
+    on_threads(
+        [
+            partial(held, served, stop, 8, partial(opener, 1_048_575)),
+            partial(held, served, stop, 1, partial(opener, 3_000_000)),
+        ]
+    )
 
 
 def idle_keep_alive(served: Target, stop: threading.Event, count: int) -> None:
     """Finding 4: `count` TLS connections that made one request and stay idle (keep-alive)."""
+
     def opener() -> socket.socket:
         sock = served.tls(timeout=2)
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         sock.recv(65536)
         return sock
+
     held(served, stop, count, opener)
 
 
 def slow_loris(served: Target, stop: threading.Event, clients: int = 40) -> None:
     """Earlier: heads dripped one byte at a time by more clients than workers."""
+
     def drip() -> None:
         deadline = time.monotonic() + 300
         while not stop.is_set() and time.monotonic() < deadline:
@@ -125,6 +136,7 @@ def slow_loris(served: Target, stop: threading.Event, clients: int = 40) -> None
                             return
             except (OSError, ssl.SSLError):
                 stop.wait(0.05)
+
     on_threads([drip] * clients)
 
 
@@ -176,12 +188,14 @@ class Case:
 SHORT = {
     "unread-pipeline-then-junk": Case(unread_pipeline_then_junk, 5, workers=3),
     "aborted-handshakes": Case(aborted_handshakes, 6),
-    "never-finished-handshakes": Case(partial(never_finished_handshakes, count=500, half=True), 5,
-                                      limits={"handshake_timeout": 0.5}),
+    "never-finished-handshakes": Case(
+        partial(never_finished_handshakes, count=500, half=True), 5, limits={"handshake_timeout": 0.5}
+    ),
     "announced-bytes-never-sent": Case(announced_never_sent, 4, large_probe=True),
     "idle-keep-alive-at-the-cap": Case(partial(idle_keep_alive, count=80), 4, limits={"max_connections": 64}),
-    "idle-plain-tcp": Case(partial(never_finished_handshakes, count=50, half=False), 3,
-                           limits={"handshake_timeout": 1.5}),
+    "idle-plain-tcp": Case(
+        partial(never_finished_handshakes, count=50, half=False), 3, limits={"handshake_timeout": 1.5}
+    ),
     "slow-loris": Case(slow_loris, 4, limits={"header_timeout": 1.5}),
     "large-bodies": Case(partial(large_bodies, clients=8), 6),
     "deep-nesting": Case(deep_nesting, 3),
@@ -201,8 +215,13 @@ LONG_CASES = {
 
 def check(tmp_path: Path, name: str, case: Case) -> None:
     with target(tmp_path, case.limits) as served:
-        outcome = run_attack(served, case.attack, case.seconds, workers=case.workers,
-                             large_probe=padded_review(1_200_000) if case.large_probe else None)
+        outcome = run_attack(
+            served,
+            case.attack,
+            case.seconds,
+            workers=case.workers,
+            large_probe=padded_review(1_200_000) if case.large_probe else None,
+        )
     print(f"\n[{name}] {outcome.summary()}")  # read by benchmarks/compare_servers.py
     assert outcome.probes >= 5, outcome.summary()
     assert outcome.share >= GOOD_SHARE, outcome.summary()
@@ -221,4 +240,3 @@ def test_attack_short(tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize("name", list(LONG_CASES))
 def test_attack_long(tmp_path: Path, name: str) -> None:
     check(tmp_path, name, LONG_CASES[name])
-

@@ -21,13 +21,25 @@ from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
 ENGINE = create_engine()
-DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment",
-              "metadata": {"name": "web", "namespace": "team-a", "uid": "d1"},
-              "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
-                       "template": {"metadata": {"labels": {"app": "web"}},
-                                    "spec": {"containers": [{"name": "main", "image": "nginx"}]}}}}
-EDITOR = {"username": "erin", "uid": "e-1", "groups": ["web-editors", "system:authenticated"],
-          "extra": {"scopes": ["x"]}}
+DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "team-a", "uid": "d1"},
+    "spec": {
+        "replicas": 3,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+        },
+    },
+}
+EDITOR = {
+    "username": "erin",
+    "uid": "e-1",
+    "groups": ["web-editors", "system:authenticated"],
+    "extra": {"scopes": ["x"]},
+}
 SPREAD_EDITOR = {"username": "mallory", "groups": ["spread-editors", "system:authenticated"]}
 
 
@@ -67,22 +79,40 @@ def _spread(patch: Any = None) -> dict[str, Any]:
     subset: dict[str, Any] = {"name": "a", "maxReplicas": 1}
     if patch is not None:
         subset["patch"] = patch
-    return {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "team-a"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "subsets": [subset, {"name": "b"}]}}
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "ws", "namespace": "team-a"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "subsets": [subset, {"name": "b"}],
+        },
+    }
 
 
 def _united() -> dict[str, Any]:
-    return {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-            "metadata": {"name": "ud", "namespace": "team-a"},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "ud"}},
-                     "template": {"deploymentTemplate": {
-                         "metadata": {"labels": {"app": "ud"}},
-                         "spec": {"selector": {"matchLabels": {"app": "ud"}},
-                                  "template": {"metadata": {"labels": {"app": "ud"}},
-                                               "spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
-                     "topology": {"subsets": [{"name": "a"}, {"name": "b"}]}}}
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": "ud", "namespace": "team-a"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "ud"}},
+            "template": {
+                "deploymentTemplate": {
+                    "metadata": {"labels": {"app": "ud"}},
+                    "spec": {
+                        "selector": {"matchLabels": {"app": "ud"}},
+                        "template": {
+                            "metadata": {"labels": {"app": "ud"}},
+                            "spec": {"containers": [{"name": "c", "image": "i"}]},
+                        },
+                    },
+                }
+            },
+            "topology": {"subsets": [{"name": "a"}, {"name": "b"}]},
+        },
+    }
 
 
 def _review(client: Any, path: str, obj: Any, user: Any, operation: str = "CREATE", old: Any = None) -> Any:
@@ -102,28 +132,41 @@ def test_a_spread_author_without_update_on_the_target_is_denied() -> None:
     response = _review(_client(grants), "/validate/workloadspreads", _spread(), SPREAD_EDITOR)
     assert not response["allowed"]
     assert response["status"]["code"] == 403 and response["status"]["reason"] == "Forbidden"
-    assert 'user "mallory" may not update deployments.apps "web" in namespace "team-a"' in response["status"]["message"]
-    (user, check), = grants.asked
+    assert (
+        'user "mallory" may not update deployments.apps "web" in namespace "team-a"'
+        in response["status"]["message"]
+    )
+    ((user, check),) = grants.asked
     assert user == UserInfo("mallory", "", ("spread-editors", "system:authenticated"))
-    assert check.attributes() == {"verb": "update", "group": "apps", "resource": "deployments",
-                                  "namespace": "team-a", "name": "web"}
+    assert check.attributes() == {
+        "verb": "update",
+        "group": "apps",
+        "resource": "deployments",
+        "namespace": "team-a",
+        "name": "web",
+    }
 
 
 def test_a_workload_editor_may_create_the_spread_and_is_asked_with_the_whole_user_info() -> None:
     grants = Grants()
     response = _review(_client(grants), "/validate/workloadspreads", _spread(), EDITOR)
     assert response["allowed"], response
-    assert grants.asked[0][0] == UserInfo("erin", "e-1", ("web-editors", "system:authenticated"),
-                                          (("scopes", ("x",)),))
+    assert grants.asked[0][0] == UserInfo(
+        "erin", "e-1", ("web-editors", "system:authenticated"), (("scopes", ("x",)),)
+    )
 
 
 def test_an_update_that_changes_the_spec_is_checked_one_that_does_not_is_not() -> None:
     grants = Grants()
     client = _client(grants)
     changed = _spread({"metadata": {"labels": {"pool": "spot"}}})
-    assert not _review(client, "/validate/workloadspreads", changed, SPREAD_EDITOR, "UPDATE", _spread())["allowed"]
+    assert not _review(client, "/validate/workloadspreads", changed, SPREAD_EDITOR, "UPDATE", _spread())[
+        "allowed"
+    ]
     relabelled = dict(_spread(), metadata={"name": "ws", "namespace": "team-a", "labels": {"x": "y"}})
-    assert _review(client, "/validate/workloadspreads", relabelled, SPREAD_EDITOR, "UPDATE", _spread())["allowed"]
+    assert _review(client, "/validate/workloadspreads", relabelled, SPREAD_EDITOR, "UPDATE", _spread())[
+        "allowed"
+    ]
     assert len(grants.asked) == 1
 
 
@@ -137,12 +180,20 @@ def test_an_invalid_spread_is_refused_for_being_invalid_without_asking() -> None
 def test_a_failed_check_denies_with_a_message_saying_so() -> None:
     response = _review(_client(Grants(fail=True)), "/validate/workloadspreads", _spread(), EDITOR)
     assert not response["allowed"] and response["status"]["code"] == 500
-    assert response["status"]["message"].startswith('could not check whether user "erin" may update deployments.apps')
+    assert response["status"]["message"].startswith(
+        'could not check whether user "erin" may update deployments.apps'
+    )
     assert "connection refused" in response["status"]["message"]
 
 
-@pytest.mark.parametrize(("user", "field"), [(None, "request.userInfo"), ({"username": 7}, "request.userInfo.username"),
-                                             ({"username": "a", "groups": "x"}, "request.userInfo.groups")])
+@pytest.mark.parametrize(
+    ("user", "field"),
+    [
+        (None, "request.userInfo"),
+        ({"username": 7}, "request.userInfo.username"),
+        ({"username": "a", "groups": "x"}, "request.userInfo.groups"),
+    ],
+)
 def test_a_review_without_a_usable_user_is_400_naming_the_field(user: Any, field: str) -> None:
     response = _review(_client(Grants()), "/validate/workloadspreads", _spread(), user)
     assert response["status"]["code"] == 400 and field in response["status"]["message"]
@@ -175,22 +226,32 @@ def test_the_knobs_are_documented_with_their_defaults() -> None:
     from py_engine.validation.authorization import DEFAULT_TTL
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
-    tuning = text[text.index("## Tuning"):]
+    tuning = text[text.index("## Tuning") :]
     assert "| `--authorize-authors` | webhook | true |" in tuning
     assert f"| `--authorization-cache-ttl` | webhook | {DEFAULT_TTL:g} s |" in tuning
     assert "| `--client-ca` | webhook | none |" in tuning
     assert f"(default **{DEFAULT_TTL:g} s**)" in text
 
 
-USER_VALUES = (st.none() | st.booleans() | st.integers() | st.text(max_size=8)
-               | st.lists(st.text(max_size=8) | st.integers(), max_size=3)
-               | st.dictionaries(st.text(max_size=8), st.lists(st.text(max_size=4), max_size=2) | st.text(max_size=4),
-                                 max_size=2))
+USER_VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=8)
+    | st.lists(st.text(max_size=8) | st.integers(), max_size=3)
+    | st.dictionaries(
+        st.text(max_size=8), st.lists(st.text(max_size=4), max_size=2) | st.text(max_size=4), max_size=2
+    )
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(user=st.one_of(USER_VALUES, st.dictionaries(st.sampled_from(["username", "uid", "groups", "extra"]),
-                                                   USER_VALUES, max_size=4)))
+@given(
+    user=st.one_of(
+        USER_VALUES,
+        st.dictionaries(st.sampled_from(["username", "uid", "groups", "extra"]), USER_VALUES, max_size=4),
+    )
+)
 def test_any_user_info_gets_a_decision_never_an_internal_error(user: Any) -> None:
     response = _review(_client(Grants()), "/validate/workloadspreads", _spread(), user)
     if not response["allowed"]:

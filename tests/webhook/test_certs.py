@@ -44,14 +44,28 @@ def _setup(env: KubeEnv, *, configs: bool = True, placeholder: bool = False) -> 
         for cfg in webhook_configs("https://127.0.0.1:1"):
             env.api.create(MUTATING if cfg["kind"].startswith("Mutating") else VALIDATING, None, cfg)
     if placeholder:
-        env.api.create("v1/secrets", NS, {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                                          "metadata": {"name": "spreadgate-webhook-ca", "namespace": NS}})
+        env.api.create(
+            "v1/secrets",
+            NS,
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": "Opaque",
+                "metadata": {"name": "spreadgate-webhook-ca", "namespace": NS},
+            },
+        )
 
 
-def _ca(env: KubeEnv, tmp_path: Path, *, client: KubeClient | None = None, now: dt.datetime = NOW,
-        tag: str = "a") -> SelfManagedCA:
-    return SelfManagedCA(client or env.client, SelfSignedOptions(namespace=NS), cert_file=str(tmp_path / f"{tag}.crt"),
-                         key_file=str(tmp_path / f"{tag}.key"), now=lambda: now)
+def _ca(
+    env: KubeEnv, tmp_path: Path, *, client: KubeClient | None = None, now: dt.datetime = NOW, tag: str = "a"
+) -> SelfManagedCA:
+    return SelfManagedCA(
+        client or env.client,
+        SelfSignedOptions(namespace=NS),
+        cert_file=str(tmp_path / f"{tag}.crt"),
+        key_file=str(tmp_path / f"{tag}.key"),
+        now=lambda: now,
+    )
 
 
 def _bundles(env: KubeEnv) -> list[str]:
@@ -68,6 +82,7 @@ def _secret(env: KubeEnv) -> dict[str, Any]:
 
 def _serve_and_verify(cert: str, key: str, bundle: str) -> x509.Certificate:
     """Serve the written pair with the product's TLS server; verify it as the API server does."""
+
     def app(environ: Any, start_response: Any) -> list[bytes]:
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"ok"]
@@ -75,8 +90,10 @@ def _serve_and_verify(cert: str, key: str, bundle: str) -> x509.Certificate:
     server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=2).start()
     try:
         ctx = ssl.create_default_context(cadata=bundle)
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw, \
-                ctx.wrap_socket(raw, server_hostname=SVC_NAME) as tls:
+        with (
+            socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw,
+            ctx.wrap_socket(raw, server_hostname=SVC_NAME) as tls,
+        ):
             der = tls.getpeercert(binary_form=True)
             assert der is not None
             return x509.load_der_x509_certificate(der)
@@ -84,8 +101,9 @@ def _serve_and_verify(cert: str, key: str, bundle: str) -> x509.Certificate:
         server.stop()
 
 
-def test_first_start_creates_secret_writes_files_patches_bundles_and_serves(kube_env: KubeEnv,
-                                                                             tmp_path: Path) -> None:
+def test_first_start_creates_secret_writes_files_patches_bundles_and_serves(
+    kube_env: KubeEnv, tmp_path: Path
+) -> None:
     _setup(kube_env)
     ca = _ca(kube_env, tmp_path)
     material = ca.sync()
@@ -101,8 +119,14 @@ def test_first_start_creates_secret_writes_files_patches_bundles_and_serves(kube
     # A wrong name does not verify: the check above really looked at the name.
     with pytest.raises(ssl.SSLCertVerificationError):
         server_ctx = ssl.create_default_context(cadata=material.ca_bundle_pem)
-        server = TLSServer(lambda e, s: [], cert_file=str(tmp_path / "a.crt"), key_file=str(tmp_path / "a.key"),
-                           host="127.0.0.1", port=0, threads=1).start()
+        server = TLSServer(
+            lambda e, s: [],
+            cert_file=str(tmp_path / "a.crt"),
+            key_file=str(tmp_path / "a.key"),
+            host="127.0.0.1",
+            port=0,
+            threads=1,
+        ).start()
         try:
             with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
                 server_ctx.wrap_socket(raw, server_hostname="other.default.svc")
@@ -152,7 +176,9 @@ def test_replicas_starting_together_converge_on_one_ca(kube_env: KubeEnv, tmp_pa
     assert stored is not None and {r.ca_cert_pem for r in results} == {stored.ca_cert_pem}
 
 
-def test_serving_certificate_is_renewed_from_the_same_ca_before_expiry(kube_env: KubeEnv, tmp_path: Path) -> None:
+def test_serving_certificate_is_renewed_from_the_same_ca_before_expiry(
+    kube_env: KubeEnv, tmp_path: Path
+) -> None:
     _setup(kube_env)
     first = _ca(kube_env, tmp_path).sync()
     later = _ca(kube_env, tmp_path, now=NOW + dt.timedelta(days=340))  # 25 days left of 365
@@ -188,15 +214,19 @@ def test_a_certificate_for_other_names_or_a_foreign_key_is_replaced() -> None:
     assert fresh is not None and why == "the serving certificate is for other names"
     other, _ = plan(None, names, NOW)
     assert other is not None
-    mixed = TLSMaterial(material.ca_cert_pem, material.ca_key_pem, material.cert_pem, other.key_pem,
-                        material.ca_bundle_pem)
+    mixed = TLSMaterial(
+        material.ca_cert_pem, material.ca_key_pem, material.cert_pem, other.key_pem, material.ca_bundle_pem
+    )
     assert plan(mixed, names, NOW)[1] == "the serving key does not match the certificate"
-    foreign = TLSMaterial(material.ca_cert_pem, material.ca_key_pem, other.cert_pem, other.key_pem,
-                          material.ca_bundle_pem)
+    foreign = TLSMaterial(
+        material.ca_cert_pem, material.ca_key_pem, other.cert_pem, other.key_pem, material.ca_bundle_pem
+    )
     assert "not issued by the CA" in plan(foreign, names, NOW)[1]
 
 
-def test_missing_configuration_is_reported_and_patched_once_it_exists(kube_env: KubeEnv, tmp_path: Path) -> None:
+def test_missing_configuration_is_reported_and_patched_once_it_exists(
+    kube_env: KubeEnv, tmp_path: Path
+) -> None:
     _setup(kube_env, configs=False)
     ca = _ca(kube_env, tmp_path)
     material = ca.sync()
@@ -211,4 +241,7 @@ def test_missing_configuration_is_reported_and_patched_once_it_exists(kube_env: 
 
 def test_resources_are_the_ones_rbac_names() -> None:
     assert (SECRETS.plural, MUTATING_CONFIGS.plural, VALIDATING_CONFIGS.plural) == (
-        "secrets", "mutatingwebhookconfigurations", "validatingwebhookconfigurations")
+        "secrets",
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+    )

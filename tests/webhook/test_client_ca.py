@@ -30,18 +30,25 @@ def _client_pair(ca_cert_pem: str, ca_key_pem: str, directory: Path, name: str) 
     assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.UTC)
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-            .issuer_name(ca_cert.subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(hours=1))
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     cert_file, key_file = directory / f"{name}.crt", directory / f"{name}.key"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return str(cert_file), str(key_file)
 
 
@@ -59,9 +66,12 @@ def _post(url: str, client_pair: tuple[str, str] | None, version: ssl.TLSVersion
         connection.close()
 
 
-@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3], ids=["tls1.2", "tls1.3"])
-def test_only_callers_with_a_certificate_from_the_client_ca_get_through(tmp_path: Path,
-                                                                          version: ssl.TLSVersion) -> None:
+@pytest.mark.parametrize(
+    "version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3], ids=["tls1.2", "tls1.3"]
+)
+def test_only_callers_with_a_certificate_from_the_client_ca_get_through(
+    tmp_path: Path, version: ssl.TLSVersion
+) -> None:
     calls: list[str] = []
     app = Flask("t")
 
@@ -77,8 +87,9 @@ def test_only_callers_with_a_certificate_from_the_client_ca_get_through(tmp_path
     good = _client_pair(*trusted, tmp_path, "kube-apiserver")
     forged = _client_pair(*other, tmp_path, "attacker")
     cert, key = write_cert(tmp_path)
-    server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=2,
-                       client_ca=str(ca_file)).start()
+    server = TLSServer(
+        app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=2, client_ca=str(ca_file)
+    ).start()
     try:
         for pair in (None, forged):
             with pytest.raises((ssl.SSLError, ConnectionError)):

@@ -1,4 +1,5 @@
-"""`tune_collector`: the young generation's threshold set, the older ones kept, 0 a no-op; `freeze_when_ready`."""
+"""`tune_collector`: the young generation's threshold set, the older ones kept, 0 a no-op;
+`freeze_when_ready`."""
 
 from __future__ import annotations
 

@@ -75,7 +75,13 @@ class Client:
             assert chunk, "connection closed before an answer"
             data += chunk
         head, _, body = data.partition(b"\r\n\r\n")
-        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        length = int(
+            next(
+                line.split(b":")[1]
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+        )
         while len(body) < length:
             body += sock.recv(65536)
         return int(head.split(b" ", 2)[1]), body
@@ -94,15 +100,18 @@ def held() -> Held:
 @pytest.fixture
 def server(tmp_path: Path, held: Held) -> Iterator[TLSServer]:
     cert, key = write_cert(tmp_path)
-    running = TLSServer(deferring_app(held), cert_file=cert, key_file=key, host="127.0.0.1", port=0,
-                        threads=1).start()
+    running = TLSServer(
+        deferring_app(held), cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=1
+    ).start()
     try:
         yield running
     finally:
         running.stop()
 
 
-def test_a_deferred_answer_holds_no_worker_and_arrives_whenever_it_comes(server: TLSServer, held: Held) -> None:
+def test_a_deferred_answer_holds_no_worker_and_arrives_whenever_it_comes(
+    server: TLSServer, held: Held
+) -> None:
     client = Client(server.port)
     with client.connect() as waiting:
         client.send(waiting, "/later")
@@ -134,7 +143,9 @@ def test_only_the_first_answer_counts_and_a_crash_after_deferring_is_a_500(serve
     assert status == 500 and b"internal error" in body
 
 
-def test_an_answer_for_a_client_that_left_is_dropped_and_frees_its_place(server: TLSServer, held: Held) -> None:
+def test_an_answer_for_a_client_that_left_is_dropped_and_frees_its_place(
+    server: TLSServer, held: Held
+) -> None:
     client = Client(server.port)
     sock = client.connect()
     client.send(sock, "/later")
@@ -188,8 +199,12 @@ class LaterService(AnswersAtOnce):
         return True
 
     def mutate_pod(self, request: Any) -> Decision:
-        return Decision(True, "patched", patch=[{"op": "add", "path": "/metadata/labels/x", "value": "y"}],
-                        audit={"workloadspread": "ws", "subset": "a"})
+        return Decision(
+            True,
+            "patched",
+            patch=[{"op": "add", "path": "/metadata/labels/x", "value": "y"}],
+            audit={"workloadspread": "ws", "subset": "a"},
+        )
 
     def validate_pod(self, request: Any) -> Decision:
         return Decision(True, "released", audit={"workloadspread": "ws", "subset": "a"})
@@ -203,9 +218,18 @@ class LaterService(AnswersAtOnce):
 
 
 def review() -> dict[str, Any]:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": "u-7", "operation": "CREATE", "namespace": "default", "name": "p",
-                        "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": {"metadata": {}}}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u-7",
+            "operation": "CREATE",
+            "namespace": "default",
+            "name": "p",
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "object": {"metadata": {}},
+        },
+    }
 
 
 def deferred_post(client: Any, path: str) -> list[tuple[int, list[tuple[str, str]], bytes]]:
@@ -231,11 +255,14 @@ def test_the_app_answers_the_same_deferred_or_not() -> None:
         assert json.loads(body) == direct.get_json()
     rendered = metrics.render()
     assert value(rendered, "spreadgate_webhook_requests_total", code="200", webhook="/mutate/pods") == 2
-    assert value(rendered, "spreadgate_webhook_decisions_total", outcome="patched", webhook="/mutate/pods") == 2
+    assert (
+        value(rendered, "spreadgate_webhook_decisions_total", outcome="patched", webhook="/mutate/pods") == 2
+    )
 
 
 def test_a_deferred_handler_that_raises_before_answering_gets_the_panic_answer(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     service = LaterService()
     service.fail_before_answering = True
     client = create_app(service, StubValidation(), metrics=WebhookMetrics()).test_client()  # type: ignore[arg-type]

@@ -71,15 +71,18 @@ class Served:
 
     def tls(self, timeout: float = 5.0) -> ssl.SSLSocket:
         raw = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
-        return ssl.create_default_context(cadata=shared_ca().cert_pem).wrap_socket(raw, server_hostname="127.0.0.1")
+        return ssl.create_default_context(cadata=shared_ca().cert_pem).wrap_socket(
+            raw, server_hostname="127.0.0.1"
+        )
 
 
 def start(tmp_path: Path, **limits: Any) -> Served:
     cert, key = write_cert(tmp_path)
     stub = Stub()
     app = create_app(stub, StubValidation(), metrics=WebhookMetrics())  # type: ignore[arg-type]
-    server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=4,
-                       limits=ServerLimits(**limits)).start()
+    server = TLSServer(
+        app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=4, limits=ServerLimits(**limits)
+    ).start()
     return Served(server, stub)
 
 
@@ -135,10 +138,14 @@ def test_failed_handshakes_leave_no_protocol_alive_without_the_collector(served:
                 wait_until(partial(closed, sock), 5, "closed at the handshake deadline")
                 sock.close()
         wait_until(lambda: not served.front.connections, 5, "every connection forgotten")
-        after = wait_until(lambda: (live(asyncio.sslproto.SSLProtocol) <= before[0]
-                                    and live(Connection) <= before[1])
-                           and (live(asyncio.sslproto.SSLProtocol), live(Connection)), 5,
-                           "protocol objects freed by reference counting")
+        after = wait_until(
+            lambda: (
+                (live(asyncio.sslproto.SSLProtocol) <= before[0] and live(Connection) <= before[1])
+                and (live(asyncio.sslproto.SSLProtocol), live(Connection))
+            ),
+            5,
+            "protocol objects freed by reference counting",
+        )
         assert after[0] <= before[0] and after[1] <= before[1]
     finally:
         gc.enable()
@@ -153,8 +160,9 @@ def exchange(served: Served, data: bytes, timeout: float = 5.0) -> bytes:
 @pytest.mark.timeout(20)
 @pytest.mark.parametrize("length", ["\u00b2", "1\u00b9", "-1", "0x10", "1 2", ""])
 def test_a_malformed_content_length_gets_400(served: Served, length: str) -> None:
-    answer = exchange(served, f"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n"
-                      .encode("latin-1"))  # a superscript is one latin-1 byte, as an attacker sends it
+    answer = exchange(
+        served, f"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode("latin-1")
+    )  # a superscript is one latin-1 byte, as an attacker sends it
     assert answer.startswith(b"HTTP/1.1 400"), answer[:80]
     assert b"Content-Length" in answer
 
@@ -163,14 +171,18 @@ def test_a_malformed_content_length_gets_400(served: Served, length: str) -> Non
 def test_expect_100_continue_is_answered_before_the_body(served: Served) -> None:
     body = b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","object":{}}}'
     with served.tls(timeout=2) as sock:
-        sock.sendall(f"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
-                     "Content-Type: application/json\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n".encode())
+        sock.sendall(
+            f"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+            "Content-Type: application/json\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n".encode()
+        )
         interim = sock.recv(65536)  # a 2 s socket timeout fails the test if nothing comes
         assert interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
         sock.sendall(body)
-        answer = interim[len(b"HTTP/1.1 100 Continue\r\n\r\n"):] + read_all(sock)
+        answer = interim[len(b"HTTP/1.1 100 Continue\r\n\r\n") :] + read_all(sock)
     assert answer.startswith(b"HTTP/1.1 200"), answer[:80]
-    refused = exchange(served, b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: magic\r\n\r\n")
+    refused = exchange(
+        served, b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: magic\r\n\r\n"
+    )
     assert refused.startswith(b"HTTP/1.1 417")
 
 
@@ -218,8 +230,9 @@ def test_at_the_cap_a_peer_holding_its_share_is_refused_and_another_peer_gets_in
 
 
 @pytest.mark.timeout(30)
-def test_refused_connections_are_counted_and_logged_once_per_interval(tmp_path: Path,
-                                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_refused_connections_are_counted_and_logged_once_per_interval(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO, logger="webhook")
     running = start(tmp_path, max_connections=2, peer_share=1.0)
     running.stub.hold = True
@@ -227,8 +240,11 @@ def test_refused_connections_are_counted_and_logged_once_per_interval(tmp_path: 
     busy = [running.tls() for _ in range(2)]
     try:
         for sock in busy:  # both answering a request: nothing may be displaced
-            sock.sendall(f"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            sock.sendall(
+                f"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
         wait_until(lambda: running.front.pending == 2, 5, "two requests running")
         refused = 30
         for _ in range(refused):
@@ -249,7 +265,9 @@ def test_refused_connections_are_counted_and_logged_once_per_interval(tmp_path: 
 @pytest.mark.timeout(20)
 def test_announced_bytes_are_not_charged_and_a_stalled_body_is_cut(served: Served) -> None:
     with served.tls() as sock:
-        sock.sendall(b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\n\r\n" + b" " * 1000)
+        sock.sendall(
+            b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\n\r\n" + b" " * 1000
+        )
         wait_until(lambda: any(c.state == "body" for c in served.front.connections), 5, "body started")
         assert served.front.stats.inflight_bytes <= 1000  # what arrived, not what was announced
         started = time.monotonic()
@@ -271,8 +289,11 @@ def test_one_peer_holds_at_most_its_share_of_the_in_flight_bytes(tmp_path: Path)
         for sock in socks:
             with contextlib.suppress(ConnectionError, ssl.SSLError):
                 sock.sendall(b" " * 600_000)
-        wait_until(lambda: running.front.stats.refused_requests.get(503, 0) >= 1, 5,
-                   "a 503 for the peer over its share")
+        wait_until(
+            lambda: running.front.stats.refused_requests.get(503, 0) >= 1,
+            5,
+            "a 503 for the peer over its share",
+        )
         assert running.front.stats.peak_inflight_bytes <= 1024 * 1024 + 256 * 1024
         statuses.append(running.front.stats.refused_requests.get(503, 0))
         assert statuses[0] >= 1
@@ -283,10 +304,14 @@ def test_one_peer_holds_at_most_its_share_of_the_in_flight_bytes(tmp_path: Path)
 
 
 def large_review(uid: str, size: int = 1_100_000) -> bytes:
-    body = (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",'
-            b'"operation":"CREATE","object":{"metadata":{}}}}' % uid.encode())
-    head = (b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % size)
+    body = (
+        b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",'
+        b'"operation":"CREATE","object":{"metadata":{}}}}' % uid.encode()
+    )
+    head = (
+        b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n" % size
+    )
     return head + b" " * (size - len(body)) + body
 
 
@@ -300,7 +325,9 @@ def test_the_large_body_slot_is_taken_in_turn_by_peer(tmp_path: Path) -> None:
         raw.settimeout(10)
         raw.bind((address, 0))
         raw.connect(("127.0.0.1", running.port))
-        return ssl.create_default_context(cadata=shared_ca().cert_pem).wrap_socket(raw, server_hostname="127.0.0.1")
+        return ssl.create_default_context(cadata=shared_ca().cert_pem).wrap_socket(
+            raw, server_hostname="127.0.0.1"
+        )
 
     socks = []
     try:
@@ -309,7 +336,9 @@ def test_the_large_body_slot_is_taken_in_turn_by_peer(tmp_path: Path) -> None:
             socks.append(sock)
             sock.sendall(large_review(uid))
             if waiting:
-                wait_until(partial(lambda n: len(running.front.large_waiting) == n, waiting), 10, f"{uid} waiting")
+                wait_until(
+                    partial(lambda n: len(running.front.large_waiting) == n, waiting), 10, f"{uid} waiting"
+                )
             else:
                 wait_until(lambda: running.stub.seen == ["a1"], 10, "a1 being answered")
         running.stub.release.set()

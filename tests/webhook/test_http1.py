@@ -16,35 +16,49 @@ def head(*lines: str) -> bytes:
 
 
 def test_a_review_post_is_parsed() -> None:
-    parsed = parse_head(head("POST /mutate/pods?timeout=10s HTTP/1.1", "Host: x", "Content-Type: application/json",
-                             "Content-Length: 42"))
+    parsed = parse_head(
+        head(
+            "POST /mutate/pods?timeout=10s HTTP/1.1",
+            "Host: x",
+            "Content-Type: application/json",
+            "Content-Length: 42",
+        )
+    )
     assert (parsed.method, parsed.target, parsed.version) == ("POST", "/mutate/pods?timeout=10s", "HTTP/1.1")
     assert parsed.content_length == 42 and parsed.keep_alive
     assert ("content-type", "application/json") in parsed.headers
 
 
-@pytest.mark.parametrize(("lines", "keep_alive"), [
-    (("GET /healthz HTTP/1.1", "Connection: close"), False),
-    (("GET /healthz HTTP/1.0",), False),
-    (("GET /healthz HTTP/1.0", "Connection: keep-alive"), True),
-    (("GET /healthz HTTP/1.1",), True),
-])
-def test_keep_alive_follows_the_version_and_connection_header(lines: tuple[str, ...], keep_alive: bool) -> None:
+@pytest.mark.parametrize(
+    ("lines", "keep_alive"),
+    [
+        (("GET /healthz HTTP/1.1", "Connection: close"), False),
+        (("GET /healthz HTTP/1.0",), False),
+        (("GET /healthz HTTP/1.0", "Connection: keep-alive"), True),
+        (("GET /healthz HTTP/1.1",), True),
+    ],
+)
+def test_keep_alive_follows_the_version_and_connection_header(
+    lines: tuple[str, ...], keep_alive: bool
+) -> None:
     assert parse_head(head(*lines)).keep_alive is keep_alive
 
 
-@pytest.mark.parametrize(("lines", "status"), [
-    (("POST /mutate/pods HTTP/1.1", "Transfer-Encoding: chunked"), 411),
-    (("POST /mutate/pods HTTP/1.1", "Content-Length: 5", "Content-Length: 6"), 400),
-    (("POST /mutate/pods HTTP/1.1", "Content-Length: -1"), 400),
-    (("POST /mutate/pods HTTP/1.1", "Content-Length: 1e3"), 400),
-    (("POST /mutate/pods HTTP/2.0",), 505),
-    (("BREW /mutate/pods HTTP/1.1",), 405),
-    (("POST mutate HTTP/1.1",), 400),
-    (("POST /mutate/pods HTTP/1.1", "no colon here"), 400),
-    (("POST /mutate/pods HTTP/1.1", " Host: x"), 400),
-    (("POST  /mutate/pods HTTP/1.1",), 400),
-])
+@pytest.mark.parametrize(
+    ("lines", "status"),
+    [
+        (("POST /mutate/pods HTTP/1.1", "Transfer-Encoding: chunked"), 411),
+        (("POST /mutate/pods HTTP/1.1", "Content-Length: 5", "Content-Length: 6"), 400),
+        (("POST /mutate/pods HTTP/1.1", "Content-Length: -1"), 400),
+        (("POST /mutate/pods HTTP/1.1", "Content-Length: 1e3"), 400),
+        (("POST /mutate/pods HTTP/2.0",), 505),
+        (("BREW /mutate/pods HTTP/1.1",), 405),
+        (("POST mutate HTTP/1.1",), 400),
+        (("POST /mutate/pods HTTP/1.1", "no colon here"), 400),
+        (("POST /mutate/pods HTTP/1.1", " Host: x"), 400),
+        (("POST  /mutate/pods HTTP/1.1",), 400),
+    ],
+)
 def test_malformed_or_unsupported_heads_are_refused(lines: tuple[str, ...], status: int) -> None:
     with pytest.raises(HttpError) as caught:
         parse_head(head(*lines))
@@ -59,8 +73,13 @@ def test_responses_carry_length_and_connection() -> None:
     refusal = problem_response(503, 'busy "now"', retry_after=1).decode("latin-1")
     head_text, _, body = refusal.partition("\r\n\r\n")
     assert "Retry-After: 1" in head_text and "Connection: close" in head_text
-    assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503,
-                                "message": 'busy "now"'}
+    assert json.loads(body) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": 503,
+        "message": 'busy "now"',
+    }
 
 
 @pytest.mark.parametrize("length", ["\u00b2", "1\u00b9", "\u00b3\u00b3", "+1", "-0", "1e3"])

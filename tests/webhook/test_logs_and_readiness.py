@@ -34,8 +34,15 @@ class StubView:
         return self.synced
 
 
-OPA_DOWN = StubValidation(Verdict(False, "error", code=500, message="WorkloadSpread validation failed to run: OPA down",
-                                  reason="InternalError"))
+OPA_DOWN = StubValidation(
+    Verdict(
+        False,
+        "error",
+        code=500,
+        message="WorkloadSpread validation failed to run: OPA down",
+        reason="InternalError",
+    )
+)
 
 
 class StubService(AnswersAtOnce):
@@ -57,16 +64,29 @@ class StubService(AnswersAtOnce):
         return Decision(True, "patched", patch=[], audit={"workloadspread": "ws", "subset": "zone-a"})
 
     def validate_pod(self, request: dict[str, Any]) -> Decision:
-        return Decision(False, "denied", code=403, message="subset full", reason="Forbidden",
-                        audit={"workloadspread": "ws"})
-
+        return Decision(
+            False,
+            "denied",
+            code=403,
+            message="subset full",
+            reason="Forbidden",
+            audit={"workloadspread": "ws"},
+        )
 
 
 def review(name: str = "web-1", operation: str = "CREATE", uid: str = "u-1") -> dict[str, Any]:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": uid, "operation": operation, "namespace": "default", "name": name,
-                        "resource": {"group": "", "version": "v1", "resource": "pods"},
-                        "object": {"metadata": {"name": name, "namespace": "default"}}}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "operation": operation,
+            "namespace": "default",
+            "name": name,
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "object": {"metadata": {"name": name, "namespace": "default"}},
+        },
+    }
 
 
 @pytest.fixture
@@ -78,21 +98,33 @@ def app_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.name == "webhook.app"]
 
 
-def test_a_denial_is_exactly_one_record_with_its_cause_and_fields(client: Any,
-                                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_a_denial_is_exactly_one_record_with_its_cause_and_fields(
+    client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     resp = client.post("/validate/pods", json=review("web-7", "DELETE", uid="u-77"))
     assert resp.get_json()["response"]["allowed"] is False
     [record] = app_records(caplog)
     assert record.levelno == logging.WARNING and record.getMessage() == "admission denied"
     got = logsetup.record_fields(record)
-    assert {k: got[k] for k in ("namespace", "pod", "spread", "decision", "operation", "uid", "code", "cause")} == {
-        "namespace": "default", "pod": "web-7", "spread": "ws", "decision": "denied", "operation": "DELETE",
-        "uid": "u-77", "code": 403, "cause": "subset full"}
+    assert {
+        k: got[k] for k in ("namespace", "pod", "spread", "decision", "operation", "uid", "code", "cause")
+    } == {
+        "namespace": "default",
+        "pod": "web-7",
+        "spread": "ws",
+        "decision": "denied",
+        "operation": "DELETE",
+        "uid": "u-77",
+        "code": 403,
+        "cause": "subset full",
+    }
     assert isinstance(got["duration_ms"], float) and got["duration_ms"] >= 0
 
 
-def test_admissions_are_debug_records_and_info_stays_quiet(client: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_admissions_are_debug_records_and_info_stays_quiet(
+    client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     for i in range(5):
         client.post("/mutate/pods", json=review(f"web-{i}", uid=f"u-{i}"))
@@ -105,10 +137,17 @@ def test_admissions_are_debug_records_and_info_stays_quiet(client: Any, caplog: 
     assert (got["decision"], got["spread"], got["subset"], got["pod"]) == ("patched", "ws", "zone-a", "web-9")
 
 
-@pytest.mark.parametrize(("name", "level", "traceback"), [
-    ("policy-down", logging.ERROR, False), ("boom", logging.ERROR, True), ("no-commit", logging.WARNING, False)])
-def test_errors_and_commit_failures_are_one_record_each(client: Any, caplog: pytest.LogCaptureFixture,
-                                                        name: str, level: int, traceback: bool) -> None:
+@pytest.mark.parametrize(
+    ("name", "level", "traceback"),
+    [
+        ("policy-down", logging.ERROR, False),
+        ("boom", logging.ERROR, True),
+        ("no-commit", logging.WARNING, False),
+    ],
+)
+def test_errors_and_commit_failures_are_one_record_each(
+    client: Any, caplog: pytest.LogCaptureFixture, name: str, level: int, traceback: bool
+) -> None:
     caplog.set_level(logging.DEBUG)
     client.post("/mutate/pods", json=review(name))
     [record] = app_records(caplog)
@@ -120,7 +159,11 @@ def test_errors_and_commit_failures_are_one_record_each(client: Any, caplog: pyt
 def test_a_failed_validation_is_an_error_record(client: Any, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     body = review("ws")
-    body["request"]["resource"] = {"group": "spreadgate.dev", "version": "v1alpha1", "resource": "workloadspreads"}
+    body["request"]["resource"] = {
+        "group": "spreadgate.dev",
+        "version": "v1alpha1",
+        "resource": "workloadspreads",
+    }
     client.post("/validate/workloadspreads", json=body)
     [record] = app_records(caplog)
     got = logsetup.record_fields(record)
@@ -141,7 +184,12 @@ def test_json_format_lines_parse(client: Any, json_stream: io.StringIO) -> None:
     client.post("/validate/pods", json=review("web-2", "DELETE"))
     lines = json_stream.getvalue().splitlines()
     entries = [json.loads(line) for line in lines]
-    assert [e["level"] for e in entries if e["logger"] == "webhook.app"] == ["debug", "warning", "error", "warning"]
+    assert [e["level"] for e in entries if e["logger"] == "webhook.app"] == [
+        "debug",
+        "warning",
+        "error",
+        "warning",
+    ]
     for entry in entries:
         assert {"ts", "level", "logger", "msg"} <= entry.keys()
     crash = next(e for e in entries if e["level"] == "error")
@@ -190,7 +238,9 @@ def test_readyz_with_the_embedded_engine_and_synced_caches_is_ok(caplog: pytest.
     try:
         client = app.test_client()
         resp = client.get("/readyz")
-        assert resp.status_code == 503 and resp.get_data(as_text=True) == "not ready: watch caches not synced\n"
+        assert (
+            resp.status_code == 503 and resp.get_data(as_text=True) == "not ready: watch caches not synced\n"
+        )
         service.view.synced = True
         resp = client.get("/readyz")
         assert resp.status_code == 200 and resp.get_data(as_text=True) == "ok\n"

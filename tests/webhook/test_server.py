@@ -27,8 +27,9 @@ def test_serves_tls_and_reloads_a_rotated_certificate(tmp_path: Path) -> None:
     app.add_url_rule("/healthz", view_func=lambda: "ok")
     first, second = CertificateAuthority("first"), CertificateAuthority("second")
     cert, key = write_cert(tmp_path, first)
-    server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=4,
-                       reload_interval=0.05).start()
+    server = TLSServer(
+        app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=4, reload_interval=0.05
+    ).start()
     try:
         assert get(server.url, first.cert_pem) == 200
         write_cert(tmp_path, second)

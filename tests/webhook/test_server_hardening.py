@@ -32,8 +32,9 @@ from webhook.server import TLSServer
 
 PROBE_BUDGET = 1.0
 WORKERS = 4
-LIMITS = ServerLimits(handshake_timeout=1.5, header_timeout=1.5, body_timeout=3.0, idle_timeout=5.0,
-                      max_inflight_bytes=8 * MIB)
+LIMITS = ServerLimits(
+    handshake_timeout=1.5, header_timeout=1.5, body_timeout=3.0, idle_timeout=5.0, max_inflight_bytes=8 * MIB
+)
 RSS_GROWTH_BOUND = 320 * MIB
 """Peak RSS growth allowed while 16 clients post 2.9 MiB reviews at once (docs/security.md)."""
 
@@ -73,8 +74,10 @@ class Served:
     def request(self, method: str, path: str, body: bytes = b"", timeout: float = 5.0) -> tuple[int, bytes]:
         """One request on a fresh connection: (status, body)."""
         with self.tls(timeout=timeout) as sock:
-            head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+            head = (
+                f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            ).encode()
             sock.sendall(head + body)
             return read_response(sock)
 
@@ -91,18 +94,28 @@ def read_response(sock: ssl.SSLSocket) -> tuple[int, bytes]:
 
 
 def review(uid: str = "u-1", obj: Any = None) -> bytes:
-    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                       "request": {"uid": uid, "operation": "CREATE", "namespace": "default",
-                                   "resource": {"group": "", "version": "v1", "resource": "pods"},
-                                   "object": obj if obj is not None else {"metadata": {}}}}).encode()
+    return json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": uid,
+                "operation": "CREATE",
+                "namespace": "default",
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "object": obj if obj is not None else {"metadata": {}},
+            },
+        }
+    ).encode()
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     cert, key = write_cert(tmp_path)
     app = create_app(StubService(), StubValidation(), metrics=WebhookMetrics())  # type: ignore[arg-type]
-    server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=WORKERS,
-                       limits=LIMITS).start()
+    server = TLSServer(
+        app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=WORKERS, limits=LIMITS
+    ).start()
     try:
         yield Served(server, shared_ca().cert_pem)
     finally:
@@ -150,8 +163,11 @@ def test_idle_plain_tcp_connections_neither_stall_others_nor_stay(served: Served
         assert probes >= 3
         for sock in idle:
             wait_until(partial(closed_by_server, sock), LIMITS.handshake_timeout + 5, "idle socket closed")
-        wait_until(lambda: served.server.front is not None and not served.server.front.connections, 5,
-                   "connection count back to zero")
+        wait_until(
+            lambda: served.server.front is not None and not served.server.front.connections,
+            5,
+            "connection count back to zero",
+        )
     finally:
         for sock in idle:
             sock.close()
@@ -181,10 +197,15 @@ def test_slow_header_drip_from_more_clients_than_workers(served: Served) -> None
     for thread in threads:
         thread.start()
     try:
-        wait_until(lambda: served.server.front is not None and len(served.server.front.connections) >= clients,
-                   10, "every dripping client connected")
+        wait_until(
+            lambda: served.server.front is not None and len(served.server.front.connections) >= clients,
+            10,
+            "every dripping client connected",
+        )
         probe_while(served, lambda: len(cut_off) < clients, LIMITS.header_timeout + 5)
-        wait_until(lambda: len(cut_off) == clients, LIMITS.header_timeout + 10, "every dripping client cut off")
+        wait_until(
+            lambda: len(cut_off) == clients, LIMITS.header_timeout + 10, "every dripping client cut off"
+        )
         assert served.server.front is not None and served.server.front.stats.timeouts >= clients
     finally:
         stop.set()
@@ -205,8 +226,10 @@ def rss_bytes(field: str) -> int:
 # sending their last byte sometimes meet the close that ends a refused upload's bounded drain
 # instead of its 503 (about 1 run in 5 alone). The same attack runs in the default suite as
 # tests/webhook/test_attacks.py::test_attack_short[large-bodies], from a separate process.
-@pytest.mark.skipif(os.environ.get("SPREADGATE_STRESS") != "1",
-                    reason="set SPREADGATE_STRESS=1 (in-process clients race the drain; see the comment)")
+@pytest.mark.skipif(
+    os.environ.get("SPREADGATE_STRESS") != "1",
+    reason="set SPREADGATE_STRESS=1 (in-process clients race the drain; see the comment)",
+)
 @pytest.mark.timeout(60)
 def test_concurrent_large_bodies_stay_within_the_memory_bound(served: Served) -> None:
     # 2.9 MiB of small objects, the costliest shape to decode (many Python objects per byte).
@@ -246,8 +269,10 @@ def test_concurrent_large_bodies_stay_within_the_memory_bound(served: Served) ->
 def test_a_body_over_3_mib_is_refused_before_it_is_read(served: Served) -> None:
     with served.tls() as sock:
         started = time.monotonic()
-        sock.sendall(b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: %d\r\n\r\n" % (3 * MIB + 1))
+        sock.sendall(
+            b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % (3 * MIB + 1)
+        )
         status, body = read_response(sock)
         assert time.monotonic() - started < PROBE_BUDGET
     assert status == 413 and b"exceeds" in body
@@ -268,15 +293,16 @@ def test_a_deeply_nested_review_gets_400_with_a_message(served: Served) -> None:
 
 
 @pytest.mark.timeout(20)
-def test_each_client_disconnect_is_one_log_line_without_traceback(served: Served,
-                                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_each_client_disconnect_is_one_log_line_without_traceback(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO, logger="webhook")
     front = served.server.front
     assert front is not None
     cuts = 5
     for _ in range(cuts):
         sock = served.tls()
-        sock.sendall(b"POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a\"")
+        sock.sendall(b'POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a"')
         wait_until(lambda: any(c.state == "body" for c in front.connections), 5, "body started")
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         sock.close()  # reset mid-body
@@ -313,8 +339,10 @@ def test_keep_alive_and_pipelined_requests_are_answered_in_order(served: Served)
     with served.tls() as sock:
         one = review("first")
         two = review("second")
-        post = ("POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                "Content-Length: {}\r\n\r\n")
+        post = (
+            "POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "Content-Length: {}\r\n\r\n"
+        )
         sock.sendall(post.format(len(one)).encode() + one + post.format(len(two)).encode() + two)
         received = b""
         deadline = time.monotonic() + 5
@@ -331,7 +359,9 @@ def test_connections_beyond_the_limit_displace_the_oldest_idle_ones(tmp_path: Pa
     cert, key = write_cert(tmp_path)
     limits = ServerLimits(handshake_timeout=1.0, max_connections=4, peer_share=1.0)
     app = create_app(StubService(), StubValidation(), metrics=WebhookMetrics())  # type: ignore[arg-type]
-    server = TLSServer(app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=2, limits=limits).start()
+    server = TLSServer(
+        app, cert_file=cert, key_file=key, host="127.0.0.1", port=0, threads=2, limits=limits
+    ).start()
     served = Served(server, shared_ca().cert_pem)
     idle = [socket.create_connection(("127.0.0.1", served.port), timeout=2) for _ in range(4)]
     try:

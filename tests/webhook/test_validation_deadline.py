@@ -17,9 +17,12 @@ from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
 # Tens of millions of steps: the deadline always passes first.
-SLOW = PolicySource("slow.rego", "package spreadgate.uniteddeployment\nimport rego.v1\n"
-                                 "violation contains count([x | some a in numbers.range(1, 9000); "
-                                 "some b in numbers.range(1, 9000); x := a + b])\n")
+SLOW = PolicySource(
+    "slow.rego",
+    "package spreadgate.uniteddeployment\nimport rego.v1\n"
+    "violation contains count([x | some a in numbers.range(1, 9000); "
+    "some b in numbers.range(1, 9000); x := a + b])\n",
+)
 
 
 def test_a_review_past_its_deadline_is_denied_and_logged_once(caplog: pytest.LogCaptureFixture) -> None:
@@ -30,11 +33,26 @@ def test_a_review_past_its_deadline_is_denied_and_logged_once(caplog: pytest.Log
         service = AdmissionService(None, None, RealClock())  # type: ignore[arg-type]
         validation = ValidationService(None, engine)  # type: ignore[arg-type]
         client = create_app(service, validation, ready=lambda: True).test_client()
-        review: dict[str, Any] = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-            "uid": "u-1", "operation": "CREATE", "namespace": "default", "name": "ud",
-            "resource": {"group": "spreadgate.dev", "version": "v1beta1", "resource": "uniteddeployments"},
-            "object": {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-                       "metadata": {"name": "ud", "namespace": "default"}}}}
+        review: dict[str, Any] = {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "u-1",
+                "operation": "CREATE",
+                "namespace": "default",
+                "name": "ud",
+                "resource": {
+                    "group": "spreadgate.dev",
+                    "version": "v1beta1",
+                    "resource": "uniteddeployments",
+                },
+                "object": {
+                    "apiVersion": "spreadgate.dev/v1beta1",
+                    "kind": "UnitedDeployment",
+                    "metadata": {"name": "ud", "namespace": "default"},
+                },
+            },
+        }
         response = client.post("/validate/uniteddeployments", json=review).get_json()["response"]
     finally:
         engine.close()

@@ -36,9 +36,13 @@ def render(root: Path = POLICIES) -> str:
     """The ConfigMap as YAML text. The Rego is indented with tabs, which YAML block
     scalars cannot hold, so PyYAML writes quoted strings; they decode to the exact files."""
     doc = {
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "spreadgate-policies", "namespace": "spreadgate-system",
-                     "labels": {"app.kubernetes.io/name": "spreadgate", "app.kubernetes.io/component": "policies"}},
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "spreadgate-policies",
+            "namespace": "spreadgate-system",
+            "labels": {"app.kubernetes.io/name": "spreadgate", "app.kubernetes.io/component": "policies"},
+        },
         "data": policy_files(root),
     }
     return HEADER + yaml.safe_dump(doc, sort_keys=False, width=1000)

@@ -131,7 +131,9 @@ class CloneSetController(Controller):
         if len(pods) < replicas:
             writes += self._create(cloneset, revision, replicas - len(pods))
         elif len(pods) > replicas:
-            writes += self._scale_in(cloneset, pods, revision, replicas, partition, max_unavailable, available)
+            writes += self._scale_in(
+                cloneset, pods, revision, replicas, partition, max_unavailable, available
+            )
         else:
             writes += self._update(cloneset, pods, revision, partition, max_unavailable, available)
         return writes + self._update_status(cloneset, revision, min_ready)
@@ -143,8 +145,9 @@ class CloneSetController(Controller):
         template = (cloneset.get("spec") or {}).get("template") or {}
         created = 0
         for _ in range(count):
-            pod = pod_from_template(cloneset, template, str(cloneset.get("apiVersion", "apps.kruise.io/v1beta1")),
-                                    "CloneSet")
+            pod = pod_from_template(
+                cloneset, template, str(cloneset.get("apiVersion", "apps.kruise.io/v1beta1")), "CloneSet"
+            )
             pod["metadata"]["labels"][REVISION_LABEL] = revision
             try:
                 stored = self.api.create(PODS, cloneset["metadata"].get("namespace"), pod)
@@ -158,8 +161,16 @@ class CloneSetController(Controller):
             created += 1
         return created
 
-    def _scale_in(self, cloneset: JSON, pods: list[JSON], revision: str, replicas: int, partition: int,
-                  max_unavailable: int, available: Any) -> int:
+    def _scale_in(
+        self,
+        cloneset: JSON,
+        pods: list[JSON],
+        revision: str,
+        replicas: int,
+        partition: int,
+        max_unavailable: int,
+        available: Any,
+    ) -> int:
         old = [p for p in pods if _revision(p) != revision]
         new = [p for p in pods if _revision(p) == revision]
         count = len(pods) - replicas
@@ -176,8 +187,15 @@ class CloneSetController(Controller):
             writes += self._delete(cloneset, pod)
         return writes
 
-    def _update(self, cloneset: JSON, pods: list[JSON], revision: str, partition: int, max_unavailable: int,
-                available: Any) -> int:
+    def _update(
+        self,
+        cloneset: JSON,
+        pods: list[JSON],
+        revision: str,
+        partition: int,
+        max_unavailable: int,
+        available: Any,
+    ) -> int:
         old = [p for p in pods if _revision(p) != revision]
         to_update = max(len(old) - partition, 0)
         if to_update == 0:
@@ -197,8 +215,12 @@ class CloneSetController(Controller):
     def _delete(self, cloneset: JSON, pod: JSON) -> int:
         meta = pod["metadata"]
         try:
-            result = self.api.delete(PODS, meta.get("namespace"), meta["name"],
-                                     preconditions={"uid": meta["uid"]} if meta.get("uid") else None)
+            result = self.api.delete(
+                PODS,
+                meta.get("namespace"),
+                meta["name"],
+                preconditions={"uid": meta["uid"]} if meta.get("uid") else None,
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0
@@ -214,8 +236,9 @@ class CloneSetController(Controller):
         updated = [p for p in pods if _revision(p) == revision]
         spec = cloneset.get("spec") or {}
         replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])
-        partition = min(_scaled(rolling_update_fields(cloneset, self.version).get("partition"), replicas, "0"),
-                        replicas)
+        partition = min(
+            _scaled(rolling_update_fields(cloneset, self.version).get("partition"), replicas, "0"), replicas
+        )
         current = cloneset.get("status") or {}
         selector = selector_from_label_selector(spec.get("selector"))
         status: JSON = {
@@ -228,15 +251,23 @@ class CloneSetController(Controller):
             "updatedAvailableReplicas": sum(1 for p in updated if is_available(p, min_ready, now)),
             "expectedUpdatedReplicas": max(replicas - partition, 0),
             "updateRevision": revision,
-            "currentRevision": revision if len(updated) == len(pods) else current.get("currentRevision", revision),
+            "currentRevision": revision
+            if len(updated) == len(pods)
+            else current.get("currentRevision", revision),
             "labelSelector": selector.to_string(),
         }
         if all(current.get(key) == value for key, value in status.items()):
             return 0
         meta = cloneset["metadata"]
         try:
-            stored = self.api.patch(self.resource, meta.get("namespace"), meta["name"], {"status": status}, "merge",
-                                    subresource="status")
+            stored = self.api.patch(
+                self.resource,
+                meta.get("namespace"),
+                meta["name"],
+                {"status": status},
+                "merge",
+                subresource="status",
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0

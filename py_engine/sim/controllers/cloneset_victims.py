@@ -82,7 +82,18 @@ def choose(group: Sequence[JSON], count: int, available: Available) -> list[JSON
 
 
 class _Facts:
-    __slots__ = ("available", "cost", "created", "node", "phase", "pod", "rank", "ready", "ready_since", "restarts")
+    __slots__ = (
+        "available",
+        "cost",
+        "created",
+        "node",
+        "phase",
+        "pod",
+        "rank",
+        "ready",
+        "ready_since",
+        "restarts",
+    )
 
     def __init__(self, pod: JSON, rank: float, available: Available | None) -> None:
         status = pod.get("status") or {}
@@ -94,8 +105,9 @@ class _Facts:
         self.ready = _ready(pod)
         self.ready_since = _ready_since(pod) if self.ready else None
         self.cost = deletion_cost(pod)
-        self.restarts = max((int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or []),
-                            default=0)
+        self.restarts = max(
+            (int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or []), default=0
+        )
         self.created = parse_time_or_none((pod.get("metadata") or {}).get("creationTimestamp"))
 
 

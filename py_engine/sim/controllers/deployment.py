@@ -58,8 +58,13 @@ REVISION = "deployment.kubernetes.io/revision"
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 # Deployment annotations that must not be copied onto its ReplicaSets.
-_NOT_COPIED = {REVISION, DESIRED_REPLICAS, MAX_REPLICAS, "kubectl.kubernetes.io/last-applied-configuration",
-               "deployment.kubernetes.io/revision-history"}
+_NOT_COPIED = {
+    REVISION,
+    DESIRED_REPLICAS,
+    MAX_REPLICAS,
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "deployment.kubernetes.io/revision-history",
+}
 
 
 def scaled_value(value: int | str | None, total: int, round_up: bool, default: str) -> int:
@@ -178,8 +183,9 @@ def scale_down_old_plan(deployment: JSON, new_rs: JSON | None, old_rss: Sequence
     return plan
 
 
-def _condition(conditions: list[JSON], kind: str, status: str, reason: str, message: str,
-               now: datetime) -> list[JSON]:
+def _condition(
+    conditions: list[JSON], kind: str, status: str, reason: str, message: str, now: datetime
+) -> list[JSON]:
     """Set a Deployment condition (lastUpdateTime moves on any change,
     lastTransitionTime only when the status flips)."""
     stamp = format_time(now)
@@ -187,14 +193,25 @@ def _condition(conditions: list[JSON], kind: str, status: str, reason: str, mess
     for condition in out:
         if condition.get("type") == kind:
             if (condition.get("status"), condition.get("reason"), condition.get("message")) == (
-                    status, reason, message):
+                status,
+                reason,
+                message,
+            ):
                 return out
             if condition.get("status") != status:
                 condition["lastTransitionTime"] = stamp
             condition.update(status=status, reason=reason, message=message, lastUpdateTime=stamp)
             return out
-    out.append({"type": kind, "status": status, "reason": reason, "message": message,
-                "lastUpdateTime": stamp, "lastTransitionTime": stamp})
+    out.append(
+        {
+            "type": kind,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "lastUpdateTime": stamp,
+            "lastTransitionTime": stamp,
+        }
+    )
     return out
 
 
@@ -217,29 +234,57 @@ def deployment_status(deployment: JSON, new_rs: JSON | None, all_rss: Sequence[J
     conditions = list(current.get("conditions") or [])
     _, max_unavailable = resolve_fenceposts(deployment)
     if available >= replicas - max_unavailable:
-        conditions = _condition(conditions, "Available", "True", "MinimumReplicasAvailable",
-                                "Deployment has minimum availability.", now)
+        conditions = _condition(
+            conditions,
+            "Available",
+            "True",
+            "MinimumReplicasAvailable",
+            "Deployment has minimum availability.",
+            now,
+        )
     else:
-        conditions = _condition(conditions, "Available", "False", "MinimumReplicasUnavailable",
-                                "Deployment does not have minimum availability.", now)
+        conditions = _condition(
+            conditions,
+            "Available",
+            "False",
+            "MinimumReplicasUnavailable",
+            "Deployment does not have minimum availability.",
+            now,
+        )
     if new_rs is not None:
         name = new_rs["metadata"]["name"]
-        complete = (status["updatedReplicas"] == replicas and status["replicas"] == replicas
-                    and available == replicas)
+        complete = (
+            status["updatedReplicas"] == replicas and status["replicas"] == replicas and available == replicas
+        )
         if complete:
-            conditions = _condition(conditions, "Progressing", "True", "NewReplicaSetAvailable",
-                                    f'ReplicaSet "{name}" has successfully progressed.', now)
+            conditions = _condition(
+                conditions,
+                "Progressing",
+                "True",
+                "NewReplicaSetAvailable",
+                f'ReplicaSet "{name}" has successfully progressed.',
+                now,
+            )
         else:
-            conditions = _condition(conditions, "Progressing", "True", "ReplicaSetUpdated",
-                                    f'ReplicaSet "{name}" is progressing.', now)
+            conditions = _condition(
+                conditions,
+                "Progressing",
+                "True",
+                "ReplicaSetUpdated",
+                f'ReplicaSet "{name}" is progressing.',
+                now,
+            )
     status["conditions"] = conditions
     return status
 
 
 def _complete(deployment: JSON, status: JSON) -> bool:
     replicas = _replicas(deployment)
-    return (status.get("updatedReplicas") == replicas and status.get("replicas") == replicas
-            and status.get("availableReplicas") == replicas)
+    return (
+        status.get("updatedReplicas") == replicas
+        and status.get("replicas") == replicas
+        and status.get("availableReplicas") == replicas
+    )
 
 
 class DeploymentController(Controller):
@@ -276,8 +321,11 @@ class DeploymentController(Controller):
         deployment = self.d_informer.get_key(key)
         if deployment is None:
             return 0
-        rss = [rs for rs in self.rs_informer.by_index("controller", str(deployment["metadata"]["uid"]))
-               if not rs["metadata"].get("deletionTimestamp")]
+        rss = [
+            rs
+            for rs in self.rs_informer.by_index("controller", str(deployment["metadata"]["uid"]))
+            if not rs["metadata"].get("deletionTimestamp")
+        ]
         new_rs, old_rss = self._split(deployment, rss)
         if deployment["metadata"].get("deletionTimestamp"):
             return self._sync_status(deployment, new_rs, rss)
@@ -293,9 +341,14 @@ class DeploymentController(Controller):
         """`FindNewReplicaSet`: the oldest RS whose template equals the Deployment's
         ignoring the hash label; all others are old."""
         template = strip_label(deployment.get("spec", {}).get("template") or {}, HASH_LABEL)
-        matching = sorted((rs for rs in rss
-                           if strip_label(rs.get("spec", {}).get("template") or {}, HASH_LABEL) == template),
-                          key=_created)
+        matching = sorted(
+            (
+                rs
+                for rs in rss
+                if strip_label(rs.get("spec", {}).get("template") or {}, HASH_LABEL) == template
+            ),
+            key=_created,
+        )
         new_rs = matching[0] if matching else None
         return new_rs, [rs for rs in rss if rs is not new_rs]
 
@@ -384,7 +437,9 @@ class DeploymentController(Controller):
     def _rs_annotations(self, deployment: JSON, revision: int | None) -> dict[str, str]:
         surge, _ = resolve_fenceposts(deployment)
         replicas = _replicas(deployment)
-        out = {k: v for k, v in (deployment["metadata"].get("annotations") or {}).items() if k not in _NOT_COPIED}
+        out = {
+            k: v for k, v in (deployment["metadata"].get("annotations") or {}).items() if k not in _NOT_COPIED
+        }
         out[DESIRED_REPLICAS] = str(replicas)
         out[MAX_REPLICAS] = str(replicas + (surge if _strategy(deployment) != "Recreate" else 0))
         if revision is not None:
@@ -426,20 +481,29 @@ class DeploymentController(Controller):
                 raise
             existing = self.api.get(REPLICASETS, meta.get("namespace"), rs["metadata"]["name"])
             same = strip_label(existing.get("spec", {}).get("template") or {}, HASH_LABEL) == strip_label(
-                template, HASH_LABEL)
+                template, HASH_LABEL
+            )
             if same and controller_uid(existing) == [meta["uid"]]:
                 self.rs_informer.apply_local(existing)
                 return existing, 0
             # A hash collision: bump collisionCount so the next hash differs.
-            self.api.patch(DEPLOYMENTS, meta.get("namespace"), meta["name"],
-                           {"status": {"collisionCount": int(collision or 0) + 1}}, "merge",
-                           subresource="status")
+            self.api.patch(
+                DEPLOYMENTS,
+                meta.get("namespace"),
+                meta["name"],
+                {"status": {"collisionCount": int(collision or 0) + 1}},
+                "merge",
+                subresource="status",
+            )
             self.queue.add(object_key(deployment))
             return None, 1
         self.rs_informer.apply_local(created)
         if size > 0:
-            self.events.normal(deployment, "ScalingReplicaSet",
-                               f"Scaled up replica set {created['metadata']['name']} from 0 to {size}")
+            self.events.normal(
+                deployment,
+                "ScalingReplicaSet",
+                f"Scaled up replica set {created['metadata']['name']} from 0 to {size}",
+            )
         self._set_deployment_revision(deployment, revision)
         return created, 1
 
@@ -449,8 +513,13 @@ class DeploymentController(Controller):
         writes = 0
         if _revision(new_rs) != wanted:
             meta = new_rs["metadata"]
-            updated = self.api.patch(REPLICASETS, meta.get("namespace"), meta["name"],
-                                     {"metadata": {"annotations": {REVISION: str(wanted)}}}, "merge")
+            updated = self.api.patch(
+                REPLICASETS,
+                meta.get("namespace"),
+                meta["name"],
+                {"metadata": {"annotations": {REVISION: str(wanted)}}},
+                "merge",
+            )
             self.rs_informer.apply_local(updated)
             writes += 1
         return writes + self._set_deployment_revision(deployment, wanted)
@@ -459,24 +528,33 @@ class DeploymentController(Controller):
         meta = deployment["metadata"]
         if (meta.get("annotations") or {}).get(REVISION) == str(revision):
             return 0
-        updated = self.api.patch(DEPLOYMENTS, meta.get("namespace"), meta["name"],
-                                 {"metadata": {"annotations": {REVISION: str(revision)}}}, "merge")
+        updated = self.api.patch(
+            DEPLOYMENTS,
+            meta.get("namespace"),
+            meta["name"],
+            {"metadata": {"annotations": {REVISION: str(revision)}}},
+            "merge",
+        )
         self.d_informer.apply_local(updated)
         return 1
 
     def _scale_rs(self, deployment: JSON, rs: JSON, size: int) -> int:
         meta = rs["metadata"]
         annotations = self._rs_annotations(deployment, None)
-        patch: dict[str, Any] = {"spec": {"replicas": size},
-                                 "metadata": {"annotations": {k: annotations[k]
-                                                              for k in (DESIRED_REPLICAS, MAX_REPLICAS)}}}
+        patch: dict[str, Any] = {
+            "spec": {"replicas": size},
+            "metadata": {"annotations": {k: annotations[k] for k in (DESIRED_REPLICAS, MAX_REPLICAS)}},
+        }
         before = int(rs.get("spec", {}).get("replicas") or 0)
         updated = self.api.patch(REPLICASETS, meta.get("namespace"), meta["name"], patch, "merge")
         self.rs_informer.apply_local(updated)
         if size != before:
             direction = "up" if size > before else "down"
-            self.events.normal(deployment, "ScalingReplicaSet",
-                               f"Scaled {direction} replica set {meta['name']} from {before} to {size}")
+            self.events.normal(
+                deployment,
+                "ScalingReplicaSet",
+                f"Scaled {direction} replica set {meta['name']} from {before} to {size}",
+            )
         return 1
 
     def _annotate_all(self, deployment: JSON, rss: list[JSON]) -> int:
@@ -485,7 +563,9 @@ class DeploymentController(Controller):
         wanted = self._rs_annotations(deployment, None)
         for rs in rss:
             current = rs["metadata"].get("annotations") or {}
-            if _replicas(rs) > 0 and any(current.get(k) != wanted[k] for k in (DESIRED_REPLICAS, MAX_REPLICAS)):
+            if _replicas(rs) > 0 and any(
+                current.get(k) != wanted[k] for k in (DESIRED_REPLICAS, MAX_REPLICAS)
+            ):
                 writes += self._scale_rs(deployment, rs, _replicas(rs))
         return writes
 
@@ -514,8 +594,11 @@ class DeploymentController(Controller):
 
     def _sync_status_now(self, deployment: JSON) -> int:
         deployment = self.d_informer.get_key(object_key(deployment)) or deployment
-        rss = [rs for rs in self.rs_informer.by_index("controller", str(deployment["metadata"]["uid"]))
-               if not rs["metadata"].get("deletionTimestamp")]
+        rss = [
+            rs
+            for rs in self.rs_informer.by_index("controller", str(deployment["metadata"]["uid"]))
+            if not rs["metadata"].get("deletionTimestamp")
+        ]
         new_rs, _ = self._split(deployment, rss)
         return self._sync_status(deployment, new_rs, rss)
 
@@ -526,8 +609,14 @@ class DeploymentController(Controller):
             return 0
         meta = deployment["metadata"]
         try:
-            updated = self.api.patch(DEPLOYMENTS, meta.get("namespace"), meta["name"], {"status": status},
-                                     "merge", subresource="status")
+            updated = self.api.patch(
+                DEPLOYMENTS,
+                meta.get("namespace"),
+                meta["name"],
+                {"status": status},
+                "merge",
+                subresource="status",
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0

@@ -135,7 +135,8 @@ class GarbageCollector(Controller):
                 meta = objects.meta(obj)
                 finalizers = meta.get("finalizers") or []
                 if meta.get("ownerReferences") or (
-                        meta.get("deletionTimestamp") and (FOREGROUND in finalizers or ORPHAN in finalizers)):
+                    meta.get("deletionTimestamp") and (FOREGROUND in finalizers or ORPHAN in finalizers)
+                ):
                     keys.append(f"{resource}|{object_key(obj)}")
         return sorted(keys)
 
@@ -212,9 +213,12 @@ class GarbageCollector(Controller):
                 blocking += 1
             if dep_meta.get("deletionTimestamp"):
                 continue
-            others_solid = any(str(r.get("uid")) != uid and not self._owner_waiting(r)
-                               and self._live_owner_absent(dep_meta.get("namespace"), r) is not True
-                               for r in refs)
+            others_solid = any(
+                str(r.get("uid")) != uid
+                and not self._owner_waiting(r)
+                and self._live_owner_absent(dep_meta.get("namespace"), r) is not True
+                for r in refs
+            )
             if others_solid:
                 writes += self._remove_refs(dep_resource, dependent, {uid})
                 continue
@@ -237,9 +241,19 @@ class GarbageCollector(Controller):
         meta = obj["metadata"]
         refs = [r for r in meta.get("ownerReferences") or [] if str(r.get("uid")) not in uids]
         try:
-            result = self.api.patch(resource, meta.get("namespace"), meta["name"],
-                                    {"metadata": {"ownerReferences": refs or None, "uid": meta.get("uid"),
-                                                  "resourceVersion": meta.get("resourceVersion")}}, "merge")
+            result = self.api.patch(
+                resource,
+                meta.get("namespace"),
+                meta["name"],
+                {
+                    "metadata": {
+                        "ownerReferences": refs or None,
+                        "uid": meta.get("uid"),
+                        "resourceVersion": meta.get("resourceVersion"),
+                    }
+                },
+                "merge",
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0
@@ -251,9 +265,18 @@ class GarbageCollector(Controller):
         meta = obj["metadata"]
         remaining = [f for f in meta.get("finalizers") or [] if f != finalizer]
         try:
-            result = self.api.patch(resource, meta.get("namespace"), meta["name"],
-                                    {"metadata": {"finalizers": remaining or None,
-                                                  "resourceVersion": meta.get("resourceVersion")}}, "merge")
+            result = self.api.patch(
+                resource,
+                meta.get("namespace"),
+                meta["name"],
+                {
+                    "metadata": {
+                        "finalizers": remaining or None,
+                        "resourceVersion": meta.get("resourceVersion"),
+                    }
+                },
+                "merge",
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0
@@ -265,8 +288,13 @@ class GarbageCollector(Controller):
     def _delete(self, resource: str, obj: JSON, policy: str) -> int:
         meta = obj["metadata"]
         try:
-            result = self.api.delete(resource, meta.get("namespace"), meta["name"], propagation_policy=policy,
-                                     preconditions={"uid": str(meta["uid"])} if meta.get("uid") else None)
+            result = self.api.delete(
+                resource,
+                meta.get("namespace"),
+                meta["name"],
+                propagation_policy=policy,
+                preconditions={"uid": str(meta["uid"])} if meta.get("uid") else None,
+            )
         except ApiError as exc:
             if exc.code in (404, 409):
                 return 0
@@ -317,14 +345,29 @@ class PodGC(Controller):
                     raise
             if pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
                 now = format_time(self.clock.now())
-                conditions = [c for c in pod.get("status", {}).get("conditions") or []
-                              if c.get("type") != "DisruptionTarget"]
-                conditions.append({"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
-                                   "message": "PodGC: node no longer exists", "lastTransitionTime": now})
+                conditions = [
+                    c
+                    for c in pod.get("status", {}).get("conditions") or []
+                    if c.get("type") != "DisruptionTarget"
+                ]
+                conditions.append(
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "reason": "DeletionByPodGC",
+                        "message": "PodGC: node no longer exists",
+                        "lastTransitionTime": now,
+                    }
+                )
                 try:
-                    self.api.patch("v1/pods", meta.get("namespace"), meta["name"],
-                                   {"status": {"phase": "Failed", "reason": "NodeLost", "conditions": conditions}},
-                                   "merge", subresource="status")
+                    self.api.patch(
+                        "v1/pods",
+                        meta.get("namespace"),
+                        meta["name"],
+                        {"status": {"phase": "Failed", "reason": "NodeLost", "conditions": conditions}},
+                        "merge",
+                        subresource="status",
+                    )
                     writes += 1
                 except ApiError as exc:
                     if exc.code == 404:

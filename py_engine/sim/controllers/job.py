@@ -51,8 +51,10 @@ def wanted_active(job: JSON, succeeded: int) -> int:
 
 
 def _finished(job: JSON) -> bool:
-    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-               for c in (job.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+        for c in (job.get("status") or {}).get("conditions") or []
+    )
 
 
 class JobController(Controller):
@@ -96,8 +98,11 @@ class JobController(Controller):
                 writes += self._create(job, want - len(active))
             elif len(active) > want:
                 writes += self._delete(sorted(active, key=self._newest_first)[: len(active) - want])
-            active = [p for p in self.pod_informer.by_index("controller", str(job["metadata"]["uid"]))
-                      if is_active(p)]
+            active = [
+                p
+                for p in self.pod_informer.by_index("controller", str(job["metadata"]["uid"]))
+                if is_active(p)
+            ]
         return writes + self._update_status(job, active, succeeded, failed, done, failing)
 
     @staticmethod
@@ -114,8 +119,14 @@ class JobController(Controller):
         labels = dict(meta.get("labels") or {})
         uid = str(job["metadata"]["uid"])
         name = str(job["metadata"]["name"])
-        labels.update({"batch.kubernetes.io/controller-uid": uid, "controller-uid": uid,
-                       "batch.kubernetes.io/job-name": name, "job-name": name})
+        labels.update(
+            {
+                "batch.kubernetes.io/controller-uid": uid,
+                "controller-uid": uid,
+                "batch.kubernetes.io/job-name": name,
+                "job-name": name,
+            }
+        )
         meta["labels"] = labels
         template["metadata"] = meta
 
@@ -149,8 +160,9 @@ class JobController(Controller):
         errors = concurrently(pods, delete_one)
         return len(pods) - len(errors)
 
-    def _update_status(self, job: JSON, active: list[JSON], succeeded: int, failed: int, done: bool,
-                       failing: bool) -> int:
+    def _update_status(
+        self, job: JSON, active: list[JSON], succeeded: int, failed: int, done: bool, failing: bool
+    ) -> int:
         current = job.get("status") or {}
         now = self.clock.now()
         status: JSON = {
@@ -161,22 +173,31 @@ class JobController(Controller):
             "startTime": current.get("startTime") or format_time(now),
         }
         conditions = list(current.get("conditions") or [])
-        finishing = None if _finished(job) else ("Completed" if done else "BackoffLimitExceeded" if failing else None)
+        finishing = (
+            None if _finished(job) else ("Completed" if done else "BackoffLimitExceeded" if failing else None)
+        )
         if not _finished(job):
             if done:
                 conditions = set_condition(conditions, "Complete", "True", "", "", now)
                 status["completionTime"] = format_time(now)
             elif failing:
-                conditions = set_condition(conditions, "Failed", "True", "BackoffLimitExceeded",
-                                           "Job has reached the specified backoff limit", now)
+                conditions = set_condition(
+                    conditions,
+                    "Failed",
+                    "True",
+                    "BackoffLimitExceeded",
+                    "Job has reached the specified backoff limit",
+                    now,
+                )
         if conditions:
             status["conditions"] = conditions
         if all(current.get(k) == v for k, v in status.items()):
             return 0
         meta = job["metadata"]
         try:
-            result = self.api.patch(JOBS, meta.get("namespace"), meta["name"], {"status": status}, "merge",
-                                    subresource="status")
+            result = self.api.patch(
+                JOBS, meta.get("namespace"), meta["name"], {"status": status}, "merge", subresource="status"
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0

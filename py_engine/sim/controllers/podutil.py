@@ -73,8 +73,9 @@ def is_available(pod: JSON, min_ready_seconds: int, now: datetime) -> bool:
     return at is not None and at <= now
 
 
-def set_condition(conditions: list[JSON], kind: str, status: str, reason: str, message: str,
-                  now: datetime) -> list[JSON]:
+def set_condition(
+    conditions: list[JSON], kind: str, status: str, reason: str, message: str, now: datetime
+) -> list[JSON]:
     """Return `conditions` with `kind` set; lastTransitionTime moves only when the
     status changes (the Kubernetes convention)."""
     out = [dict(c) for c in conditions]
@@ -84,8 +85,15 @@ def set_condition(conditions: list[JSON], kind: str, status: str, reason: str, m
                 condition["lastTransitionTime"] = format_time(now)
             condition.update(status=status, reason=reason, message=message)
             return out
-    out.append({"type": kind, "status": status, "reason": reason, "message": message,
-                "lastTransitionTime": format_time(now)})
+    out.append(
+        {
+            "type": kind,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": format_time(now),
+        }
+    )
     return out
 
 

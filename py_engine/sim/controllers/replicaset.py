@@ -45,8 +45,9 @@ PODS = "v1/pods"
 REPLICASETS = "apps/v1/replicasets"
 
 
-def pod_from_template(owner: JSON, template: JSON, api_version: str, kind: str,
-                      generate_name: str | None = None) -> JSON:
+def pod_from_template(
+    owner: JSON, template: JSON, api_version: str, kind: str, generate_name: str | None = None
+) -> JSON:
     """`controller.GetPodFromTemplate`: labels, annotations, finalizers and spec of
     the template, a controlling ownerReference, `generateName: <owner>-`."""
     meta = template.get("metadata") or {}
@@ -60,12 +61,21 @@ def pod_from_template(owner: JSON, template: JSON, api_version: str, kind: str,
         pod_meta["annotations"] = dict(meta["annotations"])
     if meta.get("finalizers"):
         pod_meta["finalizers"] = list(meta["finalizers"])
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
-            "spec": copy.deepcopy(template.get("spec") or {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": pod_meta,
+        "spec": copy.deepcopy(template.get("spec") or {}),
+    }
 
 
-def slow_start(count: int, call: Callable[[], Exception | None], *,
-               initial_batch: int = 1, max_workers: int = MAX_CONCURRENT_CALLS) -> tuple[int, list[Exception]]:
+def slow_start(
+    count: int,
+    call: Callable[[], Exception | None],
+    *,
+    initial_batch: int = 1,
+    max_workers: int = MAX_CONCURRENT_CALLS,
+) -> tuple[int, list[Exception]]:
     """`slowStartBatch`: run `call` `count` times in batches 1, 2, 4, ... each batch
     concurrently; stop after the first batch with an error. Returns successes and errors."""
     remaining = count
@@ -86,8 +96,9 @@ def slow_start(count: int, call: Callable[[], Exception | None], *,
     return successes, []
 
 
-def concurrently(items: Sequence[Any], call: Callable[[Any], Exception | None],
-                 max_workers: int = MAX_CONCURRENT_CALLS) -> list[Exception]:
+def concurrently(
+    items: Sequence[Any], call: Callable[[Any], Exception | None], max_workers: int = MAX_CONCURRENT_CALLS
+) -> list[Exception]:
     """Run `call` on every item with bounded concurrency; return the errors."""
     if len(items) <= 1:
         results = [call(item) for item in items]
@@ -103,8 +114,11 @@ def replicaset_status(rs: JSON, pods: Sequence[JSON], now: datetime) -> JSON:
     template_labels = (spec.get("template") or {}).get("metadata", {}).get("labels") or {}
     min_ready = int(spec.get("minReadySeconds") or 0)
     active = [p for p in pods if is_active(p)]
-    fully = [p for p in active
-             if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in template_labels.items())]
+    fully = [
+        p
+        for p in active
+        if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in template_labels.items())
+    ]
     status: JSON = {
         "replicas": len(active),
         "fullyLabeledReplicas": len(fully),
@@ -190,14 +204,25 @@ class ReplicaSetController(Controller):
             if selector.matches(pod["metadata"].get("labels")):
                 claimed.append(pod)
             elif not pod["metadata"].get("deletionTimestamp"):
-                writes += self._set_owner_refs(pod, [r for r in pod["metadata"].get("ownerReferences") or []
-                                                     if r.get("uid") != rs["metadata"]["uid"]])
+                writes += self._set_owner_refs(
+                    pod,
+                    [
+                        r
+                        for r in pod["metadata"].get("ownerReferences") or []
+                        if r.get("uid") != rs["metadata"]["uid"]
+                    ],
+                )
         namespace = str(rs["metadata"].get("namespace", ""))
         for pod in self.pod_informer.by_index("namespace", namespace):
-            if (controller_ref(pod) is None and not pod["metadata"].get("deletionTimestamp")
-                    and selector.matches(pod["metadata"].get("labels"))):
-                refs = [*(pod["metadata"].get("ownerReferences") or []),
-                        new_owner_ref(rs, "apps/v1", "ReplicaSet")]
+            if (
+                controller_ref(pod) is None
+                and not pod["metadata"].get("deletionTimestamp")
+                and selector.matches(pod["metadata"].get("labels"))
+            ):
+                refs = [
+                    *(pod["metadata"].get("ownerReferences") or []),
+                    new_owner_ref(rs, "apps/v1", "ReplicaSet"),
+                ]
                 if self._set_owner_refs(pod, refs):
                     writes += 1
                     claimed.append(self.pod_informer.get_key(object_key(pod)) or pod)
@@ -206,8 +231,13 @@ class ReplicaSetController(Controller):
     def _set_owner_refs(self, pod: JSON, refs: list[JSON]) -> int:
         meta = pod["metadata"]
         try:
-            patched = self.api.patch(PODS, meta.get("namespace"), meta["name"],
-                                     {"metadata": {"ownerReferences": refs, "uid": meta["uid"]}}, "merge")
+            patched = self.api.patch(
+                PODS,
+                meta.get("namespace"),
+                meta["name"],
+                {"metadata": {"ownerReferences": refs, "uid": meta["uid"]}},
+                "merge",
+            )
         except ApiError as exc:
             if exc.code in (404, 409, 422):
                 return 0
@@ -246,8 +276,9 @@ class ReplicaSetController(Controller):
         namespace = rs["metadata"].get("namespace")
         seen: set[str] = set()
         related: list[JSON] = []
-        siblings = sorted(self.rs_informer.by_index("controller", str(ref["uid"])),
-                          key=lambda r: r["metadata"]["name"])
+        siblings = sorted(
+            self.rs_informer.by_index("controller", str(ref["uid"])), key=lambda r: r["metadata"]["name"]
+        )
         pods = self.pod_informer.by_index("namespace", str(namespace or ""))
         for sibling in siblings:
             selector = selector_from_label_selector(sibling.get("spec", {}).get("selector"))
@@ -264,8 +295,12 @@ class ReplicaSetController(Controller):
         def delete_one(pod: JSON) -> Exception | None:
             meta = pod["metadata"]
             try:
-                result = self.api.delete(PODS, meta.get("namespace"), meta["name"],
-                                         preconditions={"uid": meta["uid"]} if meta.get("uid") else None)
+                result = self.api.delete(
+                    PODS,
+                    meta.get("namespace"),
+                    meta["name"],
+                    preconditions={"uid": meta["uid"]} if meta.get("uid") else None,
+                )
             except ApiError as exc:
                 if exc.code == 404:
                     self.pod_informer.apply_event("DELETED", pod)
@@ -287,27 +322,41 @@ class ReplicaSetController(Controller):
         conditions = list(status.get("conditions") or [])
         has_failure = any(c.get("type") == "ReplicaFailure" for c in conditions)
         if create_error is not None:
-            status["conditions"] = set_condition(conditions, "ReplicaFailure", "True", "FailedCreate",
-                                                 create_error, now)
+            status["conditions"] = set_condition(
+                conditions, "ReplicaFailure", "True", "FailedCreate", create_error, now
+            )
         elif has_failure:
             status["conditions"] = [c for c in conditions if c.get("type") != "ReplicaFailure"]
         min_ready = int(rs.get("spec", {}).get("minReadySeconds") or 0)
         if min_ready > 0:
-            pending = [at for p in pods if is_active(p) and is_ready(p)
-                       and (at := available_at(p, min_ready)) is not None and at > now]
+            pending = [
+                at
+                for p in pods
+                if is_active(p)
+                and is_ready(p)
+                and (at := available_at(p, min_ready)) is not None
+                and at > now
+            ]
             if pending:
                 self.queue.add_after(object_key(rs), (min(pending) - now).total_seconds())
         current = rs.get("status") or {}
         if all(current.get(k) == v for k, v in status.items()) and (
-                "conditions" in status or not current.get("conditions")):
+            "conditions" in status or not current.get("conditions")
+        ):
             return 0
         body = dict(status)
         if "conditions" not in body:
             body["conditions"] = None
         meta = rs["metadata"]
         try:
-            updated = self.api.patch(REPLICASETS, meta.get("namespace"), meta["name"],
-                                     {"status": body}, "merge", subresource="status")
+            updated = self.api.patch(
+                REPLICASETS,
+                meta.get("namespace"),
+                meta["name"],
+                {"status": body},
+                "merge",
+                subresource="status",
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0

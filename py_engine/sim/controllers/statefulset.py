@@ -42,8 +42,14 @@ from py_engine.sim.controllers.base import (
 from py_engine.sim.controllers.podutil import is_available, is_ready, is_terminal, template_hash
 from py_engine.sim.interface import JSON, ApiError
 
-__all__ = ["REVISION_LABEL", "AdvancedStatefulSetController", "StatefulSetController", "ordinal_of", "revision_of",
-           "statefulset_pod"]
+__all__ = [
+    "REVISION_LABEL",
+    "AdvancedStatefulSetController",
+    "StatefulSetController",
+    "ordinal_of",
+    "revision_of",
+    "statefulset_pod",
+]
 
 ADVANCED_CRD = "statefulsets.apps.kruise.io"
 
@@ -143,7 +149,9 @@ class StatefulSetController(Controller):
             writes += self._reconcile(sts, pods, range(start, start + replicas), parallel, revision)
         return writes + self._update_status(sts, revision)
 
-    def _reconcile(self, sts: JSON, pods: dict[int, JSON], wanted: range, parallel: bool, revision: str) -> int:
+    def _reconcile(
+        self, sts: JSON, pods: dict[int, JSON], wanted: range, parallel: bool, revision: str
+    ) -> int:
         writes = 0
         # Failed (or Succeeded) pods in range are deleted, to be recreated next sync.
         for ordinal in wanted:
@@ -208,8 +216,11 @@ class StatefulSetController(Controller):
                 return None
             raise
         self.pod_informer.apply_local(created)
-        self.events.normal(sts, "SuccessfulCreate",
-                           f"create Pod {created['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful")
+        self.events.normal(
+            sts,
+            "SuccessfulCreate",
+            f"create Pod {created['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful",
+        )
         return created
 
     def _delete(self, sts: JSON, pod: JSON) -> int:
@@ -221,18 +232,26 @@ class StatefulSetController(Controller):
                 return 0
             raise
         self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
-        self.events.normal(sts, "SuccessfulDelete",
-                           f"delete Pod {meta['name']} in StatefulSet {sts['metadata']['name']} successful")
+        self.events.normal(
+            sts,
+            "SuccessfulDelete",
+            f"delete Pod {meta['name']} in StatefulSet {sts['metadata']['name']} successful",
+        )
         return 1
 
     def _update_status(self, sts: JSON, revision: str) -> int:
-        pods = [p for p in self.pod_informer.by_index("controller", str(sts["metadata"]["uid"]))
-                if ordinal_of(sts["metadata"]["name"], p["metadata"]["name"]) is not None]
+        pods = [
+            p
+            for p in self.pod_informer.by_index("controller", str(sts["metadata"]["uid"]))
+            if ordinal_of(sts["metadata"]["name"], p["metadata"]["name"]) is not None
+        ]
         min_ready = int(sts.get("spec", {}).get("minReadySeconds") or 0)
         now = self.clock.now()
         counted = [p for p in pods if not is_terminal(p)]
         current_revision = (sts.get("status") or {}).get("currentRevision") or revision
-        updated = sum(1 for p in counted if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == revision)
+        updated = sum(
+            1 for p in counted if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == revision
+        )
         spec_replicas = 1 if sts.get("spec", {}).get("replicas") is None else int(sts["spec"]["replicas"])
         if updated == len(counted) == spec_replicas:
             current_revision = revision
@@ -241,8 +260,11 @@ class StatefulSetController(Controller):
             "replicas": len(counted),
             "readyReplicas": sum(1 for p in counted if is_ready(p)),
             "availableReplicas": sum(1 for p in counted if is_available(p, min_ready, now)),
-            "currentReplicas": sum(1 for p in counted
-                                   if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == current_revision),
+            "currentReplicas": sum(
+                1
+                for p in counted
+                if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) == current_revision
+            ),
             "updatedReplicas": updated,
             "currentRevision": current_revision,
             "updateRevision": revision,
@@ -252,8 +274,14 @@ class StatefulSetController(Controller):
             return 0
         meta = sts["metadata"]
         try:
-            result = self.api.patch(str(self.resource), meta.get("namespace"), meta["name"], {"status": status},
-                                    "merge", subresource="status")
+            result = self.api.patch(
+                str(self.resource),
+                meta.get("namespace"),
+                meta["name"],
+                {"status": status},
+                "merge",
+                subresource="status",
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return 0

@@ -32,8 +32,9 @@ __all__ = ["choose_victims", "deletion_cost", "deletion_order"]
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
-def choose_victims(active: Sequence[JSON], related: Sequence[JSON] | None, diff: int,
-                   now: datetime) -> list[JSON]:
+def choose_victims(
+    active: Sequence[JSON], related: Sequence[JSON] | None, diff: int, now: datetime
+) -> list[JSON]:
     """The `diff` pods of `active` the ReplicaSet controller deletes, in deletion order.
 
     `related` is None for a ReplicaSet without a controller owner (every rank is then 0), else
@@ -80,8 +81,19 @@ def deletion_cost(pod: JSON) -> int:
 class _Candidate:
     """One pod with the facts the comparison reads, computed once."""
 
-    __slots__ = ("cost", "created", "node", "now", "phase", "pod", "rank", "ready", "ready_since", "restarts",
-                 "uid")
+    __slots__ = (
+        "cost",
+        "created",
+        "node",
+        "now",
+        "phase",
+        "pod",
+        "rank",
+        "ready",
+        "ready_since",
+        "restarts",
+        "uid",
+    )
 
     def __init__(self, pod: JSON, rank: int, now: datetime) -> None:
         meta = pod.get("metadata") or {}
@@ -95,9 +107,12 @@ class _Candidate:
         self.phase = _PHASE_ORDINAL.get(str(status.get("phase") or ""), 0)
         ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
         self.ready = ready is not None and ready.get("status") == "True"
-        self.ready_since = parse_time_or_none(ready.get("lastTransitionTime")) if self.ready and ready else None
-        self.restarts = max((int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or []),
-                            default=0)
+        self.ready_since = (
+            parse_time_or_none(ready.get("lastTransitionTime")) if self.ready and ready else None
+        )
+        self.restarts = max(
+            (int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or []), default=0
+        )
         self.cost = deletion_cost(pod)
         self.created = parse_time_or_none(meta.get("creationTimestamp"))
 
@@ -124,7 +139,9 @@ def _compare(a: _Candidate, b: _Candidate) -> int:
     return 0 if decided is None else decided
 
 
-def _younger_first(a: _Candidate, b: _Candidate, time_a: datetime | None, time_b: datetime | None) -> int | None:
+def _younger_first(
+    a: _Candidate, b: _Candidate, time_a: datetime | None, time_b: datetime | None
+) -> int | None:
     """The time rule (§1.4): None when it does not fire, else the comparison it decides."""
     if time_a == time_b:
         return None

@@ -16,8 +16,11 @@ from py_engine.uniteddeployment.controller.capacity import Bounds, capacity_boun
 from py_engine.uniteddeployment.controller.observed import SubsetObservation
 
 
-def adaptive_bounds(bounds: Mapping[str, Bounds], existing: Mapping[str, SubsetObservation],
-                    no_node_fit: frozenset[str] = frozenset()) -> dict[str, Bounds]:
+def adaptive_bounds(
+    bounds: Mapping[str, Bounds],
+    existing: Mapping[str, SubsetObservation],
+    no_node_fit: frozenset[str] = frozenset(),
+) -> dict[str, Bounds]:
     adjusted = dict(bounds)
     for name, bound in bounds.items():
         observed = existing.get(name)
@@ -35,7 +38,8 @@ def adaptive_bounds(bounds: Mapping[str, Bounds], existing: Mapping[str, SubsetO
     return adjusted
 
 
-def allocate_adaptive(ud: UnitedDeployment, existing: Mapping[str, SubsetObservation],
-                      no_node_fit: frozenset[str] = frozenset()) -> Allocation:
+def allocate_adaptive(
+    ud: UnitedDeployment, existing: Mapping[str, SubsetObservation], no_node_fit: frozenset[str] = frozenset()
+) -> Allocation:
     order = tuple(s.name for s in ud.subsets)
     return fill_in_order(ud.replicas or 0, order, adaptive_bounds(capacity_bounds(ud), existing, no_node_fit))

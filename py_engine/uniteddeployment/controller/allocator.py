@@ -30,8 +30,9 @@ def allocator_for(ud: UnitedDeployment) -> AllocatorName:
     return "specified"
 
 
-def allocate(ud: UnitedDeployment, existing: Mapping[str, SubsetObservation],
-             no_node_fit: frozenset[str] = frozenset()) -> Allocation:
+def allocate(
+    ud: UnitedDeployment, existing: Mapping[str, SubsetObservation], no_node_fit: frozenset[str] = frozenset()
+) -> Allocation:
     """Next replicas per spec subset; raises AllocationError when the spec is refused.
     `no_node_fit` (Adaptive default mode only): subsets no node can take a new pod in."""
     name = allocator_for(ud)

@@ -37,8 +37,9 @@ def capacity_bounds(ud: UnitedDeployment) -> dict[str, Bounds]:
         minimum = _resolve(subset.min_replicas, total, 0)
         maximum = _resolve(subset.max_replicas, total, MAX_INT32)
         if minimum > maximum:
-            raise AllocationError(f"subset[{i}].maxReplicas({maximum}) must be more than or equal to "
-                                  f"minReplicas({minimum})")
+            raise AllocationError(
+                f"subset[{i}].maxReplicas({maximum}) must be more than or equal to minReplicas({minimum})"
+            )
         bounds[subset.name] = Bounds(minimum, maximum)
     return bounds
 

@@ -96,13 +96,20 @@ def _previous_template_keys(annotations: Mapping[str, Any]) -> tuple[set[str], s
     if not isinstance(recorded, dict):
         return set(), set()
     labels, notes = recorded.get("labels"), recorded.get("annotations")
-    return ({str(k) for k in labels} if isinstance(labels, list) else set(),
-            {str(k) for k in notes} if isinstance(notes, list) else set())
+    return (
+        {str(k) for k in labels} if isinstance(labels, list) else set(),
+        {str(k) for k in notes} if isinstance(notes, list) else set(),
+    )
 
 
 def owner_reference(ud: UnitedDeployment) -> JSON:
-    ref: JSON = {"apiVersion": ud.hub_api_version, "kind": UD_KIND, "name": ud.name,
-                 "controller": True, "blockOwnerDeletion": True}
+    ref: JSON = {
+        "apiVersion": ud.hub_api_version,
+        "kind": UD_KIND,
+        "name": ud.name,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
     if ud.uid:
         ref["uid"] = ud.uid
     return ref
@@ -132,7 +139,9 @@ def _metadata(obj: JSON, ud: UnitedDeployment, subset: UdSubset, revision: str, 
     annotations[SUBSET_PATCH_ANNOTATION] = subset.patch_text
     annotations[CREATED_BY_ANNOTATION] = ud.name  # names it, should it ever be orphaned (ownership.names_ud)
     annotations[TEMPLATE_KEYS_ANNOTATION] = json.dumps(
-        {"labels": sorted(template_labels), "annotations": sorted(template_annotations)}, separators=(",", ":"))
+        {"labels": sorted(template_labels), "annotations": sorted(template_annotations)},
+        separators=(",", ":"),
+    )
     metadata["labels"] = labels
     metadata["annotations"] = annotations
     _own(metadata, ud)
@@ -198,8 +207,11 @@ def build_workload(
     if existing is not None:
         obj: JSON = json_copy(dict(existing))  # decoded JSON: json_copy, a fraction of deepcopy's cost
     else:
-        obj = {"apiVersion": template.api_version, "kind": template.kind,
-               "metadata": {"generateName": name_prefix(ud.name, subset.name)}}
+        obj = {
+            "apiVersion": template.api_version,
+            "kind": template.kind,
+            "metadata": {"generateName": name_prefix(ud.name, subset.name)},
+        }
     kruise_too = uses_kruise_keys(existing)
     _metadata(obj, ud, subset, revision, kruise_too)
     spec = json_copy(dict(template.spec))
@@ -210,4 +222,6 @@ def build_workload(
     _apply_partition(template.kind, template.api_version, spec, target)
     _pod_template(spec, subset, _subset_labels(subset.name, revision, kruise_too))
     obj["spec"] = spec
-    return kruise_layout.to_version(obj, str(obj.get("apiVersion"))) if kruise_layout.is_cloneset(obj) else obj
+    return (
+        kruise_layout.to_version(obj, str(obj.get("apiVersion"))) if kruise_layout.is_cloneset(obj) else obj
+    )

@@ -166,17 +166,29 @@ def discover(ud: UnitedDeployment, workloads: Sequence[Obj], pods: Sequence[Obj]
             continue
         subset = subset_of(obj)
         if subset is None:
-            errors.append(f"{obj.get('kind')} {objects.name(obj)} is owned but has no subset-name label; left alone")
+            errors.append(
+                f"{obj.get('kind')} {objects.name(obj)} is owned but has no subset-name label; left alone"
+            )
         elif subset in found:
             duplicates.append(reference(obj))
         else:
             found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_of(obj, pods))
     for obj in orphans:  # never deleted: adopted only into a spec subset that has no workload
         subset = subset_of(obj)
-        if kind_key(obj) == active and subset is not None and subset not in found and ud.subset(subset) is not None:
+        if (
+            kind_key(obj) == active
+            and subset is not None
+            and subset not in found
+            and ud.subset(subset) is not None
+        ):
             found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_of(obj, pods), adopt=True)
     for name, workload in list(found.items()):
         if ud.subset(name) is None:
             delete.append(reference(workload.obj))
-    return Discovery(subsets=found, delete=(*duplicates, *delete), errors=tuple(errors),
-                     duplicates=tuple(duplicates), release=tuple(release))
+    return Discovery(
+        subsets=found,
+        delete=(*duplicates, *delete),
+        errors=tuple(errors),
+        duplicates=tuple(duplicates),
+        release=tuple(release),
+    )

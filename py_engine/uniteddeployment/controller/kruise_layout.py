@@ -31,17 +31,30 @@ JSON = dict[str, Any]
 ALPHA = "v1alpha1"
 BETA = "v1beta1"
 # Knobs that live in `rollingUpdate` at v1beta1 and directly in `updateStrategy` at v1alpha1.
-ROLLING_KEYS = ("partition", "maxUnavailable", "maxSurge", "paused", "priorityStrategy", "scatterStrategy",
-                "inPlaceUpdateStrategy")
+ROLLING_KEYS = (
+    "partition",
+    "maxUnavailable",
+    "maxSurge",
+    "paused",
+    "priorityStrategy",
+    "scatterStrategy",
+    "inPlaceUpdateStrategy",
+)
 # v1alpha1 strategy type -> v1beta1 rollingUpdate.podUpdatePolicy (type RollingUpdate).
-_POLICY_OF_ALPHA_TYPE = {"ReCreate": "ReCreate", "InPlaceIfPossible": "InPlaceIfPossible",
-                         "InPlaceOnly": "InPlaceOnly"}
+_POLICY_OF_ALPHA_TYPE = {
+    "ReCreate": "ReCreate",
+    "InPlaceIfPossible": "InPlaceIfPossible",
+    "InPlaceOnly": "InPlaceOnly",
+}
 
 
 def is_cloneset(obj: Mapping[str, Any]) -> bool:
     api_version = obj.get("apiVersion")
-    return obj.get("kind") == "CloneSet" and isinstance(api_version, str) and \
-        api_version.split("/", 1)[0] == KRUISE_GROUP
+    return (
+        obj.get("kind") == "CloneSet"
+        and isinstance(api_version, str)
+        and api_version.split("/", 1)[0] == KRUISE_GROUP
+    )
 
 
 def version_of(obj: Mapping[str, Any]) -> str:
@@ -75,7 +88,9 @@ def _strategy_to_alpha(strategy: Mapping[str, Any]) -> JSON:
 def _strategy_to_beta(strategy: Mapping[str, Any]) -> JSON:
     rolling = {k: copy.deepcopy(v) for k, v in as_map(strategy.get("rollingUpdate")).items()}
     rolling |= {k: copy.deepcopy(strategy[k]) for k in ROLLING_KEYS if k in strategy}
-    out = {k: copy.deepcopy(v) for k, v in strategy.items() if k not in (*ROLLING_KEYS, "type", "rollingUpdate")}
+    out = {
+        k: copy.deepcopy(v) for k, v in strategy.items() if k not in (*ROLLING_KEYS, "type", "rollingUpdate")
+    }
     kind = strategy.get("type")
     if kind in _POLICY_OF_ALPHA_TYPE:
         out["type"] = "RollingUpdate"
@@ -101,7 +116,9 @@ def convert_spec(spec: Mapping[str, Any], version: str) -> JSON:
     out = {k: v for k, v in spec.items()}
     strategy = spec.get("updateStrategy")
     if isinstance(strategy, Mapping):
-        out["updateStrategy"] = _strategy_to_alpha(strategy) if version == ALPHA else _strategy_to_beta(strategy)
+        out["updateStrategy"] = (
+            _strategy_to_alpha(strategy) if version == ALPHA else _strategy_to_beta(strategy)
+        )
     scale = spec.get("scaleStrategy")
     if isinstance(scale, Mapping):
         out["scaleStrategy"] = _scale_strategy(scale, version)

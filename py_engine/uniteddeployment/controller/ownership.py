@@ -82,7 +82,7 @@ def names_ud(obj: Obj, ud: UnitedDeployment) -> bool:
     prefix = f"{ud.name}-"
     for key in (REVISION_LABEL, KRUISE_REVISION_LABEL):
         value = labels.get(key)
-        if isinstance(value, str) and value.startswith(prefix) and _REVISION_HASH.match(value[len(prefix):]):
+        if isinstance(value, str) and value.startswith(prefix) and _REVISION_HASH.match(value[len(prefix) :]):
             return True
     return False
 
@@ -155,12 +155,18 @@ def released(obj: Obj, ud: UnitedDeployment) -> dict[str, Any]:
     out = copy.deepcopy(dict(obj))
     metadata = out.setdefault("metadata", {})
     refs = metadata.get("ownerReferences")
-    metadata["ownerReferences"] = [r for r in refs if not (isinstance(r, Mapping) and r.get("controller") is True
-                                                           and is_ours(r, ud))] if isinstance(refs, list) else []
+    metadata["ownerReferences"] = (
+        [r for r in refs if not (isinstance(r, Mapping) and r.get("controller") is True and is_ours(r, ud))]
+        if isinstance(refs, list)
+        else []
+    )
     return out
 
 
 def reference(obj: Obj) -> dict[str, Any]:
     """The identity of an object to delete: apiVersion, kind, namespace and name."""
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": {"namespace": objects.namespace(obj, default=""), "name": objects.meta(obj).get("name")}}
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {"namespace": objects.namespace(obj, default=""), "name": objects.meta(obj).get("name")},
+    }

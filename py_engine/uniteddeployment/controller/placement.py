@@ -35,8 +35,9 @@ def attach_node_affinity(pod_spec: JSON, term: Mapping[str, Any] | None) -> None
     fields = list(term.get("matchFields") or [])
     if not expressions and not fields:
         return
-    required = _child(_child(_child(pod_spec, "affinity"), "nodeAffinity"),
-                      "requiredDuringSchedulingIgnoredDuringExecution")
+    required = _child(
+        _child(_child(pod_spec, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     terms = required.get("nodeSelectorTerms")
     if not isinstance(terms, list) or not terms:
         terms = [{}]

@@ -96,7 +96,9 @@ class Plan:
 
     def to_json(self) -> JSON:
         return {
-            "subsets": {n: {"replicas": s.replicas, "partition": s.partition} for n, s in self.subsets.items()},
+            "subsets": {
+                n: {"replicas": s.replicas, "partition": s.partition} for n, s in self.subsets.items()
+            },
             "create": list(self.create),
             "update": list(self.update),
             "delete": list(self.delete),
@@ -106,13 +108,28 @@ class Plan:
         }
 
 
-def _refusal(ud: UnitedDeployment, reason: str, refusal: str, *, discovery: Discovery | None = None,
-             relabel: tuple[JSON, ...] = ()) -> Plan:
+def _refusal(
+    ud: UnitedDeployment,
+    reason: str,
+    refusal: str,
+    *,
+    discovery: Discovery | None = None,
+    relabel: tuple[JSON, ...] = (),
+) -> Plan:
     """Nothing is created or updated and the status stays; what Kruise does before allocating
     still happens: duplicates deleted, released workloads, reserved pods relabelled."""
-    return Plan(subsets={}, create=(), update=relabel, delete=discovery.duplicates if discovery else (),
-                status=dict(ud.status), errors=(reason,), refused=True, served_version=ud.served_version,
-                release=discovery.release if discovery else (), refusal=refusal)
+    return Plan(
+        subsets={},
+        create=(),
+        update=relabel,
+        delete=discovery.duplicates if discovery else (),
+        status=dict(ud.status),
+        errors=(reason,),
+        refused=True,
+        served_version=ud.served_version,
+        release=discovery.release if discovery else (),
+        refusal=refusal,
+    )
 
 
 def _forbidden_patch(ud: UnitedDeployment, forbidden: tuple[str, ...], now: datetime) -> Plan:
@@ -121,9 +138,22 @@ def _forbidden_patch(ud: UnitedDeployment, forbidden: tuple[str, ...], now: date
     message = "subset patch off the allowlist, no workload is written: " + "; ".join(forbidden)
     raw = ud.status.get("conditions")
     stored = [dict(c) for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
-    status = {**ud.status, "conditions": set_condition(stored, make(FAILURE, True, "ForbiddenPatch", message, now))}
-    return Plan(subsets={}, create=(), update=(), delete=(), status=status, errors=(message,), refused=True,
-                refusal="patch", status_changed=status != ud.status, served_version=ud.served_version)
+    status = {
+        **ud.status,
+        "conditions": set_condition(stored, make(FAILURE, True, "ForbiddenPatch", message, now)),
+    }
+    return Plan(
+        subsets={},
+        create=(),
+        update=(),
+        delete=(),
+        status=status,
+        errors=(message,),
+        refused=True,
+        refusal="patch",
+        status_changed=status != ud.status,
+        served_version=ud.served_version,
+    )
 
 
 def _stored_subset_conditions(ud: UnitedDeployment, now: datetime) -> dict[str, JSON | None]:
@@ -135,16 +165,25 @@ def _stored_subset_conditions(ud: UnitedDeployment, now: datetime) -> dict[str, 
     for subset in ud.subsets:
         entry = entries.get(subset.name)
         conditions = entry.get("conditions") if entry is not None else None
-        found = find([c for c in conditions if isinstance(c, Mapping)], SCHEDULABLE) if isinstance(
-            conditions, list) else None
+        found = (
+            find([c for c in conditions if isinstance(c, Mapping)], SCHEDULABLE)
+            if isinstance(conditions, list)
+            else None
+        )
         out[subset.name] = dict(found) if found is not None else None
         if entry is None and entries and ud.schedule.reserves:
             out[subset.name] = make(SCHEDULABLE, False, "created", "", now)
     return out
 
 
-def _verdicts(ud: UnitedDeployment, discovery: Discovery, stored: Mapping[str, JSON | None],
-              updated_revision: str, conditions: list[JSON], now: datetime) -> dict[str, SubsetVerdict]:
+def _verdicts(
+    ud: UnitedDeployment,
+    discovery: Discovery,
+    stored: Mapping[str, JSON | None],
+    updated_revision: str,
+    conditions: list[JSON],
+    now: datetime,
+) -> dict[str, SubsetVerdict]:
     if not ud.schedule.is_adaptive:
         return {}
     # Old-revision pods time out from the condition's transition, whatever its status (Kruise).
@@ -157,17 +196,28 @@ def _verdicts(ud: UnitedDeployment, discovery: Discovery, stored: Mapping[str, J
             continue
         if ud.schedule.reserves:
             verdicts[subset.name] = reserving_verdict(
-                pods=workload.pods, stored=stored[subset.name], updated_revision=updated_revision,
-                updated_since=since, options=ud.schedule.adaptive, now=now)
+                pods=workload.pods,
+                stored=stored[subset.name],
+                updated_revision=updated_revision,
+                updated_since=since,
+                options=ud.schedule.adaptive,
+                now=now,
+            )
         else:
             verdicts[subset.name] = default_verdict(
-                status_replicas=workload.status_replicas, ready_replicas=workload.ready_replicas,
-                pods=workload.pods, stored=stored[subset.name], options=ud.schedule.adaptive, now=now)
+                status_replicas=workload.status_replicas,
+                ready_replicas=workload.ready_replicas,
+                pods=workload.pods,
+                stored=stored[subset.name],
+                options=ud.schedule.adaptive,
+                now=now,
+            )
     return verdicts
 
 
-def _observations(discovery: Discovery, verdicts: Mapping[str, SubsetVerdict],
-                  stored: Mapping[str, JSON | None]) -> dict[str, SubsetObservation]:
+def _observations(
+    discovery: Discovery, verdicts: Mapping[str, SubsetVerdict], stored: Mapping[str, JSON | None]
+) -> dict[str, SubsetObservation]:
     out = {}
     for name, workload in discovery.subsets.items():
         verdict = verdicts.get(name)
@@ -194,8 +244,10 @@ def _needs_update(workload: SubsetWorkload, desired: Obj, target: SubsetTarget) 
         return True
     current_meta = as_map(workload.obj.get("metadata"))
     desired_meta = as_map(desired.get("metadata"))
-    if any(_compared(current_meta, key) != _compared(desired_meta, key)
-           for key in ("labels", "annotations", "ownerReferences")):
+    if any(
+        _compared(current_meta, key) != _compared(desired_meta, key)
+        for key in ("labels", "annotations", "ownerReferences")
+    ):
         return True
     observed = workload.partition()
     # maxUnavailable (reservation mode) is not a trigger: it rides along an update made anyway (Kruise).
@@ -245,9 +297,16 @@ class _SubsetWrites:
     scaled_up: bool = False
 
 
-def _subset_writes(ud: UnitedDeployment, discovery: Discovery, verdicts: Mapping[str, SubsetVerdict],
-                   stored: Mapping[str, JSON | None], replicas: Mapping[str, int], partitions: Mapping[str, int],
-                   revision: str, now: datetime) -> _SubsetWrites:
+def _subset_writes(
+    ud: UnitedDeployment,
+    discovery: Discovery,
+    verdicts: Mapping[str, SubsetVerdict],
+    stored: Mapping[str, JSON | None],
+    replicas: Mapping[str, int],
+    partitions: Mapping[str, int],
+    revision: str,
+    now: datetime,
+) -> _SubsetWrites:
     """Per spec subset in name order (Kruise's): its outcome, and the workload to create or
     update, stuck pods to delete, and pods to relabel (reservation mode)."""
     writes = _SubsetWrites()
@@ -258,15 +317,22 @@ def _subset_writes(ud: UnitedDeployment, discovery: Discovery, verdicts: Mapping
         condition = verdict.condition if verdict else stored[name]
         max_unavailable = None
         if workload is not None and ud.schedule.reserves and verdict is not None:
-            condition = after_allocation(condition, unschedulable=verdict.unschedulable,
-                                         marked=is_marked(stored[name]), current_replicas=workload.spec_replicas,
-                                         next_replicas=replicas[name], now=now)
+            condition = after_allocation(
+                condition,
+                unschedulable=verdict.unschedulable,
+                marked=is_marked(stored[name]),
+                current_replicas=workload.spec_replicas,
+                next_replicas=replicas[name],
+                now=now,
+            )
             if verdict.unschedulable:
-                max_unavailable = max(0, workload.spec_replicas - workload.ready_replicas
-                                      + verdict.update_timeout_pods)
+                max_unavailable = max(
+                    0, workload.spec_replicas - workload.ready_replicas + verdict.update_timeout_pods
+                )
         target = SubsetTarget(replicas[name], partitions[name], max_unavailable)
-        writes.outcomes[name] = SubsetOutcome(target.replicas, target.partition,
-                                              verdict.reserved_pods if verdict else 0, condition)
+        writes.outcomes[name] = SubsetOutcome(
+            target.replicas, target.partition, verdict.reserved_pods if verdict else 0, condition
+        )
         writes.scaled_up |= workload is None or target.replicas > workload.spec_replicas
         try:
             desired = build_workload(ud, subset, revision, target, workload.obj if workload else None)
@@ -300,8 +366,15 @@ def plan(state: UnitedState, now: datetime) -> Plan:
     ud = state.ud
     if as_map(ud.raw.get("metadata")).get("deletionTimestamp"):
         # Being deleted: garbage collection removes the workloads through their owner references.
-        return Plan(subsets={}, create=(), update=(), delete=(), status=dict(ud.status), errors=(),
-                    served_version=ud.served_version)
+        return Plan(
+            subsets={},
+            create=(),
+            update=(),
+            delete=(),
+            status=dict(ud.status),
+            errors=(),
+            served_version=ud.served_version,
+        )
     if state.forbidden_patches:
         return _forbidden_patch(ud, state.forbidden_patches, now)
     discovery = discover(ud, state.workloads, state.pods)
@@ -310,8 +383,11 @@ def plan(state: UnitedState, now: datetime) -> Plan:
     except (EncodingError, RecursionError) as exc:
         return _refusal(ud, f"spec.template cannot be versioned: {exc}", "revision")
     raw_conditions = ud.status.get("conditions")
-    stored_conditions = [dict(c) for c in raw_conditions if isinstance(c, Mapping)] if isinstance(
-        raw_conditions, list) else []
+    stored_conditions = (
+        [dict(c) for c in raw_conditions if isinstance(c, Mapping)]
+        if isinstance(raw_conditions, list)
+        else []
+    )
     # Judged from the stored current revision, as Kruise; a new UD (none stored) is not updating.
     stored_current = ud.status.get("currentRevision")
     previous = stored_current if isinstance(stored_current, str) and stored_current else revisions.current
@@ -322,30 +398,49 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         no_fit = state.no_node_fit if ud.schedule.is_adaptive and not ud.schedule.reserves else frozenset()
         allocation = allocate(ud, _observations(discovery, verdicts, stored), no_fit)
     except AllocationError as exc:
-        return _refusal(ud, f"Specified subset replicas is ineffective: {exc}", "allocation", discovery=discovery,
-                        relabel=tuple(_relabels(discovery, verdicts)))
+        return _refusal(
+            ud,
+            f"Specified subset replicas is ineffective: {exc}",
+            "allocation",
+            discovery=discovery,
+            relabel=tuple(_relabels(discovery, verdicts)),
+        )
     unplaced = max(0, (ud.replicas or 0) - allocation.total) if no_fit else 0
     conditions, placement_changed = placement_condition(
-        conditions, unplaced=unplaced, desired=ud.replicas or 0, no_fit=sorted(no_fit), now=now)
+        conditions, unplaced=unplaced, desired=ud.replicas or 0, no_fit=sorted(no_fit), now=now
+    )
     partitions = next_partitions(ud, allocation.replicas)
-    writes = _subset_writes(ud, discovery, verdicts, stored, allocation.replicas, partitions,
-                            revisions.updated, now)
+    writes = _subset_writes(
+        ud, discovery, verdicts, stored, allocation.replicas, partitions, revisions.updated, now
+    )
     requeue = [d for v in verdicts.values() for d in v.requeue]
     if ud.schedule.is_adaptive and writes.scaled_up:
         requeue.append(float(ud.schedule.adaptive.reschedule_critical_seconds))
     status = compute_status(
-        ud, workloads=discovery.subsets, outcomes={s.name: writes.outcomes[s.name] for s in ud.subsets},
-        conditions=conditions, current_revision=revisions.current, updated_revision=revisions.updated,
-        collision_count=revisions.collision_count, provisioned=bool(writes.create or discovery.delete),
-        update_errors=writes.errors, now=now)
+        ud,
+        workloads=discovery.subsets,
+        outcomes={s.name: writes.outcomes[s.name] for s in ud.subsets},
+        conditions=conditions,
+        current_revision=revisions.current,
+        updated_revision=revisions.updated,
+        collision_count=revisions.collision_count,
+        provisioned=bool(writes.create or discovery.delete),
+        update_errors=writes.errors,
+        now=now,
+    )
     positive = [d for d in requeue if d > 0]
     return Plan(
         subsets={s.name: SubsetPlan(allocation.replicas[s.name], partitions[s.name]) for s in ud.subsets},
         create=(*revisions.create, *writes.create),
         update=(*revisions.update, *writes.update),
         delete=(*discovery.delete, *revisions.delete, *writes.delete),
-        status=status, errors=(*discovery.errors, *writes.errors), requeue_after=min(positive) if positive else None,
-        release=discovery.release, unplaced=unplaced, no_node_fit=tuple(sorted(no_fit)),
+        status=status,
+        errors=(*discovery.errors, *writes.errors),
+        requeue_after=min(positive) if positive else None,
+        release=discovery.release,
+        unplaced=unplaced,
+        no_node_fit=tuple(sorted(no_fit)),
         placement_changed=placement_changed,
-        status_changed=status != ud.status, served_version=ud.served_version,
+        status_changed=status != ud.status,
+        served_version=ud.served_version,
     )

@@ -79,8 +79,12 @@ def _new_revision(ud: UnitedDeployment, name: str, digest: str, number: int) -> 
     return {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",
-        "metadata": {"name": name, "namespace": ud.namespace, "labels": labels,
-                     "ownerReferences": [owner_reference(ud)]},
+        "metadata": {
+            "name": name,
+            "namespace": ud.namespace,
+            "labels": labels,
+            "ownerReferences": [owner_reference(ud)],
+        },
         "data": revision_data(ud),
         "revision": number,
     }
@@ -88,7 +92,7 @@ def _new_revision(ud: UnitedDeployment, name: str, digest: str, number: int) -> 
 
 def _stale(ud: UnitedDeployment, revisions: Sequence[Obj], live: set[str]) -> list[JSON]:
     exceed = len(revisions) - ud.revision_history_limit
-    return [reference(r) for r in revisions[:max(exceed, 0)] if object_name(r) not in live]
+    return [reference(r) for r in revisions[: max(exceed, 0)] if object_name(r) not in live]
 
 
 def plan_revisions(ud: UnitedDeployment, objects: Sequence[Obj]) -> RevisionPlan:
@@ -123,5 +127,11 @@ def plan_revisions(ud: UnitedDeployment, objects: Sequence[Obj]) -> RevisionPlan
     else:
         current = updated
     delete = _stale(ud, revisions, {current, updated})
-    return RevisionPlan(updated=updated, current=current, collision_count=collisions,
-                        create=tuple(create), update=tuple(update), delete=tuple(delete))
+    return RevisionPlan(
+        updated=updated,
+        current=current,
+        collision_count=collisions,
+        create=tuple(create),
+        update=tuple(update),
+        delete=tuple(delete),
+    )

@@ -103,8 +103,9 @@ def default_verdict(
             new = make(SCHEDULABLE, False, "reschedule", "timeout pending pods found", now)
             current = set_subset_condition([current] if current else [], new)[-1]
             requeue.append(float(options.unschedulable_duration_seconds))
-    return SubsetVerdict(unschedulable=unschedulable, condition=current, timed_out_pods=timed_out,
-                         requeue=tuple(requeue))
+    return SubsetVerdict(
+        unschedulable=unschedulable, condition=current, timed_out_pods=timed_out, requeue=tuple(requeue)
+    )
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,12 @@ def classify_pod(
         return PodReservation(True, ready_for)
     if current == "true":
         ready = condition(pod, "Ready")
-        if phase(pod) == "Running" and revision_of(pod) == updated_revision and ready is not None \
-                and ready.get("status") == "True":
+        if (
+            phase(pod) == "Running"
+            and revision_of(pod) == updated_revision
+            and ready is not None
+            and ready.get("status") == "True"
+        ):
             since = timestamp(ready.get("lastTransitionTime")) or now
             elapsed = _seconds(now, since)
             if elapsed > ready_for:
@@ -181,9 +186,13 @@ def reserving_verdict(
     pod_labels: dict[str, str] = {}
     for pod in pods:  # every pod, finished and terminating ones too, as Kruise
         verdict = classify_pod(
-            pod, marked=marked, updated_revision=updated_revision, updated_since=updated_since,
+            pod,
+            marked=marked,
+            updated_revision=updated_revision,
+            updated_since=updated_since,
             pending_timeout=options.reschedule_critical_seconds,
-            ready_for=options.unschedulable_duration_seconds, now=now,
+            ready_for=options.unschedulable_duration_seconds,
+            now=now,
         )
         reserved += verdict.reserved
         update_timeouts += verdict.update_timeout
@@ -197,8 +206,14 @@ def reserving_verdict(
     else:
         new = make(SCHEDULABLE, True, "reschedule", "no reserved pods", now)
     placed = set_subset_condition([stored] if stored is not None else [], new)[-1]
-    return SubsetVerdict(unschedulable=reserved > 0, condition=placed, reserved_pods=reserved,
-                         update_timeout_pods=update_timeouts, requeue=tuple(requeue), pod_labels=pod_labels)
+    return SubsetVerdict(
+        unschedulable=reserved > 0,
+        condition=placed,
+        reserved_pods=reserved,
+        update_timeout_pods=update_timeouts,
+        requeue=tuple(requeue),
+        pod_labels=pod_labels,
+    )
 
 
 def _own_label(pod: Obj) -> str | None:

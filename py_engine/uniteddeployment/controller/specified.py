@@ -20,6 +20,7 @@ from py_engine.uniteddeployment.controller.observed import SubsetObservation
 
 def walk_order(ud: UnitedDeployment, existing: Mapping[str, SubsetObservation]) -> tuple[str, ...]:
     """Spec subsets by (current replicas, name) ascending; new subsets count 0."""
+
     def key(name: str) -> tuple[int, bytes]:
         observed = existing.get(name)
         return (observed.spec_replicas if observed else 0, name.encode())
@@ -43,10 +44,12 @@ def _check(total: int, fixed: Mapping[str, int], subset_count: int) -> None:
     fixed_sum = sum(fixed.values())
     if total != -1 and fixed_sum > total:
         raise AllocationError(
-            f"specified subsets' replica ({fixed_sum}) is greater than UnitedDeployment replica ({total})")
+            f"specified subsets' replica ({fixed_sum}) is greater than UnitedDeployment replica ({total})"
+        )
     if total != -1 and fixed_sum < total and len(fixed) == subset_count:
         raise AllocationError(
-            f"specified subsets' replica ({fixed_sum}) is less than UnitedDeployment replica ({total})")
+            f"specified subsets' replica ({fixed_sum}) is less than UnitedDeployment replica ({total})"
+        )
     if total == -1 and len(fixed) != subset_count:
         raise AllocationError("all subsets must be specified when UnitedDeployment replica is unspecified")
 

@@ -34,7 +34,9 @@ NO_FITTING_NODE = "NoFittingNode"
 def updated_condition(current: str, expected: str, now: datetime) -> JSON:
     """UnitedDeploymentUpdated from the stored current revision (one sync behind, as Kruise)."""
     if current != expected:
-        return make(UPDATED, False, "UnitedDeploymentRevisionUpdating", f"updating to revision {expected}", now)
+        return make(
+            UPDATED, False, "UnitedDeploymentRevisionUpdating", f"updating to revision {expected}", now
+        )
     return make(UPDATED, True, "UnitedDeploymentRevisionUpdated", f"updated to revision {expected}", now)
 
 
@@ -97,8 +99,9 @@ def compute_status(
         "collisionCount": collision_count,
         "currentRevision": current_revision,
         "updatedRevision": updated_revision,
-        "subsetStatuses": [_subset_status(ud, name, outcome, workloads.get(name))
-                           for name, outcome in outcomes.items()],
+        "subsetStatuses": [
+            _subset_status(ud, name, outcome, workloads.get(name)) for name, outcome in outcomes.items()
+        ],
         "conditions": remove(placed, FAILURE),
         "labelSelector": label_selector(ud),
     }
@@ -107,7 +110,9 @@ def compute_status(
     return status
 
 
-def _subset_status(ud: UnitedDeployment, name: str, outcome: SubsetOutcome, workload: SubsetWorkload | None) -> JSON:
+def _subset_status(
+    ud: UnitedDeployment, name: str, outcome: SubsetOutcome, workload: SubsetWorkload | None
+) -> JSON:
     entry: JSON = {
         "name": name,
         "replicas": outcome.replicas,
@@ -121,16 +126,24 @@ def _subset_status(ud: UnitedDeployment, name: str, outcome: SubsetOutcome, work
     return entry
 
 
-def placement_condition(conditions: Sequence[Mapping[str, Any]], *, unplaced: int, desired: int,
-                        no_fit: Sequence[str], now: datetime) -> tuple[list[JSON], bool]:
+def placement_condition(
+    conditions: Sequence[Mapping[str, Any]],
+    *,
+    unplaced: int,
+    desired: int,
+    no_fit: Sequence[str],
+    now: datetime,
+) -> tuple[list[JSON], bool]:
     """`ReplicasAllocated`: False (reason `NoFittingNode`) while node fit leaves replicas without
     a subset, with the count and the subsets no node fits; True again once all are allocated
     (added only after it was False once). Also whether it changed (the loop then records a
     Warning Event and a log line). docs/uniteddeployment.md, "Node fit before allocating"."""
     current = next((c for c in conditions if c.get("type") == ALLOCATED), None)
     if unplaced > 0:
-        message = (f"{unplaced} of {desired} replicas cannot be placed: no node fits a pod of subset"
-                   f"{'s' if len(no_fit) > 1 else ''} {', '.join(no_fit)}")
+        message = (
+            f"{unplaced} of {desired} replicas cannot be placed: no node fits a pod of subset"
+            f"{'s' if len(no_fit) > 1 else ''} {', '.join(no_fit)}"
+        )
         new = make(ALLOCATED, False, NO_FITTING_NODE, message, now)
     elif current is not None:
         new = make(ALLOCATED, True, "Allocated", f"all {desired} replicas are allocated", now)

@@ -70,8 +70,14 @@ class _Entry:
 def _metadata_fields(obj: Mapping[str, Any]) -> tuple[Mapping[str, Any], tuple[Any, ...]]:
     metadata = obj.get("metadata")
     meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else {}
-    fields = (obj.get("apiVersion"), obj.get("kind"), meta.get("name"), meta.get("namespace"), meta.get("uid"),
-              meta.get("generation"))
+    fields = (
+        obj.get("apiVersion"),
+        obj.get("kind"),
+        meta.get("name"),
+        meta.get("namespace"),
+        meta.get("uid"),
+        meta.get("generation"),
+    )
     return meta, fields
 
 

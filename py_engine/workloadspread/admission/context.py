@@ -52,7 +52,9 @@ class OwnerNotFound(AdmissionError):
     code = 404
 
     def __init__(self, api_version: str, kind: str, namespace: str, name: str) -> None:
-        super().__init__(f'{kind} "{name}" not found in namespace "{namespace}" (owner of the pod being admitted)')
+        super().__init__(
+            f'{kind} "{name}" not found in namespace "{namespace}" (owner of the pod being admitted)'
+        )
         self.api_version = api_version
         self.kind = kind
         self.namespace = namespace
@@ -63,8 +65,13 @@ class PatchCheck(Protocol):
     """The subset patch allowlist at admission
     (`py_engine.workloadspread.admission.patch_guard.PatchGuard`)."""
 
-    def refusals(self, spread: Mapping[str, Any], subset: str, pod: Mapping[str, Any],
-                 workload: Mapping[str, Any] | None) -> tuple[str, ...]:
+    def refusals(
+        self,
+        spread: Mapping[str, Any],
+        subset: str,
+        pod: Mapping[str, Any],
+        workload: Mapping[str, Any] | None,
+    ) -> tuple[str, ...]:
         """Why the patch of `subset` must not be applied to `pod` (empty: apply it)."""
         ...
 

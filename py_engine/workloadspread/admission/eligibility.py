@@ -23,10 +23,25 @@ def spread_subsets(spread: Mapping[str, Any]) -> Any:
     return spec.get("subsets") if isinstance(spec, JSON_OBJECT) else None
 
 
-def decide_subsets(engine: PolicyEngine, pod: Mapping[str, Any], spread: Mapping[str, Any],
-                   subset_statuses: Sequence[Mapping[str, Any]], nodes: Sequence[Mapping[str, Any]] | None,
-                   cache: EligibilityCache | None, inputs: SubsetInputs | None, *,
-                   nodes_version: str | None = None) -> EligibilityDecision:
+def decide_subsets(
+    engine: PolicyEngine,
+    pod: Mapping[str, Any],
+    spread: Mapping[str, Any],
+    subset_statuses: Sequence[Mapping[str, Any]],
+    nodes: Sequence[Mapping[str, Any]] | None,
+    cache: EligibilityCache | None,
+    inputs: SubsetInputs | None,
+    *,
+    nodes_version: str | None = None,
+) -> EligibilityDecision:
     """`py_engine.placement.eligibility.decide_subsets` over the spread's subsets."""
-    return placement.decide_subsets(engine, pod, spread_subsets(spread), subset_statuses, nodes, cache, inputs,
-                                    nodes_version=nodes_version)
+    return placement.decide_subsets(
+        engine,
+        pod,
+        spread_subsets(spread),
+        subset_statuses,
+        nodes,
+        cache,
+        inputs,
+        nodes_version=nodes_version,
+    )

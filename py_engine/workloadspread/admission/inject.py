@@ -49,7 +49,10 @@ def _inject_node_affinity(spec: JSON, subset: Mapping[str, Any]) -> None:
     preferred = subset.get("preferredNodeSelectorTerms") or []
     if preferred:
         existing = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
-        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [*existing, *copy.deepcopy(preferred)]
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            *existing,
+            *copy.deepcopy(preferred),
+        ]
     term = subset.get("requiredNodeSelectorTerm")
     if not isinstance(term, JSON_OBJECT):
         return
@@ -65,7 +68,10 @@ def _inject_node_affinity(spec: JSON, subset: Mapping[str, Any]) -> None:
         if not isinstance(existing_term, dict):
             continue  # not a term: the API server rejects the pod after admission
         if expressions:
-            existing_term["matchExpressions"] = [*(existing_term.get("matchExpressions") or []), *copy.deepcopy(expressions)]
+            existing_term["matchExpressions"] = [
+                *(existing_term.get("matchExpressions") or []),
+                *copy.deepcopy(expressions),
+            ]
         if fields:
             existing_term["matchFields"] = [*(existing_term.get("matchFields") or []), *copy.deepcopy(fields)]
 
@@ -73,7 +79,9 @@ def _inject_node_affinity(spec: JSON, subset: Mapping[str, Any]) -> None:
 def apply_subset_patch(pod: Mapping[str, Any], patch: Mapping[str, Any]) -> JSON:
     """Strategic-merge a subset `patch` into a pod (Pod schema); clears `spec.priority` when
     `priorityClassName` changed. Raises AdmissionError when the patch does not apply."""
-    before = (pod.get("spec") or {}).get("priorityClassName") if isinstance(pod.get("spec"), Mapping) else None
+    before = (
+        (pod.get("spec") or {}).get("priorityClassName") if isinstance(pod.get("spec"), Mapping) else None
+    )
     try:
         patched = strategic_merge(pod, patch, POD_SCHEMA)
     except StrategicMergeError as exc:
@@ -110,8 +118,9 @@ def _writable_copy(pod: Mapping[str, Any]) -> JSON:
     return mutated
 
 
-def inject(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | None, *,
-           apply_patch: bool = True) -> dict[str, Any]:
+def inject(
+    pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | None, *, apply_patch: bool = True
+) -> dict[str, Any]:
     """The pod as admitted into `subset` of `spread` (a new dict that shares the members it does
     not change with `pod`, so neither may be mutated later; inputs are untouched).
 

@@ -25,7 +25,9 @@ MATCHED_KEYS: tuple[str, ...] = (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION)
 SPREADGATE_KEY: tuple[str, ...] = (MATCHED_ANNOTATION,)
 
 
-def without_matched_annotations(pod: Mapping[str, Any], keys: tuple[str, ...] = MATCHED_KEYS) -> dict[str, Any] | None:
+def without_matched_annotations(
+    pod: Mapping[str, Any], keys: tuple[str, ...] = MATCHED_KEYS
+) -> dict[str, Any] | None:
     """A copy of `pod` without the matched-workloadspread `keys` (both by default); None
     when it carries none of them (nothing to change). The input is not mutated; the copy
     shares every member but the path to `metadata.annotations` with it (callers diff it

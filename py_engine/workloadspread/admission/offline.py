@@ -84,42 +84,81 @@ class OfflineAdmission:
     of a pod with only `generateName`.
     """
 
-    def __init__(self, items: Iterable[JSON], now: datetime, *, generated_uid: str,
-                 engine: PolicyEngine | None = None, validation_engine: PolicyEngine | None = None,
-                 config: ServiceConfig | None = None) -> None:
+    def __init__(
+        self,
+        items: Iterable[JSON],
+        now: datetime,
+        *,
+        generated_uid: str,
+        engine: PolicyEngine | None = None,
+        validation_engine: PolicyEngine | None = None,
+        config: ServiceConfig | None = None,
+    ) -> None:
         self.snapshot = SnapshotReader(items)
         self.committer = RecordingCommitter(self.snapshot)
         self.service = AdmissionService(
-            self.snapshot, self.committer, FixedClock(now), engine=engine, validation_engine=validation_engine,
-            config=config, decision_cache=EligibilityCache(16), node_classes=NodeClassCache(),
-            new_uid=lambda: generated_uid)
+            self.snapshot,
+            self.committer,
+            FixedClock(now),
+            engine=engine,
+            validation_engine=validation_engine,
+            config=config,
+            decision_cache=EligibilityCache(16),
+            node_classes=NodeClassCache(),
+            new_uid=lambda: generated_uid,
+        )
 
     def create(self, pod: JSON) -> AdmissionOutcome:
         """A pod CREATE through the mutating webhook's path."""
-        request = {"uid": "offline", "operation": "CREATE", "namespace": objects.namespace(pod),
-                   "name": objects.name(pod), "resource": POD_RESOURCE, "object": pod}
+        request = {
+            "uid": "offline",
+            "operation": "CREATE",
+            "namespace": objects.namespace(pod),
+            "name": objects.name(pod),
+            "resource": POD_RESOURCE,
+            "object": pod,
+        }
         return self._decided(pod, "CREATE", lambda: self.service.mutate_pod(request))
 
     def delete(self, pod: JSON) -> AdmissionOutcome:
         """A pod DELETE through the validating webhook's path."""
-        request = {"uid": "offline", "operation": "DELETE", "namespace": objects.namespace(pod),
-                   "name": objects.name(pod), "resource": POD_RESOURCE, "oldObject": pod}
+        request = {
+            "uid": "offline",
+            "operation": "DELETE",
+            "namespace": objects.namespace(pod),
+            "name": objects.name(pod),
+            "resource": POD_RESOURCE,
+            "oldObject": pod,
+        }
         return self._decided(pod, "DELETE", lambda: self.service.validate_pod(request))
 
     def evict(self, pod: JSON) -> AdmissionOutcome:
         """A `pods/eviction` CREATE: the service reads the pod by name, so it joins the snapshot."""
         self.snapshot.add(pod)
-        request = {"uid": "offline", "operation": "CREATE", "subResource": "eviction",
-                   "namespace": objects.namespace(pod), "name": objects.name(pod), "resource": POD_RESOURCE,
-                   "object": {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": objects.name(pod)}}}
+        request = {
+            "uid": "offline",
+            "operation": "CREATE",
+            "subResource": "eviction",
+            "namespace": objects.namespace(pod),
+            "name": objects.name(pod),
+            "resource": POD_RESOURCE,
+            "object": {
+                "apiVersion": "policy/v1",
+                "kind": "Eviction",
+                "metadata": {"name": objects.name(pod)},
+            },
+        }
         return self._decided(pod, "EVICT", lambda: self.service.validate_pod(request))
 
     def _decided(self, pod: JSON, operation: str, decide: Callable[[], Decision]) -> AdmissionOutcome:
         spreads_before = {objects.name(s): s for s in self.snapshot.spreads_in(objects.namespace(pod))}
         writes_before = len(self.committer.writes)
         decision = decide()
-        spread = (self.snapshot.spread(objects.namespace(pod), decision.spread)
-                  if decision.spread is not None else None)
+        spread = (
+            self.snapshot.spread(objects.namespace(pod), decision.spread)
+            if decision.spread is not None
+            else None
+        )
         return AdmissionOutcome(
             allowed=decision.allowed,
             subset=decision.subset,

@@ -87,7 +87,9 @@ def sets_labels(spread: Mapping[str, Any], subset: str) -> bool:
     return isinstance(metadata, JSON_OBJECT) and "labels" in metadata
 
 
-def _facts(pod: Mapping[str, Any], workload: Mapping[str, Any] | None) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
+def _facts(
+    pod: Mapping[str, Any], workload: Mapping[str, Any] | None
+) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
     """(container names, init container names, the workload's selector or None): all a verdict
     depends on besides the spread and the allowlist."""
     pod_spec = pod.get("spec")
@@ -99,7 +101,10 @@ def _facts(pod: Mapping[str, Any], workload: Mapping[str, Any] | None) -> tuple[
 
 def _checked(facts: tuple[tuple[str, ...], tuple[str, ...], Any]) -> dict[str, Any]:
     containers, init_containers, selector = facts
-    template = {"containers": [{"name": n} for n in containers], "initContainers": [{"name": n} for n in init_containers]}
+    template = {
+        "containers": [{"name": n} for n in containers],
+        "initContainers": [{"name": n} for n in init_containers],
+    }
     checked: dict[str, Any] = {"template": {"spec": template}}
     if selector is not None:
         checked["selector"] = selector
@@ -112,8 +117,9 @@ def checked_workload(pod: Mapping[str, Any], workload: Mapping[str, Any] | None)
     return _checked(_facts(pod, workload))
 
 
-def cache_key(spread: Mapping[str, Any], facts: tuple[tuple[str, ...], tuple[str, ...], Any],
-              allowed: tuple[str, ...]) -> Hashable:
+def cache_key(
+    spread: Mapping[str, Any], facts: tuple[tuple[str, ...], tuple[str, ...], Any], allowed: tuple[str, ...]
+) -> Hashable:
     """(namespace, name, uid and generation, allowlist, containers, selector). A spread without
     uid or generation (an offline snapshot) is keyed by its spec instead."""
     meta = objects.meta(spread)
@@ -124,7 +130,15 @@ def cache_key(spread: Mapping[str, Any], facts: tuple[tuple[str, ...], tuple[str
         identity = json.dumps(spread.get("spec"), sort_keys=True, default=str)
     containers, init_containers, selector = facts
     selector_key = None if selector is None else json.dumps(selector, sort_keys=True, default=str)
-    return (objects.namespace(spread), objects.name(spread), identity, allowed, containers, init_containers, selector_key)
+    return (
+        objects.namespace(spread),
+        objects.name(spread),
+        identity,
+        allowed,
+        containers,
+        init_containers,
+        selector_key,
+    )
 
 
 def parse_refusals(result: Any) -> dict[int, tuple[str, ...]]:
@@ -149,8 +163,13 @@ def parse_refusals(result: Any) -> dict[int, tuple[str, ...]]:
 class PatchGuard:
     """Decides whether a subset's patch may be applied; see the module docstring. Thread-safe."""
 
-    def __init__(self, engine: PolicyEngine | None, allowed_fields: Sequence[str] = (), *,
-                 max_entries: int = CACHE_ENTRIES) -> None:
+    def __init__(
+        self,
+        engine: PolicyEngine | None,
+        allowed_fields: Sequence[str] = (),
+        *,
+        max_entries: int = CACHE_ENTRIES,
+    ) -> None:
         self.engine = engine
         self.allowed_fields = tuple(allowed_fields)
         self.max_entries = max_entries
@@ -158,8 +177,13 @@ class PatchGuard:
         self._cache: OrderedDict[Hashable, Refusals] = OrderedDict()
         self._lock = threading.Lock()
 
-    def refusals(self, spread: Mapping[str, Any], subset: str, pod: Mapping[str, Any],
-                 workload: Mapping[str, Any] | None) -> tuple[str, ...]:
+    def refusals(
+        self,
+        spread: Mapping[str, Any],
+        subset: str,
+        pod: Mapping[str, Any],
+        workload: Mapping[str, Any] | None,
+    ) -> tuple[str, ...]:
         """The refused fields of `subset`'s patch for this pod (empty: apply the patch)."""
         index = subset_index(spread, subset)
         if index is None or not isinstance(_subsets(spread)[index].get("patch"), Mapping):
@@ -167,8 +191,10 @@ class PatchGuard:
         if self.engine is None:
             return ("no policy engine is configured to check the patch against the allowlist",)
         if depth_exceeds(_subsets(spread)[index]["patch"], MAX_PATCH_DEPTH):
-            return (f"spec.subsets[{index}].patch is nested deeper than {MAX_PATCH_DEPTH} levels, more than "
-                    "validation accepts",)
+            return (
+                f"spec.subsets[{index}].patch is nested deeper than {MAX_PATCH_DEPTH} levels, more than "
+                "validation accepts",
+            )
         facts = _facts(pod, workload)
         key = cache_key(spread, facts, self.allowed_fields)
         with self._lock:
@@ -188,14 +214,22 @@ class PatchGuard:
         assert self.engine is not None
         # The caches hold spreads of both groups; the policy needs the kind to recognise one.
         api_version = spread.get("apiVersion")
-        reviewed = {**spread, "kind": KIND, "apiVersion": api_version if isinstance(api_version, str) else API_VERSION}
-        policy_input = build_review_input(reviewed, workload=checked, allowed_patch_fields=self.allowed_fields)
+        reviewed = {
+            **spread,
+            "kind": KIND,
+            "apiVersion": api_version if isinstance(api_version, str) else API_VERSION,
+        }
+        policy_input = build_review_input(
+            reviewed, workload=checked, allowed_patch_fields=self.allowed_fields
+        )
         with self._lock:
             self.evaluations += 1
         return parse_refusals(self.engine.evaluate(PATCH_VIOLATION_RULE, policy_input))
 
 
-def target_workload(spread: Mapping[str, Any], pod: Mapping[str, Any], ctx: AdmissionContext) -> dict[str, Any] | None:
+def target_workload(
+    spread: Mapping[str, Any], pod: Mapping[str, Any], ctx: AdmissionContext
+) -> dict[str, Any] | None:
     """The spread's target workload from the caches, or None (not found, or the lookup failed)."""
     spec = spread.get("spec")
     ref = spec.get("targetRef") if isinstance(spec, JSON_OBJECT) else None
@@ -208,8 +242,9 @@ def target_workload(spread: Mapping[str, Any], pod: Mapping[str, Any], ctx: Admi
         return None
 
 
-def inject_checked(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | None,
-                   ctx: AdmissionContext) -> tuple[dict[str, Any], tuple[str, ...]]:
+def inject_checked(
+    pod: dict[str, Any], spread: dict[str, Any], subset: str, uid: str | None, ctx: AdmissionContext
+) -> tuple[dict[str, Any], tuple[str, ...]]:
     """`inject` with the subset patch allowlist enforced by `ctx.patch_guard`: a refused patch
     is left out and the refusal comes back as a warning. Raises what `inject` raises."""
     guard = ctx.patch_guard
@@ -219,8 +254,10 @@ def inject_checked(pod: dict[str, Any], spread: dict[str, Any], subset: str, uid
     refused = guard.refusals(spread, subset, pod, workload)
     if not refused:
         return inject(pod, spread, subset, uid), ()
-    warning = (f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)}: "
-               f"the patch of subset {subset!r} was not applied, "
-               f"it sets what the subset patch allowlist refuses: {', '.join(refused)} "
-               "(`spreadgate validate` explains each)")
+    warning = (
+        f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)}: "
+        f"the patch of subset {subset!r} was not applied, "
+        f"it sets what the subset patch allowlist refuses: {', '.join(refused)} "
+        "(`spreadgate validate` explains each)"
+    )
     return inject(pod, spread, subset, uid, apply_patch=False), (warning,)

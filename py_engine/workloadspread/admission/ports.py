@@ -97,15 +97,24 @@ class AdmissionReader(Protocol):
 class SpreadCommitter(Protocol):
     """Where reservations are committed (see the module docstring)."""
 
-    def submit(self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False) -> R:
+    def submit(
+        self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False
+    ) -> R:
         """Commit `apply` on spread namespace/name before `deadline` (the clock's monotonic time);
         returns apply's result from the committed attempt. Raises `CommitFailed` subclasses, or
         whatever `apply` raised. `dry_run`: decide on the freshest object, write nothing."""
         ...
 
-    def submit_async(self, namespace: str, name: str, apply: Apply[R], deadline: float, on_done: Done[R], *,
-                     dry_run: bool = False) -> None:
+    def submit_async(
+        self,
+        namespace: str,
+        name: str,
+        apply: Apply[R],
+        deadline: float,
+        on_done: Done[R],
+        *,
+        dry_run: bool = False,
+    ) -> None:
         """Like `submit`, but answers through `on_done(result, None)` or `on_done(None, error)`,
         called exactly once, possibly on another thread and possibly before this returns."""
         ...
-

@@ -25,7 +25,9 @@ class RecordingCommitter:
         self.snapshot = snapshot
         self.writes: list[dict[str, Any]] = []
 
-    def submit(self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False) -> R:
+    def submit(
+        self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False
+    ) -> R:
         current = self.snapshot.spread(namespace, name)
         if current is None:
             raise SpreadNotFound(f"WorkloadSpread {namespace}/{name} not found")
@@ -35,8 +37,16 @@ class RecordingCommitter:
             self.snapshot.replace_spread(written)
         return result
 
-    def submit_async(self, namespace: str, name: str, apply: Apply[R], deadline: float, on_done: Done[R], *,
-                     dry_run: bool = False) -> None:
+    def submit_async(
+        self,
+        namespace: str,
+        name: str,
+        apply: Apply[R],
+        deadline: float,
+        on_done: Done[R],
+        *,
+        dry_run: bool = False,
+    ) -> None:
         """`submit`, answered before returning (nothing here waits)."""
         try:
             result = self.submit(namespace, name, apply, deadline, dry_run=dry_run)

@@ -56,13 +56,18 @@ def find_annotated_spread(pod: Mapping[str, Any], spreads: Sequence[dict[str, An
         return None
     namespace = objects.namespace(pod)
     for spread in spreads:
-        if is_workloadspread(spread) and objects.name(spread) == matched.name and objects.namespace(spread) == namespace:
+        if (
+            is_workloadspread(spread)
+            and objects.name(spread) == matched.name
+            and objects.namespace(spread) == namespace
+        ):
             return spread
     return None
 
 
-def release_delete(spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext, *,
-                   status_owned: bool = False) -> DeleteRelease:
+def release_delete(
+    spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext, *, status_owned: bool = False
+) -> DeleteRelease:
     """Record a pod DELETE / `pods/eviction` in `deletingPods` and return its slot.
 
     The pod has passed the service's guards (annotated, active, with a controller

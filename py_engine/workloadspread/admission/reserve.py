@@ -50,12 +50,17 @@ def read_spread(spread: Mapping[str, Any], caches: AdmissionCaches | None = None
     try:
         return caches.spreads.view(spread) if caches is not None else WorkloadSpread.from_object(spread)
     except ModelError as exc:
-        raise AdmissionError(f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)} cannot be read: {exc}") from None
+        raise AdmissionError(
+            f"WorkloadSpread {objects.namespace(spread)}/{objects.name(spread)} cannot be read: {exc}"
+        ) from None
 
 
 def _no_room_warning(spread: str, detail: str, eligible: Eligibility) -> str:
     """The warning of a pod admitted without a subset; `spread` is "namespace/name"."""
-    text = f"WorkloadSpread {spread}: no subset has room for this pod ({detail}); admitted without subset constraints"
+    text = (
+        f"WorkloadSpread {spread}: no subset has room for this pod ({detail}); "
+        "admitted without subset constraints"
+    )
     skipped = [f"{name}: {reasons[0]}" for name, reasons in eligible.rejected.items() if reasons]
     if skipped:
         text += "; skipped " + "; ".join(skipped)
@@ -63,7 +68,11 @@ def _no_room_warning(spread: str, detail: str, eligible: Eligibility) -> str:
 
 
 def reserve_create(
-    spread: dict[str, Any], pod: dict[str, Any], ctx: AdmissionContext, *, generated_uid: str,
+    spread: dict[str, Any],
+    pod: dict[str, Any],
+    ctx: AdmissionContext,
+    *,
+    generated_uid: str,
     status_owned: bool = False,
 ) -> CreateReservation:
     """Choose a subset for `pod` (already traced to `spread`) and record it in the status.
@@ -111,7 +120,10 @@ def reserve_create(
     recorded = ledger.recorded(key)
     if recorded is not None:
         if recorded not in ledger.subsets:
-            warning = f"WorkloadSpread {view.namespace}/{view.name}: recorded subset {recorded!r} is no longer in the spec"
+            warning = (
+                f"WorkloadSpread {view.namespace}/{view.name}: "
+                f"recorded subset {recorded!r} is no longer in the spec"
+            )
             return CreateReservation(None, None, key, (warning,))
         return CreateReservation(recorded, None, key)
 
@@ -127,14 +139,18 @@ def reserve_create(
             entry = ledger.first_with_room(eligible.names)
     if entry is None:
         spread_name = f"{view.namespace or 'default'}/{view.name}"
-        return CreateReservation(None, None, name, (_no_room_warning(spread_name, f"version {ledger.version}", eligible),))
+        return CreateReservation(
+            None, None, name, (_no_room_warning(spread_name, f"version {ledger.version}", eligible),)
+        )
     subset = str(entry["name"])
     if not ledger.reserve(entry, key, ctx.now, in_place=status_owned):
         return CreateReservation(subset, None, name)  # unlimited: nothing to count
     return CreateReservation(subset, ledger.written(), key)
 
 
-def _reserve_statefulset(view: WorkloadSpread, pod: Mapping[str, Any], ctx: AdmissionContext) -> CreateReservation:
+def _reserve_statefulset(
+    view: WorkloadSpread, pod: Mapping[str, Any], ctx: AdmissionContext
+) -> CreateReservation:
     """Ordinal placement; the aggregate status only supplies Schedulable conditions."""
     name = objects.name(pod)
     aggregate = view.stored_status.get("subsetStatuses")
@@ -142,6 +158,8 @@ def _reserve_statefulset(view: WorkloadSpread, pod: Mapping[str, Any], ctx: Admi
     eligible = eligibility(pod, view, entries, ctx)
     subset = choose_by_ordinal(view, name, eligible)
     if subset is None:
-        warning = _no_room_warning(f"{view.namespace or 'default'}/{view.name}", f"ordinal {pod_ordinal(name)}", eligible)
+        warning = _no_room_warning(
+            f"{view.namespace or 'default'}/{view.name}", f"ordinal {pod_ordinal(name)}", eligible
+        )
         return CreateReservation(None, None, name, (warning,))
     return CreateReservation(subset, None, name)

@@ -187,12 +187,20 @@ def _object(request: Mapping[str, Any], key: str) -> dict[str, Any] | None:
 class AdmissionService:
     """See the module docstring. Thread-safe: the webhook calls it from many threads."""
 
-    def __init__(self, view: AdmissionReader, committer: SpreadCommitter, clock: Clock, *,
-                 engine: PolicyEngine | None = None, validation_engine: PolicyEngine | None = None,
-                 config: ServiceConfig | None = None, decision_cache: EligibilityCache | None = None,
-                 node_classes: NodeClassCache | None = None,
-                 new_uid: Callable[[], str] | None = None,
-                 caches: AdmissionCaches | None = None) -> None:
+    def __init__(
+        self,
+        view: AdmissionReader,
+        committer: SpreadCommitter,
+        clock: Clock,
+        *,
+        engine: PolicyEngine | None = None,
+        validation_engine: PolicyEngine | None = None,
+        config: ServiceConfig | None = None,
+        decision_cache: EligibilityCache | None = None,
+        node_classes: NodeClassCache | None = None,
+        new_uid: Callable[[], str] | None = None,
+        caches: AdmissionCaches | None = None,
+    ) -> None:
         """`view` and `committer` are the two ports; `node_classes` and `decision_cache` are
         owned by the caller (one per webhook process or offline run); `new_uid` keys the
         `creatingPods` entry of a pod with only `generateName`; `caches` (spreads parsed per
@@ -207,16 +215,27 @@ class AdmissionService:
         self.node_classes = node_classes
         self.new_uid = new_uid or UuidSource()
         self.caches = caches if caches is not None else AdmissionCaches()
-        self.patch_guard: PatchCheck | None = (PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
-                                               if self.config.check_subset_patches else None)
+        self.patch_guard: PatchCheck | None = (
+            PatchGuard(self.validation_engine, self.config.allowed_patch_fields)
+            if self.config.check_subset_patches
+            else None
+        )
 
     def context(self) -> AdmissionContext:
         """What a decision made now is a function of (reader, engines, caches, configuration)."""
         return admission_context(
-            now=self.clock.now(), lookup=self.view.lookup, engine=self.engine, nodes=self.view.node_inventory(),
-            versioned_kinds=self.config.versioned_kinds, whitelist=self.config.whitelist,
-            decision_cache=self.decision_cache, fresh_lookup=self.view.fresh_lookup, patch_guard=self.patch_guard,
-            node_classes=self.node_classes, caches=self.caches)
+            now=self.clock.now(),
+            lookup=self.view.lookup,
+            engine=self.engine,
+            nodes=self.view.node_inventory(),
+            versioned_kinds=self.config.versioned_kinds,
+            whitelist=self.config.whitelist,
+            decision_cache=self.decision_cache,
+            fresh_lookup=self.view.fresh_lookup,
+            patch_guard=self.patch_guard,
+            node_classes=self.node_classes,
+            caches=self.caches,
+        )
 
     def _deadline(self) -> float:
         return self.clock.monotonic() + self.config.commit_timeout
@@ -233,7 +252,11 @@ class AdmissionService:
     def _prepare_create(self, request: Mapping[str, Any]) -> Decision | _Commit:
         """Everything a pod CREATE decides before its slot is committed (or its decision, when it
         needs no slot)."""
-        resource = (request.get("resource") or {}).get("resource") if isinstance(request.get("resource"), Mapping) else None
+        resource = (
+            (request.get("resource") or {}).get("resource")
+            if isinstance(request.get("resource"), Mapping)
+            else None
+        )
         if request.get("operation") != "CREATE" or resource != "pods" or request.get("subResource"):
             return allow("skipped", "not a pod CREATE")
         pod = _object(request, "object")
@@ -267,7 +290,9 @@ class AdmissionService:
         generated_uid = self.new_uid()
         name = objects.name(spread)
 
-        def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[CreateReservation, dict[str, Any]]]:
+        def apply(
+            obj: dict[str, Any],
+        ) -> tuple[dict[str, Any] | None, tuple[CreateReservation, dict[str, Any]]]:
             # The committer hands each apply a private copy of the status (ports.Apply).
             reservation = reserve_create(obj, traced, ctx, generated_uid=generated_uid, status_owned=True)
             return reservation.spread, (reservation, obj)
@@ -283,11 +308,20 @@ class AdmissionService:
                 return replace(deny(exc.code, exc.message, "denied"), spread=name)
             patch = make_patch(pod, mutated)
             # A refused subset patch (the allowlist, patch_guard) is left out; the pod is still placed.
-            return Decision(True, "patch-refused" if refused else "patched", patch=patch,
-                            warnings=(*reservation.warnings, *refused),
-                            audit={"workloadspread": name, "subset": reservation.subset,
-                                   **({"subset-patch": "refused"} if refused else {})},
-                            spread=name, subset=reservation.subset, pod=mutated)
+            return Decision(
+                True,
+                "patch-refused" if refused else "patched",
+                patch=patch,
+                warnings=(*reservation.warnings, *refused),
+                audit={
+                    "workloadspread": name,
+                    "subset": reservation.subset,
+                    **({"subset-patch": "refused"} if refused else {}),
+                },
+                spread=name,
+                subset=reservation.subset,
+                pod=mutated,
+            )
 
         def failed(exc: BaseException) -> Decision:
             if isinstance(exc, SpreadNotFound):
@@ -305,8 +339,9 @@ class AdmissionService:
         if isinstance(step, Decision):
             return step
         try:
-            result = self.committer.submit(step.namespace, step.name, step.apply, self._deadline(),
-                                           dry_run=step.dry_run)
+            result = self.committer.submit(
+                step.namespace, step.name, step.apply, self._deadline(), dry_run=step.dry_run
+            )
         except Exception as exc:
             return step.failed(exc)
         return step.committed(result)
@@ -320,14 +355,17 @@ class AdmissionService:
         def done(result: Any, error: BaseException | None) -> None:
             answer(lambda: step.failed(error) if error is not None else step.committed(result))
 
-        self.committer.submit_async(step.namespace, step.name, step.apply, self._deadline(), done,
-                                    dry_run=step.dry_run)
+        self.committer.submit_async(
+            step.namespace, step.name, step.apply, self._deadline(), done, dry_run=step.dry_run
+        )
 
     def _commit_failed(self, exc: CommitFailed, namespace: str, name: str, pod: dict[str, Any]) -> Decision:
         message = f"WorkloadSpread {namespace}/{name}: {exc.message}"
         audit = {"workloadspread": name}  # names the spread in the webhook's log record too
         if self.config.on_commit_failure == "allow-unmodified":
-            decision = _without_subset(pod, "commit-failed", (f"{message}; the pod is admitted without a subset",))
+            decision = _without_subset(
+                pod, "commit-failed", (f"{message}; the pod is admitted without a subset",)
+            )
             return replace(decision, audit=audit)
         return replace(deny(500, message, "commit-failed", exc.reason), audit=audit)
 
@@ -343,7 +381,11 @@ class AdmissionService:
     def _prepare_release(self, request: Mapping[str, Any]) -> Decision | _Commit:
         """Everything a pod DELETE or eviction decides before its slot is given back."""
         operation = request.get("operation")
-        resource = (request.get("resource") or {}).get("resource") if isinstance(request.get("resource"), Mapping) else None
+        resource = (
+            (request.get("resource") or {}).get("resource")
+            if isinstance(request.get("resource"), Mapping)
+            else None
+        )
         sub = request.get("subResource") or ""
         namespace = str(request.get("namespace") or "")
         if resource != "pods":
@@ -375,7 +417,9 @@ class AdmissionService:
         name = objects.name(spread)
         if not _governs(spread, pod, spreads, ctx):
             # An annotation added after admission (an UPDATE) to a pod of another workload.
-            return allow("skipped", f"WorkloadSpread {name} does not govern the pod's workload; nothing to release")
+            return allow(
+                "skipped", f"WorkloadSpread {name} does not govern the pod's workload; nothing to release"
+            )
 
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, DeleteRelease]:
             release = release_delete(obj, pod, ctx, status_owned=True)
@@ -385,10 +429,18 @@ class AdmissionService:
             if release.spread is None:
                 return replace(allow("allowed"), spread=name, subset=release.subset)
             if not release.freed:  # recorded, but the pod was beyond its subset's cap
-                return replace(allow("allowed", f"subset {release.subset}: over its cap; the deletion frees no slot"),
-                               spread=name, subset=release.subset)
-            return Decision(True, "released", audit={"workloadspread": name, "subset": release.subset or ""},
-                            spread=name, subset=release.subset)
+                return replace(
+                    allow("allowed", f"subset {release.subset}: over its cap; the deletion frees no slot"),
+                    spread=name,
+                    subset=release.subset,
+                )
+            return Decision(
+                True,
+                "released",
+                audit={"workloadspread": name, "subset": release.subset or ""},
+                spread=name,
+                subset=release.subset,
+            )
 
         def failed(exc: BaseException) -> Decision:
             if isinstance(exc, SpreadNotFound):
@@ -396,15 +448,19 @@ class AdmissionService:
             if not isinstance(exc, (CommitFailed, AdmissionError)):
                 raise exc
             message = f"WorkloadSpread {namespace}/{name}: could not record the pod deletion: {exc}"
-            refused = (deny(500, message, "commit-failed") if self.config.deny_deletes_on_failure
-                       else allow("commit-failed", warnings=(message,)))
+            refused = (
+                deny(500, message, "commit-failed")
+                if self.config.deny_deletes_on_failure
+                else allow("commit-failed", warnings=(message,))
+            )
             return replace(refused, audit={"workloadspread": name}, spread=name)
 
         return _Commit(namespace, name, apply, committed, failed)
 
 
-def _governs(spread: Mapping[str, Any], pod: dict[str, Any], spreads: Sequence[dict[str, Any]],
-             ctx: AdmissionContext) -> bool:
+def _governs(
+    spread: Mapping[str, Any], pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: AdmissionContext
+) -> bool:
     """Whether `spread` is the one that governs `pod`'s workload, so its DELETE may give a slot back.
 
     A pod whose owner is not in the caches (being garbage-collected with it) is taken at its
@@ -417,8 +473,9 @@ def _governs(spread: Mapping[str, Any], pod: dict[str, Any], spreads: Sequence[d
     return governing is not None and objects.name(governing) == objects.name(spread)
 
 
-def _without_subset(pod: dict[str, Any], outcome: str, warnings: Sequence[str],
-                    keys: tuple[str, ...] = MATCHED_KEYS) -> Decision:
+def _without_subset(
+    pod: dict[str, Any], outcome: str, warnings: Sequence[str], keys: tuple[str, ...] = MATCHED_KEYS
+) -> Decision:
     """A pod admitted without a subset: unchanged, except that a matched-workloadspread
     annotation it arrived with (`keys`: both for a pod traced to a spread) is removed, so
     its DELETE cannot give back a slot it never held (`py_engine.workloadspread.admission.matched`)."""
@@ -429,4 +486,3 @@ def _without_subset(pod: dict[str, Any], outcome: str, warnings: Sequence[str],
 
 def _dry_run_options(options: Any) -> bool:
     return isinstance(options, JSON_OBJECT) and bool(options.get("dryRun"))
-

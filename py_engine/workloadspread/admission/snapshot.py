@@ -55,8 +55,11 @@ class SnapshotReader:
     def replace_spread(self, obj: JSON) -> None:
         """Put a spread as written back (the key of the one it replaces, whatever its group)."""
         for key, current in list(self.objects.items()):
-            if (is_workloadspread(current) and objects.namespace(current) == objects.namespace(obj)
-                    and objects.name(current) == objects.name(obj)):
+            if (
+                is_workloadspread(current)
+                and objects.namespace(current) == objects.namespace(obj)
+                and objects.name(current) == objects.name(obj)
+            ):
                 self.objects[key] = obj
                 return
         self.add(obj)

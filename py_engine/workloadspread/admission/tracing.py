@@ -83,10 +83,16 @@ def _target_of(spread: Mapping[str, Any]) -> tuple[str, str, str] | None:
     ref = spec.get("targetRef") if isinstance(spec, JSON_OBJECT) else None
     if not isinstance(ref, JSON_OBJECT):
         return None
-    return (api_group(str(ref.get("apiVersion") or "")), str(ref.get("kind") or ""), str(ref.get("name") or ""))
+    return (
+        api_group(str(ref.get("apiVersion") or "")),
+        str(ref.get("kind") or ""),
+        str(ref.get("name") or ""),
+    )
 
 
-def find_spread(pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: AdmissionContext) -> dict[str, Any] | None:
+def find_spread(
+    pod: dict[str, Any], spreads: Sequence[dict[str, Any]], ctx: AdmissionContext
+) -> dict[str, Any] | None:
     """The WorkloadSpread governing `pod`, or None. Raises OwnerNotFound (deny, 404).
 
     `spreads` are the spreads of the pod's namespace in list order (others are

@@ -66,4 +66,6 @@ class TargetWorkload:
         try:
             return webhook_replicas(view, workload, self.ctx.whitelist)
         except PathError as exc:
-            raise AdmissionError(f"WorkloadSpread {namespace}/{view.name}: targetFilter.replicasPathList: {exc}") from None
+            raise AdmissionError(
+                f"WorkloadSpread {namespace}/{view.name}: targetFilter.replicasPathList: {exc}"
+            ) from None

@@ -51,7 +51,10 @@ def _with_subset_affinity(pod: Obj, subset: Subset) -> dict[str, Any]:
         merged = [
             {
                 **t,
-                "matchExpressions": [*_list_field(t, "matchExpressions"), *(term.get("matchExpressions") or [])],
+                "matchExpressions": [
+                    *_list_field(t, "matchExpressions"),
+                    *(term.get("matchExpressions") or []),
+                ],
                 "matchFields": [*_list_field(t, "matchFields"), *(term.get("matchFields") or [])],
             }
             for t in terms

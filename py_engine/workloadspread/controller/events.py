@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from py_engine.semantics.events import NORMAL, WARNING, Event
 
-__all__ = ["CREATE_POD_FAILED", "DELETE_POD_FAILED", "NORMAL", "RECOVER_SCHEDULABLE", "WARNING", "Event", "unique"]
+__all__ = [
+    "CREATE_POD_FAILED",
+    "DELETE_POD_FAILED",
+    "NORMAL",
+    "RECOVER_SCHEDULABLE",
+    "WARNING",
+    "Event",
+    "unique",
+]
 
 CREATE_POD_FAILED = "CreatePodFailed"
 DELETE_POD_FAILED = "DeletePodFailed"

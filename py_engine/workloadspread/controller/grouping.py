@@ -75,7 +75,10 @@ def group_pods(
         by_version.setdefault(pod_version(pod, versioned=versioned), []).append(pod)
     adopted: dict[str, Obj] = {}
     for version, members in by_version.items():
-        quota = {s.name: (MAX_INT32 if s.max_replicas is None else s.max_replicas.resolve(replicas)) for s in spread.subsets}
+        quota = {
+            s.name: (MAX_INT32 if s.max_replicas is None else s.max_replicas.resolve(replicas))
+            for s in spread.subsets
+        }
         matches = [matched_spread(pod) for pod in members]  # parsed once: JSON per pod is the hot path
         for matched in matches:
             if matched is not None and matched.name == spread.name and matched.subset in names:
@@ -88,7 +91,9 @@ def group_pods(
             if matched is not None and matched.name == spread.name and matched.subset:
                 target = matched.subset if matched.subset in names else NO_SUBSET
             else:
-                subset = best_subset(pod, nodes.get(_node_name(pod)) if _node_name(pod) else None, spread.subsets, quota)
+                subset = best_subset(
+                    pod, nodes.get(_node_name(pod)) if _node_name(pod) else None, spread.subsets, quota
+                )
                 target = NO_SUBSET
                 if subset is not None:
                     patch = adoption_patch(spread, subset)

@@ -98,7 +98,11 @@ def deployment_replicasets(deployment: Obj, replica_sets: Sequence[Obj]) -> list
     """Non-deleting ReplicaSets whose controller is the Deployment."""
     uid = objects.uid(deployment)
     if isinstance(replica_sets, ReplicaSetList):
-        return [rs for rs in replica_sets.controlled_by(uid) if not (rs.get("metadata") or {}).get("deletionTimestamp")]
+        return [
+            rs
+            for rs in replica_sets.controlled_by(uid)
+            if not (rs.get("metadata") or {}).get("deletionTimestamp")
+        ]
     found = []
     for rs in replica_sets:
         owner = controller_owner(rs)

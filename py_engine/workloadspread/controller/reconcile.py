@@ -99,7 +99,9 @@ def _annotation(pod: Obj, key: str) -> Any:
     return ((pod.get("metadata") or {}).get("annotations") or {}).get(key)
 
 
-def _refined(spread: WorkloadSpread, grouping: Grouping, bands: Mapping[str, int], view: ClusterView) -> dict[str, int]:
+def _refined(
+    spread: WorkloadSpread, grouping: Grouping, bands: Mapping[str, int], view: ClusterView
+) -> dict[str, int]:
     """In-subset costs: per subset (all versions together) a stable topology slot inside the band."""
     count = len(spread.subsets)
     key = topology_key(view.workload)

@@ -47,7 +47,12 @@ def old_condition(entry: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
 
 
 def _condition(status: str, reason: str, since: str, message: str = "") -> dict[str, Any]:
-    condition: dict[str, Any] = {"type": SCHEDULABLE_CONDITION, "status": status, "lastTransitionTime": since, "reason": reason}
+    condition: dict[str, Any] = {
+        "type": SCHEDULABLE_CONDITION,
+        "status": status,
+        "lastTransitionTime": since,
+        "reason": reason,
+    }
     if message:
         condition["message"] = message
     return condition
@@ -61,7 +66,9 @@ def unschedulable_since(pod: Obj, critical: timedelta) -> datetime | None:
     if meta.get("deletionTimestamp") or status.get("phase") != "Pending" or spec.get("nodeName"):
         return None
     stuck = any(
-        isinstance(c, Mapping) and c.get("type") == "PodScheduled" and c.get("status") == "False"
+        isinstance(c, Mapping)
+        and c.get("type") == "PodScheduled"
+        and c.get("status") == "False"
         and c.get("reason") == "Unschedulable"
         for c in status.get("conditions") or []
     )
@@ -118,9 +125,12 @@ def reschedule(
                 outcome.requeue_seconds.append((moment + window - now).total_seconds())
                 continue
             outcome.events.append(
-                Event(NORMAL, RECOVER_SCHEDULABLE,
-                      f"Subset {subset.name} of WorkloadSpread {spread.namespace}/{spread.name} "
-                      "is recovered from unschedulable to schedulable")
+                Event(
+                    NORMAL,
+                    RECOVER_SCHEDULABLE,
+                    f"Subset {subset.name} of WorkloadSpread {spread.namespace}/{spread.name} "
+                    "is recovered from unschedulable to schedulable",
+                )
             )
             outcome.conditions[subset.name] = _condition("True", REASON_SUFFICIENT, stamp)
             continue

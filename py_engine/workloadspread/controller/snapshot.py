@@ -41,16 +41,19 @@ def _pick_spread(objects: Sequence[Obj], name: str | None) -> Obj:
         if not spreads:
             raise ReconcileError(f"no WorkloadSpread named {name!r} in the state")
     if not spreads:
-        raise ReconcileError("the state holds no WorkloadSpread "
-                             "(apiVersion spreadgate.dev/v1alpha1 or apps.kruise.io/v1alpha1)")
+        raise ReconcileError(
+            "the state holds no WorkloadSpread "
+            "(apiVersion spreadgate.dev/v1alpha1 or apps.kruise.io/v1alpha1)"
+        )
     if len(spreads) > 1:
         names = ", ".join(sorted(name_of(o) for o in spreads))
         raise ReconcileError(f"the state holds several WorkloadSpreads ({names}); choose one with --name")
     return spreads[0]
 
 
-def snapshot_from_objects(objects: Sequence[Obj], spread_name: str | None = None,
-                          custom: Whitelist = EMPTY_WHITELIST) -> Snapshot:
+def snapshot_from_objects(
+    objects: Sequence[Obj], spread_name: str | None = None, custom: Whitelist = EMPTY_WHITELIST
+) -> Snapshot:
     """Build the sync inputs; raises ReconcileError when the spread or the whitelist is malformed."""
     spread_object = _pick_spread(objects, spread_name)
     try:

@@ -82,12 +82,24 @@ def _list(
     """One list (aggregate or one version) with its own conditions, and its schedule-failed pods."""
     entries = []
     for subset, cap in zip(spread.subsets, caps, strict=True):
-        outcome = subset_status(subset.name, cap, pods_of.get(subset.name, ()), old.get(subset.name), now, options, spread.namespace)
+        outcome = subset_status(
+            subset.name,
+            cap,
+            pods_of.get(subset.name, ()),
+            old.get(subset.name),
+            now,
+            options,
+            spread.namespace,
+        )
         entries.append(outcome.entry)
         into.events.extend(outcome.events)
         into.requeue_seconds.extend(outcome.requeue_seconds)
     decision = reschedule(
-        spread, {s.name: pods_of.get(s.name, ()) for s in spread.subsets}, old, now, options.recovery_window_seconds
+        spread,
+        {s.name: pods_of.get(s.name, ()) for s in spread.subsets},
+        old,
+        now,
+        options.recovery_window_seconds,
     )
     for entry in entries:
         condition = decision.conditions.get(entry["name"])
@@ -115,8 +127,12 @@ def status_lists(
     versions = list(grouping.buckets) + sorted(v for v in old_versioned if v not in grouping.buckets)
     for version in versions:
         buckets = grouping.buckets.get(version, {})
-        entries, _ = _list(spread, caps, buckets, _entries_by_name(old_versioned.get(version)), now, options, result)
-        if version in grouping.buckets or any(e.get("creatingPods") or e.get("deletingPods") for e in entries):
+        entries, _ = _list(
+            spread, caps, buckets, _entries_by_name(old_versioned.get(version)), now, options, result
+        )
+        if version in grouping.buckets or any(
+            e.get("creatingPods") or e.get("deletingPods") for e in entries
+        ):
             result.versioned[str(version)] = entries
     return result
 

@@ -54,7 +54,9 @@ def subset_status(
     active = 0
     for pod in pods:
         pod_name = str((pod.get("metadata") or {}).get("name") or "")
-        if creating:  # the annotation is read only while creations are recorded (rarely: steady passes skip it)
+        if (
+            creating
+        ):  # the annotation is read only while creations are recorded (rarely: steady passes skip it)
             matched = matched_spread(pod)
             creating.pop(matched.uid if matched is not None and matched.uid else pod_name, None)
         if not is_pod_active(pod):
@@ -64,7 +66,11 @@ def subset_status(
             since = parse_time_or_none(old_deleting[pod_name])
             if since is None or since + delete_timeout < now:
                 outcome.events.append(
-                    Event(WARNING, DELETE_POD_FAILED, f"Pod {namespace}/{pod_name} was expected to be deleted but it wasn't")
+                    Event(
+                        WARNING,
+                        DELETE_POD_FAILED,
+                        f"Pod {namespace}/{pod_name} was expected to be deleted but it wasn't",
+                    )
                 )
             else:
                 deleting[pod_name] = old_deleting[pod_name]
@@ -74,7 +80,11 @@ def subset_status(
         since = parse_time_or_none(value)
         if since is None or since + create_timeout < now:
             outcome.events.append(
-                Event(WARNING, CREATE_POD_FAILED, f"Pod {namespace}/{key} was expected to be created but it wasn't")
+                Event(
+                    WARNING,
+                    CREATE_POD_FAILED,
+                    f"Pod {namespace}/{key} was expected to be created but it wasn't",
+                )
             )
         else:
             kept_creating[key] = value

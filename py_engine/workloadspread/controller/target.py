@@ -48,7 +48,9 @@ class TargetCheck:
     events: list[Event]
 
 
-def target_problem(spread: WorkloadSpread, workload: Mapping[str, Any] | None, whitelist: Whitelist) -> TargetProblem | None:
+def target_problem(
+    spread: WorkloadSpread, workload: Mapping[str, Any] | None, whitelist: Whitelist
+) -> TargetProblem | None:
     """None when the target was read; otherwise why not."""
     ref = spread.target_ref
     group, kind = target_key(spread)
@@ -69,8 +71,9 @@ def _stored(status: Any) -> list[Mapping[str, Any]]:
     return [c for c in conditions if isinstance(c, Mapping)] if isinstance(conditions, list) else []
 
 
-def check_target(spread: WorkloadSpread, workload: Mapping[str, Any] | None, whitelist: Whitelist,
-                 now: datetime) -> TargetCheck:
+def check_target(
+    spread: WorkloadSpread, workload: Mapping[str, Any] | None, whitelist: Whitelist, now: datetime
+) -> TargetCheck:
     """The spread-level conditions after this sync (others' kept as stored) and the transition Events."""
     stored = _stored(spread.stored_status)
     others = [dict(c) for c in stored if c.get("type") != CONDITION]
@@ -83,7 +86,10 @@ def check_target(spread: WorkloadSpread, workload: Mapping[str, Any] | None, whi
     unchanged = previous is not None and previous.get("reason") == problem.reason
     since = previous.get("lastTransitionTime") if unchanged and previous is not None else None
     condition = {
-        "type": CONDITION, "status": "True", "reason": problem.reason, "message": problem.message,
+        "type": CONDITION,
+        "status": "True",
+        "reason": problem.reason,
+        "message": problem.message,
         "lastTransitionTime": since if isinstance(since, str) else format_time(now),
     }
     events = [] if unchanged else [Event(WARNING, CONDITION, f"{subject}: {problem.message}")]

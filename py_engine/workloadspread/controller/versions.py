@@ -64,6 +64,8 @@ def latest_version(
     meta = workload.get("metadata") or {}
     status = workload.get("status") or {}
     if int(meta.get("generation") or 0) > int(status.get("observedGeneration") or 0):
-        raise ReconcileError(f"CloneSet {spread.target_ref.name!r} has not observed its latest generation yet")
+        raise ReconcileError(
+            f"CloneSet {spread.target_ref.name!r} has not observed its latest generation yet"
+        )
     revision = status.get("updateRevision")
     return revision.rsplit("-", 1)[-1] if isinstance(revision, str) and revision else VERSION_IGNORED

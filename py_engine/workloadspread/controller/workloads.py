@@ -37,7 +37,9 @@ def workload_replicas(
         raise ReconcileError(f"{_where(spread)}: {exc}") from None
 
 
-def listing_replicas(spread: WorkloadSpread, workload: Mapping[str, Any], scale_replicas: int | None = None) -> int:
+def listing_replicas(
+    spread: WorkloadSpread, workload: Mapping[str, Any], scale_replicas: int | None = None
+) -> int:
     """`registry.listing_replicas`, raising ReconcileError."""
     try:
         return registry.listing_replicas(spread, workload, scale_replicas)
@@ -45,7 +47,9 @@ def listing_replicas(spread: WorkloadSpread, workload: Mapping[str, Any], scale_
         raise ReconcileError(f"{spread.target_ref.kind} {spread.target_ref.name!r}: {exc}") from None
 
 
-def find_workload(objects: Sequence[Mapping[str, Any]], ref: TargetRef, namespace: str) -> Mapping[str, Any] | None:
+def find_workload(
+    objects: Sequence[Mapping[str, Any]], ref: TargetRef, namespace: str
+) -> Mapping[str, Any] | None:
     """The target among `objects`: group, kind and name match (the version is ignored)."""
     for obj in objects:
         meta = obj.get("metadata")

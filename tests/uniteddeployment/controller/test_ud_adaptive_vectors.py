@@ -43,8 +43,11 @@ def condition(raw: dict[str, Any]) -> dict[str, Any]:
 
 def pod(raw: dict[str, Any]) -> dict[str, Any]:
     return {
-        "metadata": {"name": raw.get("name", "p"), "labels": dict(raw.get("labels") or {}),
-                     "creationTimestamp": at(raw["creationTimestamp"])},
+        "metadata": {
+            "name": raw.get("name", "p"),
+            "labels": dict(raw.get("labels") or {}),
+            "creationTimestamp": at(raw["creationTimestamp"]),
+        },
         "status": {"phase": raw["phase"], "conditions": [condition(c) for c in raw.get("conditions", [])]},
     }
 
@@ -70,7 +73,11 @@ def requeue_after(delays: tuple[float, ...]) -> float:
 
 def test_the_vector_file_holds_the_bookkeeping_cases() -> None:
     assert {c["function"] for c in CASES} == {
-        "subset_status_default", "subset_status_reserved", "post_process_reserved", "pod_reserved_check"}
+        "subset_status_default",
+        "subset_status_reserved",
+        "post_process_reserved",
+        "pod_reserved_check",
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: str(c["id"]))
@@ -79,9 +86,12 @@ def test_adaptive_vector(case: dict[str, Any]) -> None:
     if function == "subset_status_default":
         subset = data["subset"]
         verdict = default_verdict(
-            status_replicas=subset["replicas"], ready_replicas=subset["readyReplicas"],
-            pods=[pod(p) for p in subset["pods"]], stored=stored_condition(data),
-            options=options(data["scheduleStrategy"]), now=NOW,
+            status_replicas=subset["replicas"],
+            ready_replicas=subset["readyReplicas"],
+            pods=[pod(p) for p in subset["pods"]],
+            stored=stored_condition(data),
+            options=options(data["scheduleStrategy"]),
+            now=NOW,
         )
         assert verdict.timed_out_pods == expected["pendingPods"]
         assert verdict.unschedulable is expected["unschedulable"]
@@ -90,9 +100,12 @@ def test_adaptive_vector(case: dict[str, Any]) -> None:
     elif function == "subset_status_reserved":
         subset = data["subset"]
         verdict = reserving_verdict(
-            pods=[pod(p) for p in subset["pods"]], stored=stored_condition(data),
-            updated_revision=subset["updatedRevision"], updated_since=None,
-            options=options(data["scheduleStrategy"]), now=NOW,
+            pods=[pod(p) for p in subset["pods"]],
+            stored=stored_condition(data),
+            updated_revision=subset["updatedRevision"],
+            updated_since=None,
+            options=options(data["scheduleStrategy"]),
+            now=NOW,
         )
         assert verdict.reserved_pods == expected["reservedPods"]
         assert verdict.unschedulable is expected["unschedulable"]
@@ -103,18 +116,25 @@ def test_adaptive_vector(case: dict[str, Any]) -> None:
     elif function == "post_process_reserved":
         subset = data["subset"]
         result = after_allocation(
-            stored_condition(data), unschedulable=subset["unschedulable"],
-            marked=subset["markedAsUnschedulable"], current_replicas=subset["specReplicas"],
-            next_replicas=data["nextReplicas"], now=NOW,
+            stored_condition(data),
+            unschedulable=subset["unschedulable"],
+            marked=subset["markedAsUnschedulable"],
+            current_replicas=subset["specReplicas"],
+            next_replicas=data["nextReplicas"],
+            now=NOW,
         )
         assert result is not None
         assert (result["status"] == "False") is expected["unschedulable"]
     else:
         since = data["updatedConditionLastTransitionTime"]
         verdict = classify_pod(
-            pod(data["pod"]), marked=False, updated_revision=data["subsetUpdatedRevision"],
+            pod(data["pod"]),
+            marked=False,
+            updated_revision=data["subsetUpdatedRevision"],
             updated_since=None if since is None else NOW + timedelta(seconds=since),
-            pending_timeout=data["pendingTimeout"], ready_for=data["minReadySeconds"], now=NOW,
+            pending_timeout=data["pendingTimeout"],
+            ready_for=data["minReadySeconds"],
+            now=NOW,
         )
         assert verdict.reserved is expected["reserved"]
         next_check = -1 if verdict.next_check is None else verdict.next_check

@@ -37,20 +37,33 @@ OPTIONAL = st.none() | COUNT
 
 
 def named(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"name": f"s{i}", **{k: v for k, v in item.items() if v is not None}} for i, item in enumerate(values)]
+    return [
+        {"name": f"s{i}", **{k: v for k, v in item.items() if v is not None}} for i, item in enumerate(values)
+    ]
 
 
-def ud(total: int | None, subsets: list[dict[str, Any]], schedule: dict[str, Any] | None = None) -> UnitedDeployment:
+def ud(
+    total: int | None, subsets: list[dict[str, Any]], schedule: dict[str, Any] | None = None
+) -> UnitedDeployment:
     return UnitedDeployment.from_object(ud_object(total, subsets, schedule=schedule))
 
 
-OBSERVED = st.builds(SubsetObservation, spec_replicas=st.integers(0, 20), ready_replicas=st.integers(0, 20),
-                     reserved_pods=st.integers(0, 5), unschedulable=st.booleans(),
-                     marked_unschedulable=st.booleans())
+OBSERVED = st.builds(
+    SubsetObservation,
+    spec_replicas=st.integers(0, 20),
+    ready_replicas=st.integers(0, 20),
+    reserved_pods=st.integers(0, 5),
+    unschedulable=st.booleans(),
+    marked_unschedulable=st.booleans(),
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(total=TOTALS, fixed=st.lists(OPTIONAL, min_size=1, max_size=5), current=st.lists(st.integers(0, 20), max_size=5))
+@given(
+    total=TOTALS,
+    fixed=st.lists(OPTIONAL, min_size=1, max_size=5),
+    current=st.lists(st.integers(0, 20), max_size=5),
+)
 def test_specified_sum(total: int | None, fixed: list[Any], current: list[int]) -> None:
     model = ud(total, named([{"replicas": v} for v in fixed]))
     existing = {f"s{i}": SubsetObservation(spec_replicas=c) for i, c in enumerate(current)}
@@ -85,27 +98,40 @@ def test_capacity_sum(total: int | None, bounds: list[tuple[Any, Any]], unbounde
 
 
 @settings(max_examples=150, deadline=None)
-@given(total=TOTALS, bounds=st.lists(BOUNDS, min_size=1, max_size=5),
-       observed=st.lists(st.none() | OBSERVED, min_size=5, max_size=5))
-def test_adaptive_sum(total: int | None, bounds: list[tuple[Any, Any]],
-                      observed: list[SubsetObservation | None]) -> None:
-    model = ud(total, named([{"minReplicas": lo, "maxReplicas": hi} for lo, hi in bounds]), {"type": "Adaptive"})
-    existing = {f"s{i}": o for i, o in enumerate(observed[:len(bounds)]) if o is not None}
+@given(
+    total=TOTALS,
+    bounds=st.lists(BOUNDS, min_size=1, max_size=5),
+    observed=st.lists(st.none() | OBSERVED, min_size=5, max_size=5),
+)
+def test_adaptive_sum(
+    total: int | None, bounds: list[tuple[Any, Any]], observed: list[SubsetObservation | None]
+) -> None:
+    model = ud(
+        total, named([{"minReplicas": lo, "maxReplicas": hi} for lo, hi in bounds]), {"type": "Adaptive"}
+    )
+    existing = {f"s{i}": o for i, o in enumerate(observed[: len(bounds)]) if o is not None}
     try:
         result = allocate_adaptive(model, existing)
     except AllocationError:
         return
     assert result.total <= (total or 0)
-    healthy_unbounded = any(hi is None and (f"s{i}" not in existing or not existing[f"s{i}"].unschedulable)
-                            for i, (_, hi) in enumerate(bounds))
+    healthy_unbounded = any(
+        hi is None and (f"s{i}" not in existing or not existing[f"s{i}"].unschedulable)
+        for i, (_, hi) in enumerate(bounds)
+    )
     if healthy_unbounded:
         assert result.total == (total or 0)
 
 
 @settings(max_examples=100, deadline=None)
-@given(total=TOTALS, bounds=st.lists(BOUNDS, min_size=1, max_size=5), current=st.lists(st.integers(0, 9), max_size=5))
-def test_reservation_without_trouble_is_capacity(total: int | None, bounds: list[tuple[Any, Any]],
-                                                  current: list[int]) -> None:
+@given(
+    total=TOTALS,
+    bounds=st.lists(BOUNDS, min_size=1, max_size=5),
+    current=st.lists(st.integers(0, 9), max_size=5),
+)
+def test_reservation_without_trouble_is_capacity(
+    total: int | None, bounds: list[tuple[Any, Any]], current: list[int]
+) -> None:
     bounds[-1] = (bounds[-1][0], None)
     schedule = {"type": "Adaptive", "adaptive": {"reserveUnschedulablePods": True}}
     model = ud(total, named([{"minReplicas": lo, "maxReplicas": hi} for lo, hi in bounds]), schedule)

@@ -16,7 +16,9 @@ from py_engine.uniteddeployment.controller.partitions import next_partitions
 pytestmark = pytest.mark.timeout(30)
 
 
-def _ud(replicas: int, subsets: list[dict[str, object]], partitions: dict[str, int] | None = None) -> UnitedDeployment:
+def _ud(
+    replicas: int, subsets: list[dict[str, object]], partitions: dict[str, int] | None = None
+) -> UnitedDeployment:
     update = None if partitions is None else {"type": "Manual", "manualUpdate": {"partitions": partitions}}
     return UnitedDeployment.from_object(ud_object(replicas, subsets, update=update))
 

@@ -24,8 +24,8 @@ def names(objects: tuple[dict[str, Any], ...], kind: str | None = None) -> list[
 
 
 def test_an_orphan_of_another_team_is_neither_adopted_nor_deleted() -> None:
-    foreign = workload("team-b-api", "a", 5, owned=False)           # matches app=web, subset a
-    stray = workload("team-b-batch", "zz", 3, owned=False)          # a subset name the UD does not have
+    foreign = workload("team-b-api", "a", 5, owned=False)  # matches app=web, subset a
+    stray = workload("team-b-batch", "zz", 3, owned=False)  # a subset name the UD does not have
     result = run([ud_object(2, [{"name": "a"}]), foreign, stray])
     assert names(result.update) == [] and names(result.delete) == []
     assert [o["metadata"]["generateName"] for o in result.create if o["kind"] == "Deployment"] == ["web-a-"]
@@ -35,9 +35,12 @@ def test_an_orphan_naming_the_ud_is_adopted_by_annotation_or_revision_label() ->
     annotated = workload("web-a-1", "a", 2, owned=False)
     annotated["metadata"]["annotations"] = {CREATED_BY_ANNOTATION: "web"}
     kruise = workload("web-b-1", "b", 1, owned=False)
-    kruise["metadata"]["labels"] = {"app": "web", "apps.kruise.io/subset-name": "b",
-                                    "apps.kruise.io/controller-revision-hash": "web-7f9c5d6b4"}
-    other = workload("web-c-1", "c", 1, owned=False, revision="webx-7f9c5d6b4")   # another UD's revision
+    kruise["metadata"]["labels"] = {
+        "app": "web",
+        "apps.kruise.io/subset-name": "b",
+        "apps.kruise.io/controller-revision-hash": "web-7f9c5d6b4",
+    }
+    other = workload("web-c-1", "c", 1, owned=False, revision="webx-7f9c5d6b4")  # another UD's revision
     result = run([ud_object(4, [{"name": "a"}, {"name": "b"}, {"name": "c"}]), annotated, kruise, other])
     assert names(result.update, "Deployment") == ["web-a-1", "web-b-1"]
     assert all(o["metadata"]["ownerReferences"][-1]["uid"] == "ud-uid-1" for o in result.update)
@@ -81,14 +84,17 @@ def test_a_refused_allocation_still_releases() -> None:
 
 def _owned_by(p: dict[str, Any], kind: str, name: str, api_version: str = "apps/v1") -> dict[str, Any]:
     p = copy.deepcopy(p)
-    p["metadata"]["ownerReferences"] = [{"apiVersion": api_version, "kind": kind, "name": name, "controller": True}]
+    p["metadata"]["ownerReferences"] = [
+        {"apiVersion": api_version, "kind": kind, "name": name, "controller": True}
+    ]
     return p
 
 
 def test_pods_belong_to_the_workload_that_controls_them() -> None:
     deploy = workload("web-a-1", "a", 3, ready=1)
-    mine_rs = _owned_by(pod("web-a-1-5c7d9-x", "a", labels={"pod-template-hash": "5c7d9"}),
-                        "ReplicaSet", "web-a-1-5c7d9")
+    mine_rs = _owned_by(
+        pod("web-a-1-5c7d9-x", "a", labels={"pod-template-hash": "5c7d9"}), "ReplicaSet", "web-a-1-5c7d9"
+    )
     mine_direct = _owned_by(pod("web-a-1-y", "a"), "Deployment", "web-a-1")
     foreign = _owned_by(pod("team-b-z", "a"), "ReplicaSet", "team-b-7f8g9")
     orphan = pod("loose", "a")  # no controller: the workload's selector adopts it, as its controller would
@@ -100,16 +106,18 @@ def test_pods_belong_to_the_workload_that_controls_them() -> None:
     assert relabelled == ["loose", "web-a-1-5c7d9-x", "web-a-1-y"]
 
 
-
 def test_a_refused_allocation_still_relabels_reserved_pods() -> None:
     """Kruise judges reserved pods before allocating: a refusal (min > max) still writes their label."""
     schedule = {"type": "Adaptive", "adaptive": {"reserveUnschedulablePods": True}}
     obj = ud_object(3, [{"name": "a", "minReplicas": 3, "maxReplicas": 2}, {"name": "b"}], schedule=schedule)
-    revision = run([ud_object(3, [{"name": "a"}], schedule=schedule)]).status["updatedRevision"]  # template only
+    revision = run([ud_object(3, [{"name": "a"}], schedule=schedule)]).status[
+        "updatedRevision"
+    ]  # template only
     deploy = workload("web-a-1", "a", 2, ready=1, revision=revision)
     stuck = _owned_by(pod("web-a-1-p", "a", revision=revision, pending_for=120), "Deployment", "web-a-1")
     result = run([obj, deploy, stuck])
     assert result.refused and result.refusal == "allocation"
     assert [(o["metadata"]["name"], o["metadata"]["labels"][RESERVED]) for o in result.update] == [
-        ("web-a-1-p", "true")]
+        ("web-a-1-p", "true")
+    ]
     assert result.create == () and not result.status_changed

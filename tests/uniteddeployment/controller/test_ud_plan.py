@@ -17,8 +17,14 @@ from py_engine.uniteddeployment.controller.state import StateError, UnitedState,
 pytestmark = pytest.mark.timeout(30)
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
-OWNER = {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment", "name": "web", "uid": "ud-uid-1",
-         "controller": True, "blockOwnerDeletion": True}
+OWNER = {
+    "apiVersion": "spreadgate.dev/v1beta1",
+    "kind": "UnitedDeployment",
+    "name": "web",
+    "uid": "ud-uid-1",
+    "controller": True,
+    "blockOwnerDeletion": True,
+}
 
 
 def ago(seconds: float) -> str:
@@ -29,34 +35,80 @@ def run(objects: list[dict[str, Any]], now: datetime = NOW) -> Plan:
     return plan(state_from_objects(objects), now)
 
 
-def workload(name: str, subset: str, replicas: int, *, ready: int | None = None, revision: str = "",
-             kind: str = "Deployment", api_version: str = "apps/v1", owned: bool = True) -> dict[str, Any]:
+def workload(
+    name: str,
+    subset: str,
+    replicas: int,
+    *,
+    ready: int | None = None,
+    revision: str = "",
+    kind: str = "Deployment",
+    api_version: str = "apps/v1",
+    owned: bool = True,
+) -> dict[str, Any]:
     labels = {"app": "web", "spreadgate.dev/subset-name": subset}
     if revision:
         labels["spreadgate.dev/controller-revision-hash"] = revision
     meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": labels}
     if owned:
         meta["ownerReferences"] = [dict(OWNER)]
-    return {"apiVersion": api_version, "kind": kind, "metadata": meta,
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web", "spreadgate.dev/subset-name": subset}}},
-            "status": {"replicas": replicas, "readyReplicas": replicas if ready is None else ready}}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": meta,
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web", "spreadgate.dev/subset-name": subset}},
+        },
+        "status": {"replicas": replicas, "readyReplicas": replicas if ready is None else ready},
+    }
 
 
-def pod(name: str, subset: str, *, revision: str = "", pending_for: float | None = None,
-        labels: dict[str, str] | None = None) -> dict[str, Any]:
+def pod(
+    name: str,
+    subset: str,
+    *,
+    revision: str = "",
+    pending_for: float | None = None,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
     status: dict[str, Any]
     if pending_for is None:
-        status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ago(600)}]}
+        status = {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ago(600)}],
+        }
         spec = {"nodeName": "n1"}
     else:
-        status = {"phase": "Pending", "conditions": [
-            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastTransitionTime": ago(pending_for)}]}
+        status = {
+            "phase": "Pending",
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "lastTransitionTime": ago(pending_for),
+                }
+            ],
+        }
         spec = {}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "creationTimestamp": ago(3600),
-                         "labels": {"app": "web", "spreadgate.dev/subset-name": subset,
-                                    "spreadgate.dev/controller-revision-hash": revision, **(labels or {})}},
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "creationTimestamp": ago(3600),
+            "labels": {
+                "app": "web",
+                "spreadgate.dev/subset-name": subset,
+                "spreadgate.dev/controller-revision-hash": revision,
+                **(labels or {}),
+            },
+        },
+        "spec": spec,
+        "status": status,
+    }
 
 
 def kinds(objects: tuple[dict[str, Any], ...]) -> list[tuple[str, str]]:
@@ -68,14 +120,20 @@ def test_fresh_ud_creates_revision_and_workloads_in_name_order() -> None:
     assert result.errors == () and not result.refused
     assert {n: (s.replicas, s.partition) for n, s in result.subsets.items()} == {"zb": (4, 0), "za": (6, 0)}
     revision = result.status["updatedRevision"]
-    assert kinds(result.create) == [("ControllerRevision", revision), ("Deployment", "web-za-"),
-                                    ("Deployment", "web-zb-")]
+    assert kinds(result.create) == [
+        ("ControllerRevision", revision),
+        ("Deployment", "web-za-"),
+        ("Deployment", "web-zb-"),
+    ]
     assert result.update == () and result.delete == ()
     status = result.status
     assert status["currentRevision"] == revision and status["labelSelector"] == "app=web"
     assert [e["name"] for e in status["subsetStatuses"]] == ["zb", "za"]
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
-        "UnitedDeploymentUpdated": "True", "SubsetProvisioned": "True", "SubsetUpdated": "True"}
+        "UnitedDeploymentUpdated": "True",
+        "SubsetProvisioned": "True",
+        "SubsetUpdated": "True",
+    }
     assert set(result.to_json()) == {"subsets", "create", "update", "delete", "release", "status", "errors"}
 
 
@@ -96,7 +154,10 @@ def steady_objects() -> list[dict[str, Any]]:
         created = copy.deepcopy(created)
         if created["kind"] == "Deployment":
             created["metadata"]["name"] = created["metadata"].pop("generateName") + f"x{i}"
-            created["status"] = {"replicas": created["spec"]["replicas"], "readyReplicas": created["spec"]["replicas"]}
+            created["status"] = {
+                "replicas": created["spec"]["replicas"],
+                "readyReplicas": created["spec"]["replicas"],
+            }
         objects.append(created)
     objects[0] = {**obj, "status": first.status}
     return objects
@@ -111,12 +172,16 @@ def test_a_second_sync_over_its_own_result_writes_nothing() -> None:
 def test_template_change_updates_every_subset_with_the_new_revision() -> None:
     objects = steady_objects()
     objects[0] = copy.deepcopy(objects[0])
-    objects[0]["spec"]["template"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = "v2"
+    objects[0]["spec"]["template"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"][0][
+        "image"
+    ] = "v2"
     result = run(objects)
     new_revision = result.status["updatedRevision"]
     assert kinds(result.create) == [("ControllerRevision", new_revision)]
     assert [o["metadata"]["labels"]["spreadgate.dev/controller-revision-hash"] for o in result.update] == [
-        new_revision, new_revision]
+        new_revision,
+        new_revision,
+    ]
     updated = {c["type"]: c for c in result.status["conditions"]}["UnitedDeploymentUpdated"]
     assert updated["status"] == "False" and updated["reason"] == "UnitedDeploymentRevisionUpdating"
 
@@ -130,8 +195,13 @@ def test_deletes_removed_duplicate_and_other_kind_workloads_and_leaves_others() 
         workload("web-gone-1", "gone", 2),
         workload("web-sts-1", "a", 2, kind="StatefulSet"),
         workload("orphan-sts", "a", 2, kind="StatefulSet", owned=False),
-        {**workload("foreign", "a", 2), "metadata": {**workload("foreign", "a", 2)["metadata"],
-                                                      "ownerReferences": [{**OWNER, "uid": "other"}]}},
+        {
+            **workload("foreign", "a", 2),
+            "metadata": {
+                **workload("foreign", "a", 2)["metadata"],
+                "ownerReferences": [{**OWNER, "uid": "other"}],
+            },
+        },
     ]
     result = run(objects)
     assert sorted(o["metadata"]["name"] for o in result.delete) == ["web-a-2", "web-gone-1", "web-sts-1"]
@@ -152,23 +222,43 @@ def test_status_keeps_only_spec_subsets() -> None:
 
 
 def test_manual_partitions_are_capped_and_written_on_statefulsets() -> None:
-    template = {"statefulSetTemplate": {"metadata": {"labels": {"app": "web"}}, "spec": {
-        "selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}}}}}
-    obj = ud_object(4, [{"name": "a", "replicas": 1}, {"name": "b"}], template=template,
-                    update={"type": "Manual", "manualUpdate": {"partitions": {"a": 5, "b": 2}}})
+    template = {
+        "statefulSetTemplate": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}},
+            },
+        }
+    }
+    obj = ud_object(
+        4,
+        [{"name": "a", "replicas": 1}, {"name": "b"}],
+        template=template,
+        update={"type": "Manual", "manualUpdate": {"partitions": {"a": 5, "b": 2}}},
+    )
     result = run([obj])
     assert {n: s.partition for n, s in result.subsets.items()} == {"a": 1, "b": 2}
-    by_subset = {o["metadata"]["labels"]["spreadgate.dev/subset-name"]: o for o in result.create
-                 if o["kind"] == "StatefulSet"}
-    assert by_subset["b"]["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}
+    by_subset = {
+        o["metadata"]["labels"]["spreadgate.dev/subset-name"]: o
+        for o in result.create
+        if o["kind"] == "StatefulSet"
+    }
+    assert by_subset["b"]["spec"]["updateStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"partition": 2},
+    }
 
 
 def adaptive_state(pending_for: float) -> list[dict[str, Any]]:
     obj = ud_object(4, [{"name": "ecs"}, {"name": "acs"}], schedule={"type": "Adaptive"})
     revision = revision_name(state_from_objects([obj]).ud, 0)[0]
-    return [obj, workload("web-ecs-1", "ecs", 4, ready=2, revision=revision),
-            *[pod(f"web-ecs-1-{i}", "ecs", revision=revision) for i in range(2)],
-            *[pod(f"web-ecs-1-p{i}", "ecs", revision=revision, pending_for=pending_for) for i in range(2)]]
+    return [
+        obj,
+        workload("web-ecs-1", "ecs", 4, ready=2, revision=revision),
+        *[pod(f"web-ecs-1-{i}", "ecs", revision=revision) for i in range(2)],
+        *[pod(f"web-ecs-1-p{i}", "ecs", revision=revision, pending_for=pending_for) for i in range(2)],
+    ]
 
 
 def test_adaptive_before_the_critical_time_waits_and_requeues() -> None:
@@ -195,20 +285,33 @@ def test_reservation_mode_labels_pods_and_excludes_reserved_from_the_selector() 
     schedule = {"type": "Adaptive", "adaptive": {"reserveUnschedulablePods": True}}
     obj = ud_object(2, [{"name": "s0"}, {"name": "s1"}], schedule=schedule)
     revision = revision_name(state_from_objects([obj]).ud, 0)[0]
-    objects = [obj, workload("web-s0-1", "s0", 2, ready=0, revision=revision),
-               pod("web-s0-1-a", "s0", revision=revision, pending_for=60),
-               pod("web-s0-1-b", "s0", revision=revision, pending_for=60)]
+    objects = [
+        obj,
+        workload("web-s0-1", "s0", 2, ready=0, revision=revision),
+        pod("web-s0-1-a", "s0", revision=revision, pending_for=60),
+        pod("web-s0-1-b", "s0", revision=revision, pending_for=60),
+    ]
     result = run(objects)
     assert {n: s.replicas for n, s in result.subsets.items()} == {"s0": 2, "s1": 2}
     pods = [o for o in result.update if o["kind"] == "Pod"]
-    assert [p["metadata"]["labels"]["spreadgate.dev/united-deployment-reserved-pod"] for p in pods] == ["true", "true"]
+    assert [p["metadata"]["labels"]["spreadgate.dev/united-deployment-reserved-pod"] for p in pods] == [
+        "true",
+        "true",
+    ]
     assert result.status["reservedPods"] == 2 and result.status["replicas"] == 0
     assert result.status["labelSelector"] == "app=web,spreadgate.dev/united-deployment-reserved-pod=false"
 
 
 def test_stuck_statefulset_pods_above_the_partition_are_deleted() -> None:
-    template = {"statefulSetTemplate": {"metadata": {"labels": {"app": "web"}}, "spec": {
-        "selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}}}}}
+    template = {
+        "statefulSetTemplate": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}},
+            },
+        }
+    }
     obj = ud_object(3, [{"name": "a"}], template=template)
     sts = workload("web-a-x", "a", 3, ready=2, revision="web-old", kind="StatefulSet")
     stuck = pod("web-a-x-2", "a", revision="web-old", pending_for=1)
@@ -232,7 +335,9 @@ def test_state_errors() -> None:
         state_from_objects([{"kind": "Pod"}])
     with pytest.raises(StateError, match="several"):
         state_from_objects([ud_object(1, [], name="a"), ud_object(1, [], name="b")])
-    assert isinstance(state_from_objects([ud_object(1, [], name="a"), ud_object(1, [], name="b")], "b"), UnitedState)
+    assert isinstance(
+        state_from_objects([ud_object(1, [], name="a"), ud_object(1, [], name="b")], "b"), UnitedState
+    )
 
 
 def test_no_subsets_with_replicas_is_refused_like_kruise() -> None:
@@ -249,13 +354,19 @@ def test_status_settles_after_the_workloads_report() -> None:
 
 
 def test_a_v1alpha1_ud_gets_its_status_in_the_alpha_shape() -> None:
-    obj = ud_object(3, [{"name": "a", "replicas": 1}, {"name": "b"}], api_version="apps.kruise.io/v1alpha1",
-                    update={"type": "Manual", "manualUpdate": {"partitions": {"b": 1}}})
+    obj = ud_object(
+        3,
+        [{"name": "a", "replicas": 1}, {"name": "b"}],
+        api_version="apps.kruise.io/v1alpha1",
+        update={"type": "Manual", "manualUpdate": {"partitions": {"b": 1}}},
+    )
     result = run([obj])
     alpha = result.to_json()["status"]
     assert alpha["subsetReplicas"] == {"a": 1, "b": 2}
-    assert alpha["updateStatus"] == {"updatedRevision": result.status["updatedRevision"],
-                                     "currentPartitions": {"a": 0, "b": 1}}
+    assert alpha["updateStatus"] == {
+        "updatedRevision": result.status["updatedRevision"],
+        "currentPartitions": {"a": 0, "b": 1},
+    }
     assert "updatedRevision" not in alpha and result.status["subsetStatuses"][1]["partition"] == 1
 
 
@@ -263,7 +374,13 @@ def test_a_ud_being_deleted_is_left_to_garbage_collection() -> None:
     obj = ud_object(2, [{"name": "a"}])
     obj["metadata"]["deletionTimestamp"] = ago(1)
     result = run([obj, workload("web-a-1", "a", 1)])
-    assert (result.subsets, result.create, result.update, result.delete, result.errors) == ({}, (), (), (), ())
+    assert (result.subsets, result.create, result.update, result.delete, result.errors) == (
+        {},
+        (),
+        (),
+        (),
+        (),
+    )
 
 
 def test_an_owned_workload_without_a_subset_label_is_reported_and_left_alone() -> None:
@@ -282,5 +399,8 @@ def test_reservation_mode_subset_added_later_starts_marked() -> None:
     entries = {e["name"]: e for e in run([obj]).status["subsetStatuses"]}
     condition = entries["s1"]["conditions"][0]
     assert (condition["status"], condition["reason"], condition["lastTransitionTime"]) == (
-        "False", "created", format_time(NOW))
+        "False",
+        "created",
+        format_time(NOW),
+    )
     assert "conditions" not in entries["s0"]

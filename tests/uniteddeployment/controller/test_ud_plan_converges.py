@@ -25,15 +25,26 @@ pytestmark = pytest.mark.timeout(120)
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 KINDS = ["deploymentTemplate", "statefulSetTemplate", "advancedStatefulSetTemplate", "cloneSetTemplate"]
 VALUE = st.integers(0, 6) | st.sampled_from(["10%", "50%"])
-PATCH = st.none() | st.just({"metadata": {"labels": {"tier": "x"}}}) | st.just(
-    {"spec": {"containers": [{"name": "main", "env": [{"name": "A", "value": "1"}]}]}})
+PATCH = (
+    st.none()
+    | st.just({"metadata": {"labels": {"tier": "x"}}})
+    | st.just({"spec": {"containers": [{"name": "main", "env": [{"name": "A", "value": "1"}]}]}})
+)
 
 
 def template(key: str) -> dict[str, Any]:
-    return {key: {"metadata": {"labels": {"app": "web"}}, "spec": {
-        "selector": copy.deepcopy(SELECTOR),
-        "template": {"metadata": {"labels": {"app": "web"}},
-                     "spec": {"containers": [{"name": "main", "image": "nginx"}]}}}}}
+    return {
+        key: {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "selector": copy.deepcopy(SELECTOR),
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+                },
+            },
+        }
+    }
 
 
 @st.composite
@@ -58,12 +69,20 @@ def subsets(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(replicas=st.integers(0, 12), topology=subsets(), kind=st.sampled_from(KINDS),
-       partitions=st.dictionaries(st.sampled_from(["s0", "s1"]), st.integers(-1, 4)))
-def test_second_sync_writes_nothing(replicas: int, topology: list[dict[str, Any]], kind: str,
-                                    partitions: dict[str, int]) -> None:
+@given(
+    replicas=st.integers(0, 12),
+    topology=subsets(),
+    kind=st.sampled_from(KINDS),
+    partitions=st.dictionaries(st.sampled_from(["s0", "s1"]), st.integers(-1, 4)),
+)
+def test_second_sync_writes_nothing(
+    replicas: int, topology: list[dict[str, Any]], kind: str, partitions: dict[str, int]
+) -> None:
     names = {s["name"] for s in topology}
-    update = {"type": "Manual", "manualUpdate": {"partitions": {k: v for k, v in partitions.items() if k in names}}}
+    update = {
+        "type": "Manual",
+        "manualUpdate": {"partitions": {k: v for k, v in partitions.items() if k in names}},
+    }
     obj = ud_object(replicas, topology, template=template(kind), update=update)
     first = plan(state_from_objects([obj]), NOW)
     if first.refused:

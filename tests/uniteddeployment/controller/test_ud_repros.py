@@ -51,17 +51,25 @@ def summary(result: Plan) -> dict[str, Any]:
     for name in result.subsets:
         conditions = entries.get(name, {}).get("conditions") or []
         found = next((c for c in conditions if c["type"] == "Schedulable"), None)
-        schedulable[name] = None if found is None else [
-            found["status"], found["reason"], found["lastTransitionTime"] == format_time(NOW)]
+        schedulable[name] = (
+            None
+            if found is None
+            else [found["status"], found["reason"], found["lastTransitionTime"] == format_time(NOW)]
+        )
     workloads = [o for o in result.update if o["kind"] not in ("Pod", "ControllerRevision")]
     return {
         "replicas": {n: s.replicas for n, s in result.subsets.items()},
         "partitions": {n: s.partition for n, s in result.subsets.items()},
         "schedulable": schedulable,
-        "totals": {k: status.get(k, 0) for k in ("replicas", "readyReplicas", "updatedReplicas", "reservedPods")},
+        "totals": {
+            k: status.get(k, 0) for k in ("replicas", "readyReplicas", "updatedReplicas", "reservedPods")
+        },
         "reservedPods": {n: entries[n].get("reservedPods", 0) for n in result.subsets},
-        "relabel": {o["metadata"]["name"]: o["metadata"]["labels"][RESERVED] for o in result.update
-                    if o["kind"] == "Pod"},
+        "relabel": {
+            o["metadata"]["name"]: o["metadata"]["labels"][RESERVED]
+            for o in result.update
+            if o["kind"] == "Pod"
+        },
         "creates": sorted(_subset(o) for o in result.create if o["kind"] != "ControllerRevision"),
         "updates": sorted(_subset(o) for o in workloads),
         "deletes": sorted(o["metadata"]["name"] for o in result.delete),
@@ -71,8 +79,16 @@ def summary(result: Plan) -> dict[str, Any]:
 
 def assert_matches_kruise(name: str, got: dict[str, Any]) -> None:
     want = expected(name)
-    for key in ("replicas", "partitions", "schedulable", "totals", "reservedPods", "relabel", "creates",
-                "updated_rev"):
+    for key in (
+        "replicas",
+        "partitions",
+        "schedulable",
+        "totals",
+        "reservedPods",
+        "relabel",
+        "creates",
+        "updated_rev",
+    ):
         assert got[key] == want[key], key
     # Kruise's fifth trigger (still rolling) only re-runs PostUpdate: an idempotent write Spreadgate skips.
     assert got["updates"] == sorted(set(want["updates"]) - set(want["progress_only"]))
@@ -91,10 +107,14 @@ def test_cloneset_partitions_are_read_where_v1beta1_keeps_them() -> None:
 def test_cloneset_partitions_are_written_where_v1beta1_keeps_them() -> None:
     result = run("ud-cloneset-partition", "ud-only.json")
     created = {_subset(o): o for o in result.create if o["kind"] == "CloneSet"}
-    assert {n: o["apiVersion"] for n, o in created.items()} == {"a": "apps.kruise.io/v1beta1",
-                                                                "b": "apps.kruise.io/v1beta1"}
+    assert {n: o["apiVersion"] for n, o in created.items()} == {
+        "a": "apps.kruise.io/v1beta1",
+        "b": "apps.kruise.io/v1beta1",
+    }
     assert {n: o["spec"]["updateStrategy"] for n, o in created.items()} == {
-        "a": {"rollingUpdate": {"partition": 1}}, "b": {"rollingUpdate": {"partition": 0}}}
+        "a": {"rollingUpdate": {"partition": 1}},
+        "b": {"rollingUpdate": {"partition": 0}},
+    }
 
 
 def test_a_duplicate_workloads_pods_are_not_counted_for_the_kept_one() -> None:
@@ -111,8 +131,10 @@ def test_a_duplicate_workloads_pods_are_not_counted_for_the_kept_one() -> None:
 def test_a_refused_allocation_still_deletes_duplicates() -> None:
     result = run("ud-refusal-writes")
     assert result.refused
-    assert result.errors == ("Specified subset replicas is ineffective: specified subsets' replica (3) is "
-                             "greater than UnitedDeployment replica (2)",)
+    assert result.errors == (
+        "Specified subset replicas is ineffective: specified subsets' replica (3) is "
+        "greater than UnitedDeployment replica (2)",
+    )
     assert [o["metadata"]["name"] for o in result.delete] == ["r5-a-y"]
     assert result.create == () and result.update == () and not result.status_changed
     assert expected("ud-refusal-writes")["refused"] in result.errors[0]
@@ -157,7 +179,13 @@ def test_old_revision_pods_time_out_from_the_updated_condition_whatever_its_stat
     assert_matches_kruise("ud-update-timeout-condition-true", got)
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in REPROS.iterdir() if (p / "expected.json").exists()
-                                        and expected(p.name).get("refused") is None))
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        p.name
+        for p in REPROS.iterdir()
+        if (p / "expected.json").exists() and expected(p.name).get("refused") is None
+    ),
+)
 def test_every_reproduction_matches_kruise(name: str) -> None:
     assert_matches_kruise(name, summary(run(name)))

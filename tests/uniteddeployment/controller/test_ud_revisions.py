@@ -23,23 +23,36 @@ pytestmark = pytest.mark.timeout(30)
 
 def model(image: str = "nginx", **spec: Any) -> UnitedDeployment:
     obj = ud_object(2, [{"name": "a"}])
-    obj["spec"]["template"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    obj["spec"]["template"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = (
+        image
+    )
     obj["spec"].update(spec)
     return UnitedDeployment.from_object(obj)
 
 
 def stored(ud: UnitedDeployment, number: int, collision: int = 0, name: str | None = None) -> dict[str, Any]:
-    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                "metadata": {"name": name or revision_name(ud, collision)[0], "namespace": "default",
-                             "labels": {"app": "web"}, "ownerReferences": [
-                                 {"kind": "UnitedDeployment", "name": "web", "uid": "ud-uid-1", "controller": True}]},
-                "data": revision_data(ud), "revision": number}
+    revision = {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": name or revision_name(ud, collision)[0],
+            "namespace": "default",
+            "labels": {"app": "web"},
+            "ownerReferences": [
+                {"kind": "UnitedDeployment", "name": "web", "uid": "ud-uid-1", "controller": True}
+            ],
+        },
+        "data": revision_data(ud),
+        "revision": number,
+    }
     return revision
 
 
 def test_go_encoding() -> None:
-    assert go_json({"b": [1, 2.0, 0.5, 1e21, 1e-7], "a": "<&>", "c": None, "d": True}) == \
-        '{"a":"\\u003c\\u0026\\u003e","b":[1,2,0.5,1e+21,1e-07],"c":null,"d":true}'
+    assert (
+        go_json({"b": [1, 2.0, 0.5, 1e21, 1e-7], "a": "<&>", "c": None, "d": True})
+        == '{"a":"\\u003c\\u0026\\u003e","b":[1,2,0.5,1e+21,1e-07],"c":null,"d":true}'
+    )
     assert go_json("é\u2028") == '"é\\u2028"'
     with pytest.raises(EncodingError):
         go_json(float("nan"))
@@ -70,7 +83,10 @@ def test_new_template_creates_the_next_revision_with_template_labels() -> None:
     result = plan_revisions(model("v2"), [stored(old, 1)])
     assert [r["revision"] for r in result.create] == [2]
     assert result.create[0]["metadata"]["labels"]["app"] == "web"
-    assert result.create[0]["metadata"]["labels"]["controller.kubernetes.io/hash"] == result.updated.split("-", 1)[1]
+    assert (
+        result.create[0]["metadata"]["labels"]["controller.kubernetes.io/hash"]
+        == result.updated.split("-", 1)[1]
+    )
     assert result.current == result.updated  # no stored currentRevision
 
 

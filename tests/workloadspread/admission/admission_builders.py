@@ -14,7 +14,9 @@ NOW_TEXT = "2024-06-01T12:00:00Z"
 NS = "default"
 
 
-def subset(name: str, max_replicas: int | str | None = None, zone: str | None = None, **extra: Any) -> dict[str, Any]:
+def subset(
+    name: str, max_replicas: int | str | None = None, zone: str | None = None, **extra: Any
+) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": name}
     if max_replicas is not None:
         entry["maxReplicas"] = max_replicas
@@ -55,11 +57,24 @@ def versioned(version: str, *entries: dict[str, Any]) -> dict[str, Any]:
 
 
 def owner_ref(api_version: str, kind: str, name: str) -> dict[str, Any]:
-    return {"apiVersion": api_version, "kind": kind, "name": name, "uid": f"uid-{kind}-{name}", "controller": True}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name,
+        "uid": f"uid-{kind}-{name}",
+        "controller": True,
+    }
 
 
-def workload(api_version: str, kind: str, name: str, *, owner: dict[str, Any] | None = None,
-             namespace: str = NS, **spec: Any) -> dict[str, Any]:
+def workload(
+    api_version: str,
+    kind: str,
+    name: str,
+    *,
+    owner: dict[str, Any] | None = None,
+    namespace: str = NS,
+    **spec: Any,
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{kind}-{name}"}
     if owner is not None:
         metadata["ownerReferences"] = [owner]
@@ -69,8 +84,13 @@ def workload(api_version: str, kind: str, name: str, *, owner: dict[str, Any] | 
 def deployment_chain(replicas: int = 6, template_hash: str = "abc123") -> list[dict[str, Any]]:
     """Deployment `web` and its ReplicaSet `web-<hash>`."""
     deploy = workload("apps/v1", "Deployment", "web", replicas=replicas)
-    rs = workload("apps/v1", "ReplicaSet", f"web-{template_hash}", owner=owner_ref("apps/v1", "Deployment", "web"),
-                  replicas=replicas)
+    rs = workload(
+        "apps/v1",
+        "ReplicaSet",
+        f"web-{template_hash}",
+        owner=owner_ref("apps/v1", "Deployment", "web"),
+        replicas=replicas,
+    )
     return [deploy, rs]
 
 
@@ -92,7 +112,9 @@ def pod(
     metadata["labels"] = labels if labels is not None else {"app": "web", "pod-template-hash": "abc123"}
     if annotations is not None:
         metadata["annotations"] = annotations
-    metadata["ownerReferences"] = [owner if owner is not None else owner_ref("apps/v1", "ReplicaSet", "web-abc123")]
+    metadata["ownerReferences"] = [
+        owner if owner is not None else owner_ref("apps/v1", "ReplicaSet", "web-abc123")
+    ]
     metadata.update(metadata_extra)
     return {
         "apiVersion": "v1",
@@ -109,8 +131,14 @@ class Objects:
         self.calls: list[tuple[str, str, str, str]] = []
         self._index: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         for obj in objects:
-            self._index[self._key(obj["apiVersion"], obj["kind"], obj["metadata"].get("namespace", NS),
-                                  obj["metadata"]["name"])] = obj
+            self._index[
+                self._key(
+                    obj["apiVersion"],
+                    obj["kind"],
+                    obj["metadata"].get("namespace", NS),
+                    obj["metadata"]["name"],
+                )
+            ] = obj
 
     @staticmethod
     def _key(api_version: str, kind: str, namespace: str, name: str) -> tuple[str, str, str, str]:

@@ -32,7 +32,9 @@ OWNER = owner_ref("apps/v1", "ReplicaSet", "web-abc123")
 
 caps_strategy = st.lists(st.one_of(st.none(), st.integers(min_value=0, max_value=4)), min_size=1, max_size=4)
 op_strategy = st.lists(
-    st.tuples(st.sampled_from(["create", "create-nameless", "delete", "readmit", "sync"]), st.integers(0, 1000)),
+    st.tuples(
+        st.sampled_from(["create", "create-nameless", "delete", "readmit", "sync"]), st.integers(0, 1000)
+    ),
     max_size=40,
 )
 
@@ -49,7 +51,9 @@ def _sync(ws: dict[str, Any], caps: list[int | None], live: dict[str, str]) -> d
     for i, cap in enumerate(caps):
         name = f"s{i}"
         count = sum(1 for s in live.values() if s == name)
-        statuses.append({"name": name, "replicas": count, "missingReplicas": -1 if cap is None else max(0, cap - count)})
+        statuses.append(
+            {"name": name, "replicas": count, "missingReplicas": -1 if cap is None else max(0, cap - count)}
+        )
     ws.setdefault("status", {}).setdefault("versionedSubsetStatuses", {})[VERSION] = statuses
     return ws
 
@@ -59,7 +63,7 @@ def _sync(ws: dict[str, Any], caps: list[int | None], live: dict[str, str]) -> d
 def test_random_creates_and_deletes_respect_caps(caps: list[int | None], ops: list[tuple[str, int]]) -> None:
     ws = spread([subset(f"s{i}", cap) for i, cap in enumerate(caps)])
     ctx = make_ctx()
-    live: dict[str, str] = {}            # pod key (name or uid) -> subset, pods that exist
+    live: dict[str, str] = {}  # pod key (name or uid) -> subset, pods that exist
     pods: dict[str, dict[str, Any]] = {}  # pod key -> the admitted (mutated) pod
     reserved_since_sync: set[str] = set()
     counter = 0

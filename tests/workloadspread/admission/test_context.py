@@ -15,8 +15,10 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def test_every_field_given_is_the_same_context_as_the_constructor_builds() -> None:
-    values = {f.name: getattr(AdmissionContext(now=NOW, lookup=no_lookup), f.name)
-              for f in dataclasses.fields(AdmissionContext)}
+    values = {
+        f.name: getattr(AdmissionContext(now=NOW, lookup=no_lookup), f.name)
+        for f in dataclasses.fields(AdmissionContext)
+    }
     values["whitelist"] = whitelist_from_entries([{"group": "x", "kind": "Y"}])
     built = admission_context(**values)
     assert type(built) is AdmissionContext

@@ -19,8 +19,9 @@ TOLERATION = {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def _required(p: dict[str, Any]) -> list[dict[str, Any]]:
-    terms: list[dict[str, Any]] = p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"]
+    terms: list[dict[str, Any]] = p["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
     return terms
 
 
@@ -33,22 +34,45 @@ def test_bare_subset_still_creates_affinity_objects() -> None:
 
 
 def test_required_term_is_anded_into_every_existing_term() -> None:
-    the_pod = pod(spec={"containers": [{"name": "main"}], "affinity": {"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["arm64"]}]},
-            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
-        ]}}}})
+    the_pod = pod(
+        spec={
+            "containers": [{"name": "main"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["arm64"]}]},
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
+                        ]
+                    }
+                }
+            },
+        }
+    )
     mutated = inject(the_pod, spread([subset("a", requiredNodeSelectorTerm=ZONE_TERM)]), "a", None)
     assert _required(mutated) == [
-        {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["arm64"]}, *ZONE_TERM["matchExpressions"]]},
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}],
-         "matchExpressions": ZONE_TERM["matchExpressions"]},
+        {
+            "matchExpressions": [
+                {"key": "arch", "operator": "In", "values": ["arm64"]},
+                *ZONE_TERM["matchExpressions"],
+            ]
+        },
+        {
+            "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}],
+            "matchExpressions": ZONE_TERM["matchExpressions"],
+        },
     ]
 
 
 def test_empty_required_terms_get_the_subset_term_alone() -> None:
-    the_pod = pod(spec={"containers": [{"name": "main"}], "affinity": {"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}})
+    the_pod = pod(
+        spec={
+            "containers": [{"name": "main"}],
+            "affinity": {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}
+            },
+        }
+    )
     ws = spread([subset("a", requiredNodeSelectorTerm=ZONE_TERM)])
     mutated = inject(the_pod, ws, "a", None)
     assert _required(mutated) == [ZONE_TERM]
@@ -58,14 +82,26 @@ def test_empty_required_terms_get_the_subset_term_alone() -> None:
 
 def test_tolerations_and_preferred_terms_are_appended_without_dedup() -> None:
     preferred = [{"weight": 10, "preference": ZONE_TERM}]
-    the_pod = pod(spec={"containers": [{"name": "main"}], "tolerations": [TOLERATION],
-                        "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                            {"weight": 1, "preference": {"matchExpressions": []}}]}}})
+    the_pod = pod(
+        spec={
+            "containers": [{"name": "main"}],
+            "tolerations": [TOLERATION],
+            "affinity": {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 1, "preference": {"matchExpressions": []}}
+                    ]
+                }
+            },
+        }
+    )
     ws = spread([subset("a", tolerations=[TOLERATION], preferredNodeSelectorTerms=preferred)])
     mutated = inject(the_pod, ws, "a", None)
     assert mutated["spec"]["tolerations"] == [TOLERATION, TOLERATION]
     assert mutated["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] == [
-        {"weight": 1, "preference": {"matchExpressions": []}}, *preferred]
+        {"weight": 1, "preference": {"matchExpressions": []}},
+        *preferred,
+    ]
 
 
 def test_patch_runs_last_and_replaces_injected_lists() -> None:
@@ -75,14 +111,31 @@ def test_patch_runs_last_and_replaces_injected_lists() -> None:
 
 
 def test_patch_merges_containers_by_name_and_honours_directives() -> None:
-    the_pod = pod(spec={"containers": [{"name": "main", "image": "app", "env": [{"name": "A", "value": "1"}]},
-                                       {"name": "side", "image": "proxy"}]})
-    patch = {"spec": {"containers": [{"name": "main", "env": [{"name": "ZONE", "value": "z1"}]},
-                                     {"name": "side", "$patch": "delete"}]},
-             "metadata": {"labels": {"zone": "z1"}}}
+    the_pod = pod(
+        spec={
+            "containers": [
+                {"name": "main", "image": "app", "env": [{"name": "A", "value": "1"}]},
+                {"name": "side", "image": "proxy"},
+            ]
+        }
+    )
+    patch = {
+        "spec": {
+            "containers": [
+                {"name": "main", "env": [{"name": "ZONE", "value": "z1"}]},
+                {"name": "side", "$patch": "delete"},
+            ]
+        },
+        "metadata": {"labels": {"zone": "z1"}},
+    }
     mutated = inject(the_pod, spread([subset("a", patch=patch)]), "a", None)
     assert mutated["spec"]["containers"] == [
-        {"name": "main", "image": "app", "env": [{"name": "A", "value": "1"}, {"name": "ZONE", "value": "z1"}]}]
+        {
+            "name": "main",
+            "image": "app",
+            "env": [{"name": "A", "value": "1"}, {"name": "ZONE", "value": "z1"}],
+        }
+    ]
     assert mutated["metadata"]["labels"] == {"app": "web", "pod-template-hash": "abc123", "zone": "z1"}
 
 
@@ -107,9 +160,14 @@ def test_inputs_untouched_and_uid_only_for_nameless_pods() -> None:
     ws = spread([subset("a", tolerations=[TOLERATION], requiredNodeSelectorTerm=ZONE_TERM)])
     snapshot = copy.deepcopy((named, nameless, ws))
     assert json.loads(inject(named, ws, "a", "u1")["metadata"]["annotations"][MATCHED_ANNOTATION]) == {
-        "name": "ws", "subset": "a"}
+        "name": "ws",
+        "subset": "a",
+    }
     assert json.loads(inject(nameless, ws, "a", "u1")["metadata"]["annotations"][MATCHED_ANNOTATION]) == {
-        "name": "ws", "subset": "a", "uid": "u1"}
+        "name": "ws",
+        "subset": "a",
+        "uid": "u1",
+    }
     assert (named, nameless, ws) == snapshot
 
 
@@ -121,14 +179,28 @@ def test_kruise_annotation_on_the_pod_is_kept_and_ours_added() -> None:
 
 
 def test_make_patch_round_trips_and_escapes_slashes() -> None:
-    the_pod = pod(annotations={"existing/key": "v"}, spec={"containers": [{"name": "main"}], "tolerations": [TOLERATION]})
-    ws = spread([subset("a", tolerations=[TOLERATION], requiredNodeSelectorTerm=ZONE_TERM,
-                        patch={"metadata": {"labels": {"tier": "x"}}, "spec": {"priorityClassName": "p"}})])
+    the_pod = pod(
+        annotations={"existing/key": "v"},
+        spec={"containers": [{"name": "main"}], "tolerations": [TOLERATION]},
+    )
+    ws = spread(
+        [
+            subset(
+                "a",
+                tolerations=[TOLERATION],
+                requiredNodeSelectorTerm=ZONE_TERM,
+                patch={"metadata": {"labels": {"tier": "x"}}, "spec": {"priorityClassName": "p"}},
+            )
+        ]
+    )
     mutated = inject(the_pod, ws, "a", None)
     ops = make_patch(the_pod, mutated)
     assert jsonpatch.apply_patch(the_pod, ops) == mutated
-    assert {"op": "add", "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread",
-            "value": '{"name":"ws","subset":"a"}'} in ops
+    assert {
+        "op": "add",
+        "path": "/metadata/annotations/spreadgate.dev~1matched-workloadspread",
+        "value": '{"name":"ws","subset":"a"}',
+    } in ops
     assert make_patch(the_pod, copy.deepcopy(the_pod)) == []
 
 
@@ -137,15 +209,40 @@ def test_shared_members_leave_the_pod_untouched_and_the_patch_the_same(with_patc
     """`inject` shares what it does not change with the pod (so the patch diff skips it by
     identity): the pod, existing terms, tolerations and annotations included, is left as it
     was, and the patch equals the one against an independent copy of the admitted pod."""
-    the_pod = pod(annotations={"keep": "v"}, labels={"app": "web"}, spec={
-        "containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}], "tolerations": [TOLERATION],
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["arm64"]}]}]},
-            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": ZONE_TERM}]}}})
-    patch = {"metadata": {"labels": {"tier": "x"}}, "spec": {"priorityClassName": "p"}} if with_patch else None
-    ws = spread([subset("a", tolerations=[TOLERATION], requiredNodeSelectorTerm=ZONE_TERM,
-                        preferredNodeSelectorTerms=[{"weight": 5, "preference": ZONE_TERM}],
-                        **({"patch": patch} if patch else {}))])
+    the_pod = pod(
+        annotations={"keep": "v"},
+        labels={"app": "web"},
+        spec={
+            "containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}],
+            "tolerations": [TOLERATION],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["arm64"]}]}
+                        ]
+                    },
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 1, "preference": ZONE_TERM}
+                    ],
+                }
+            },
+        },
+    )
+    patch = (
+        {"metadata": {"labels": {"tier": "x"}}, "spec": {"priorityClassName": "p"}} if with_patch else None
+    )
+    ws = spread(
+        [
+            subset(
+                "a",
+                tolerations=[TOLERATION],
+                requiredNodeSelectorTerm=ZONE_TERM,
+                preferredNodeSelectorTerms=[{"weight": 5, "preference": ZONE_TERM}],
+                **({"patch": patch} if patch else {}),
+            )
+        ]
+    )
     before = copy.deepcopy(the_pod)
     mutated = inject(the_pod, ws, "a", "u")
     assert the_pod == before

@@ -23,8 +23,21 @@ NOW_TEXT = "2024-06-01T12:00:00Z"
 
 
 def _admit(capsys: pytest.CaptureFixture[str], state: Path, operation: str) -> dict[str, Any]:
-    code = main(["admit", "--state", str(state), "--pod", str(E / "pod.json"), "--operation", operation,
-                 "--now", NOW_TEXT, "-o", "json"])
+    code = main(
+        [
+            "admit",
+            "--state",
+            str(state),
+            "--pod",
+            str(E / "pod.json"),
+            "--operation",
+            operation,
+            "--now",
+            NOW_TEXT,
+            "-o",
+            "json",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     decision: dict[str, Any] = json.loads(out)
@@ -42,8 +55,9 @@ def _spread(state: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("operation", ["DELETE", "EVICT"])
-def test_e_single_unlimited_subset_release_writes_no_status(capsys: pytest.CaptureFixture[str],
-                                                            operation: str) -> None:
+def test_e_single_unlimited_subset_release_writes_no_status(
+    capsys: pytest.CaptureFixture[str], operation: str
+) -> None:
     state = _state()
     pod = json.loads((E / "pod.json").read_text())
     decision = _admit(capsys, E / "state.json", operation)
@@ -56,11 +70,13 @@ def test_e_single_unlimited_subset_release_writes_no_status(capsys: pytest.Captu
     assert decision["warnings"] == []
     assert decision["workloadSpread"] == _spread(state)  # untouched, the stale cap included
     assert decision["workloadSpread"]["status"]["versionedSubsetStatuses"] == {
-        "versionIgnored": [{"name": "subset-a", "replicas": 2, "missingReplicas": 1}]}
+        "versionIgnored": [{"name": "subset-a", "replicas": 2, "missingReplicas": 1}]
+    }
 
 
-def test_e_the_shortcut_is_only_for_a_single_unlimited_subset(capsys: pytest.CaptureFixture[str],
-                                                              tmp_path: Path) -> None:
+def test_e_the_shortcut_is_only_for_a_single_unlimited_subset(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """The same pod and status with a cap back in the spec (and the spec synced): the
     release is recorded as before (deletingPods, missingReplicas + 1)."""
     state = _state()
@@ -73,5 +89,6 @@ def test_e_the_shortcut_is_only_for_a_single_unlimited_subset(capsys: pytest.Cap
     decision = _admit(capsys, path, "DELETE")
     assert decision["statusWritten"] is True and decision["subset"] == "subset-a"
     assert decision["workloadSpread"]["status"]["versionedSubsetStatuses"]["versionIgnored"] == [
-        {"name": "subset-a", "replicas": 2, "missingReplicas": 2, "deletingPods": {"app-0": NOW_TEXT}}]
+        {"name": "subset-a", "replicas": 2, "missingReplicas": 2, "deletingPods": {"app-0": NOW_TEXT}}
+    ]
     assert ws == before

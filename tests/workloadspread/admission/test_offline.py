@@ -49,7 +49,10 @@ def test_offline_admission_counts_what_it_recorded() -> None:
     first = admission.create(pod("web-abc123-1"))
     second = admission.create(pod("web-abc123-2"))
     assert (first.subset, first.status_written) == ("a", True)
-    assert json.loads(first.pod["metadata"]["annotations"][MATCHED_ANNOTATION]) == {"name": "ws", "subset": "a"}
+    assert json.loads(first.pod["metadata"]["annotations"][MATCHED_ANNOTATION]) == {
+        "name": "ws",
+        "subset": "a",
+    }
     assert second.subset == "b"  # the first write is counted
     assert first.spread_before is not None and "status" not in first.spread_before
 
@@ -70,11 +73,31 @@ def test_the_asynchronous_entry_points_decide_exactly_as_the_blocking_ones() -> 
     pods = [pod(f"web-abc123-{i}") for i in range(3)]
     admitted = [blocking.create(p).pod for p in pods]
     requests: list[tuple[str, dict[str, Any]]] = [
-        *(("mutate", {"uid": f"c{i}", "operation": "CREATE", "namespace": "default", "name": p["metadata"]["name"],
-                      "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": p})
-          for i, p in enumerate(pods)),
-        ("validate", {"uid": "d0", "operation": "DELETE", "namespace": "default", "name": "web-abc123-0",
-                      "resource": {"group": "", "version": "v1", "resource": "pods"}, "oldObject": admitted[0]}),
+        *(
+            (
+                "mutate",
+                {
+                    "uid": f"c{i}",
+                    "operation": "CREATE",
+                    "namespace": "default",
+                    "name": p["metadata"]["name"],
+                    "resource": {"group": "", "version": "v1", "resource": "pods"},
+                    "object": p,
+                },
+            )
+            for i, p in enumerate(pods)
+        ),
+        (
+            "validate",
+            {
+                "uid": "d0",
+                "operation": "DELETE",
+                "namespace": "default",
+                "name": "web-abc123-0",
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "oldObject": admitted[0],
+            },
+        ),
     ]
     fresh = OfflineAdmission([*deployment_chain(), _spread()], NOW, generated_uid="u")
     for kind, request in requests:

@@ -53,16 +53,21 @@ def web(patch: Any, *, generation: int = 1, **subset_extra: Any) -> dict[str, An
     return ws
 
 
-def guarded(engine: PolicyEngine | None = ENGINE, allowed: tuple[str, ...] = (),
-            objects: list[dict[str, Any]] | None = None) -> tuple[PatchGuard, Any]:
+def guarded(
+    engine: PolicyEngine | None = ENGINE,
+    allowed: tuple[str, ...] = (),
+    objects: list[dict[str, Any]] | None = None,
+) -> tuple[PatchGuard, Any]:
     guard = PatchGuard(engine, allowed)
     return guard, make_ctx(deployment_chain() if objects is None else objects, patch_guard=guard)
 
 
 def test_allowed_patch_is_applied() -> None:
     _, ctx = guarded()
-    patch = {"metadata": {"labels": {"cost": "spot"}},
-             "spec": {"containers": [{"name": "main", "env": [{"name": "POOL", "value": "spot"}]}]}}
+    patch = {
+        "metadata": {"labels": {"cost": "spot"}},
+        "spec": {"containers": [{"name": "main", "env": [{"name": "POOL", "value": "spot"}]}]},
+    }
     mutated, warnings = inject_checked(pod(), web(patch), "a", None, ctx)
     assert warnings == ()
     assert mutated["metadata"]["labels"]["cost"] == "spot"
@@ -98,8 +103,10 @@ def test_every_forbidden_class_is_refused_at_admission_as_in_validation(path: Pa
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
     ws, workloads = docs[0], docs[1:]
     ws["metadata"].update(uid="u1", generation=1)
-    validated = {v.field for v in validate_spread(ENGINE, build_review_input(
-        ws, workload=workloads[0] if workloads else None))}
+    validated = {
+        v.field
+        for v in validate_spread(ENGINE, build_review_input(ws, workload=workloads[0] if workloads else None))
+    }
     chain = deployment_chain()
     if workloads:
         chain[0] = workloads[0]
@@ -109,9 +116,24 @@ def test_every_forbidden_class_is_refused_at_admission_as_in_validation(path: Pa
     assert validated and len(warnings) == 1
     for field in validated:
         assert field in warnings[0]
-    assert mutated == inject_checked(the_pod, spread([subset("a", **{k: v for k, v in ws["spec"]["subsets"][0].items()
-                                                                         if k not in ("name", "patch")})],
-                                                     name=ws["metadata"]["name"]), "a", None, ctx)[0]
+    assert (
+        mutated
+        == inject_checked(
+            the_pod,
+            spread(
+                [
+                    subset(
+                        "a",
+                        **{k: v for k, v in ws["spec"]["subsets"][0].items() if k not in ("name", "patch")},
+                    )
+                ],
+                name=ws["metadata"]["name"],
+            ),
+            "a",
+            None,
+            ctx,
+        )[0]
+    )
 
 
 def test_containers_are_checked_against_the_actual_pod() -> None:
@@ -120,7 +142,9 @@ def test_containers_are_checked_against_the_actual_pod() -> None:
     ws = web({"spec": {"containers": [{"name": "sidecar", "resources": {"requests": {"cpu": "2"}}}]}})
     _, warnings = inject_checked(pod(), ws, "a", None, ctx)
     assert "spec.subsets[0].patch.spec.containers[0]" in warnings[0]
-    with_sidecar = pod(spec={"containers": [{"name": "main", "image": "nginx"}, {"name": "sidecar", "image": "envoy"}]})
+    with_sidecar = pod(
+        spec={"containers": [{"name": "main", "image": "nginx"}, {"name": "sidecar", "image": "envoy"}]}
+    )
     mutated, warnings = inject_checked(with_sidecar, ws, "a", None, ctx)
     assert warnings == () and mutated["spec"]["containers"][1]["resources"] == {"requests": {"cpu": "2"}}
 
@@ -148,10 +172,18 @@ def test_the_workload_is_looked_up_only_for_label_patches() -> None:
 
 def test_checked_workload_is_the_selector_and_the_pods_containers() -> None:
     the_pod = pod(spec={"containers": [{"name": "main"}, "junk"], "initContainers": [{"name": "init"}]})
-    checked = checked_workload(the_pod, {"spec": {"selector": {"matchLabels": {"app": "web"}}, "replicas": 3}})
-    assert checked == {"spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"spec": {
-        "containers": [{"name": "main"}], "initContainers": [{"name": "init"}]}}}}
-    assert checked_workload({"spec": 5}, None) == {"spec": {"template": {"spec": {"containers": [], "initContainers": []}}}}
+    checked = checked_workload(
+        the_pod, {"spec": {"selector": {"matchLabels": {"app": "web"}}, "replicas": 3}}
+    )
+    assert checked == {
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"spec": {"containers": [{"name": "main"}], "initContainers": [{"name": "init"}]}},
+        }
+    }
+    assert checked_workload({"spec": 5}, None) == {
+        "spec": {"template": {"spec": {"containers": [], "initContainers": []}}}
+    }
 
 
 def test_one_evaluation_per_spread_generation() -> None:
@@ -195,7 +227,9 @@ def test_operators_widen_the_allowlist() -> None:
     assert warnings == () and mutated["spec"]["hostNetwork"] is True
     # ... but never to strategic-merge directives or reserved keys
     _, wide = guarded(allowed=("metadata", "spec"))
-    smuggled = web({"spec": {"$retainKeys": ["containers"]}, "metadata": {"annotations": {MATCHED_ANNOTATION: "{}"}}})
+    smuggled = web(
+        {"spec": {"$retainKeys": ["containers"]}, "metadata": {"annotations": {MATCHED_ANNOTATION: "{}"}}}
+    )
     assert inject_checked(pod(), smuggled, "a", None, wide)[1] != ()
 
 
@@ -228,7 +262,10 @@ def test_a_failing_lookup_only_loses_the_selector_check() -> None:
     guard = PatchGuard(ENGINE)
     ctx = AdmissionContext(now=NOW, lookup=broken, patch_guard=guard)
     assert inject_checked(pod(), web(HOST_NETWORK), "a", None, ctx)[1] != ()
-    assert inject_checked(pod(), web({"metadata": {"labels": {"x": "y"}}}, generation=2), "a", None, ctx)[1] == ()
+    assert (
+        inject_checked(pod(), web({"metadata": {"labels": {"x": "y"}}}, generation=2), "a", None, ctx)[1]
+        == ()
+    )
 
 
 def test_parse_refusals_tolerates_odd_results() -> None:
@@ -239,6 +276,7 @@ def test_parse_refusals_tolerates_odd_results() -> None:
         {"msg": "m", "details": {"field": "spec.subsets[1].patch.spec.x", "subset": 1.0}},
         {"msg": "only-msg", "details": {"subset": 0}},
         {"msg": "bool", "details": {"subset": True}},
-        {"details": "x"}, 7,
+        {"details": "x"},
+        7,
     ]
     assert parse_refusals(result) == {1: ("spec.subsets[1].patch.spec.x",), 0: ("only-msg",)}

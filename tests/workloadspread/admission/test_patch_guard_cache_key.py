@@ -50,12 +50,16 @@ BY_TIER = {"matchLabels": {"tier": "front"}}  # `app` is not in the selector: al
 
 
 @pytest.mark.parametrize("order", [(BY_APP, BY_TIER), (BY_TIER, BY_APP)], ids=["app-first", "tier-first"])
-def test_one_guard_two_selectors_two_verdicts(engine: PolicyEngine, order: tuple[dict[str, Any], ...]) -> None:
+def test_one_guard_two_selectors_two_verdicts(
+    engine: PolicyEngine, order: tuple[dict[str, Any], ...]
+) -> None:
     guard = PatchGuard(engine)
     ws = _label_patch_spread()
     outcomes = []
     for selector in order:
-        mutated, warnings = inject_checked(pod(), ws, "a", None, make_ctx(_chain(selector), patch_guard=guard))
+        mutated, warnings = inject_checked(
+            pod(), ws, "a", None, make_ctx(_chain(selector), patch_guard=guard)
+        )
         outcomes.append((selector is BY_APP, bool(warnings), mutated["metadata"]["labels"]["app"]))
     for refused_expected, refused, label in outcomes:
         assert refused == refused_expected
@@ -99,7 +103,8 @@ def test_a_spec_with_its_keys_reordered_is_the_same_cache_entry(engine: PolicyEn
 
 def test_without_an_engine_the_refusal_says_so() -> None:
     assert PatchGuard(None).refusals(_spread(HOST_NETWORK), "a", pod(), None) == (
-        "no policy engine is configured to check the patch against the allowlist",)
+        "no policy engine is configured to check the patch against the allowlist",
+    )
 
 
 def test_a_selector_with_its_keys_reordered_is_the_same_cache_entry(engine: PolicyEngine) -> None:
@@ -141,7 +146,9 @@ def test_a_cached_spread_without_kind_or_api_version_is_still_checked(engine: Po
             del ws["apiVersion"]
         else:
             ws["apiVersion"] = api_version
-        assert PatchGuard(engine).refusals(ws, "a", pod(), None) == ("spec.subsets[0].patch.spec.hostNetwork",)
+        assert PatchGuard(engine).refusals(ws, "a", pod(), None) == (
+            "spec.subsets[0].patch.spec.hostNetwork",
+        )
 
 
 def test_the_workload_is_looked_up_in_the_pods_namespace(engine: PolicyEngine) -> None:
@@ -157,24 +164,36 @@ def test_the_workload_is_looked_up_in_the_pods_namespace(engine: PolicyEngine) -
 def test_the_matched_uid_is_injected_with_or_without_the_patch(engine: PolicyEngine) -> None:
     ctx = make_ctx(deployment_chain(), patch_guard=PatchGuard(engine))
     for generation, patch in enumerate(({"metadata": {"labels": {"x": "y"}}}, HOST_NETWORK), start=1):
-        mutated, warnings = inject_checked(pod(None), _spread(patch, generation=generation), "a", "uid-7", ctx)
+        mutated, warnings = inject_checked(
+            pod(None), _spread(patch, generation=generation), "a", "uid-7", ctx
+        )
         assert bool(warnings) == (patch is HOST_NETWORK)
         assert json.loads(mutated["metadata"]["annotations"][MATCHED_ANNOTATION])["uid"] == "uid-7"
-    unguarded, _ = inject_checked(pod(None), _spread(HOST_NETWORK), "a", "uid-8", make_ctx(deployment_chain()))
+    unguarded, _ = inject_checked(
+        pod(None), _spread(HOST_NETWORK), "a", "uid-8", make_ctx(deployment_chain())
+    )
     assert json.loads(unguarded["metadata"]["annotations"][MATCHED_ANNOTATION])["uid"] == "uid-8"
 
 
 def test_the_refusal_warning_says_what_and_where(engine: PolicyEngine) -> None:
     ctx = make_ctx(deployment_chain(), patch_guard=PatchGuard(engine))
     patch = {"spec": {"hostNetwork": True, "hostPID": True}}
-    _, warnings = inject_checked(pod(namespace="prod"), _spread(patch, generation=1, namespace="prod"), "a", None, ctx)
-    assert warnings == ("WorkloadSpread prod/ws: the patch of subset 'a' was not applied, it sets what the subset "
-                        "patch allowlist refuses: spec.subsets[0].patch.spec.hostNetwork, "
-                        "spec.subsets[0].patch.spec.hostPID (`spreadgate validate` explains each)",)
+    _, warnings = inject_checked(
+        pod(namespace="prod"), _spread(patch, generation=1, namespace="prod"), "a", None, ctx
+    )
+    assert warnings == (
+        "WorkloadSpread prod/ws: the patch of subset 'a' was not applied, it sets what the subset "
+        "patch allowlist refuses: spec.subsets[0].patch.spec.hostNetwork, "
+        "spec.subsets[0].patch.spec.hostPID (`spreadgate validate` explains each)",
+    )
 
 
 def test_parse_refusals_skips_odd_items_anywhere_and_names_a_wrong_type() -> None:
-    result = [{"details": "x"}, 7, {"msg": "m", "details": {"field": "spec.subsets[0].patch.spec.x", "subset": 0}}]
+    result = [
+        {"details": "x"},
+        7,
+        {"msg": "m", "details": {"field": "spec.subsets[0].patch.spec.x", "subset": 0}},
+    ]
     assert parse_refusals(result) == {0: ("spec.subsets[0].patch.spec.x",)}
     with pytest.raises(PolicyError, match=r"returned dict, expected a set"):
         parse_refusals({"not": "a set"})

@@ -24,14 +24,21 @@ from py_engine.workloadspread.admission.offline import OfflineAdmission
 from py_engine.workloadspread.admission.release import find_annotated_spread, release_delete
 
 
-def _annotated(subset_name: str = "a", spread_name: str = "ws", key: str = MATCHED_ANNOTATION, **kwargs: Any) -> dict[str, Any]:
+def _annotated(
+    subset_name: str = "a", spread_name: str = "ws", key: str = MATCHED_ANNOTATION, **kwargs: Any
+) -> dict[str, Any]:
     return pod(annotations={key: f'{{"name":"{spread_name}","subset":"{subset_name}"}}'}, **kwargs)
 
 
 def _ws(missing: int = 0, **entry: Any) -> dict[str, Any]:
-    return spread([subset("a", 3), subset("b")],
-                  status=versioned("abc123", {"name": "a", "replicas": 3, "missingReplicas": missing, **entry},
-                                   {"name": "b", "replicas": 1, "missingReplicas": -1}))
+    return spread(
+        [subset("a", 3), subset("b")],
+        status=versioned(
+            "abc123",
+            {"name": "a", "replicas": 3, "missingReplicas": missing, **entry},
+            {"name": "b", "replicas": 1, "missingReplicas": -1},
+        ),
+    )
 
 
 def test_delete_records_the_pod_and_returns_the_slot() -> None:
@@ -41,8 +48,15 @@ def test_delete_records_the_pod_and_returns_the_slot() -> None:
     assert ws == before
     assert release.subset == "a" and release.spread is not None
     entry = release.spread["status"]["versionedSubsetStatuses"]["abc123"][0]
-    assert entry == {"name": "a", "replicas": 3, "missingReplicas": 1, "deletingPods": {"web-abc123-x1": NOW_TEXT}}
-    assert release_delete(release.spread, _annotated(), make_ctx()).spread is None, "second delete is idempotent"
+    assert entry == {
+        "name": "a",
+        "replicas": 3,
+        "missingReplicas": 1,
+        "deletingPods": {"web-abc123-x1": NOW_TEXT},
+    }
+    assert release_delete(release.spread, _annotated(), make_ctx()).spread is None, (
+        "second delete is idempotent"
+    )
 
 
 def test_a_handed_over_status_is_extended_in_place_with_the_same_outcome() -> None:

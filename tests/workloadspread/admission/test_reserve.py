@@ -50,7 +50,10 @@ def _statuses(result: dict[str, Any] | None, version: str = "abc123") -> list[di
 
 def _capped(*entries: tuple[str, int]) -> dict[str, Any]:
     subsets = [subset(name, 10) for name, _ in entries]
-    return spread(subsets, status=versioned("abc123", *({"name": n, "replicas": 0, "missingReplicas": m} for n, m in entries)))
+    return spread(
+        subsets,
+        status=versioned("abc123", *({"name": n, "replicas": 0, "missingReplicas": m} for n, m in entries)),
+    )
 
 
 def test_first_subset_with_room_takes_the_pod_and_records_it() -> None:
@@ -60,7 +63,12 @@ def test_first_subset_with_room_takes_the_pod_and_records_it() -> None:
     assert ws == before, "the input spread must not be mutated"
     assert (result.subset, result.uid, result.warnings) == ("b", "web-abc123-x1", ())
     statuses = _statuses(result.spread)
-    assert statuses[1] == {"name": "b", "replicas": 0, "missingReplicas": 1, "creatingPods": {"web-abc123-x1": NOW_TEXT}}
+    assert statuses[1] == {
+        "name": "b",
+        "replicas": 0,
+        "missingReplicas": 1,
+        "creatingPods": {"web-abc123-x1": NOW_TEXT},
+    }
     assert statuses[0] == before["status"]["versionedSubsetStatuses"]["abc123"][0]
     assert result.spread is not None and result.spread["spec"] == ws["spec"]
     assert result.spread["metadata"]["resourceVersion"] == "7"
@@ -85,15 +93,22 @@ def test_a_handed_over_status_is_extended_in_place_with_the_same_outcome() -> No
     copied = reserve_create(copy.deepcopy(ws), pod(), make_ctx(deployment_chain()), generated_uid=UID)
     owned = copy.deepcopy(ws)
     held = owned["status"]["versionedSubsetStatuses"]["abc123"][1]["creatingPods"]
-    in_place = reserve_create(owned, pod(), make_ctx(deployment_chain()), generated_uid=UID, status_owned=True)
+    in_place = reserve_create(
+        owned, pod(), make_ctx(deployment_chain()), generated_uid=UID, status_owned=True
+    )
     assert in_place == copied
     # The map itself was extended, not copied: what a batch of hundreds of reservations saves.
-    assert _statuses(in_place.spread)[1]["creatingPods"] is held and held == {"earlier": NOW_TEXT, "web-abc123-x1": NOW_TEXT}
+    assert _statuses(in_place.spread)[1]["creatingPods"] is held and held == {
+        "earlier": NOW_TEXT,
+        "web-abc123-x1": NOW_TEXT,
+    }
     # Nothing to write: nothing changes, even when the status is handed over.
     recorded = copy.deepcopy(in_place.spread)
     assert recorded is not None
     snapshot = copy.deepcopy(recorded)
-    again = reserve_create(recorded, pod(), make_ctx(deployment_chain()), generated_uid=UID, status_owned=True)
+    again = reserve_create(
+        recorded, pod(), make_ctx(deployment_chain()), generated_uid=UID, status_owned=True
+    )
     assert (again.subset, again.spread) == ("b", None) and recorded == snapshot
 
 
@@ -104,7 +119,10 @@ def test_generate_name_pod_is_keyed_by_the_generated_uid() -> None:
     assert result.uid == UID
     assert _statuses(result.spread)[0]["creatingPods"] == {UID: NOW_TEXT}
     mutated = inject(nameless, ws, "a", result.uid)
-    assert mutated["metadata"]["annotations"][MATCHED_ANNOTATION] == '{"name":"ws","subset":"a","uid":"generated-1"}'
+    assert (
+        mutated["metadata"]["annotations"][MATCHED_ANNOTATION]
+        == '{"name":"ws","subset":"a","uid":"generated-1"}'
+    )
     # The committer re-applies after a 409 with the same uid: when its first write landed,
     # nothing more is taken.
     assert result.spread is not None
@@ -139,9 +157,13 @@ def test_single_unlimited_subset_shortcut_reads_no_status() -> None:
 
 
 def test_empty_version_is_initialised_from_spec_ignoring_pods() -> None:
-    ws = spread([subset("a", "50%"), subset("b", "50%")],
-                status={"subsetStatuses": [{"name": "a", "replicas": 9, "missingReplicas": 0}],
-                        "versionedSubsetStatuses": {"old": [{"name": "a", "missingReplicas": 0}]}})
+    ws = spread(
+        [subset("a", "50%"), subset("b", "50%")],
+        status={
+            "subsetStatuses": [{"name": "a", "replicas": 9, "missingReplicas": 0}],
+            "versionedSubsetStatuses": {"old": [{"name": "a", "missingReplicas": 0}]},
+        },
+    )
     result = reserve_create(ws, pod(), make_ctx(deployment_chain(replicas=5)), generated_uid=UID)
     assert result.subset == "a"
     assert result.spread is not None
@@ -156,8 +178,12 @@ def test_empty_version_is_initialised_from_spec_ignoring_pods() -> None:
 
 def test_percentages_against_a_missing_workload_count_zero() -> None:
     ws = spread([subset("a", "50%"), subset("b", "50%")])
-    result = reserve_create(ws, pod(owner=owner_ref("apps/v1", "ReplicaSet", "web-abc123")), make_ctx(deployment_chain()[1:]),
-                            generated_uid=UID)
+    result = reserve_create(
+        ws,
+        pod(owner=owner_ref("apps/v1", "ReplicaSet", "web-abc123")),
+        make_ctx(deployment_chain()[1:]),
+        generated_uid=UID,
+    )
     assert result.subset is None
 
 
@@ -170,8 +196,12 @@ def test_integer_caps_need_no_workload_lookup() -> None:
 
 @pytest.mark.parametrize(
     ("kinds", "version"),
-    [(frozenset({"deployment", "replicaset"}), "abc123"), (frozenset({"deployment"}), "abc123"),
-     (frozenset({"cloneset"}), "versionIgnored"), (frozenset(), "versionIgnored")],
+    [
+        (frozenset({"deployment", "replicaset"}), "abc123"),
+        (frozenset({"deployment"}), "abc123"),
+        (frozenset({"cloneset"}), "versionIgnored"),
+        (frozenset(), "versionIgnored"),
+    ],
 )
 def test_version_bucket_follows_enabled_kinds(kinds: frozenset[str], version: str) -> None:
     ws = spread([subset("a", 3), subset("b")])
@@ -180,17 +210,30 @@ def test_version_bucket_follows_enabled_kinds(kinds: frozenset[str], version: st
 
 
 def test_rolling_update_counts_new_version_against_full_caps() -> None:
-    ws = spread([subset("a", 2), subset("b")], status=versioned("old111", {"name": "a", "missingReplicas": 0},
-                                                             {"name": "b", "missingReplicas": -1}))
-    new_pod = pod("web-new222-1", labels={"pod-template-hash": "new222"},
-                  owner=owner_ref("apps/v1", "ReplicaSet", "web-new222"))
+    ws = spread(
+        [subset("a", 2), subset("b")],
+        status=versioned("old111", {"name": "a", "missingReplicas": 0}, {"name": "b", "missingReplicas": -1}),
+    )
+    new_pod = pod(
+        "web-new222-1",
+        labels={"pod-template-hash": "new222"},
+        owner=owner_ref("apps/v1", "ReplicaSet", "web-new222"),
+    )
     result = reserve_create(ws, new_pod, make_ctx(), generated_uid=UID)
     assert result.subset == "a"
     assert _statuses(result.spread, "new222")[0]["missingReplicas"] == 1
-    controller_revision = pod("c-1", labels={"controller-revision-hash": "game-5f6d"},
-                              owner=owner_ref("apps.kruise.io/v1alpha1", "CloneSet", "game"))
+    controller_revision = pod(
+        "c-1",
+        labels={"controller-revision-hash": "game-5f6d"},
+        owner=owner_ref("apps.kruise.io/v1alpha1", "CloneSet", "game"),
+    )
     ctx = make_ctx(versioned_kinds=frozenset({"cloneset"}))
-    assert "5f6d" in reserve_create(ws, controller_revision, ctx, generated_uid=UID).spread["status"]["versionedSubsetStatuses"]  # type: ignore[index]
+    assert (
+        "5f6d"
+        in reserve_create(ws, controller_revision, ctx, generated_uid=UID).spread["status"][
+            "versionedSubsetStatuses"
+        ]
+    )  # type: ignore[index]
 
 
 def test_unschedulable_subset_is_skipped_and_status_order_wins() -> None:
@@ -218,19 +261,34 @@ def test_same_inputs_same_reservation() -> None:
     assert len(results) == 1
 
 
-@pytest.mark.parametrize(("name", "expected"), [("web-0", 0), ("web-4", 4), ("web-5", 5), ("my-app-12", 12),
-                                                ("noordinal", -1), ("web-", -1), ("web-99999999999", -1)])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("web-0", 0),
+        ("web-4", 4),
+        ("web-5", 5),
+        ("my-app-12", 12),
+        ("noordinal", -1),
+        ("web-", -1),
+        ("web-99999999999", -1),
+    ],
+)
 def test_pod_ordinal(name: str, expected: int) -> None:
     assert pod_ordinal(name) == expected
 
 
 def _sts_spread(*caps: int | None, status: dict[str, Any] | None = None) -> dict[str, Any]:
     names = "abcdef"
-    return spread([subset(names[i], cap) for i, cap in enumerate(caps)],
-                  target=("apps/v1", "StatefulSet", "db"), status=status)
+    return spread(
+        [subset(names[i], cap) for i, cap in enumerate(caps)],
+        target=("apps/v1", "StatefulSet", "db"),
+        status=status,
+    )
 
 
-@pytest.mark.parametrize(("ordinal", "expected"), [(0, "a"), (4, "a"), (5, "b"), (9, "b"), (10, "c"), (1000, "c")])
+@pytest.mark.parametrize(
+    ("ordinal", "expected"), [(0, "a"), (4, "a"), (5, "b"), (9, "b"), (10, "c"), (1000, "c")]
+)
 def test_statefulset_ordinal_thresholds(ordinal: int, expected: str) -> None:
     the_pod = pod(f"db-{ordinal}", owner=owner_ref("apps/v1", "StatefulSet", "db"))
     result = reserve_create(_sts_spread(5, 5, None), the_pod, make_ctx(), generated_uid=UID)
@@ -253,22 +311,45 @@ def test_statefulset_all_capped_and_unschedulable() -> None:
 def test_job_parallelism_custom_path_and_replicas_paths() -> None:
     job_owner = owner_ref("batch/v1", "Job", "batch")
     ws = spread([subset("a", "50%"), subset("b", "50%")], target=("batch/v1", "Job", "batch"))
-    result = reserve_create(ws, pod("j-1", owner=job_owner), make_ctx([workload("batch/v1", "Job", "batch", parallelism=3)]),
-                            generated_uid=UID)
+    result = reserve_create(
+        ws,
+        pod("j-1", owner=job_owner),
+        make_ctx([workload("batch/v1", "Job", "batch", parallelism=3)]),
+        generated_uid=UID,
+    )
     assert _statuses(result.spread, "versionIgnored")[0]["missingReplicas"] == 1  # ceil(1.5) - 1
 
     tf_owner = owner_ref("kubeflow.org/v1", "TFJob", "tf")
-    tf = workload("kubeflow.org/v1", "TFJob", "tf", tfReplicaSpecs={"Worker": {"replicas": 6}, "PS": {"replicas": 2}})
-    filtered = spread([subset("a", "50%"), subset("b", "50%")], target=("kubeflow.org/v1", "TFJob", "tf"),
-                      targetFilter={"selector": {}, "replicasPathList": ["spec.tfReplicaSpecs.Worker.replicas",
-                                                                          "spec.tfReplicaSpecs.PS.replicas"]})
-    whitelist = [{"group": "kubeflow.org", "kind": "TFJob", "replicasPath": "spec.tfReplicaSpecs.Worker.replicas"}]
+    tf = workload(
+        "kubeflow.org/v1", "TFJob", "tf", tfReplicaSpecs={"Worker": {"replicas": 6}, "PS": {"replicas": 2}}
+    )
+    filtered = spread(
+        [subset("a", "50%"), subset("b", "50%")],
+        target=("kubeflow.org/v1", "TFJob", "tf"),
+        targetFilter={
+            "selector": {},
+            "replicasPathList": ["spec.tfReplicaSpecs.Worker.replicas", "spec.tfReplicaSpecs.PS.replicas"],
+        },
+    )
+    whitelist = [
+        {"group": "kubeflow.org", "kind": "TFJob", "replicasPath": "spec.tfReplicaSpecs.Worker.replicas"}
+    ]
     ctx = make_ctx([tf], whitelist=whitelist_from_entries(whitelist))
-    assert _statuses(reserve_create(filtered, pod("tf-1", owner=tf_owner), ctx, generated_uid=UID).spread,
-                     "versionIgnored")[1]["missingReplicas"] == 4
+    assert (
+        _statuses(
+            reserve_create(filtered, pod("tf-1", owner=tf_owner), ctx, generated_uid=UID).spread,
+            "versionIgnored",
+        )[1]["missingReplicas"]
+        == 4
+    )
     unfiltered = spread([subset("a", "50%"), subset("b", "50%")], target=("kubeflow.org/v1", "TFJob", "tf"))
-    assert _statuses(reserve_create(unfiltered, pod("tf-1", owner=tf_owner), ctx, generated_uid=UID).spread,
-                     "versionIgnored")[1]["missingReplicas"] == 3
+    assert (
+        _statuses(
+            reserve_create(unfiltered, pod("tf-1", owner=tf_owner), ctx, generated_uid=UID).spread,
+            "versionIgnored",
+        )[1]["missingReplicas"]
+        == 3
+    )
     filtered["spec"]["targetFilter"]["replicasPathList"] = ["spec.tfReplicaSpecs.Chief.replicas"]
     with pytest.raises(AdmissionError, match="replicasPathList"):
         reserve_create(filtered, pod("tf-1", owner=tf_owner), ctx, generated_uid=UID)
@@ -284,9 +365,13 @@ def test_unreadable_spread_is_an_admission_error() -> None:
 
 
 def test_policy_skips_subset_contradicting_the_pods_node_selector(engine: PolicyEngine) -> None:
-    ws = spread([subset("a", 5, zone="z1"), subset("b", 5, zone="z2")],
-                status=versioned("abc123", {"name": "a", "missingReplicas": 5}, {"name": "b", "missingReplicas": 5}))
-    pinned = pod(spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"}, "containers": [{"name": "main"}]})
+    ws = spread(
+        [subset("a", 5, zone="z1"), subset("b", 5, zone="z2")],
+        status=versioned("abc123", {"name": "a", "missingReplicas": 5}, {"name": "b", "missingReplicas": 5}),
+    )
+    pinned = pod(
+        spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"}, "containers": [{"name": "main"}]}
+    )
     assert reserve_create(ws, pinned, make_ctx(), generated_uid=UID).subset == "a"  # reference: no such check
     result = reserve_create(ws, pinned, make_ctx(engine=engine), generated_uid=UID)
     assert result.subset == "b"
@@ -294,18 +379,32 @@ def test_policy_skips_subset_contradicting_the_pods_node_selector(engine: Policy
 
 
 def _zone_nodes(cpu_a: float) -> NodeInventory:
-    return NodeInventory([
-        {"name": "n-a", "labels": {"topology.kubernetes.io/zone": "z1"}, "taints": [], "unschedulable": False,
-         "free": {"cpu": cpu_a, "memory": 8 * 2**30, "pods": 10}},
-        {"name": "n-b", "labels": {"topology.kubernetes.io/zone": "z2"}, "taints": [], "unschedulable": False,
-         "free": {"cpu": 4.0, "memory": 8 * 2**30, "pods": 10}},
-    ])
+    return NodeInventory(
+        [
+            {
+                "name": "n-a",
+                "labels": {"topology.kubernetes.io/zone": "z1"},
+                "taints": [],
+                "unschedulable": False,
+                "free": {"cpu": cpu_a, "memory": 8 * 2**30, "pods": 10},
+            },
+            {
+                "name": "n-b",
+                "labels": {"topology.kubernetes.io/zone": "z2"},
+                "taints": [],
+                "unschedulable": False,
+                "free": {"cpu": 4.0, "memory": 8 * 2**30, "pods": 10},
+            },
+        ]
+    )
 
 
 def _adaptive(**adaptive: Any) -> dict[str, Any]:
-    return spread([subset("a", 5, zone="z1"), subset("b", zone="z2")],
-                  status=versioned("abc123", {"name": "a", "missingReplicas": 5}, {"name": "b", "missingReplicas": -1}),
-                  scheduleStrategy={"type": "Adaptive", "adaptive": adaptive})
+    return spread(
+        [subset("a", 5, zone="z1"), subset("b", zone="z2")],
+        status=versioned("abc123", {"name": "a", "missingReplicas": 5}, {"name": "b", "missingReplicas": -1}),
+        scheduleStrategy={"type": "Adaptive", "adaptive": adaptive},
+    )
 
 
 HUNGRY = pod(spec={"containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}]})
@@ -313,12 +412,17 @@ HUNGRY = pod(spec={"containers": [{"name": "main", "resources": {"requests": {"c
 
 def test_adaptive_node_fit_skips_a_full_subset_before_taking_a_slot(engine: PolicyEngine) -> None:
     full, roomy = _zone_nodes(0.5), _zone_nodes(2.0)
-    assert reserve_create(_adaptive(), HUNGRY, make_ctx(engine=engine, nodes=roomy), generated_uid=UID).subset == "a"
+    assert (
+        reserve_create(_adaptive(), HUNGRY, make_ctx(engine=engine, nodes=roomy), generated_uid=UID).subset
+        == "a"
+    )
     result = reserve_create(_adaptive(), HUNGRY, make_ctx(engine=engine, nodes=full), generated_uid=UID)
     assert (result.subset, result.spread) == ("b", None)
     # Simulation disabled, a Fixed spread, or no inventory: nodes are not consulted.
     disabled = _adaptive(disableSimulationSchedule=True)
-    assert reserve_create(disabled, HUNGRY, make_ctx(engine=engine, nodes=full), generated_uid=UID).subset == "a"
+    assert (
+        reserve_create(disabled, HUNGRY, make_ctx(engine=engine, nodes=full), generated_uid=UID).subset == "a"
+    )
     fixed = _adaptive()
     fixed["spec"]["scheduleStrategy"] = {"type": "Fixed"}
     assert reserve_create(fixed, HUNGRY, make_ctx(engine=engine, nodes=full), generated_uid=UID).subset == "a"
@@ -330,7 +434,10 @@ def test_decision_cache_is_used_per_policy_input(engine: PolicyEngine) -> None:
     ctx = make_ctx(engine=engine, nodes=_zone_nodes(0.5), decision_cache=cache)
     ws = _adaptive()
     for i in range(5):
-        assert reserve_create(ws, pod(f"web-abc123-{i}", spec=HUNGRY["spec"]), ctx, generated_uid=UID).subset == "b"
+        assert (
+            reserve_create(ws, pod(f"web-abc123-{i}", spec=HUNGRY["spec"]), ctx, generated_uid=UID).subset
+            == "b"
+        )
     assert (cache.misses, cache.hits) == (1, 4)
     # A new node inventory (a different version) is a different input.
     ctx2 = make_ctx(engine=engine, nodes=_zone_nodes(2.0), decision_cache=cache)
@@ -346,24 +453,37 @@ def test_unlimited_first_subset_the_pod_may_not_use_is_skipped_for_a_later_one()
     subset unlimited. An unlimited *first* subset among several is an ordinary candidate: when it is
     Schedulable=False the pod goes to the next subset with room, which records the pod."""
     unschedulable = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable"}]
-    ws = spread([subset("a"), subset("b", 5)],
-                status=versioned("abc123", {"name": "a", "missingReplicas": -1, "conditions": unschedulable},
-                                 {"name": "b", "missingReplicas": 5}))
+    ws = spread(
+        [subset("a"), subset("b", 5)],
+        status=versioned(
+            "abc123",
+            {"name": "a", "missingReplicas": -1, "conditions": unschedulable},
+            {"name": "b", "missingReplicas": 5},
+        ),
+    )
     result = reserve_create(ws, pod(), make_ctx(), generated_uid=UID)
     assert result.subset == "b"
     assert _statuses(result.spread)[1]["creatingPods"] == {"web-abc123-x1": NOW_TEXT}
     assert _statuses(result.spread)[1]["missingReplicas"] == 4
     # The one real shortcut: a lone unlimited subset is taken without reading any status.
-    lone = spread([subset("a")], status=versioned("abc123", {"name": "a", "missingReplicas": -1,
-                                                             "conditions": unschedulable}))
-    assert (reserve_create(lone, pod(), make_ctx(), generated_uid=UID).subset,
-            reserve_create(lone, pod(), make_ctx(), generated_uid=UID).spread) == ("a", None)
+    lone = spread(
+        [subset("a")],
+        status=versioned("abc123", {"name": "a", "missingReplicas": -1, "conditions": unschedulable}),
+    )
+    assert (
+        reserve_create(lone, pod(), make_ctx(), generated_uid=UID).subset,
+        reserve_create(lone, pod(), make_ctx(), generated_uid=UID).spread,
+    ) == ("a", None)
 
 
 def test_unlimited_first_subset_contradicting_the_pod_is_skipped(engine: PolicyEngine) -> None:
-    ws = spread([subset("a", zone="z1"), subset("b", 5, zone="z2")],
-                status=versioned("abc123", {"name": "a", "missingReplicas": -1}, {"name": "b", "missingReplicas": 5}))
-    pinned = pod(spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"}, "containers": [{"name": "main"}]})
+    ws = spread(
+        [subset("a", zone="z1"), subset("b", 5, zone="z2")],
+        status=versioned("abc123", {"name": "a", "missingReplicas": -1}, {"name": "b", "missingReplicas": 5}),
+    )
+    pinned = pod(
+        spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"}, "containers": [{"name": "main"}]}
+    )
     result = reserve_create(ws, pinned, make_ctx(engine=engine), generated_uid=UID)
     assert result.subset == "b"
     assert _statuses(result.spread)[1]["missingReplicas"] == 4
@@ -382,10 +502,13 @@ def test_the_no_room_warning_names_the_spread_the_version_and_every_skipped_subs
     assert result.warnings == (
         "WorkloadSpread default/ws: no subset has room for this pod (version abc123); admitted without "
         "subset constraints; skipped b: Schedulable condition is False "
-        "(pods could not be scheduled there recently)",)
+        "(pods could not be scheduled there recently)",
+    )
     full = reserve_create(_capped(("a", 0)), pod(), make_ctx(), generated_uid=UID)
-    assert full.warnings == ("WorkloadSpread default/ws: no subset has room for this pod (version abc123); "
-                             "admitted without subset constraints",)
+    assert full.warnings == (
+        "WorkloadSpread default/ws: no subset has room for this pod (version abc123); "
+        "admitted without subset constraints",
+    )
 
 
 def test_the_no_room_warning_is_cut_to_240_characters() -> None:
@@ -396,11 +519,14 @@ def test_the_no_room_warning_is_cut_to_240_characters() -> None:
         entry["conditions"] = unschedulable
     (warning,) = reserve_create(ws, pod(), make_ctx(), generated_uid=UID).warnings
     assert len(warning) == 240 and warning.endswith("...")
-    assert warning.startswith("WorkloadSpread default/ws: no subset has room for this pod (version abc123); admitted "
-                              "without subset constraints; skipped subset-with-a-long-name-0: Schedulable condition")
+    assert warning.startswith(
+        "WorkloadSpread default/ws: no subset has room for this pod (version abc123); admitted "
+        "without subset constraints; skipped subset-with-a-long-name-0: Schedulable condition"
+    )
     exact = _capped(("a", 0))
-    exact["metadata"]["name"] = "w" * (240 - len(reserve_create(_capped(("a", 0)), pod(), make_ctx(),
-                                                                generated_uid=UID).warnings[0]) + 2)
+    exact["metadata"]["name"] = "w" * (
+        240 - len(reserve_create(_capped(("a", 0)), pod(), make_ctx(), generated_uid=UID).warnings[0]) + 2
+    )
     (at_limit,) = reserve_create(exact, pod(), make_ctx(), generated_uid=UID).warnings
     assert len(at_limit) == 240 and not at_limit.endswith("...")  # exactly the limit: kept whole
 
@@ -417,25 +543,41 @@ def test_statefulset_and_shortcut_results_carry_the_pods_name() -> None:
 
 def test_statefulset_pods_are_checked_against_the_subset_policy(engine: PolicyEngine) -> None:
     owner = owner_ref("apps/v1", "StatefulSet", "db")
-    ws = spread([subset("a", 5, zone="z1"), subset("b", 5, zone="z2")], target=("apps/v1", "StatefulSet", "db"))
-    pinned = pod("db-0", owner=owner, spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"},
-                                            "containers": [{"name": "main"}]})
+    ws = spread(
+        [subset("a", 5, zone="z1"), subset("b", 5, zone="z2")], target=("apps/v1", "StatefulSet", "db")
+    )
+    pinned = pod(
+        "db-0",
+        owner=owner,
+        spec={"nodeSelector": {"topology.kubernetes.io/zone": "z2"}, "containers": [{"name": "main"}]},
+    )
     assert reserve_create(ws, pinned, make_ctx(engine=engine), generated_uid=UID).subset == "b"
 
 
 def test_a_recorded_subset_gone_from_the_spec_admits_unchanged_with_a_warning() -> None:
     ws = _capped(("a", 2))
     ws["status"]["versionedSubsetStatuses"]["abc123"].append(
-        {"name": "gone", "missingReplicas": 0, "creatingPods": {"web-abc123-x1": NOW_TEXT}})
+        {"name": "gone", "missingReplicas": 0, "creatingPods": {"web-abc123-x1": NOW_TEXT}}
+    )
     result = reserve_create(ws, pod(), make_ctx(), generated_uid=UID)
-    assert result == type(result)(None, None, "web-abc123-x1", (
-        "WorkloadSpread default/ws: recorded subset 'gone' is no longer in the spec",))
+    assert result == type(result)(
+        None,
+        None,
+        "web-abc123-x1",
+        ("WorkloadSpread default/ws: recorded subset 'gone' is no longer in the spec",),
+    )
 
 
 def _prod_chain(replicas: int) -> list[dict[str, Any]]:
     deploy = workload("apps/v1", "Deployment", "web", replicas=replicas, namespace="prod")
-    rs = workload("apps/v1", "ReplicaSet", "web-abc123", owner=owner_ref("apps/v1", "Deployment", "web"),
-                  namespace="prod", replicas=replicas)
+    rs = workload(
+        "apps/v1",
+        "ReplicaSet",
+        "web-abc123",
+        owner=owner_ref("apps/v1", "Deployment", "web"),
+        namespace="prod",
+        replicas=replicas,
+    )
     return [deploy, rs]
 
 
@@ -447,14 +589,24 @@ def test_percentage_caps_read_the_workload_in_the_spreads_namespace() -> None:
     stale = _statuses(result.spread)
     stale[0]["missingReplicas"] = stale[1]["missingReplicas"] = 0
     ws["status"] = {"versionedSubsetStatuses": {"abc123": stale}}
-    assert reserve_create(ws, pod("web-abc123-x2", namespace="prod"), make_ctx(_prod_chain(4)),
-                          generated_uid=UID).subset == "a"
+    assert (
+        reserve_create(
+            ws, pod("web-abc123-x2", namespace="prod"), make_ctx(_prod_chain(4)), generated_uid=UID
+        ).subset
+        == "a"
+    )
 
 
 def test_full_under_the_cached_count_asks_the_api_in_the_spreads_namespace() -> None:
-    ws = spread([subset("a", "50%"), subset("b", "50%")], namespace="prod", status=versioned(
-        "abc123", {"name": "a", "replicas": 0, "missingReplicas": 0, "creatingPods": {"p1": NOW_TEXT}},
-        {"name": "b", "replicas": 0, "missingReplicas": 0, "creatingPods": {"p2": NOW_TEXT}}))
+    ws = spread(
+        [subset("a", "50%"), subset("b", "50%")],
+        namespace="prod",
+        status=versioned(
+            "abc123",
+            {"name": "a", "replicas": 0, "missingReplicas": 0, "creatingPods": {"p1": NOW_TEXT}},
+            {"name": "b", "replicas": 0, "missingReplicas": 0, "creatingPods": {"p2": NOW_TEXT}},
+        ),
+    )
     cached = make_ctx(_prod_chain(2))  # 50% of 2: one slot each, both taken
     assert reserve_create(ws, pod(namespace="prod"), cached, generated_uid=UID).subset is None
     fresh = make_ctx(_prod_chain(2), fresh_lookup=Objects(_prod_chain(8)).lookup)  # scaled up to 8
@@ -463,8 +615,12 @@ def test_full_under_the_cached_count_asks_the_api_in_the_spreads_namespace() -> 
 
 def test_an_unreadable_spread_is_named_in_the_error() -> None:
     with pytest.raises(AdmissionError, match=r"^WorkloadSpread prod/broken cannot be read: "):
-        reserve_create(spread([subset("a", "5.5%")], name="broken", namespace="prod"), pod(namespace="prod"),
-                       make_ctx(), generated_uid=UID)
+        reserve_create(
+            spread([subset("a", "5.5%")], name="broken", namespace="prod"),
+            pod(namespace="prod"),
+            make_ctx(),
+            generated_uid=UID,
+        )
 
 
 def test_the_no_room_warning_lists_every_skipped_subset() -> None:
@@ -473,8 +629,10 @@ def test_the_no_room_warning_lists_every_skipped_subset() -> None:
     for entry in ws["status"]["versionedSubsetStatuses"]["abc123"]:
         entry["conditions"] = unschedulable
     (warning,) = reserve_create(ws, pod(), make_ctx(), generated_uid=UID).warnings
-    assert ("; skipped a: Schedulable condition is False (pods could not be scheduled there recently); b: "
-            "Schedulable") in warning  # cut at 240 characters after that
+    assert (
+        "; skipped a: Schedulable condition is False (pods could not be scheduled there recently); b: "
+        "Schedulable"
+    ) in warning  # cut at 240 characters after that
 
 
 def test_statuses_of_a_synced_spread_with_integer_caps_need_no_workload_lookup() -> None:
@@ -486,5 +644,7 @@ def test_statuses_of_a_synced_spread_with_integer_caps_need_no_workload_lookup()
 
 
 def test_a_nameless_pod_without_a_generated_uid_is_a_programming_error() -> None:
-    with pytest.raises(ValueError, match=r"^reserve_create: generated_uid is required for a pod without a name$"):
+    with pytest.raises(
+        ValueError, match=r"^reserve_create: generated_uid is required for a pod without a name$"
+    ):
         reserve_create(_capped(("a", 2)), pod(None), make_ctx(), generated_uid="")

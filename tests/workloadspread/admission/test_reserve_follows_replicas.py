@@ -46,8 +46,12 @@ def test_without_the_scale_up_the_full_subsets_stay_full() -> None:
 def test_pending_admissions_and_deletions_count_as_held_slots() -> None:
     status = versioned(
         "abc123",
-        {"name": "a", "replicas": 2, "missingReplicas": 0, "creatingPods": {"n1": "2024-06-01T12:00:00Z",
-                                                                             "n2": "2024-06-01T12:00:00Z"}},
+        {
+            "name": "a",
+            "replicas": 2,
+            "missingReplicas": 0,
+            "creatingPods": {"n1": "2024-06-01T12:00:00Z", "n2": "2024-06-01T12:00:00Z"},
+        },
         {"name": "b", "replicas": 2, "missingReplicas": 1, "deletingPods": {"old": "2024-06-01T12:00:00Z"}},
         {"name": "c", "replicas": 6, "missingReplicas": 0},
     )
@@ -58,12 +62,21 @@ def test_pending_admissions_and_deletions_count_as_held_slots() -> None:
 
 
 def test_unlimited_in_status_and_missing_workload_are_left_as_stored() -> None:
-    status = versioned("abc123", {"name": "a", "replicas": 9, "missingReplicas": -1},
-                       {"name": "b", "replicas": 0, "missingReplicas": 0}, {"name": "c", "replicas": 0, "missingReplicas": 0})
-    reservation = reserve_create(spread(SUBSETS, status=status), pod("p1"), make_ctx(deployment_chain(replicas=20)),
-                                 generated_uid="u")
-    assert reservation.subset == "a" and reservation.spread is None  # -1 trumps the spec until the controller syncs
-    orphan = reserve_create(spread(SUBSETS, status=synced_at_ten()), pod("p1"), make_ctx([]), generated_uid="u")
+    status = versioned(
+        "abc123",
+        {"name": "a", "replicas": 9, "missingReplicas": -1},
+        {"name": "b", "replicas": 0, "missingReplicas": 0},
+        {"name": "c", "replicas": 0, "missingReplicas": 0},
+    )
+    reservation = reserve_create(
+        spread(SUBSETS, status=status), pod("p1"), make_ctx(deployment_chain(replicas=20)), generated_uid="u"
+    )
+    assert (
+        reservation.subset == "a" and reservation.spread is None
+    )  # -1 trumps the spec until the controller syncs
+    orphan = reserve_create(
+        spread(SUBSETS, status=synced_at_ten()), pod("p1"), make_ctx([]), generated_uid="u"
+    )
     assert orphan.subset is None  # no workload to read the count from: the stored status decides
 
 
@@ -78,8 +91,12 @@ def test_a_cache_behind_a_scale_up_is_checked_against_the_api_once() -> None:
     reservation = reserve_create(spread(SUBSETS, status=synced_at_ten()), pod("p1"), ctx, generated_uid="u")
     assert reservation.subset == "a"
     assert len(api.calls) == 1  # only because the cached view said "full"
-    roomy = versioned("abc123", {"name": "a", "replicas": 0, "missingReplicas": 2},
-                      {"name": "b", "replicas": 0, "missingReplicas": 2}, {"name": "c", "replicas": 0, "missingReplicas": 6})
+    roomy = versioned(
+        "abc123",
+        {"name": "a", "replicas": 0, "missingReplicas": 2},
+        {"name": "b", "replicas": 0, "missingReplicas": 2},
+        {"name": "c", "replicas": 0, "missingReplicas": 6},
+    )
     reserve_create(spread(SUBSETS, status=roomy), pod("p2"), ctx, generated_uid="u2")
     assert len(api.calls) == 1
 
@@ -91,7 +108,9 @@ def test_first_pods_after_creation_read_the_replicas_from_the_api_when_the_cache
 
     from admission_builders import Objects
 
-    ctx = replace(make_ctx(deployment_chain(replicas=0)), fresh_lookup=Objects(deployment_chain(replicas=10)).lookup)
+    ctx = replace(
+        make_ctx(deployment_chain(replicas=0)), fresh_lookup=Objects(deployment_chain(replicas=10)).lookup
+    )
     reservation = reserve_create(spread(SUBSETS), pod("p1"), ctx, generated_uid="u")
     assert reservation.subset == "a"
     assert reservation.spread is not None

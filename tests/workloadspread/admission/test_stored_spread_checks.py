@@ -46,14 +46,18 @@ def test_a_patch_as_deep_as_validation_allows_is_still_checked_normally() -> Non
     assert warnings == () and mutated["metadata"]["labels"]["cost"] == "spot"
 
 
-@pytest.mark.parametrize(("patch", "field"), [
-    ({"spec": {"containers": [{"name": 7, "resources": {}}]}}, "spec.subsets[0].patch"),
-    ({"spec": {"containers": [{"name": "", "resources": {}}]}}, "spec.subsets[0].patch"),
-    ({"metadata": {"labels": {"bad key!": "v"}}}, "spec.subsets[0].patch"),
-    ({"metadata": {"labels": {"ok": "bad value!"}}}, "spec.subsets[0].patch"),
-    ({"metadata": {"annotations": {"Sidecar.Istio.IO/inject": "false"}}}, "spec.subsets[0].patch"),
-    ({"metadata": {"annotations": {"note": 5}}}, "spec.subsets[0].patch"),
-], ids=["name-7", "name-empty", "label-key", "label-value", "uppercase-prefix", "annotation-not-string"])
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"spec": {"containers": [{"name": 7, "resources": {}}]}}, "spec.subsets[0].patch"),
+        ({"spec": {"containers": [{"name": "", "resources": {}}]}}, "spec.subsets[0].patch"),
+        ({"metadata": {"labels": {"bad key!": "v"}}}, "spec.subsets[0].patch"),
+        ({"metadata": {"labels": {"ok": "bad value!"}}}, "spec.subsets[0].patch"),
+        ({"metadata": {"annotations": {"Sidecar.Istio.IO/inject": "false"}}}, "spec.subsets[0].patch"),
+        ({"metadata": {"annotations": {"note": 5}}}, "spec.subsets[0].patch"),
+    ],
+    ids=["name-7", "name-empty", "label-key", "label-value", "uppercase-prefix", "annotation-not-string"],
+)
 def test_what_validation_refuses_is_not_applied_at_admission(patch: Any, field: str) -> None:
     mutated, warnings = _admit(patch)
     assert len(warnings) == 1 and field in warnings[0], warnings

@@ -47,8 +47,12 @@ def test_group_and_kind_must_match_but_version_is_ignored() -> None:
     owner = owner_ref("apps.kruise.io/v1alpha1", "CloneSet", "game")
     objects = [workload("apps.kruise.io/v1alpha1", "CloneSet", "game")]
     ctx, _ = _ctx(objects)
-    assert find_spread(pod(owner=owner), [spread(SUBSETS, target=("apps.kruise.io/v1beta1", "CloneSet", "game"))], ctx)
-    assert find_spread(pod(owner=owner), [spread(SUBSETS, target=("apps/v1", "CloneSet", "game"))], ctx) is None
+    assert find_spread(
+        pod(owner=owner), [spread(SUBSETS, target=("apps.kruise.io/v1beta1", "CloneSet", "game"))], ctx
+    )
+    assert (
+        find_spread(pod(owner=owner), [spread(SUBSETS, target=("apps/v1", "CloneSet", "game"))], ctx) is None
+    )
 
 
 def test_chain_ending_elsewhere_is_no_match() -> None:
@@ -87,18 +91,35 @@ def test_job_and_statefulset_pods() -> None:
 
 
 def test_custom_whitelist_with_sub_resources() -> None:
-    game_server = workload("mock.kruise.io/v1", "GameServer", "gs-1",
-                           owner=owner_ref("mock.kruise.io/v1", "GameServerSet", "gss"))
+    game_server = workload(
+        "mock.kruise.io/v1",
+        "GameServer",
+        "gs-1",
+        owner=owner_ref("mock.kruise.io/v1", "GameServerSet", "gss"),
+    )
     objects = [game_server, workload("mock.kruise.io/v1", "GameServerSet", "gss")]
     the_pod = pod("gs-1", owner=owner_ref("mock.kruise.io/v1", "GameServer", "gs-1"))
     ws = spread(SUBSETS, target=("mock.kruise.io/v1", "GameServerSet", "gss"))
     ctx, _ = _ctx(objects)
     assert find_spread(the_pod, [ws], ctx) is None  # not whitelisted
-    kruise_style = [{"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServerSet", "replicasPath": "spec.replicas",
-                     "subResources": [{"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServer"}]}]
+    kruise_style = [
+        {
+            "Group": "mock.kruise.io",
+            "Version": "v1",
+            "Kind": "GameServerSet",
+            "replicasPath": "spec.replicas",
+            "subResources": [{"Group": "mock.kruise.io", "Version": "v1", "Kind": "GameServer"}],
+        }
+    ]
     ctx, _ = _ctx(objects, whitelist=whitelist_from_entries(kruise_style))
     assert find_spread(the_pod, [ws], ctx) is ws
-    ours = [{"group": "mock.kruise.io", "kind": "GameServerSet", "subResources": [{"group": "mock.kruise.io", "kind": "GameServer"}]}]
+    ours = [
+        {
+            "group": "mock.kruise.io",
+            "kind": "GameServerSet",
+            "subResources": [{"group": "mock.kruise.io", "kind": "GameServer"}],
+        }
+    ]
     ctx, _ = _ctx(objects, whitelist=whitelist_from_entries(ours))
     assert find_spread(the_pod, [ws], ctx) is ws
 
@@ -130,7 +151,11 @@ def test_list_order_deleting_namespace_and_shape() -> None:
     elsewhere = spread(SUBSETS, name="elsewhere", namespace="other")
     no_target = spread(SUBSETS, name="no-target")
     del no_target["spec"]["targetRef"]
-    not_a_spread = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}
+    not_a_spread = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "x", "namespace": "default"},
+    }
     first = spread(SUBSETS, name="first")
     second = spread(SUBSETS, name="second")
     found = find_spread(pod(), [not_a_spread, deleting, elsewhere, no_target, first, second], ctx)
@@ -142,7 +167,9 @@ def test_list_order_deleting_namespace_and_shape() -> None:
 
 def test_owner_objects_fetched_once_per_admission() -> None:
     ctx, cache = _ctx(deployment_chain())
-    spreads = [spread(SUBSETS, name=f"s{i}", target=("apps/v1", "Deployment", f"other-{i}")) for i in range(3)]
+    spreads = [
+        spread(SUBSETS, name=f"s{i}", target=("apps/v1", "Deployment", f"other-{i}")) for i in range(3)
+    ]
     assert find_spread(pod(), spreads, ctx) is None
     assert sorted(c[1] for c in cache.calls) == ["Deployment", "ReplicaSet"]
 

@@ -84,10 +84,18 @@ def _admission(case: dict[str, Any], spread: dict[str, Any], engine: PolicyEngin
     data = case["input"]
     whitelist = (data.get("kruiseConfig") or {}).get("WorkloadSpread_Watch_Custom_Workload_WhiteList") or {}
     kinds = (data.get("config") or {}).get("versionedStatusKinds")
-    config = ServiceConfig(custom_workloads=tuple(whitelist.get("workloads") or []), check_subset_patches=False,
-                           **({"versioned_kinds": frozenset(kinds)} if kinds else {}))
-    return OfflineAdmission([*(data.get("cluster") or []), spread], _now(case), generated_uid=GENERATED_UID,
-                            engine=engine, config=config)
+    config = ServiceConfig(
+        custom_workloads=tuple(whitelist.get("workloads") or []),
+        check_subset_patches=False,
+        **({"versioned_kinds": frozenset(kinds)} if kinds else {}),
+    )
+    return OfflineAdmission(
+        [*(data.get("cluster") or []), spread],
+        _now(case),
+        generated_uid=GENERATED_UID,
+        engine=engine,
+        config=config,
+    )
 
 
 def _now(case: dict[str, Any]) -> datetime:
@@ -114,7 +122,9 @@ def _assert_statuses(actual: Any, expected: Any) -> None:
 @pytest.mark.parametrize("policy", ["no-policy", "rego"])
 @pytest.mark.parametrize("group", ["kruise-group", "spreadgate-group"])
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_webhook_vector(case: dict[str, Any], group: str, policy: str, request: pytest.FixtureRequest) -> None:
+def test_webhook_vector(
+    case: dict[str, Any], group: str, policy: str, request: pytest.FixtureRequest
+) -> None:
     data, expected = case["input"], case["expected"]
     operation = data.get("operation")
     engine = request.getfixturevalue("engine") if policy == "rego" else None

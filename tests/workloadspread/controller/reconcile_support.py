@@ -24,7 +24,10 @@ WHITELIST_KEY = "WorkloadSpread_Watch_Custom_Workload_WhiteList"
 def to_spreadgate(obj: Any) -> Any:
     """A Kruise-flavoured object rewritten with Spreadgate's group and annotation key."""
     text = json.dumps(obj)
-    text = text.replace('"apps.kruise.io/v1alpha1", "kind": "WorkloadSpread"', '"spreadgate.dev/v1alpha1", "kind": "WorkloadSpread"')
+    text = text.replace(
+        '"apps.kruise.io/v1alpha1", "kind": "WorkloadSpread"',
+        '"spreadgate.dev/v1alpha1", "kind": "WorkloadSpread"',
+    )
     text = text.replace(KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION)
     return json.loads(text)
 

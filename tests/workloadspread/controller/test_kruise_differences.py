@@ -82,8 +82,10 @@ def test_a_each_version_gets_its_own_schedulable_conditions() -> None:
     assert sorted(status["versionedSubsetStatuses"]) == ["newhash", "oldhash"]
     assert _schedulable(status["versionedSubsetStatuses"]["oldhash"]) == {"subset-a": false, "subset-b": true}
     assert _schedulable(status["versionedSubsetStatuses"]["newhash"]) == {"subset-a": true, "subset-b": true}
-    counts = {v: [(e["replicas"], e["missingReplicas"]) for e in entries]
-              for v, entries in status["versionedSubsetStatuses"].items()}
+    counts = {
+        v: [(e["replicas"], e["missingReplicas"]) for e in entries]
+        for v, entries in status["versionedSubsetStatuses"].items()
+    }
     assert counts == {"oldhash": [(1, 3), (0, -1)], "newhash": [(1, 3), (0, -1)]}
     assert [(e["replicas"], e["missingReplicas"]) for e in status["subsetStatuses"]] == [(2, 2), (0, -1)]
     # The aggregate decides the deletions, once: the stuck pod leaves.
@@ -96,16 +98,27 @@ def test_a_a_new_version_pod_is_admitted_where_only_old_version_pods_failed(
 ) -> None:
     items = _items(REPROS / "A" / "state.json")
     after = tmp_path / "state-after-sync.json"
-    after.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
-                                 "items": _with_status(items, _reconcile(items).status)}))
+    after.write_text(
+        json.dumps(
+            {"apiVersion": "v1", "kind": "List", "items": _with_status(items, _reconcile(items).status)}
+        )
+    )
     assert _admit(capsys, after, REPROS / "A" / "new-pod.json")["subset"] == "subset-a"
     # Kruise's own status after that sync gives the same answer...
-    assert _admit(capsys, REPROS / "A" / "state-after-sync-kruise-status.json",
-                  REPROS / "A" / "new-pod.json")["subset"] == "subset-a"
+    assert (
+        _admit(capsys, REPROS / "A" / "state-after-sync-kruise-status.json", REPROS / "A" / "new-pod.json")[
+            "subset"
+        ]
+        == "subset-a"
+    )
     # ...and the old status (the aggregate's False copied into every version) sends the pod
     # away: the webhook reads the pod's version list, never the aggregate.
-    assert _admit(capsys, REPROS / "A" / "state-after-sync-spreadgate-status.json",
-                  REPROS / "A" / "new-pod.json")["subset"] == "subset-b"
+    assert (
+        _admit(
+            capsys, REPROS / "A" / "state-after-sync-spreadgate-status.json", REPROS / "A" / "new-pod.json"
+        )["subset"]
+        == "subset-b"
+    )
 
 
 def test_a_each_list_keeps_and_recovers_its_own_condition() -> None:
@@ -121,20 +134,39 @@ def test_a_each_list_keeps_and_recovers_its_own_condition() -> None:
     def entries(since: str | None) -> list[dict[str, Any]]:
         first: dict[str, Any] = {"name": "subset-a", "replicas": 1, "missingReplicas": 3}
         if since is not None:
-            first["conditions"] = [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable",
-                                    "lastTransitionTime": since}]
+            first["conditions"] = [
+                {
+                    "type": "Schedulable",
+                    "status": "False",
+                    "reason": "PodUnschedulable",
+                    "lastTransitionTime": since,
+                }
+            ]
         return [first, {"name": "subset-b", "replicas": 0, "missingReplicas": -1}]
 
     four, six = format_time(NOW - timedelta(minutes=4)), format_time(NOW - timedelta(minutes=6))
-    result = _reconcile(_with_status(items, {
-        "observedGeneration": 1,
-        "subsetStatuses": entries(four),
-        "versionedSubsetStatuses": {"oldhash": entries(six), "newhash": entries(None)},
-    }))
+    result = _reconcile(
+        _with_status(
+            items,
+            {
+                "observedGeneration": 1,
+                "subsetStatuses": entries(four),
+                "versionedSubsetStatuses": {"oldhash": entries(six), "newhash": entries(None)},
+            },
+        )
+    )
     status = result.status
     assert _schedulable(status["subsetStatuses"])["subset-a"] == ("False", "PodUnschedulable", four)
-    assert _schedulable(status["versionedSubsetStatuses"]["oldhash"])["subset-a"] == ("True", "Sufficient", NOW_TEXT)
-    assert _schedulable(status["versionedSubsetStatuses"]["newhash"])["subset-a"] == ("True", "Sufficient", NOW_TEXT)
+    assert _schedulable(status["versionedSubsetStatuses"]["oldhash"])["subset-a"] == (
+        "True",
+        "Sufficient",
+        NOW_TEXT,
+    )
+    assert _schedulable(status["versionedSubsetStatuses"]["newhash"])["subset-a"] == (
+        "True",
+        "Sufficient",
+        NOW_TEXT,
+    )
     assert [e.reason for e in result.events] == ["RecoverSchedulable"]
     assert result.requeue_after == pytest.approx(60)
     assert result.pods_to_delete == []
@@ -143,14 +175,31 @@ def test_a_each_list_keeps_and_recovers_its_own_condition() -> None:
 def test_a_a_version_without_pods_is_dropped_but_its_recovery_still_requeues() -> None:
     """A version whose pods are gone and whose entries are empty is not written, yet (as in
     Kruise, which computes it before dropping it) its False condition's window asks for a requeue."""
-    items = [item for item in _items(REPROS / "A" / "state.json")
-             if not (item["kind"] == "Pod" and item["metadata"]["name"] == "app-oldhash-0")]
+    items = [
+        item
+        for item in _items(REPROS / "A" / "state.json")
+        if not (item["kind"] == "Pod" and item["metadata"]["name"] == "app-oldhash-0")
+    ]
     since = format_time(NOW - timedelta(seconds=200))
-    gone = [{"name": "subset-a", "replicas": 0, "missingReplicas": 4,
-             "conditions": [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable",
-                             "lastTransitionTime": since}]},
-            {"name": "subset-b", "replicas": 0, "missingReplicas": -1}]
-    result = _reconcile(_with_status(items, {"observedGeneration": 1, "versionedSubsetStatuses": {"oldhash": gone}}))
+    gone = [
+        {
+            "name": "subset-a",
+            "replicas": 0,
+            "missingReplicas": 4,
+            "conditions": [
+                {
+                    "type": "Schedulable",
+                    "status": "False",
+                    "reason": "PodUnschedulable",
+                    "lastTransitionTime": since,
+                }
+            ],
+        },
+        {"name": "subset-b", "replicas": 0, "missingReplicas": -1},
+    ]
+    result = _reconcile(
+        _with_status(items, {"observedGeneration": 1, "versionedSubsetStatuses": {"oldhash": gone}})
+    )
     assert sorted(result.status["versionedSubsetStatuses"]) == ["newhash"]
     assert _schedulable(result.status["subsetStatuses"])["subset-a"] == ("True", "Sufficient", NOW_TEXT)
     assert result.requeue_after == pytest.approx(100)
@@ -164,7 +213,10 @@ def test_b_a_deadline_exactly_now_keeps_the_entry_and_asks_for_no_requeue() -> N
     [a, b] = result.status["versionedSubsetStatuses"]["versionIgnored"]
     assert a["creatingPods"] == {"pod-x": "2024-06-01T11:59:30Z"} and a["missingReplicas"] == 2
     assert b["missingReplicas"] == -1
-    assert [(e["replicas"], e["missingReplicas"]) for e in result.status["subsetStatuses"]] == [(0, 3), (0, -1)]
+    assert [(e["replicas"], e["missingReplicas"]) for e in result.status["subsetStatuses"]] == [
+        (0, 3),
+        (0, -1),
+    ]
     assert result.requeue_after is None
 
 
@@ -186,20 +238,37 @@ def test_b_a_pending_timeout_or_recovery_window_ending_exactly_now_asks_for_no_r
     [stuck] = [item for item in items if item["metadata"]["name"] == "app-oldhash-0"]
     stuck["metadata"]["creationTimestamp"] = "2024-06-01T11:59:30Z"  # + 30 s critical = now
     window_start = format_time(NOW - timedelta(seconds=300))  # + 300 s window = now
-    false = [{"name": "subset-a", "replicas": 2, "missingReplicas": 2,
-              "conditions": [{"type": "Schedulable", "status": "False", "reason": "PodUnschedulable",
-                              "lastTransitionTime": window_start}]},
-             {"name": "subset-b", "replicas": 0, "missingReplicas": -1}]
+    false = [
+        {
+            "name": "subset-a",
+            "replicas": 2,
+            "missingReplicas": 2,
+            "conditions": [
+                {
+                    "type": "Schedulable",
+                    "status": "False",
+                    "reason": "PodUnschedulable",
+                    "lastTransitionTime": window_start,
+                }
+            ],
+        },
+        {"name": "subset-b", "replicas": 0, "missingReplicas": -1},
+    ]
     result = _reconcile(_with_status(items, {"observedGeneration": 1, "subsetStatuses": false}))
     # Neither deadline has passed (expiry is strict): the pod stays, the subset stays False...
     assert result.pods_to_delete == []
-    assert _schedulable(result.status["subsetStatuses"])["subset-a"] == ("False", "PodUnschedulable", window_start)
+    assert _schedulable(result.status["subsetStatuses"])["subset-a"] == (
+        "False",
+        "PodUnschedulable",
+        window_start,
+    )
     # ...and neither asks for a requeue at zero.
     assert result.requeue_after is None
     # A pod one second before its deadline asks for one second.
     stuck["metadata"]["creationTimestamp"] = "2024-06-01T11:59:31Z"
-    assert _reconcile(_with_status(items, {"observedGeneration": 1, "subsetStatuses": false})).requeue_after \
-        == pytest.approx(1)
+    assert _reconcile(
+        _with_status(items, {"observedGeneration": 1, "subsetStatuses": false})
+    ).requeue_after == pytest.approx(1)
 
 
 def test_b_requeue_after_ignores_durations_that_are_not_positive() -> None:
@@ -212,19 +281,39 @@ def test_b_requeue_after_ignores_durations_that_are_not_positive() -> None:
 def test_b_the_controller_loop_does_not_requeue_for_a_deadline_exactly_now(kube_env: KubeEnv) -> None:
     """The loop requeues with the sync's own value: nothing at the boundary, the
     deadline (plus the loop's slack) one second before it."""
-    created = kube_env.client.create(REPLICASETS, "default", {
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": "web", "namespace": "default", "labels": {"pod-template-hash": "h1"}},
-        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-                 "template": {"metadata": {"labels": {"app": "web"}},
-                              "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}})
+    created = kube_env.client.create(
+        REPLICASETS,
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web", "namespace": "default", "labels": {"pod-template-hash": "h1"}},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
+                },
+            },
+        },
+    )
     assert created["metadata"]["uid"]
-    kube_env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 3}, {"name": "b"}],
-                                                       kind="ReplicaSet"))
+    kube_env.client.create(
+        SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 3}, {"name": "b"}], kind="ReplicaSet")
+    )
     current = kube_env.client.get(SPREADS, "default", "ws")
-    current["status"] = {"subsetStatuses": [
-        {"name": "a", "replicas": 0, "missingReplicas": 2, "creatingPods": {"pod-x": "2024-06-01T11:59:30Z"}},
-        {"name": "b", "replicas": 0, "missingReplicas": -1}]}
+    current["status"] = {
+        "subsetStatuses": [
+            {
+                "name": "a",
+                "replicas": 0,
+                "missingReplicas": 2,
+                "creatingPods": {"pod-x": "2024-06-01T11:59:30Z"},
+            },
+            {"name": "b", "replicas": 0, "missingReplicas": -1},
+        ]
+    }
     kube_env.client.replace_status(SPREADS, "default", "ws", current)
     for offset, want in ((0.0, None), (-1.0, 1.0)):
         clock = VirtualClock(NOW + timedelta(seconds=offset))
@@ -253,7 +342,10 @@ def test_d_a_status_entry_whose_subset_left_the_spec_is_never_chosen(
     assert decision["allowed"] is True
     assert decision["subset"] == "subset-b"
     annotations = decision["pod"]["metadata"]["annotations"]
-    assert json.loads(annotations["spreadgate.dev/matched-workloadspread"]) == {"name": "ws", "subset": "subset-b"}
+    assert json.loads(annotations["spreadgate.dev/matched-workloadspread"]) == {
+        "name": "ws",
+        "subset": "subset-b",
+    }
     entries = decision["workloadSpread"]["status"]["versionedSubsetStatuses"]["versionIgnored"]
     stale = next(e for e in entries if e["name"] == "subset-old")
     assert stale["missingReplicas"] == 1 and not stale.get("creatingPods")
@@ -263,6 +355,8 @@ def test_d_the_next_sync_rewrites_the_stale_entry_away() -> None:
     """The controller lists spec subsets only; the pod-less version (its stale entry counted
     a pod that is gone) is dropped, so the webhook next initialises it from the spec."""
     result = _reconcile(_items(REPROS / "D-stale" / "state.json"))
-    assert [(e["name"], e["missingReplicas"]) for e in result.status["subsetStatuses"]] \
-        == [("subset-a", 2), ("subset-b", -1)]
+    assert [(e["name"], e["missingReplicas"]) for e in result.status["subsetStatuses"]] == [
+        ("subset-a", 2),
+        ("subset-b", -1),
+    ]
     assert "versionedSubsetStatuses" not in result.status

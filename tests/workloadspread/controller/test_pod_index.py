@@ -26,12 +26,19 @@ OWNERS = ["u1", "u2", "u3", "u4"]
 
 
 def pod(index: int, owners: list[str]) -> dict[str, Any]:
-    return {"metadata": {"name": f"p{index}", "ownerReferences": [{"uid": u, "kind": "ReplicaSet"} for u in owners]}}
+    return {
+        "metadata": {
+            "name": f"p{index}",
+            "ownerReferences": [{"uid": u, "kind": "ReplicaSet"} for u in owners],
+        }
+    }
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(OWNERS), max_size=3), max_size=40),
-       st.sets(st.sampled_from([*OWNERS, "absent"]), max_size=3))
+@given(
+    st.lists(st.lists(st.sampled_from(OWNERS), max_size=3), max_size=40),
+    st.sets(st.sampled_from([*OWNERS, "absent"]), max_size=3),
+)
 def test_index_equals_the_scan_in_list_order(owner_lists: list[list[str]], uids: set[str]) -> None:
     pods = [pod(i, owners) for i, owners in enumerate(owner_lists)]
     scanned = [p for p in pods if owner_uids(p) & uids]
@@ -61,19 +68,29 @@ DEPLOYMENT_UIDS = ["d1", "d2", "d3", ""]
 
 
 def replica_set(index: int, refs: list[tuple[str, bool]], deleting: bool) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": f"rs{index}", "uid": f"rs-uid-{index}",
-                            "ownerReferences": [{"uid": u, "kind": "Deployment", "controller": c} for u, c in refs]}
+    meta: dict[str, Any] = {
+        "name": f"rs{index}",
+        "uid": f"rs-uid-{index}",
+        "ownerReferences": [{"uid": u, "kind": "Deployment", "controller": c} for u, c in refs],
+    }
     if deleting:
         meta["deletionTimestamp"] = "2024-06-01T12:00:00Z"
     return {"metadata": meta}
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.lists(st.tuples(st.sampled_from(DEPLOYMENT_UIDS), st.booleans()), max_size=2),
-                          st.booleans()), max_size=30),
-       st.sampled_from([*DEPLOYMENT_UIDS, "absent"]))
-def test_replica_set_index_equals_the_scan_in_list_order(specs: list[tuple[list[tuple[str, bool]], bool]],
-                                                         uid: str) -> None:
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.tuples(st.sampled_from(DEPLOYMENT_UIDS), st.booleans()), max_size=2), st.booleans()
+        ),
+        max_size=30,
+    ),
+    st.sampled_from([*DEPLOYMENT_UIDS, "absent"]),
+)
+def test_replica_set_index_equals_the_scan_in_list_order(
+    specs: list[tuple[list[tuple[str, bool]], bool]], uid: str
+) -> None:
     sets = [replica_set(i, refs, deleting) for i, (refs, deleting) in enumerate(specs)]
     deployment = {"metadata": {"uid": uid}} if uid else {"metadata": {}}
     scanned = deployment_replicasets(deployment, sets)
@@ -85,9 +102,12 @@ def test_replica_set_index_equals_the_scan_in_list_order(specs: list[tuple[list[
 def test_one_spreads_sync_reads_the_same_whatever_the_namespace_holds_besides() -> None:
     """Counted, not timed: the Python calls of one spread's sync with 2 and with 60 other
     workloads (their ReplicaSets and pods) in the namespace, as the sources hand them out."""
+
     def calls(others: int) -> int:
         spread, deployment, replica_sets, pods = reconcile_namespace(others)
-        view = ClusterView(workload=deployment, pods=PodList(pods), nodes={}, replica_sets=ReplicaSetList(replica_sets))
+        view = ClusterView(
+            workload=deployment, pods=PodList(pods), nodes={}, replica_sets=ReplicaSetList(replica_sets)
+        )
         reconcile(spread, view, NOW)  # the indexes are built once per namespace list
         counter = [0]
 
@@ -110,7 +130,9 @@ def test_one_spreads_sync_reads_the_same_whatever_the_namespace_holds_besides() 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 
 
-def reconcile_namespace(others: int) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+def reconcile_namespace(
+    others: int,
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """The spread of `web` (10 pods over subsets capped 6 / 3 / none) and its Deployment, with
     `others` more workloads of 5 pods each: the namespace's ReplicaSets and pods."""
     replica_sets: list[dict[str, Any]] = []
@@ -119,34 +141,78 @@ def reconcile_namespace(others: int) -> tuple[dict[str, Any], dict[str, Any], li
     for k in range(others + 1):
         app = "web" if k == 0 else f"other{k:03d}"
         count = 10 if k == 0 else 5
-        deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
-                      "metadata": {"name": app, "namespace": "default", "uid": f"uid-dep-{app}"},
-                      "spec": {"replicas": count, "selector": {"matchLabels": {"app": app}},
-                               "template": {"metadata": {"labels": {"app": app}}}}}
-        replica_sets.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                             "metadata": {"name": f"{app}-h", "namespace": "default", "uid": f"uid-rs-{app}",
-                                          "labels": {"app": app, "pod-template-hash": "h"},
-                                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
-                                                               "name": app, "uid": f"uid-dep-{app}",
-                                                               "controller": True}]},
-                             "spec": {"replicas": count, "template": {"metadata": {"labels": {"app": app}}}}})
-        spread = {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-                  "metadata": {"name": f"ws-{app}", "namespace": "default", "generation": 1},
-                  "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": app},
-                           "subsets": [{"name": "s0", "maxReplicas": 6}, {"name": "s1", "maxReplicas": 3},
-                                       {"name": "s2"}]}}
+        deployment = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": app, "namespace": "default", "uid": f"uid-dep-{app}"},
+            "spec": {
+                "replicas": count,
+                "selector": {"matchLabels": {"app": app}},
+                "template": {"metadata": {"labels": {"app": app}}},
+            },
+        }
+        replica_sets.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": f"{app}-h",
+                    "namespace": "default",
+                    "uid": f"uid-rs-{app}",
+                    "labels": {"app": app, "pod-template-hash": "h"},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": "Deployment",
+                            "name": app,
+                            "uid": f"uid-dep-{app}",
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": {"replicas": count, "template": {"metadata": {"labels": {"app": app}}}},
+            }
+        )
+        spread = {
+            "apiVersion": "spreadgate.dev/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": f"ws-{app}", "namespace": "default", "generation": 1},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": app},
+                "subsets": [
+                    {"name": "s0", "maxReplicas": 6},
+                    {"name": "s1", "maxReplicas": 3},
+                    {"name": "s2"},
+                ],
+            },
+        }
         for i in range(count):
             subset = "s0" if i < 6 else "s1" if i < 9 else "s2"
-            pods.append({"apiVersion": "v1", "kind": "Pod",
-                         "metadata": {"name": f"{app}-h-{i:03d}", "namespace": "default", "uid": f"uid-{app}-{i}",
-                                      "creationTimestamp": f"2024-06-01T10:{i:02d}:00Z",
-                                      "labels": {"app": app, "pod-template-hash": "h"},
-                                      "annotations": {MATCHED_ANNOTATION: f'{{"name":"ws-{app}","subset":"{subset}"}}'},
-                                      "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                                           "name": f"{app}-h", "uid": f"uid-rs-{app}",
-                                                           "controller": True}]},
-                         "spec": {"nodeName": f"node-{i % 3}"},
-                         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+            pods.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"{app}-h-{i:03d}",
+                        "namespace": "default",
+                        "uid": f"uid-{app}-{i}",
+                        "creationTimestamp": f"2024-06-01T10:{i:02d}:00Z",
+                        "labels": {"app": app, "pod-template-hash": "h"},
+                        "annotations": {MATCHED_ANNOTATION: f'{{"name":"ws-{app}","subset":"{subset}"}}'},
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "apps/v1",
+                                "kind": "ReplicaSet",
+                                "name": f"{app}-h",
+                                "uid": f"uid-rs-{app}",
+                                "controller": True,
+                            }
+                        ],
+                    },
+                    "spec": {"nodeName": f"node-{i % 3}"},
+                    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+                }
+            )
         if k == 0:
             first = (spread, deployment)
     assert first is not None

@@ -34,7 +34,11 @@ RS_UID = "rs-uid"
 
 
 def node(name: str, zone: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {ZONE: zone, "kubernetes.io/hostname": name}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {ZONE: zone, "kubernetes.io/hostname": name}},
+    }
 
 
 def pod(name: str, node_name: str, subset: str, age_seconds: int) -> dict[str, Any]:
@@ -49,7 +53,15 @@ def pod(name: str, node_name: str, subset: str, age_seconds: int) -> dict[str, A
             "creationTimestamp": created,
             "labels": {"app": "web", "pod-template-hash": "h1"},
             "annotations": {"spreadgate.dev/matched-workloadspread": f'{{"name":"ws","subset":"{subset}"}}'},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": RS_UID, "controller": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "web",
+                    "uid": RS_UID,
+                    "controller": True,
+                }
+            ],
         },
         "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "i"}]},
         "status": {
@@ -69,7 +81,10 @@ def spread(subsets: list[dict[str, Any]], *, refined: bool = True) -> dict[str, 
             "generation": 1,
             "annotations": {IN_SUBSET_SPREAD_ANNOTATION: "true" if refined else "false"},
         },
-        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web"}, "subsets": subsets},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web"},
+            "subsets": subsets,
+        },
     }
 
 
@@ -82,8 +97,16 @@ def replicaset(replicas: int, *, zones: bool = True) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
-        "metadata": {"name": "web", "namespace": "default", "uid": RS_UID, "labels": {"pod-template-hash": "h1"}},
-        "spec": {"replicas": replicas, "template": {"metadata": {"labels": {"app": "web"}}, "spec": template_spec}},
+        "metadata": {
+            "name": "web",
+            "namespace": "default",
+            "uid": RS_UID,
+            "labels": {"pod-template-hash": "h1"},
+        },
+        "spec": {
+            "replicas": replicas,
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": template_spec},
+        },
     }
 
 
@@ -133,7 +156,9 @@ def test_fresh_costs_are_distinct_in_band_and_in_cloneset_topology_order() -> No
     # Uneven zones and crowded nodes, so both rankers matter.
     for i in range(150):
         zone = rng.choices(["a", "b", "c"], weights=[5, 3, 2])[0]
-        cluster.pods.append(pod(f"p{i:04d}", f"{zone}-{rng.choice([0, 0, 0, 1, 2, 3])}", "s0", age_seconds=1000))
+        cluster.pods.append(
+            pod(f"p{i:04d}", f"{zone}-{rng.choice([0, 0, 0, 1, 2, 3])}", "s0", age_seconds=1000)
+        )
     result = cluster.sync()
     costs = {name: int(value) for name, value in result.costs.items()}
     assert len(costs) == 150 and len(set(costs.values())) == 150
@@ -150,7 +175,9 @@ def test_fresh_costs_are_distinct_in_band_and_in_cloneset_topology_order() -> No
     # And inside each zone exactly the CloneSet's order.
     zone_of = {p["metadata"]["name"]: p["spec"]["nodeName"][0] for p in cluster.pods}
     for zone in "abc":
-        assert [n for n in ours if zone_of[n] == zone] == [facts[p.item].name for p in cloneset if zone_of[facts[p.item].name] == zone]
+        assert [n for n in ours if zone_of[n] == zone] == [
+            facts[p.item].name for p in cloneset if zone_of[facts[p.item].name] == zone
+        ]
 
 
 def test_hostname_is_the_domain_without_topology_constraints() -> None:
@@ -195,7 +222,9 @@ def _changed(before: dict[str, str], after: SyncResult) -> int:
 
 
 def _costs(cluster: Cluster) -> dict[str, str]:
-    return {p["metadata"]["name"]: p["metadata"]["annotations"][DELETION_COST_ANNOTATION] for p in cluster.pods}
+    return {
+        p["metadata"]["name"]: p["metadata"]["annotations"][DELETION_COST_ANNOTATION] for p in cluster.pods
+    }
 
 
 @pytest.mark.parametrize("k", [1, 10, 50])

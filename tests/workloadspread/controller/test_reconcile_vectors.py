@@ -79,7 +79,9 @@ def _check(case: dict[str, Any], result: Any, *, costs: bool) -> None:
     if "adoptedPodAnnotationsAdded" in derived:
         adopted = {a.pod: a.patch["metadata"]["annotations"] for a in result.adoptions}
         want = {
-            pod: {MATCHED_ANNOTATION if k == KRUISE_MATCHED_ANNOTATION else k: v for k, v in annotations.items()}
+            pod: {
+                MATCHED_ANNOTATION if k == KRUISE_MATCHED_ANNOTATION else k: v for k, v in annotations.items()
+            }
             for pod, annotations in derived["adoptedPodAnnotationsAdded"].items()
         }
         assert adopted == want
@@ -122,7 +124,9 @@ def test_reconcile_vector_in_refined_mode_keeps_bands_and_status(case: dict[str,
         for b in pods:
             if int(reference.costs[a]) < int(reference.costs[b]):
                 assert int(refined.costs[a]) < int(refined.costs[b]), (a, b)
-    assert len(set(refined.costs.values())) == len(refined.costs), "refined costs are distinct per spread here"
+    assert len(set(refined.costs.values())) == len(refined.costs), (
+        "refined costs are distinct per spread here"
+    )
 
 
 def _pure_bands(case: dict[str, Any]) -> dict[str, int]:
@@ -166,7 +170,10 @@ def _subset(raw: dict[str, Any]) -> Any:
             "apiVersion": "apps.kruise.io/v1alpha1",
             "kind": "WorkloadSpread",
             "metadata": {"name": "ws"},
-            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "subsets": [raw]},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+                "subsets": [raw],
+            },
         }
     )
     return spread.subsets[0]

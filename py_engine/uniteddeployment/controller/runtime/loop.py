@@ -55,6 +55,7 @@ from py_engine.uniteddeployment.controller.status import ALLOCATED, NO_FITTING_N
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class UnitedOptions:
     workers: int = 2
@@ -93,19 +94,34 @@ class UnitedController(Reconciler[UnitedReport]):
     thread_prefix = "united"
     settled = SUCCESS | {"refused", "invalid"}
 
-    def __init__(self, client: KubeClient, source: UnitedSource, clock: Clock, options: UnitedOptions | None = None,
-                 metrics: UnitedMetrics | None = None, recorder: UnitedEventRecorder | None = None,
-                 node_fit: NodeFit | None = None, patch_check: PatchCheck | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        source: UnitedSource,
+        clock: Clock,
+        options: UnitedOptions | None = None,
+        metrics: UnitedMetrics | None = None,
+        recorder: UnitedEventRecorder | None = None,
+        node_fit: NodeFit | None = None,
+        patch_check: PatchCheck | None = None,
+    ) -> None:
         self.client, self.source = client, source
         self.options = options or UnitedOptions()
         self.metrics = metrics or UnitedMetrics()
-        super().__init__(clock, self.options, self.metrics,
-                         ("spreadgate_united_queue_depth", "UnitedDeployment keys waiting to be synced."))
+        super().__init__(
+            clock,
+            self.options,
+            self.metrics,
+            ("spreadgate_united_queue_depth", "UnitedDeployment keys waiting to be synced."),
+        )
         self.recorder = recorder or UnitedEventRecorder(client, clock)
         self.writer = UnitedWriter(client, source, self.metrics, self.recorder)
         self.node_fit = node_fit if node_fit is not None else NodeFit()
-        self.patch_check = patch_check if patch_check is not None else PatchCheck(
-            allowed_patch_fields=self.options.allowed_patch_fields)
+        self.patch_check = (
+            patch_check
+            if patch_check is not None
+            else PatchCheck(allowed_patch_fields=self.options.allowed_patch_fields)
+        )
         self._inventory_version = 0
 
     # ----------------------------------------------------------------- keys
@@ -126,7 +142,9 @@ class UnitedController(Reconciler[UnitedReport]):
     def state(self, ud: UnitedDeployment, obj: Mapping[str, Any] | None = None) -> UnitedState:
         """The snapshot one sync plans over, with the node-fit verdict when it applies and the
         subset patch fields off the allowlist (`patchcheck`)."""
-        forbidden = self.patch_check.forbidden(obj, ud) if obj is not None and self.options.patch_check else ()
+        forbidden = (
+            self.patch_check.forbidden(obj, ud) if obj is not None and self.options.patch_check else ()
+        )
         no_fit: frozenset[str] = frozenset()
         if self.options.node_fit and node_fit_enabled(ud):
             with self._lock:
@@ -159,10 +177,13 @@ class UnitedController(Reconciler[UnitedReport]):
         if result.refused:
             message = "; ".join(result.errors)
             reason = {"revision": FAILED_REVISION_PROVISION, "patch": FORBIDDEN_SUBSET_PATCH}.get(
-                result.refusal, FAILED_SPECIFY_SUBSET_REPLICAS)
+                result.refusal, FAILED_SPECIFY_SUBSET_REPLICAS
+            )
             self.recorder.record(obj, Event(WARNING, reason, message))
-            log.warning("sync refused", extra=logsetup.fields(uniteddeployment=key, refusal=result.refusal,
-                                                              reason=message))
+            log.warning(
+                "sync refused",
+                extra=logsetup.fields(uniteddeployment=key, refusal=result.refusal, reason=message),
+            )
             # What Kruise does before allocating still happens (duplicates, releases, pod labels).
             writes = self.writer.apply(obj, result, now)
             self._log_failures(key, writes)
@@ -172,31 +193,68 @@ class UnitedController(Reconciler[UnitedReport]):
         if result.placement_changed and result.unplaced:
             self._report_unplaced(key, obj, result)
         if writes.total:
-            log.info("synced", extra=logsetup.fields(
-                uniteddeployment=key, created=writes.created, updated=writes.updated, deleted=writes.deleted,
-                pod_labels=writes.pod_labels, released=writes.released or None, status=writes.status, errors=len(writes.errors) or None,
-                no_node_fit=",".join(sorted(state.no_node_fit)) or None,
-                replicas=",".join(f"{n}={s.replicas}" for n, s in result.subsets.items())))
+            log.info(
+                "synced",
+                extra=logsetup.fields(
+                    uniteddeployment=key,
+                    created=writes.created,
+                    updated=writes.updated,
+                    deleted=writes.deleted,
+                    pod_labels=writes.pod_labels,
+                    released=writes.released or None,
+                    status=writes.status,
+                    errors=len(writes.errors) or None,
+                    no_node_fit=",".join(sorted(state.no_node_fit)) or None,
+                    replicas=",".join(f"{n}={s.replicas}" for n, s in result.subsets.items()),
+                ),
+            )
         outcome = "error" if writes.errors else "synced"
-        return UnitedReport(key, outcome, writes, result, error="; ".join(writes.errors),
-                            requeue_after=result.requeue_after, no_node_fit=state.no_node_fit)
+        return UnitedReport(
+            key,
+            outcome,
+            writes,
+            result,
+            error="; ".join(writes.errors),
+            requeue_after=result.requeue_after,
+            no_node_fit=state.no_node_fit,
+        )
 
     def _report_unplaced(self, key: str, obj: Mapping[str, Any], result: Plan) -> None:
         """Node fit left replicas without a subset (the `ReplicasAllocated` condition turned False
         or its count changed): a Warning Event and a log line, once per change."""
         desired = (obj.get("spec") or {}).get("replicas")
-        message = next((str(c.get("message") or "") for c in result.status.get("conditions") or []
-                        if c.get("type") == ALLOCATED), "")
+        message = next(
+            (
+                str(c.get("message") or "")
+                for c in result.status.get("conditions") or []
+                if c.get("type") == ALLOCATED
+            ),
+            "",
+        )
         self.recorder.record(obj, Event(WARNING, NO_FITTING_NODE, message))
-        log.warning("replicas cannot all be placed", extra=logsetup.fields(
-            uniteddeployment=key, unplaced=result.unplaced, replicas=desired,
-            no_node_fit=",".join(result.no_node_fit)))
+        log.warning(
+            "replicas cannot all be placed",
+            extra=logsetup.fields(
+                uniteddeployment=key,
+                unplaced=result.unplaced,
+                replicas=desired,
+                no_node_fit=",".join(result.no_node_fit),
+            ),
+        )
 
     @staticmethod
     def _log_failures(key: str, writes: UnitedWrites) -> None:
         for failed in writes.failed:
-            log.warning("%s write failed", failed.write, extra=logsetup.fields(
-                uniteddeployment=key, write=failed.write, object=f"{failed.kind}/{failed.name}", cause=failed.cause))
+            log.warning(
+                "%s write failed",
+                failed.write,
+                extra=logsetup.fields(
+                    uniteddeployment=key,
+                    write=failed.write,
+                    object=f"{failed.kind}/{failed.name}",
+                    cause=failed.cause,
+                ),
+            )
 
     def failed_report(self, key: str, outcome: str, error: str) -> UnitedReport:
         return UnitedReport(key, outcome, error=error)

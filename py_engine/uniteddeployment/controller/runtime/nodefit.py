@@ -54,17 +54,24 @@ def template_pod(ud: UnitedDeployment) -> dict[str, Any]:
 
 def subset_terms(ud: UnitedDeployment) -> list[SubsetTerms]:
     """The subsets as the placement query reads them, in spec order."""
-    return [SubsetTerms(subset.name, subset.node_selector_term, tuple(subset.tolerations), subset.patch)
-            for subset in ud.subsets]
+    return [
+        SubsetTerms(subset.name, subset.node_selector_term, tuple(subset.tolerations), subset.patch)
+        for subset in ud.subsets
+    ]
 
 
-def unfit_subsets(engine: PolicyEngine, ud: UnitedDeployment, inventory: Sequence[Mapping[str, Any]],
-                  cache: EligibilityCache | None = None,
-                  node_classes: NodeClassCache | None = None) -> frozenset[str]:
+def unfit_subsets(
+    engine: PolicyEngine,
+    ud: UnitedDeployment,
+    inventory: Sequence[Mapping[str, Any]],
+    cache: EligibilityCache | None = None,
+    node_classes: NodeClassCache | None = None,
+) -> frozenset[str]:
     """The subsets the policy rejects for a pod of `ud` (no fitting node, or a node term
     that contradicts the template's own node affinity). Raises PolicyError."""
-    decision = fitting_subsets(engine, template_pod(ud), subset_terms(ud), inventory, cache=cache,
-                               node_classes=node_classes)
+    decision = fitting_subsets(
+        engine, template_pod(ud), subset_terms(ud), inventory, cache=cache, node_classes=node_classes
+    )
     return frozenset(s.name for s in ud.subsets) - frozenset(decision.eligible)
 
 
@@ -80,8 +87,12 @@ class NodeFit:
         self._inventory: tuple[object, NodeInventory] | None = None
         self.evaluations = 0
 
-    def inventory(self, version: object, nodes: Callable[[], Sequence[Mapping[str, Any]]],
-                  pods: Callable[[], Sequence[Mapping[str, Any]]]) -> NodeInventory:
+    def inventory(
+        self,
+        version: object,
+        nodes: Callable[[], Sequence[Mapping[str, Any]]],
+        pods: Callable[[], Sequence[Mapping[str, Any]]],
+    ) -> NodeInventory:
         with self._lock:
             memo = self._inventory
         if memo is not None and memo[0] == version:

@@ -38,8 +38,11 @@ _PATCH_FIELD = re.compile(r"^spec\.topology\.subsets\[[0-9]+\]\.patch(\.|\[|$)")
 class PatchCheck:
     """`forbidden(obj, ud)`: the allowlist violations of the stored object's subset patches."""
 
-    def __init__(self, engine_factory: Callable[[], PolicyEngine] | None = None,
-                 allowed_patch_fields: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        engine_factory: Callable[[], PolicyEngine] | None = None,
+        allowed_patch_fields: tuple[str, ...] = (),
+    ) -> None:
         self._engine = LazyEngine(engine_factory)
         self.allowed_patch_fields = allowed_patch_fields
         self._lock = threading.Lock()

@@ -36,8 +36,16 @@ from py_engine.uniteddeployment.controller.runtime.resources import (
     workload_resources,
 )
 
-__all__ = ["JSON", "CachedUnitedSource", "ListedUnitedSource", "OwnedIndex", "PodIndex", "UnitedSource", "by_name",
-           "controller_uid"]
+__all__ = [
+    "JSON",
+    "CachedUnitedSource",
+    "ListedUnitedSource",
+    "OwnedIndex",
+    "PodIndex",
+    "UnitedSource",
+    "by_name",
+    "controller_uid",
+]
 
 
 class UnitedSource(Protocol):
@@ -72,13 +80,15 @@ class PodIndex:
         self.by_label: dict[tuple[str, str], list[JSON]] = {}
         for pod in self.pods:
             labels = meta(pod).get("labels")
-            for key, value in (labels.items() if isinstance(labels, Mapping) else ()):
+            for key, value in labels.items() if isinstance(labels, Mapping) else ():
                 self.by_label.setdefault((str(key), str(value)), []).append(pod)
 
     def select(self, selector: Mapping[str, Any]) -> list[JSON]:
         """The objects that may match `selector` (the planner still applies it exactly)."""
         match_labels = selector.get("matchLabels")
-        pairs = [(str(k), str(v)) for k, v in match_labels.items()] if isinstance(match_labels, Mapping) else []
+        pairs = (
+            [(str(k), str(v)) for k, v in match_labels.items()] if isinstance(match_labels, Mapping) else []
+        )
         if not pairs:
             return self.pods
         return min((self.by_label.get(pair, []) for pair in pairs), key=len)
@@ -127,9 +137,17 @@ class CachedUnitedSource(CacheGroup):
     """Watch caches (see the module docstring); started, stopped and waited for as a `CacheGroup`,
     `shared` with the other controllers of a Manager."""
 
-    def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300,
-                 shared: SharedCaches | None = None) -> None:
-        super().__init__(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds, shared=shared)
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        namespace: str | None = None,
+        watch_timeout_seconds: int = 300,
+        shared: SharedCaches | None = None,
+    ) -> None:
+        super().__init__(
+            client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds, shared=shared
+        )
         self.resources = workload_resources(client)
         self.ud_cache = self.watch(UNITED_DEPLOYMENTS, "united-uniteddeployments")
         self.revision_cache = self.watch(CONTROLLER_REVISIONS, "united-controllerrevisions")
@@ -144,7 +162,13 @@ class CachedUnitedSource(CacheGroup):
         self._owned: dict[tuple[str, str], tuple[tuple[int, ...], OwnedIndex]] = {}
 
     def caches(self) -> list[WatchCache]:
-        return [self.ud_cache, self.revision_cache, self.pod_cache, self.node_cache, *self.workload_caches.values()]
+        return [
+            self.ud_cache,
+            self.revision_cache,
+            self.pod_cache,
+            self.node_cache,
+            *self.workload_caches.values(),
+        ]
 
     def united_deployments(self) -> list[JSON]:
         return by_name(self.ud_cache.list())
@@ -152,12 +176,16 @@ class CachedUnitedSource(CacheGroup):
     def united_deployment(self, namespace: str, name: str) -> JSON | None:
         return self.ud_cache.get(namespace, name)
 
-    def _owned_index(self, what: str, namespace: str, caches: list[tuple[Resource, WatchCache]]) -> OwnedIndex:
+    def _owned_index(
+        self, what: str, namespace: str, caches: list[tuple[Resource, WatchCache]]
+    ) -> OwnedIndex:
         versions = tuple(cache.version for _, cache in caches)
         with self._lock:
             memo = self._owned.get((what, namespace))
         if memo is None or memo[0] != versions:
-            objects = [typed(o, resource) for resource, cache in caches for o in by_name(cache.list(namespace))]
+            objects = [
+                typed(o, resource) for resource, cache in caches for o in by_name(cache.list(namespace))
+            ]
             memo = (versions, OwnedIndex(objects))
             with self._lock:
                 self._owned[(what, namespace)] = memo
@@ -236,11 +264,16 @@ class ListedUnitedSource(ListedLists):
         return self._items(UNITED_DEPLOYMENTS)
 
     def united_deployment(self, namespace: str, name: str) -> JSON | None:
-        return next((o for o in self._items(UNITED_DEPLOYMENTS, namespace) if meta(o).get("name") == name), None)
+        return next(
+            (o for o in self._items(UNITED_DEPLOYMENTS, namespace) if meta(o).get("name") == name), None
+        )
 
     def _owned_index(self, what: str, namespace: str, resources: list[Resource]) -> OwnedIndex:
-        return self._derived(self._owned, (what, namespace), lambda: OwnedIndex(
-            [o for resource in resources for o in self._items(resource, namespace)]))
+        return self._derived(
+            self._owned,
+            (what, namespace),
+            lambda: OwnedIndex([o for resource in resources for o in self._items(resource, namespace)]),
+        )
 
     def workloads(self, namespace: str, uid: str, selector: Mapping[str, Any]) -> list[JSON]:
         return self._owned_index("workloads", namespace, list(self.resources.values())).select(uid, selector)

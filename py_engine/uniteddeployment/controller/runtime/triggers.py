@@ -59,8 +59,13 @@ def _pod_facts(pod: Mapping[str, Any] | None) -> Any:
         return None
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
-    return (status.get("phase"), spec.get("nodeName"), status.get("conditions"), meta(pod).get("deletionTimestamp"),
-            meta(pod).get("labels"))
+    return (
+        status.get("phase"),
+        spec.get("nodeName"),
+        status.get("conditions"),
+        meta(pod).get("deletionTimestamp"),
+        meta(pod).get("labels"),
+    )
 
 
 def _node_facts(node: Mapping[str, Any] | None) -> Any:
@@ -68,9 +73,16 @@ def _node_facts(node: Mapping[str, Any] | None) -> Any:
         return None
     spec = node.get("spec") or {}
     status = node.get("status") or {}
-    conditions = [(c.get("type"), c.get("status")) for c in status.get("conditions") or [] if isinstance(c, Mapping)]
-    return (meta(node).get("labels"), spec.get("taints"), spec.get("unschedulable"), status.get("allocatable"),
-            conditions)
+    conditions = [
+        (c.get("type"), c.get("status")) for c in status.get("conditions") or [] if isinstance(c, Mapping)
+    ]
+    return (
+        meta(node).get("labels"),
+        spec.get("taints"),
+        spec.get("unschedulable"),
+        status.get("allocatable"),
+        conditions,
+    )
 
 
 def _holds_resources(pod: Mapping[str, Any] | None) -> Any:
@@ -89,8 +101,12 @@ def _key(ud: Mapping[str, Any]) -> str:
 class UnitedTriggers:
     """Wires a `CachedUnitedSource`'s caches to `enqueue` (see the module docstring)."""
 
-    def __init__(self, source: CachedUnitedSource, enqueue: Enqueue,
-                 inventory_changed: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        source: CachedUnitedSource,
+        enqueue: Enqueue,
+        inventory_changed: Callable[[], None] | None = None,
+    ) -> None:
         self.source = source
         self.enqueue = enqueue
         self.inventory_changed = inventory_changed or (lambda: None)

@@ -136,7 +136,9 @@ def reapply(fresh: Mapping[str, Any], desired: Mapping[str, Any], cached: Mappin
     body_meta = body.setdefault("metadata", {})
     want_meta, old_meta = meta(desired), meta(cached or {})
     for key in ("labels", "annotations"):
-        body_meta[key] = _merge_keys(body_meta.get(key) or {}, want_meta.get(key) or {}, old_meta.get(key) or {})
+        body_meta[key] = _merge_keys(
+            body_meta.get(key) or {}, want_meta.get(key) or {}, old_meta.get(key) or {}
+        )
     if "ownerReferences" in want_meta:
         body_meta["ownerReferences"] = copy.deepcopy(want_meta["ownerReferences"])
     for key in ("spec", "data", "revision"):
@@ -148,8 +150,9 @@ def reapply(fresh: Mapping[str, Any], desired: Mapping[str, Any], cached: Mappin
 class UnitedWriter:
     """Applies a `Plan` (see the module docstring)."""
 
-    def __init__(self, client: KubeClient, source: UnitedSource, metrics: UnitedMetrics,
-                 recorder: UnitedEventRecorder) -> None:
+    def __init__(
+        self, client: KubeClient, source: UnitedSource, metrics: UnitedMetrics, recorder: UnitedEventRecorder
+    ) -> None:
         self.client, self.source, self.metrics, self.recorder = client, source, metrics, recorder
 
     # ----------------------------------------------------------- resources
@@ -179,11 +182,13 @@ class UnitedWriter:
         if provision_errors or update_errors:
             conditions = list(status.get("conditions") or [])
             if provision_errors:
-                conditions = set_condition(conditions, make(PROVISIONED, False, "Error",
-                                                            "; ".join(provision_errors), now))
+                conditions = set_condition(
+                    conditions, make(PROVISIONED, False, "Error", "; ".join(provision_errors), now)
+                )
             if update_errors:
-                conditions = set_condition(conditions, make(SUBSET_UPDATED, False, "Error",
-                                                            "; ".join(update_errors), now))
+                conditions = set_condition(
+                    conditions, make(SUBSET_UPDATED, False, "Error", "; ".join(update_errors), now)
+                )
             status = {**status, "conditions": conditions}
         if (not plan.refused or plan.status_changed) and status != (ud_obj.get("status") or {}):
             self._write_status(ud_obj, status)
@@ -224,8 +229,14 @@ class UnitedWriter:
                     self._create_one(ns, obj)
                 except KubeError as exc:
                     errors.append(_failed(writes, "create", obj, exc))
-                    reason = FAILED_REVISION_PROVISION if obj.get("kind") == "ControllerRevision" else FAILED_UPDATE_SUBSET
-                    events.append(Event(WARNING, reason, f"Error creating {obj.get('kind')} {_name(obj)}: {exc}"))
+                    reason = (
+                        FAILED_REVISION_PROVISION
+                        if obj.get("kind") == "ControllerRevision"
+                        else FAILED_UPDATE_SUBSET
+                    )
+                    events.append(
+                        Event(WARNING, reason, f"Error creating {obj.get('kind')} {_name(obj)}: {exc}")
+                    )
                     continue
                 writes.created += 1
                 self.metrics.writes.inc(kind="create")
@@ -250,7 +261,11 @@ class UnitedWriter:
                 continue
             except KubeError as exc:
                 errors.append(_failed(writes, "delete", ref, exc))
-                events.append(Event(WARNING, FAILED_UPDATE_SUBSET, f"Error deleting {ref.get('kind')} {_name(ref)}: {exc}"))
+                events.append(
+                    Event(
+                        WARNING, FAILED_UPDATE_SUBSET, f"Error deleting {ref.get('kind')} {_name(ref)}: {exc}"
+                    )
+                )
                 continue
             self.source.forget(ref)
             writes.deleted += 1
@@ -278,8 +293,13 @@ class UnitedWriter:
                 continue
             except KubeError as exc:
                 errors.append(_failed(writes, "update", obj, exc))
-                events.append(Event(WARNING, FAILED_UPDATE_SUBSET,
-                                    f"Error updating PodSet ({kind}) {_name(obj)} when updating: {exc}"))
+                events.append(
+                    Event(
+                        WARNING,
+                        FAILED_UPDATE_SUBSET,
+                        f"Error updating PodSet ({kind}) {_name(obj)} when updating: {exc}",
+                    )
+                )
                 continue
             writes.updated += 1
             self.metrics.writes.inc(kind="update")
@@ -296,8 +316,9 @@ class UnitedWriter:
         desired = {**to_version(desired, resource.api_version), "kind": resource.kind}
         return self._replace_retrying(ns, resource, desired, lambda fresh: reapply(fresh, desired, None))
 
-    def _replace_retrying(self, ns: str, resource: Resource, body: JSON,
-                          again: Callable[[JSON], JSON | None]) -> JSON | None:
+    def _replace_retrying(
+        self, ns: str, resource: Resource, body: JSON, again: Callable[[JSON], JSON | None]
+    ) -> JSON | None:
         """Replace with `body`; on 409 read the object again and replace with `again(fresh)`
         (None: nothing left to write), up to ATTEMPTS writes in all."""
         name = _name(body)
@@ -340,16 +361,25 @@ class UnitedWriter:
 
         def again(fresh: JSON) -> JSON | None:
             refs = meta(fresh).get("ownerReferences") or []
-            kept = [r for r in refs if not (isinstance(r, Mapping) and r.get("controller") is True
-                                            and ud_uid and r.get("uid") == ud_uid)]
+            kept = [
+                r
+                for r in refs
+                if not (
+                    isinstance(r, Mapping)
+                    and r.get("controller") is True
+                    and ud_uid
+                    and r.get("uid") == ud_uid
+                )
+            ]
             if len(kept) == len(refs):
                 return None
             body = copy.deepcopy(fresh)
             body.setdefault("metadata", {})["ownerReferences"] = kept
             return body
 
-        self._replace_retrying(ns, resource, {**to_version(released, resource.api_version), "kind": resource.kind},
-                               again)
+        self._replace_retrying(
+            ns, resource, {**to_version(released, resource.api_version), "kind": resource.kind}, again
+        )
 
     # --------------------------------------------------------------- status
 

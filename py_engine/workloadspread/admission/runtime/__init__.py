@@ -4,7 +4,8 @@
 `committer.Committer` writes reservations to WorkloadSpread statuses with group commit (the
 live `SpreadCommitter`). `access_review.KubeAccessReviewer` asks the API server whether an
 author may do what a WorkloadSpread or UnitedDeployment would do (the validation service's
-`AccessReviewer`, py_engine/validation/authorization.py). Both ports are described in `py_engine.workloadspread.admission.ports`; the pure
+`AccessReviewer`, py_engine/validation/authorization.py). Both ports are described in
+`py_engine.workloadspread.admission.ports`; the pure
 decisions stay in `py_engine.workloadspread.admission`, which must not import this package or the API client
 (`.importlinter`).
 """

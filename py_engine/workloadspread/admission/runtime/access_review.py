@@ -28,8 +28,11 @@ SAR_TIMEOUT = 3.0
 
 def access_review(user: UserInfo, check: ResourceCheck) -> dict[str, Any]:
     """The SubjectAccessReview asking whether `user` may do `check` (its resource resolved)."""
-    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-            "spec": {**user.spec(), "resourceAttributes": check.attributes()}}
+    return {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {**user.spec(), "resourceAttributes": check.attributes()},
+    }
 
 
 def read_answer(body: Any) -> AccessAnswer:
@@ -59,7 +62,9 @@ class KubeAccessReviewer:
     def review(self, user: UserInfo, check: ResourceCheck) -> AccessAnswer:
         resolved = check if check.resource else check.resolved(self._resource(check.group, check.kind))
         try:
-            body = self.client.request("POST", SAR_PATH, body=access_review(user, resolved), timeout=self.timeout)
+            body = self.client.request(
+                "POST", SAR_PATH, body=access_review(user, resolved), timeout=self.timeout
+            )
         except KubeError as exc:
             raise AccessReviewFailed(f"SubjectAccessReview failed: {exc}") from None
         return read_answer(body)

@@ -100,8 +100,16 @@ R = TypeVar("R")
 JSON = dict[str, Any]
 log = logging.getLogger(__name__)
 
-__all__ = ["CommitError", "CommitFailed", "CommitTimeout", "Committer", "CommitterStats", "KubeStatusStore",
-           "SpreadNotFound", "StatusStore"]
+__all__ = [
+    "CommitError",
+    "CommitFailed",
+    "CommitTimeout",
+    "Committer",
+    "CommitterStats",
+    "KubeStatusStore",
+    "SpreadNotFound",
+    "StatusStore",
+]
 
 _MIN_REQUEST_TIMEOUT = 0.05
 
@@ -142,7 +150,9 @@ class KubeStatusStore:
         one read (a spec changed since would have moved the resourceVersion: a 409). A schema that
         prunes or defaults status fields shows in the watch cache's copy, which replaces this one
         once it has caught up. A server that answers the whole object instead is taken at its word."""
-        answer = self.client.replace_status(self.resource, namespace, name, obj, timeout=timeout, metadata_only=True)
+        answer = self.client.replace_status(
+            self.resource, namespace, name, obj, timeout=timeout, metadata_only=True
+        )
         if answer.get("kind") != "PartialObjectMetadata" or not isinstance(answer.get("metadata"), dict):
             return answer
         return dict(obj, metadata=answer["metadata"])
@@ -171,15 +181,23 @@ class CommitterStats:
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
-            return {"writes": self.writes, "conflicts": self.conflicts, "reads": self.reads,
-                    "timeouts": self.timeouts, "errors": self.errors, "committed": self.committed,
-                    "batch_sizes": dict(self.batch_sizes)}
+            return {
+                "writes": self.writes,
+                "conflicts": self.conflicts,
+                "reads": self.reads,
+                "timeouts": self.timeouts,
+                "errors": self.errors,
+                "committed": self.committed,
+                "batch_sizes": dict(self.batch_sizes),
+            }
 
 
 class _Request(Generic[R]):
     __slots__ = ("apply", "bell", "deadline", "done", "error", "leads", "on_done", "result", "taken")
 
-    def __init__(self, apply: Apply[R], deadline: float, on_done: Callable[[_Request[R]], None] | None = None) -> None:
+    def __init__(
+        self, apply: Apply[R], deadline: float, on_done: Callable[[_Request[R]], None] | None = None
+    ) -> None:
         self.apply = apply
         self.deadline = deadline
         self.done = False
@@ -269,10 +287,21 @@ class Committer:
     is entered around each batch's write and answers.
     """
 
-    def __init__(self, store: StatusStore, clock: Clock, *, batching: bool = True, max_batch: int = 256,
-                 conflict_backoff: float = 0.005, linger: float = 0.01, burst_window: float = 0.1,
-                 seed: int | None = None, idle_ttl: float = 60.0, max_idle_slots: int = 1024,
-                 answering: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext) -> None:
+    def __init__(
+        self,
+        store: StatusStore,
+        clock: Clock,
+        *,
+        batching: bool = True,
+        max_batch: int = 256,
+        conflict_backoff: float = 0.005,
+        linger: float = 0.01,
+        burst_window: float = 0.1,
+        seed: int | None = None,
+        idle_ttl: float = 60.0,
+        max_idle_slots: int = 1024,
+        answering: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
+    ) -> None:
         self.store = store
         self.answering = answering
         """Entered around each batch's write and answers: the webhook's front end holds the
@@ -330,7 +359,9 @@ class Committer:
 
     # ---------------------------------------------------------------- public
 
-    def submit(self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False) -> R:
+    def submit(
+        self, namespace: str, name: str, apply: Apply[R], deadline: float, *, dry_run: bool = False
+    ) -> R:
         """Commit `apply` on spread namespace/name before `deadline` (clock.monotonic());
         returns apply's result from the committed attempt. Raises `CommitFailed`
         subclasses, or whatever `apply` raised."""
@@ -342,8 +373,16 @@ class Committer:
         finally:
             self._release(slot)
 
-    def submit_async(self, namespace: str, name: str, apply: Apply[R], deadline: float, on_done: Done[R], *,
-                     dry_run: bool = False) -> None:
+    def submit_async(
+        self,
+        namespace: str,
+        name: str,
+        apply: Apply[R],
+        deadline: float,
+        on_done: Done[R],
+        *,
+        dry_run: bool = False,
+    ) -> None:
         """Like `submit`, without waiting: `on_done(result, None)` or `on_done(None, error)` is
         called exactly once, on the thread that committed the request's batch (this one, when
         it finds nobody leading; it then leads until the queue is empty)."""
@@ -446,8 +485,12 @@ class Committer:
                 waiter.leads = True
                 waiter.ring()
                 return
-        threading.Thread(target=self._lead, args=(slot, namespace, name, None), daemon=True,
-                         name=f"committer-{namespace}/{name}").start()
+        threading.Thread(
+            target=self._lead,
+            args=(slot, namespace, name, None),
+            daemon=True,
+            name=f"committer-{namespace}/{name}",
+        ).start()
 
     @staticmethod
     def _take(slot: _Slot, limit: int) -> list[_Request[Any]]:
@@ -592,8 +635,10 @@ class Committer:
 
     @staticmethod
     def _timeout_message(namespace: str, name: str) -> str:
-        return (f"could not commit the slot reservation to WorkloadSpread {namespace}/{name} status in time "
-                "(write conflicts or a slow API server); nothing was written")
+        return (
+            f"could not commit the slot reservation to WorkloadSpread {namespace}/{name} status in time "
+            "(write conflicts or a slow API server); nothing was written"
+        )
 
     def _succeed(self, req: _Request[Any], result: Any) -> None:
         req.result = result

@@ -50,17 +50,29 @@ def _namespace_of(obj: Mapping[str, Any]) -> tuple[str]:
 class LiveAdmissionView:
     """Watch caches plus the lookups the admission core needs (see the module docstring)."""
 
-    def __init__(self, client: KubeClient, clock: Clock, *, node_simulation: bool = True,
-                 watch_timeout_seconds: int = 300, inventory_interval: float = 1.0,
-                 lookup_timeout: float = 1.0) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        clock: Clock,
+        *,
+        node_simulation: bool = True,
+        watch_timeout_seconds: int = 300,
+        inventory_interval: float = 1.0,
+        lookup_timeout: float = 1.0,
+    ) -> None:
         self.client = client
         self.clock = clock
         self.node_simulation = node_simulation
         self._watch_timeout = watch_timeout_seconds
         self._inventory_interval = inventory_interval
         self._lookup_timeout = lookup_timeout
-        self.spreads = WatchCache(client, SPREADS, watch_timeout_seconds=watch_timeout_seconds, name="workloadspreads",
-                                  indexers={NAMESPACE_INDEX: _namespace_of})
+        self.spreads = WatchCache(
+            client,
+            SPREADS,
+            watch_timeout_seconds=watch_timeout_seconds,
+            name="workloadspreads",
+            indexers={NAMESPACE_INDEX: _namespace_of},
+        )
         self.workloads: dict[tuple[str, str], WatchCache] = {}
         self.nodes: WatchCache | None = None
         self.pods: WatchCache | None = None
@@ -80,8 +92,12 @@ class LiveAdmissionView:
             if self._crd_exists(resource):
                 wanted[key] = resource
         for key, resource in wanted.items():
-            self.workloads[key] = WatchCache(self.client, resource, watch_timeout_seconds=self._watch_timeout,
-                                             name=f"{resource.plural}.{resource.group or 'core'}")
+            self.workloads[key] = WatchCache(
+                self.client,
+                resource,
+                watch_timeout_seconds=self._watch_timeout,
+                name=f"{resource.plural}.{resource.group or 'core'}",
+            )
         if self.node_simulation:
             self.nodes = WatchCache(self.client, NODES, watch_timeout_seconds=self._watch_timeout)
             self.pods = WatchCache(self.client, PODS, watch_timeout_seconds=self._watch_timeout)
@@ -91,7 +107,9 @@ class LiveAdmissionView:
 
     def _crd_exists(self, resource: Resource) -> bool:
         try:
-            self.client.get(CRDS, None, f"{resource.plural}.{resource.group}", timeout=self._lookup_timeout * 5)
+            self.client.get(
+                CRDS, None, f"{resource.plural}.{resource.group}", timeout=self._lookup_timeout * 5
+            )
         except KubeError:
             return False
         return True
@@ -200,8 +218,11 @@ class LiveAdmissionView:
         now = self.clock.monotonic()
         with self._lock:
             current = self._inventory
-            if current is not None and (key == self._inventory_key or self._rebuilding
-                                        or now - self._inventory_at < self._inventory_interval):
+            if current is not None and (
+                key == self._inventory_key
+                or self._rebuilding
+                or now - self._inventory_at < self._inventory_interval
+            ):
                 return current
             self._rebuilding = True
         try:

@@ -20,8 +20,9 @@ from py_engine.workloadspread.controller.runtime.triggers import Triggers
 LEADER_GAUGE = ("leader_election_master_status", "1 while this process leads (or runs unelected).")
 
 
-def add_spread_controller(manager: Manager, *, options: LoopOptions | None = None,
-                          whitelist: Whitelist = EMPTY_WHITELIST) -> SpreadController:
+def add_spread_controller(
+    manager: Manager, *, options: LoopOptions | None = None, whitelist: Whitelist = EMPTY_WHITELIST
+) -> SpreadController:
     """Build the WorkloadSpread controller on `manager` and add it; raises `KubeError` when
     the cluster cannot say which workload kinds it serves."""
     metrics = ControllerMetrics()

@@ -70,13 +70,24 @@ class SpreadController(Reconciler[SyncReport]):
     log = log
     thread_prefix = "spread"
 
-    def __init__(self, client: KubeClient, source: Source, clock: Clock, options: LoopOptions | None = None,
-                 metrics: ControllerMetrics | None = None, recorder: EventRecorder | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        source: Source,
+        clock: Clock,
+        options: LoopOptions | None = None,
+        metrics: ControllerMetrics | None = None,
+        recorder: EventRecorder | None = None,
+    ) -> None:
         self.client, self.source = client, source
         self.options = options or LoopOptions()
         self.metrics = metrics or ControllerMetrics()
-        super().__init__(clock, self.options, self.metrics,
-                         ("spreadgate_controller_queue_depth", "Spread keys waiting to be synced."))
+        super().__init__(
+            clock,
+            self.options,
+            self.metrics,
+            ("spreadgate_controller_queue_depth", "Spread keys waiting to be synced."),
+        )
         self.writer = Writer(client, source, self.metrics, recorder or EventRecorder(client, clock))
 
     # ----------------------------------------------------------------- keys
@@ -100,8 +111,11 @@ class SpreadController(Reconciler[SyncReport]):
         writes = self.writer.apply(spread, result)
         problem = result.target_problem
         if problem is not None and result.target_problem_new:
-            log.warning("target not found: %s", problem.message, extra=fields(
-                namespace=namespace, spread=name, reason=problem.reason, cause=problem.message))
+            log.warning(
+                "target not found: %s",
+                problem.message,
+                extra=fields(namespace=namespace, spread=name, reason=problem.reason, cause=problem.message),
+            )
         elif problem is None and any(e.reason == TARGET_FOUND for e in result.events):
             log.info("target found", extra=fields(namespace=namespace, spread=name))
         return SyncReport(key, "synced", writes, result, requeue_after=result.requeue_after)

@@ -37,8 +37,7 @@ from py_engine.workloadspread.controller.podlisting import PodList, ReplicaSetLi
 
 log = logging.getLogger(__name__)
 
-__all__ = ["JSON", "CachedSource", "ListedSource", "Source", "by_name", "crd_exists",
-           "workload_resources"]
+__all__ = ["JSON", "CachedSource", "ListedSource", "Source", "by_name", "crd_exists", "workload_resources"]
 
 
 class Source(Protocol):
@@ -70,7 +69,9 @@ def crd_exists(client: KubeClient, resource: Resource) -> bool:
     return True
 
 
-def workload_resources(client: KubeClient, whitelist: Whitelist = EMPTY_WHITELIST) -> dict[tuple[str, str], Resource]:
+def workload_resources(
+    client: KubeClient, whitelist: Whitelist = EMPTY_WHITELIST
+) -> dict[tuple[str, str], Resource]:
     """Built-in workload kinds, plus Kruise's when their CRDs are installed, plus the custom kinds
     of `whitelist` the cluster serves (found by discovery; one it does not serve is logged and
     not read, so its spreads report WorkloadNotFound). Raises `KubeError` when discovery fails."""
@@ -92,9 +93,18 @@ class CachedSource(CacheGroup):
     """Watch caches of spreads, pods, nodes and workloads (see the module docstring); started,
     stopped and waited for as a `CacheGroup`, `shared` with the other controllers of a Manager."""
 
-    def __init__(self, client: KubeClient, *, namespace: str | None = None, watch_timeout_seconds: int = 300,
-                 whitelist: Whitelist = EMPTY_WHITELIST, shared: SharedCaches | None = None) -> None:
-        super().__init__(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds, shared=shared)
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        namespace: str | None = None,
+        watch_timeout_seconds: int = 300,
+        whitelist: Whitelist = EMPTY_WHITELIST,
+        shared: SharedCaches | None = None,
+    ) -> None:
+        super().__init__(
+            client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds, shared=shared
+        )
         self.whitelist = whitelist
         self.spread_cache = self.watch(SPREADS, "controller-workloadspreads")
         self.pod_cache = self.watch(PODS, "controller-pods")
@@ -118,7 +128,9 @@ class CachedSource(CacheGroup):
 
     def pods(self, namespace: str) -> list[JSON]:
         """The namespace's pods, sorted and owner-indexed once per cache version (shared, read-only)."""
-        version = self.pod_cache.version  # read before listing: a newer list under an older version only rebuilds
+        version = (
+            self.pod_cache.version
+        )  # read before listing: a newer list under an older version only rebuilds
         memo = self._pod_lists.get(namespace)
         if memo is not None and memo[0] == version:
             return memo[1]
@@ -162,8 +174,9 @@ class CachedSource(CacheGroup):
 class ListedSource(ListedLists):
     """Reads from lists taken at the last `refresh()` (see the module docstring)."""
 
-    def __init__(self, client: KubeClient, *, namespace: str | None = None,
-                 whitelist: Whitelist = EMPTY_WHITELIST) -> None:
+    def __init__(
+        self, client: KubeClient, *, namespace: str | None = None, whitelist: Whitelist = EMPTY_WHITELIST
+    ) -> None:
         super().__init__(client, namespace=namespace)
         self.whitelist = whitelist
         self._resources = workload_resources(client, whitelist)
@@ -190,8 +203,9 @@ class ListedSource(ListedLists):
 
     def replica_sets(self, namespace: str) -> list[JSON]:
         """One controller-indexed list per namespace and refresh (shared, read-only)."""
-        return self._derived(self._replica_set_lists, namespace,
-                             lambda: ReplicaSetList(self._items(REPLICASETS, namespace)))
+        return self._derived(
+            self._replica_set_lists, namespace, lambda: ReplicaSetList(self._items(REPLICASETS, namespace))
+        )
 
     def nodes(self) -> dict[str, JSON]:
         return {str(meta(n).get("name")): n for n in self._items(NODES)}
@@ -208,5 +222,6 @@ class ListedSource(ListedLists):
         key = (meta(obj).get("namespace"), meta(obj).get("name"))
         with self._lock:
             items = self._lists.get(SPREADS, [])
-            self._lists[SPREADS] = [obj if (meta(o).get("namespace"), meta(o).get("name")) == key else o
-                                    for o in items]
+            self._lists[SPREADS] = [
+                obj if (meta(o).get("namespace"), meta(o).get("name")) == key else o for o in items
+            ]

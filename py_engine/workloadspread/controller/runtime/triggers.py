@@ -56,17 +56,31 @@ def _pod_facts(pod: Mapping[str, Any] | None) -> Any:
     annotations = m.get("annotations") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
-    return (status.get("phase"), spec.get("nodeName"), status.get("conditions"), m.get("deletionTimestamp"),
-            m.get("labels"), annotations.get(MATCHED_ANNOTATION), annotations.get(KRUISE_MATCHED_ANNOTATION))
+    return (
+        status.get("phase"),
+        spec.get("nodeName"),
+        status.get("conditions"),
+        m.get("deletionTimestamp"),
+        m.get("labels"),
+        annotations.get(MATCHED_ANNOTATION),
+        annotations.get(KRUISE_MATCHED_ANNOTATION),
+    )
 
 
 def _node_facts(node: Mapping[str, Any] | None) -> Any:
     if node is None:
         return None
     spec = node.get("spec") or {}
-    conditions = [(c.get("type"), c.get("status")) for c in (node.get("status") or {}).get("conditions") or []]
-    return (meta(node).get("labels"), spec.get("taints"), spec.get("unschedulable"),
-            (node.get("status") or {}).get("allocatable"), conditions)
+    conditions = [
+        (c.get("type"), c.get("status")) for c in (node.get("status") or {}).get("conditions") or []
+    ]
+    return (
+        meta(node).get("labels"),
+        spec.get("taints"),
+        spec.get("unschedulable"),
+        (node.get("status") or {}).get("allocatable"),
+        conditions,
+    )
 
 
 def _workload_facts(obj: Mapping[str, Any] | None) -> Any:
@@ -75,9 +89,15 @@ def _workload_facts(obj: Mapping[str, Any] | None) -> Any:
     spec = obj.get("spec") or {}
     annotations = meta(obj).get("annotations") or {}
     status = obj.get("status") or {}
-    return (spec.get("replicas"), spec.get("parallelism"), spec.get("template"), meta(obj).get("deletionTimestamp"),
-            annotations.get("deployment.kubernetes.io/revision"), status.get("updateRevision"),
-            status.get("currentRevision"))
+    return (
+        spec.get("replicas"),
+        spec.get("parallelism"),
+        spec.get("template"),
+        meta(obj).get("deletionTimestamp"),
+        annotations.get("deployment.kubernetes.io/revision"),
+        status.get("updateRevision"),
+        status.get("currentRevision"),
+    )
 
 
 class Triggers:
@@ -96,15 +116,22 @@ class Triggers:
 
     def spreads_targeting(self, ns: str, api_version: str, kind: str, name: str) -> list[str]:
         wanted = _target(ns, api_version, kind, name)
-        return [spread_key(s) for s in self.source.spreads()
-                if meta(s).get("namespace") == ns and wanted in target_index(s)]
+        return [
+            spread_key(s)
+            for s in self.source.spreads()
+            if meta(s).get("namespace") == ns and wanted in target_index(s)
+        ]
 
     def _owner_targets(self, ns: str, obj: Mapping[str, Any]) -> list[str]:
         """The spreads targeting `obj`'s controller owner and, up the owner chain, its owners'."""
         owner = controller_owner(obj)
         if owner is None:
             return []
-        api_version, kind, name = str(owner.get("apiVersion") or ""), str(owner.get("kind")), str(owner.get("name"))
+        api_version, kind, name = (
+            str(owner.get("apiVersion") or ""),
+            str(owner.get("kind")),
+            str(owner.get("name")),
+        )
         keys = self.spreads_targeting(ns, api_version, kind, name)
         if (api_group(api_version), kind) in OWNER_CHAIN_KINDS:
             link = self.source.workload(api_version, kind, ns, name)
@@ -132,13 +159,17 @@ class Triggers:
     def _workload_handler(self, api_version: str, kind: str) -> Callable[[str, JSON, JSON | None], None]:
         def handle(event: str, obj: JSON, old: JSON | None) -> None:
             self._on_workload(api_version, kind, event, obj, old)
+
         return handle
 
     def _on_workload(self, api_version: str, kind: str, event: str, obj: JSON, old: JSON | None) -> None:
         """`api_version`/`kind` come from the cache: listed items may lack them."""
         custom = builtin(api_group(api_version), kind) is None  # its replicas may be anywhere in its spec
-        if event == "MODIFIED" and _workload_facts(obj) == _workload_facts(old) and not (
-                custom and obj.get("spec") != (old or {}).get("spec")):
+        if (
+            event == "MODIFIED"
+            and _workload_facts(obj) == _workload_facts(old)
+            and not (custom and obj.get("spec") != (old or {}).get("spec"))
+        ):
             return
         ns = str(meta(obj).get("namespace") or "")
         keys = self.spreads_targeting(ns, api_version, kind, str(meta(obj).get("name") or ""))

@@ -25,7 +25,13 @@ def view_for(source: Source, spread: Mapping[str, Any]) -> ClusterView:
     ref = spec.get("targetRef") if isinstance(spec, Mapping) else None
     workload = None
     if isinstance(ref, Mapping):
-        workload = source.workload(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""), ns,
-                                   str(ref.get("name") or ""))
-    return ClusterView(workload=workload, pods=source.pods(ns), nodes=source.nodes(),
-                       replica_sets=source.replica_sets(ns), whitelist=source.whitelist)
+        workload = source.workload(
+            str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""), ns, str(ref.get("name") or "")
+        )
+    return ClusterView(
+        workload=workload,
+        pods=source.pods(ns),
+        nodes=source.nodes(),
+        replica_sets=source.replica_sets(ns),
+        whitelist=source.whitelist,
+    )

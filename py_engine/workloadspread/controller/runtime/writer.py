@@ -83,8 +83,9 @@ class EventRecorder(ObjectEventRecorder):
 class Writer:
     """Applies a `SyncResult` to the cluster (see the module docstring)."""
 
-    def __init__(self, client: KubeClient, source: Source, metrics: ControllerMetrics,
-                 recorder: EventRecorder) -> None:
+    def __init__(
+        self, client: KubeClient, source: Source, metrics: ControllerMetrics, recorder: EventRecorder
+    ) -> None:
         self.client, self.source, self.metrics, self.recorder = client, source, metrics, recorder
 
     def apply(self, spread: Mapping[str, Any], result: SyncResult) -> WriteCounts:
@@ -92,13 +93,18 @@ class Writer:
         ns = str(meta(spread).get("namespace") or "default")
         counts = WriteCounts()
         for adoption in result.adoptions:
-            if self._pod_write("adoption", adoption.pod,
-                               lambda a=adoption: self.client.patch(PODS, ns, a.pod, a.patch, "strategic")):
+            if self._pod_write(
+                "adoption",
+                adoption.pod,
+                lambda a=adoption: self.client.patch(PODS, ns, a.pod, a.patch, "strategic"),
+            ):
                 counts.adoption += 1
                 self.metrics.writes.inc(kind="adoption")
         for name, value in sorted(result.cost_patches.items()):
             patch = {"metadata": {"annotations": {DELETION_COST_ANNOTATION: value}}}
-            if self._pod_write("deletion_cost", name, lambda n=name, p=patch: self.client.patch(PODS, ns, n, p, "merge")):
+            if self._pod_write(
+                "deletion_cost", name, lambda n=name, p=patch: self.client.patch(PODS, ns, n, p, "merge")
+            ):
                 counts.deletion_cost += 1
                 self.metrics.writes.inc(kind="deletion_cost")
         if result.status_changed:
@@ -108,8 +114,13 @@ class Writer:
         uids = {str(meta(p).get("name")): meta(p).get("uid") for p in result.pods}
         for name in result.pods_to_delete:
             uid = uids.get(name)
-            if self._pod_write("pod_delete", name, lambda n=name, u=uid: self.client.delete(
-                    PODS, ns, n, preconditions={"uid": str(u)} if u else None)):
+            if self._pod_write(
+                "pod_delete",
+                name,
+                lambda n=name, u=uid: self.client.delete(
+                    PODS, ns, n, preconditions={"uid": str(u)} if u else None
+                ),
+            ):
                 counts.pod_delete += 1
                 counts.deleted_pods.append(name)
                 self.metrics.writes.inc(kind="pod_delete")

@@ -20,10 +20,14 @@ from py_engine.uniteddeployment.controller.runtime.nodefit import NODE_FIT_ANNOT
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 CRITICAL, DURATION = 30, 120
-ADAPTIVE = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": CRITICAL,
-                                             "unschedulableDuration": DURATION}}
-SUBSETS: list[dict[str, Any]] = [{"name": "on-prem", "maxReplicas": 3, "nodeSelectorTerm": term("on-prem")},
-           {"name": "elastic", "nodeSelectorTerm": term("elastic")}]
+ADAPTIVE = {
+    "type": "Adaptive",
+    "adaptive": {"rescheduleCriticalSeconds": CRITICAL, "unschedulableDuration": DURATION},
+}
+SUBSETS: list[dict[str, Any]] = [
+    {"name": "on-prem", "maxReplicas": 3, "nodeSelectorTerm": term("on-prem")},
+    {"name": "elastic", "nodeSelectorTerm": term("elastic")},
+]
 
 
 def untaint(stack: Stack, pool: str) -> None:
@@ -35,14 +39,17 @@ def untaint(stack: Stack, pool: str) -> None:
 def schedulable(stack: Stack, subset: str) -> str | None:
     for entry in ud(stack, "web")["status"].get("subsetStatuses") or []:
         if entry["name"] == subset:
-            return next((c["status"] for c in entry.get("conditions") or [] if c["type"] == "Schedulable"), None)
+            return next(
+                (c["status"] for c in entry.get("conditions") or [] if c["type"] == "Schedulable"), None
+            )
     return None
 
 
 def test_kruise_timing_pods_wait_pending_then_move() -> None:
     with Stack(pools("on-prem", "elastic", taint="on-prem")) as stack:
-        stack.create(UDS, united("web", 5, SUBSETS, schedule=ADAPTIVE,
-                                 annotations={NODE_FIT_ANNOTATION: "false"}))
+        stack.create(
+            UDS, united("web", 5, SUBSETS, schedule=ADAPTIVE, annotations={NODE_FIT_ANNOTATION: "false"})
+        )
         stack.advance(CRITICAL - 5)
         assert pending_per_subset(stack, "web") == {"on-prem": 3}
         assert pods_per_subset(stack, "web", placed_only=True) == {"elastic": 2}

@@ -13,7 +13,10 @@ from py_engine.assembled_stack import Stack
 from py_engine.cli import main
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
-SUBSETS: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")}, {"name": "b", "nodeSelectorTerm": term("b")}]
+SUBSETS: list[dict[str, Any]] = [
+    {"name": "a", "maxReplicas": 1, "nodeSelectorTerm": term("a")},
+    {"name": "b", "nodeSelectorTerm": term("b")},
+]
 
 
 def test_once_syncs_united_deployments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -31,7 +34,9 @@ def test_once_syncs_united_deployments(tmp_path: Path, capsys: pytest.CaptureFix
         assert stack.api.get(UDS, "default", "web")["status"]["subsetStatuses"][1]["replicas"] == 2
 
 
-def test_once_without_the_crd_skips_united_deployments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_once_without_the_crd_skips_united_deployments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with Stack(pools("a"), with_controller=False, united=False, workdir=tmp_path) as stack:
         assert main(["controller", "--kubeconfig", str(stack.cluster.kubeconfig_path), "--once"]) == 0
         assert "no UnitedDeployment CRD in the cluster" in capsys.readouterr().err

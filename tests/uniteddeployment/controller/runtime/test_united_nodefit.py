@@ -25,27 +25,73 @@ NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 POOL = "node.spreadgate.dev/pool"
 
 
-def node(name: str, pool: str, *, taints: list[dict[str, str]] | None = None, cpu: str = "4") -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": {POOL: pool}}, "spec": {"taints": taints or []},
-            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}}}
+def node(
+    name: str, pool: str, *, taints: list[dict[str, str]] | None = None, cpu: str = "4"
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": {POOL: pool}},
+        "spec": {"taints": taints or []},
+        "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}},
+    }
 
 
-def ud(schedule: str = "Adaptive", annotations: dict[str, str] | None = None, cpu: str = "1",
-       patch_cpu: str | None = None) -> UnitedDeployment:
-    second: dict[str, Any] = {"name": "b", "nodeSelectorTerm": {"matchExpressions": [
-        {"key": POOL, "operator": "In", "values": ["b"]}]}}
+def ud(
+    schedule: str = "Adaptive",
+    annotations: dict[str, str] | None = None,
+    cpu: str = "1",
+    patch_cpu: str | None = None,
+) -> UnitedDeployment:
+    second: dict[str, Any] = {
+        "name": "b",
+        "nodeSelectorTerm": {"matchExpressions": [{"key": POOL, "operator": "In", "values": ["b"]}]},
+    }
     if patch_cpu:
-        second["patch"] = {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": patch_cpu}}}]}}
-    obj = {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-           "metadata": {"name": "web", "namespace": "default", "uid": "u1", "generation": 1,
-                        "annotations": annotations or {}},
-           "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "web"}},
-                    "template": {"deploymentTemplate": {"metadata": {"labels": {"app": "web"}}, "spec": {
-                        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
-                            {"name": "main", "image": "x", "resources": {"requests": {"cpu": cpu}}}]}}}}},
-                    "topology": {"scheduleStrategy": {"type": schedule},
-                                 "subsets": [{"name": "a", "maxReplicas": 3, "nodeSelectorTerm": {"matchExpressions": [
-                                     {"key": POOL, "operator": "In", "values": ["a"]}]}}, second]}}}
+        second["patch"] = {
+            "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": patch_cpu}}}]}
+        }
+    obj = {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {
+            "name": "web",
+            "namespace": "default",
+            "uid": "u1",
+            "generation": 1,
+            "annotations": annotations or {},
+        },
+        "spec": {
+            "replicas": 5,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "deploymentTemplate": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {
+                        "template": {
+                            "metadata": {"labels": {"app": "web"}},
+                            "spec": {
+                                "containers": [
+                                    {"name": "main", "image": "x", "resources": {"requests": {"cpu": cpu}}}
+                                ]
+                            },
+                        }
+                    },
+                }
+            },
+            "topology": {
+                "scheduleStrategy": {"type": schedule},
+                "subsets": [
+                    {
+                        "name": "a",
+                        "maxReplicas": 3,
+                        "nodeSelectorTerm": {
+                            "matchExpressions": [{"key": POOL, "operator": "In", "values": ["a"]}]
+                        },
+                    },
+                    second,
+                ],
+            },
+        },
+    }
     return UnitedDeployment.from_object(obj)
 
 

@@ -62,8 +62,10 @@ def test_an_operator_widened_allowlist_is_honoured() -> None:
 
 def test_the_plan_writes_nothing_but_the_status() -> None:
     obj = _ud(FORBIDDEN)
-    result = plan(UnitedState(ud=UnitedDeployment.from_object(obj), forbidden_patches=("x: Forbidden",)),
-                  datetime(2030, 1, 1, tzinfo=UTC))
+    result = plan(
+        UnitedState(ud=UnitedDeployment.from_object(obj), forbidden_patches=("x: Forbidden",)),
+        datetime(2030, 1, 1, tzinfo=UTC),
+    )
     assert result.refused and result.refusal == "patch"
     assert result.create == () and result.update == () and result.delete == () and result.release == ()
     failure = [c for c in result.status["conditions"] if c["type"] == "SubsetFailure"]
@@ -83,12 +85,25 @@ def test_a_stored_ud_with_a_forbidden_patch_creates_nothing_until_fixed() -> Non
         conditions = {c["type"]: c for c in ud(stack, "web")["status"]["conditions"]}
         assert conditions["SubsetFailure"]["reason"] == "ForbiddenPatch"
         assert "serviceAccountName" in conditions["SubsetFailure"]["message"]
-        events = [(e["type"], e["reason"], e["message"]) for e in stack.api.list("v1/events", "default")["items"]
-                  if e["involvedObject"]["kind"] == "UnitedDeployment"]
-        assert any(t == "Warning" and r == "ForbiddenSubsetPatch" and "serviceAccountName" in m
-                   for t, r, m in events)
-        stack.api.patch(UDS, "default", "web", {"spec": {"topology": {"subsets": [
-            {"name": "a", "nodeSelectorTerm": term("a"), "patch": ALLOWED}]}}}, "merge")
+        events = [
+            (e["type"], e["reason"], e["message"])
+            for e in stack.api.list("v1/events", "default")["items"]
+            if e["involvedObject"]["kind"] == "UnitedDeployment"
+        ]
+        assert any(
+            t == "Warning" and r == "ForbiddenSubsetPatch" and "serviceAccountName" in m for t, r, m in events
+        )
+        stack.api.patch(
+            UDS,
+            "default",
+            "web",
+            {
+                "spec": {
+                    "topology": {"subsets": [{"name": "a", "nodeSelectorTerm": term("a"), "patch": ALLOWED}]}
+                }
+            },
+            "merge",
+        )
         stack.settle()
         created = stack.api.list(DEPLOYMENTS, "default")["items"]
         assert len(created) == 1 and "serviceAccountName" not in created[0]["spec"]["template"]["spec"]

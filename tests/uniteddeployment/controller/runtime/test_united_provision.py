@@ -26,7 +26,10 @@ from py_engine.model.ud_constants import REVISION_HASH_LABEL, REVISION_LABEL, SU
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
-AB: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 3, "nodeSelectorTerm": term("a")}, {"name": "b", "nodeSelectorTerm": term("b")}]
+AB: list[dict[str, Any]] = [
+    {"name": "a", "maxReplicas": 3, "nodeSelectorTerm": term("a")},
+    {"name": "b", "nodeSelectorTerm": term("b")},
+]
 
 
 def test_deployment_template_provisions_one_deployment_per_subset_on_its_nodes() -> None:
@@ -35,12 +38,16 @@ def test_deployment_template_provisions_one_deployment_per_subset_on_its_nodes()
         stack.settle()
         assert replicas_of(stack) == {"a": 3, "b": 2}
         assert pods_per_subset(stack, "web", placed_only=True) == {"a": 3, "b": 2}
-        nodes = {n["metadata"]["name"]: n["metadata"]["labels"]["node.spreadgate.dev/pool"]
-                 for n in stack.api.list("v1/nodes", None)["items"]}
+        nodes = {
+            n["metadata"]["name"]: n["metadata"]["labels"]["node.spreadgate.dev/pool"]
+            for n in stack.api.list("v1/nodes", None)["items"]
+        }
         for pod in stack.api.list("v1/pods", "default", label_selector="app=web")["items"]:
             assert nodes[pod["spec"]["nodeName"]] == pod["metadata"]["labels"][SUBSET_NAME_LABEL]
         status = ud(stack, "web")["status"]
-        assert status["replicas"] == 5 and status["readyReplicas"] == 5 and status["updatedReadyReplicas"] == 5
+        assert (
+            status["replicas"] == 5 and status["readyReplicas"] == 5 and status["updatedReadyReplicas"] == 5
+        )
         assert [(s["name"], s["replicas"]) for s in status["subsetStatuses"]] == [("a", 3), ("b", 2)]
         assert status["labelSelector"] == "app=web"
         assert status["observedGeneration"] == ud(stack, "web")["metadata"]["generation"]
@@ -50,8 +57,11 @@ def test_deployment_template_provisions_one_deployment_per_subset_on_its_nodes()
         assert revisions[0]["metadata"]["ownerReferences"][0]["kind"] == "UnitedDeployment"
         for workload in workloads(stack).values():
             assert workload["metadata"]["labels"][REVISION_LABEL] == status["updatedRevision"]
-        events = [e["reason"] for e in stack.api.list("v1/events", "default")["items"]
-                  if e["involvedObject"]["kind"] == "UnitedDeployment"]
+        events = [
+            e["reason"]
+            for e in stack.api.list("v1/events", "default")["items"]
+            if e["involvedObject"]["kind"] == "UnitedDeployment"
+        ]
         assert "SuccessfulUpdateSubset" in events
 
 
@@ -77,10 +87,13 @@ def test_statefulset_template_runs_end_to_end() -> None:
         assert ud(stack, "db")["status"]["readyReplicas"] == 4
 
 
-@pytest.mark.parametrize(("kind", "resource", "version"), [
-    ("cloneSetTemplate", "apps.kruise.io/v1beta1/clonesets", "apps.kruise.io/v1beta1"),
-    ("advancedStatefulSetTemplate", "apps.kruise.io/v1beta1/statefulsets", "apps.kruise.io/v1beta1"),
-])
+@pytest.mark.parametrize(
+    ("kind", "resource", "version"),
+    [
+        ("cloneSetTemplate", "apps.kruise.io/v1beta1/clonesets", "apps.kruise.io/v1beta1"),
+        ("advancedStatefulSetTemplate", "apps.kruise.io/v1beta1/statefulsets", "apps.kruise.io/v1beta1"),
+    ],
+)
 def test_kruise_kinds_are_generated_and_managed(kind: str, resource: str, version: str) -> None:
     with Stack(pools("a", "b")) as stack:
         stack.create(UDS, united("web", 5, AB, kind=kind, partitions={"a": 1}))
@@ -91,7 +104,8 @@ def test_kruise_kinds_are_generated_and_managed(kind: str, resource: str, versio
         a = found["a"]
         assert a["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 1
         terms = a["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
-            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]["nodeSelectorTerms"]
         assert terms == [term("a")]
         # Managed: a spec change reaches the stored custom resources.
         stack.api.patch(UDS, "default", "web", {"spec": {"replicas": 7}}, "merge")
@@ -101,13 +115,18 @@ def test_kruise_kinds_are_generated_and_managed(kind: str, resource: str, versio
 
 
 def warnings(stack: Stack) -> list[tuple[str, str]]:
-    return [(e["reason"], e["message"]) for e in stack.api.list("v1/events", "default")["items"]
-            if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"]
+    return [
+        (e["reason"], e["message"])
+        for e in stack.api.list("v1/events", "default")["items"]
+        if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"
+    ]
 
 
 def test_a_refused_allocation_touches_nothing_and_says_why() -> None:
-    fixed = [{"name": "a", "replicas": 4, "nodeSelectorTerm": term("a")},
-             {"name": "b", "replicas": 3, "nodeSelectorTerm": term("b")}]
+    fixed = [
+        {"name": "a", "replicas": 4, "nodeSelectorTerm": term("a")},
+        {"name": "b", "replicas": 3, "nodeSelectorTerm": term("b")},
+    ]
     with Stack(pools("a", "b")) as stack:
         opt_out_of_validation(stack)
         stack.create(UDS, united("web", 5, fixed))  # 4 + 3 > 5: Kruise's allocator refuses

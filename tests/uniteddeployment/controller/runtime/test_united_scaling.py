@@ -12,9 +12,11 @@ from py_engine.assembled_stack import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
-ABC: list[dict[str, Any]] = [{"name": "a", "minReplicas": 1, "maxReplicas": 2, "nodeSelectorTerm": term("a")},
-       {"name": "b", "maxReplicas": 3, "nodeSelectorTerm": term("b")},
-       {"name": "c", "nodeSelectorTerm": term("c")}]
+ABC: list[dict[str, Any]] = [
+    {"name": "a", "minReplicas": 1, "maxReplicas": 2, "nodeSelectorTerm": term("a")},
+    {"name": "b", "maxReplicas": 3, "nodeSelectorTerm": term("b")},
+    {"name": "c", "nodeSelectorTerm": term("c")},
+]
 
 
 def test_scale_subresource_fills_in_order_and_empties_in_reverse() -> None:
@@ -28,8 +30,15 @@ def test_scale_subresource_fills_in_order_and_empties_in_reverse() -> None:
             stack.settle()
             counts = pods_per_subset(stack, "web", placed_only=True)
             seen.append((replicas, counts.get("a", 0), counts.get("b", 0), counts.get("c", 0)))
-        assert seen == [(2, 2, 0, 0), (4, 2, 2, 0), (5, 2, 3, 0), (8, 2, 3, 3), (6, 2, 3, 1), (3, 2, 1, 0),
-                        (1, 1, 0, 0)]
+        assert seen == [
+            (2, 2, 0, 0),
+            (4, 2, 2, 0),
+            (5, 2, 3, 0),
+            (8, 2, 3, 3),
+            (6, 2, 3, 1),
+            (3, 2, 1, 0),
+            (1, 1, 0, 0),
+        ]
         # The scale subresource reads what the controller writes: status.replicas and the selector.
         scale_obj = stack.api.get(UDS, "default", "web", subresource="scale")
         assert scale_obj["spec"]["replicas"] == 1 and scale_obj["status"]["replicas"] == 1
@@ -42,8 +51,9 @@ def test_removed_subset_is_deleted_and_its_share_moves() -> None:
         stack.settle()
         assert replicas_of(stack) == {"a": 2, "b": 3, "c": 1}
         current = ud(stack, "web")
-        current["spec"]["topology"]["subsets"] = [s for s in current["spec"]["topology"]["subsets"]
-                                                  if s["name"] != "b"]
+        current["spec"]["topology"]["subsets"] = [
+            s for s in current["spec"]["topology"]["subsets"] if s["name"] != "b"
+        ]
         stack.api.update(UDS, "default", "web", current)
         stack.settle()
         assert replicas_of(stack) == {"a": 2, "c": 4}
@@ -51,8 +61,11 @@ def test_removed_subset_is_deleted_and_its_share_moves() -> None:
         assert pods_per_subset(stack, "web") == {"a": 2, "c": 4}
         status = ud(stack, "web")["status"]
         assert [s["name"] for s in status["subsetStatuses"]] == ["a", "c"]
-        messages = [e["message"] for e in stack.api.list("v1/events", "default")["items"]
-                    if e["involvedObject"]["kind"] == "UnitedDeployment"]
+        messages = [
+            e["message"]
+            for e in stack.api.list("v1/events", "default")["items"]
+            if e["involvedObject"]["kind"] == "UnitedDeployment"
+        ]
         assert "Delete 1 Subset (Deployment)" in messages
 
 

@@ -15,8 +15,11 @@ from py_engine.model.uniteddeployment import UnitedDeployment
 
 
 def warnings(stack: Stack) -> list[tuple[str, str]]:
-    return [(e["reason"], e["message"]) for e in stack.api.list("v1/events", "default")["items"]
-            if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"]
+    return [
+        (e["reason"], e["message"])
+        for e in stack.api.list("v1/events", "default")["items"]
+        if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"
+    ]
 
 
 def many(count: int) -> list[dict[str, object]]:

@@ -17,8 +17,10 @@ def ud(name: str, app: str, adaptive: bool = False, namespace: str = "default") 
     topology: dict[str, Any] = {"subsets": []}
     if adaptive:
         topology["scheduleStrategy"] = {"type": "Adaptive"}
-    return {"metadata": {"name": name, "namespace": namespace},
-            "spec": {"selector": {"matchLabels": {"app": app}}, "topology": topology}}
+    return {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": {"app": app}}, "topology": topology},
+    }
 
 
 class Cache:
@@ -41,9 +43,14 @@ def triggers(uds: list[dict[str, Any]]) -> tuple[UnitedTriggers, list[str], list
     return UnitedTriggers(source, keys.append, lambda: inventory.append(1)), keys, inventory
 
 
-def pod(app: str, node: str | None = None, phase: str = "Pending", namespace: str = "default") -> dict[str, Any]:
-    return {"metadata": {"name": "p", "namespace": namespace, "labels": {"app": app}},
-            "spec": {"nodeName": node} if node else {}, "status": {"phase": phase}}
+def pod(
+    app: str, node: str | None = None, phase: str = "Pending", namespace: str = "default"
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "p", "namespace": namespace, "labels": {"app": app}},
+        "spec": {"nodeName": node} if node else {},
+        "status": {"phase": phase},
+    }
 
 
 UDS = [ud("web", "web", adaptive=True), ud("api", "api"), ud("other", "web", namespace="prod")]
@@ -66,13 +73,25 @@ def test_a_pod_bound_to_a_node_refreshes_node_fit_of_adaptive_unitedeployments()
 
 def test_owned_workloads_route_to_their_owner_and_orphans_to_selecting_unitedeployments() -> None:
     t, keys, _ = triggers(UDS)
-    owned = {"metadata": {"name": "w", "namespace": "default", "labels": {"app": "web"},
-                          "ownerReferences": [{"kind": "UnitedDeployment", "name": "web", "controller": True}]}}
+    owned = {
+        "metadata": {
+            "name": "w",
+            "namespace": "default",
+            "labels": {"app": "web"},
+            "ownerReferences": [{"kind": "UnitedDeployment", "name": "web", "controller": True}],
+        }
+    }
     t._on_owned("MODIFIED", owned, None)
     assert keys == ["default/web"]
     keys.clear()
-    foreign = {"metadata": {"name": "w", "namespace": "default", "labels": {"app": "web"},
-                            "ownerReferences": [{"kind": "Deployment", "name": "x", "controller": True}]}}
+    foreign = {
+        "metadata": {
+            "name": "w",
+            "namespace": "default",
+            "labels": {"app": "web"},
+            "ownerReferences": [{"kind": "Deployment", "name": "x", "controller": True}],
+        }
+    }
     t._on_owned("ADDED", foreign, None)
     assert keys == []
     orphan = {"metadata": {"name": "w", "namespace": "default", "labels": {"app": "web"}}}

@@ -21,17 +21,25 @@ from py_engine.sim.nodepool import nodes_from_description
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 ADAPTIVE = {"type": "Adaptive"}
-AB: list[dict[str, Any]] = [{"name": "a", "maxReplicas": 4, "nodeSelectorTerm": term("a")},
-                            {"name": "b", "nodeSelectorTerm": term("b")}]
+AB: list[dict[str, Any]] = [
+    {"name": "a", "maxReplicas": 4, "nodeSelectorTerm": term("a")},
+    {"name": "b", "nodeSelectorTerm": term("b")},
+]
 
 
 def _warnings(stack: Stack) -> list[tuple[str, str]]:
-    return [(e["reason"], e["message"]) for e in stack.api.list("v1/events", "default")["items"]
-            if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"]
+    return [
+        (e["reason"], e["message"])
+        for e in stack.api.list("v1/events", "default")["items"]
+        if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"
+    ]
 
 
 def test_replicas_that_fit_nowhere_are_reported(caplog: pytest.LogCaptureFixture) -> None:
-    with Stack(pools("c")) as stack, caplog.at_level(logging.WARNING, logger="py_engine.uniteddeployment.controller.runtime"):
+    with (
+        Stack(pools("c")) as stack,
+        caplog.at_level(logging.WARNING, logger="py_engine.uniteddeployment.controller.runtime"),
+    ):
         stack.create(UDS, united("web", 6, AB, schedule=ADAPTIVE))
         stack.settle()
         conditions = {c["type"]: c for c in ud(stack, "web")["status"]["conditions"]}
@@ -41,11 +49,25 @@ def test_replicas_that_fit_nowhere_are_reported(caplog: pytest.LogCaptureFixture
         assert [m for r, m in _warnings(stack) if r == "NoFittingNode"] == [allocated["message"]]
         lines = [r for r in caplog.records if r.getMessage() == "replicas cannot all be placed"]
         assert len(lines) == 1
-        assert dict(record_fields(lines[0])) == {"uniteddeployment": "default/web", "unplaced": 6, "replicas": 6,
-                                                 "no_node_fit": "a,b"}
+        assert dict(record_fields(lines[0])) == {
+            "uniteddeployment": "default/web",
+            "unplaced": 6,
+            "replicas": 6,
+            "no_node_fit": "a,b",
+        }
         # A node for subset b appears: every replica has a place again.
-        for node in nodes_from_description({"pools": [{"name": "b", "count": 1, "labels": {"node.spreadgate.dev/pool": "b"},
-                                                        "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}]}):
+        for node in nodes_from_description(
+            {
+                "pools": [
+                    {
+                        "name": "b",
+                        "count": 1,
+                        "labels": {"node.spreadgate.dev/pool": "b"},
+                        "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                    }
+                ]
+            }
+        ):
             stack.api.create("v1/nodes", None, node)
         stack.settle()
         allocated = {c["type"]: c for c in ud(stack, "web")["status"]["conditions"]}["ReplicasAllocated"]

@@ -50,21 +50,54 @@ def namespace(uds: int) -> tuple[list[JSON], list[JSON], list[JSON]]:
     pods: list[JSON] = []
     for u in range(uds):
         app = f"app{u:03d}"
-        owner = [{"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment", "name": app,
-                  "uid": f"uid-{app}", "controller": True}]
-        revisions.append({"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                          "metadata": {"name": f"{app}-rev", "namespace": "default", "labels": {"app": app},
-                                       "ownerReferences": owner}})
+        owner = [
+            {
+                "apiVersion": "spreadgate.dev/v1beta1",
+                "kind": "UnitedDeployment",
+                "name": app,
+                "uid": f"uid-{app}",
+                "controller": True,
+            }
+        ]
+        revisions.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ControllerRevision",
+                "metadata": {
+                    "name": f"{app}-rev",
+                    "namespace": "default",
+                    "labels": {"app": app},
+                    "ownerReferences": owner,
+                },
+            }
+        )
         for s in range(5):
             labels = {"app": app, "apps.kruise.io/subset-name": f"s{s}"}
-            workloads.append({"apiVersion": "apps/v1", "kind": "Deployment",
-                              "metadata": {"name": f"{app}-s{s}", "namespace": "default", "labels": dict(labels),
-                                           "ownerReferences": owner},
-                              "spec": {"selector": {"matchLabels": dict(labels)}}})
+            workloads.append(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": {
+                        "name": f"{app}-s{s}",
+                        "namespace": "default",
+                        "labels": dict(labels),
+                        "ownerReferences": owner,
+                    },
+                    "spec": {"selector": {"matchLabels": dict(labels)}},
+                }
+            )
             for i in range(4):
-                pods.append({"apiVersion": "v1", "kind": "Pod",
-                             "metadata": {"name": f"{app}-s{s}-{i}", "namespace": "default",
-                                          "labels": dict(labels)}})
+                pods.append(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "metadata": {
+                            "name": f"{app}-s{s}-{i}",
+                            "namespace": "default",
+                            "labels": dict(labels),
+                        },
+                    }
+                )
     return workloads, revisions, pods
 
 

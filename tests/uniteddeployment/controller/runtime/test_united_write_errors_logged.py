@@ -16,8 +16,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 def test_a_failed_create_is_logged_once_with_write_object_and_cause(caplog: pytest.LogCaptureFixture) -> None:
     subsets = [{"name": "a", "nodeSelectorTerm": term("a")}]
-    with Stack(pools("a"), faults="deployments.apps:create:error500=1") as stack, \
-            caplog.at_level(logging.WARNING, logger="py_engine.uniteddeployment.controller.runtime"):
+    with (
+        Stack(pools("a"), faults="deployments.apps:create:error500=1") as stack,
+        caplog.at_level(logging.WARNING, logger="py_engine.uniteddeployment.controller.runtime"),
+    ):
         stack.create(UDS, united("web", 2, subsets))
         stack.controller_step()
     failures = [r for r in caplog.records if r.getMessage() == "create write failed"]

@@ -58,23 +58,26 @@ class ScriptedClient:
         self.calls.append(("get", resource.plural, name))
         return dict(self.stored[name])
 
-    def replace(self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any],
-                **_: Any) -> JSON:
+    def replace(
+        self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], **_: Any
+    ) -> JSON:
         self.calls.append(("replace", resource.plural, name))
         self.bodies.append(dict(obj))
         self._maybe_fail("replace", name)
         self.stored[name] = dict(obj)
         return dict(obj)
 
-    def replace_status(self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any],
-                       **_: Any) -> JSON:
+    def replace_status(
+        self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], **_: Any
+    ) -> JSON:
         self.calls.append(("status", resource.plural, name))
         self.bodies.append(dict(obj))
         self._maybe_fail("status", name)
         return dict(obj)
 
-    def patch(self, resource: Resource, namespace: str | None, name: str, patch: Any, patch_type: str,
-              **_: Any) -> JSON:
+    def patch(
+        self, resource: Resource, namespace: str | None, name: str, patch: Any, patch_type: str, **_: Any
+    ) -> JSON:
         self.calls.append(("patch", resource.plural, name))
         self.bodies.append({"patch": patch, "type": patch_type})
         return {}
@@ -98,23 +101,42 @@ class Source:
         """Nothing cached."""
 
 
-UD: JSON = {"apiVersion": "spreadgate.dev/v1beta1", "kind": "UnitedDeployment",
-      "metadata": {"name": "web", "namespace": "default", "resourceVersion": "7"}, "status": {"replicas": 1}}
+UD: JSON = {
+    "apiVersion": "spreadgate.dev/v1beta1",
+    "kind": "UnitedDeployment",
+    "metadata": {"name": "web", "namespace": "default", "resourceVersion": "7"},
+    "status": {"replicas": 1},
+}
 
 
 def revision(data: Any = None) -> JSON:
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "web-abc"},
-            "data": data or {"spec": {"template": {}}}, "revision": 1}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": "web-abc"},
+        "data": data or {"spec": {"template": {}}},
+        "revision": 1,
+    }
 
 
 def deployment(subset: str) -> JSON:
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"generateName": f"web-{subset}-", "labels": {"s": subset}}, "spec": {"replicas": 1}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"generateName": f"web-{subset}-", "labels": {"s": subset}},
+        "spec": {"replicas": 1},
+    }
 
 
 def make_plan(**fields: Any) -> Plan:
-    base: dict[str, Any] = {"subsets": {}, "create": (), "update": (), "delete": (),
-                            "status": {"replicas": 1}, "errors": ()}
+    base: dict[str, Any] = {
+        "subsets": {},
+        "create": (),
+        "update": (),
+        "delete": (),
+        "status": {"replicas": 1},
+        "errors": (),
+    }
     base.update(fields)
     return Plan(**base)
 
@@ -122,7 +144,9 @@ def make_plan(**fields: Any) -> Plan:
 def writer(client: ScriptedClient) -> UnitedWriter:
     fake: Any = client
     source: Any = Source()
-    return UnitedWriter(fake, source, UnitedMetrics(), UnitedEventRecorder(fake, VirtualClock(NOW), host="test"))
+    return UnitedWriter(
+        fake, source, UnitedMetrics(), UnitedEventRecorder(fake, VirtualClock(NOW), host="test")
+    )
 
 
 def test_revision_already_existing_with_identical_data_counts_as_created() -> None:
@@ -157,14 +181,20 @@ def test_creates_go_in_slow_start_batches_and_stop_after_a_failing_batch() -> No
 
 
 def test_update_conflict_reapplies_onto_a_fresh_object() -> None:
-    stored = {"apiVersion": "apps/v1", "kind": "Deployment",
-              "metadata": {"name": "web-a-1", "resourceVersion": "9", "labels": {"theirs": "x", "s": "a"}},
-              "spec": {"replicas": 1}}
+    stored = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web-a-1", "resourceVersion": "9", "labels": {"theirs": "x", "s": "a"}},
+        "spec": {"replicas": 1},
+    }
     client = ScriptedClient({"web-a-1": stored})
     client.failures[("replace", "web-a-1")] = [Conflict(409, "Conflict", "stale")]
-    desired = {"apiVersion": "apps/v1", "kind": "Deployment",
-               "metadata": {"name": "web-a-1", "resourceVersion": "8", "labels": {"s": "a", "rev": "2"}},
-               "spec": {"replicas": 4}}
+    desired = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web-a-1", "resourceVersion": "8", "labels": {"s": "a", "rev": "2"}},
+        "spec": {"replicas": 4},
+    }
     writes = writer(client).apply(UD, make_plan(update=(desired,)), NOW)
     assert writes.updated == 1 and not writes.errors
     retry = client.bodies[1]
@@ -174,10 +204,19 @@ def test_update_conflict_reapplies_onto_a_fresh_object() -> None:
 
 
 def test_update_that_keeps_conflicting_fails_after_five_attempts() -> None:
-    stored = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "resourceVersion": "9"}}
+    stored = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "w", "resourceVersion": "9"},
+    }
     client = ScriptedClient({"w": stored})
     client.failures[("replace", "w")] = [Conflict(409, "Conflict", "stale") for _ in range(5)]
-    desired = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"}, "spec": {"replicas": 2}}
+    desired = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "w"},
+        "spec": {"replicas": 2},
+    }
     writes = writer(client).apply(UD, make_plan(update=(desired,)), NOW)
     assert [v for v, _, n in client.calls if n == "w" and v == "replace"] == ["replace"] * 5
     assert writes.updated == 0
@@ -186,16 +225,28 @@ def test_update_that_keeps_conflicting_fails_after_five_attempts() -> None:
 
 
 def test_pods_get_only_the_reserved_label_and_deletes_propagate_in_background() -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": "p", "labels": {"app": "web", "spreadgate.dev/united-deployment-reserved-pod": "true"}},
-           "spec": {"nodeName": "n"}}
-    gone = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"namespace": "default", "name": "old"}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "p",
+            "labels": {"app": "web", "spreadgate.dev/united-deployment-reserved-pod": "true"},
+        },
+        "spec": {"nodeName": "n"},
+    }
+    gone = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"namespace": "default", "name": "old"},
+    }
     client = ScriptedClient()
     writes = writer(client).apply(UD, make_plan(update=(pod,), delete=(gone,)), NOW)
     assert writes.pod_labels == 1 and writes.deleted == 1
     patch = next(b for b in client.bodies if "patch" in b)
-    assert patch == {"patch": {"metadata": {"labels": {"spreadgate.dev/united-deployment-reserved-pod": "true"}}},
-                     "type": "merge"}
+    assert patch == {
+        "patch": {"metadata": {"labels": {"spreadgate.dev/united-deployment-reserved-pod": "true"}}},
+        "type": "merge",
+    }
     assert {"propagation_policy": "Background"} in client.bodies
 
 

@@ -20,8 +20,10 @@ class MemoryStore:
     def add(self, namespace: str, name: str) -> None:
         with self.lock:
             self.rv += 1
-            self.objects[(namespace, name)] = {"metadata": {"name": name, "namespace": namespace,
-                                                            "resourceVersion": str(self.rv)}, "status": {}}
+            self.objects[(namespace, name)] = {
+                "metadata": {"name": name, "namespace": namespace, "resourceVersion": str(self.rv)},
+                "status": {},
+            }
 
     def get(self, namespace: str, name: str, *, timeout: float) -> dict[str, Any]:
         with self.lock:
@@ -29,7 +31,9 @@ class MemoryStore:
                 raise NotFound(404, "NotFound", "not found")
             return self.objects[(namespace, name)]
 
-    def replace_status(self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float) -> dict[str, Any]:
+    def replace_status(
+        self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float
+    ) -> dict[str, Any]:
         with self.lock:
             current = self.objects[(namespace, name)]
             if obj["metadata"]["resourceVersion"] != current["metadata"]["resourceVersion"]:

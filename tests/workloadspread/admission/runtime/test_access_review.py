@@ -17,15 +17,23 @@ CHECK = ResourceCheck("update", "apps", "Deployment", "deployments", "team-a", "
 
 
 class FakeClient:
-    def __init__(self, answer: Any = None, error: KubeError | None = None,
-                 discovery: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, answer: Any = None, error: KubeError | None = None, discovery: dict[str, Any] | None = None
+    ) -> None:
         self.answer = answer if answer is not None else {"status": {"allowed": True}}
         self.error = error
         self.discovery = discovery or {}
         self.sent: list[tuple[str, str, Any]] = []
 
-    def request(self, method: str, path: str, query: Any = None, body: Any = None, timeout: float | None = None,
-                **_: Any) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        query: Any = None,
+        body: Any = None,
+        timeout: float | None = None,
+        **_: Any,
+    ) -> Any:
         self.sent.append((method, path, body))
         if method == "GET":
             if path not in self.discovery:
@@ -41,19 +49,38 @@ def test_the_review_carries_the_whole_user_and_the_attributes() -> None:
     assert KubeAccessReviewer(client).review(USER, CHECK).allowed  # type: ignore[arg-type]
     method, path, body = client.sent[0]
     assert (method, path) == ("POST", SAR_PATH)
-    assert body == {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                    "spec": {"user": "alice", "uid": "u-1", "groups": ["dev", "system:authenticated"],
-                             "extra": {"scopes": ["a", "b"]},
-                             "resourceAttributes": {"verb": "update", "group": "apps", "resource": "deployments",
-                                                    "namespace": "team-a", "name": "web"}}}
+    assert body == {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": "alice",
+            "uid": "u-1",
+            "groups": ["dev", "system:authenticated"],
+            "extra": {"scopes": ["a", "b"]},
+            "resourceAttributes": {
+                "verb": "update",
+                "group": "apps",
+                "resource": "deployments",
+                "namespace": "team-a",
+                "name": "web",
+            },
+        },
+    }
 
 
-@pytest.mark.parametrize(("status", "allowed", "reason"), [
-    ({"allowed": False, "reason": "no RBAC policy matched"}, False, "no RBAC policy matched"),
-    ({"allowed": False, "denied": True}, False, ""),
-    ({"allowed": False, "evaluationError": "clusterrole \"x\" not found"}, False, 'clusterrole "x" not found'),
-    ({"allowed": True, "reason": "RBAC: allowed by RoleBinding"}, True, "RBAC: allowed by RoleBinding"),
-])
+@pytest.mark.parametrize(
+    ("status", "allowed", "reason"),
+    [
+        ({"allowed": False, "reason": "no RBAC policy matched"}, False, "no RBAC policy matched"),
+        ({"allowed": False, "denied": True}, False, ""),
+        (
+            {"allowed": False, "evaluationError": 'clusterrole "x" not found'},
+            False,
+            'clusterrole "x" not found',
+        ),
+        ({"allowed": True, "reason": "RBAC: allowed by RoleBinding"}, True, "RBAC: allowed by RoleBinding"),
+    ],
+)
 def test_answers_are_read(status: dict[str, Any], allowed: bool, reason: str) -> None:
     answer = read_answer({"status": status})
     assert (answer.allowed, answer.reason) == (allowed, reason)
@@ -72,10 +99,15 @@ def test_an_api_error_is_a_failure_not_a_verdict() -> None:
 
 
 def test_a_custom_kinds_resource_comes_from_discovery_once() -> None:
-    discovery = {"/apis/game.kruise.io": {"versions": [{"version": "v1alpha1"}],
-                                          "preferredVersion": {"version": "v1alpha1"}},
-                 "/apis/game.kruise.io/v1alpha1": {"resources": [
-                     {"name": "gameserversets", "kind": "GameServerSet", "namespaced": True}]}}
+    discovery = {
+        "/apis/game.kruise.io": {
+            "versions": [{"version": "v1alpha1"}],
+            "preferredVersion": {"version": "v1alpha1"},
+        },
+        "/apis/game.kruise.io/v1alpha1": {
+            "resources": [{"name": "gameserversets", "kind": "GameServerSet", "namespaced": True}]
+        },
+    }
     client = FakeClient(discovery=discovery)
     reviewer = KubeAccessReviewer(client)  # type: ignore[arg-type]
     custom = ResourceCheck("update", "game.kruise.io", "GameServerSet", "", "ns", "gss")
@@ -89,4 +121,5 @@ def test_a_custom_kinds_resource_comes_from_discovery_once() -> None:
 def test_an_unserved_custom_kind_is_a_failure() -> None:
     with pytest.raises(AccessReviewFailed, match="serves no resource"):
         KubeAccessReviewer(FakeClient()).review(  # type: ignore[arg-type]
-            USER, ResourceCheck("update", "x.example.com", "Thing", "", "ns", "t"))
+            USER, ResourceCheck("update", "x.example.com", "Thing", "", "ns", "t")
+        )

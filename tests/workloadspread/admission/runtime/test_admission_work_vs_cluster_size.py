@@ -39,15 +39,38 @@ def env(request: pytest.FixtureRequest) -> KubeEnv:
 def workload(env: KubeEnv, namespace: str, app: str) -> dict[str, Any]:
     """A Deployment and its ReplicaSet; returns the ReplicaSet."""
     template = {"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.api.create("apps/v1/deployments", namespace, {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": app},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}}, "template": template}})
-    return env.api.create("apps/v1/replicasets", namespace, {  # type: ignore[no-any-return]
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": f"{app}-h", "labels": {"app": app, "pod-template-hash": "h"},
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
-                                          "uid": dep["metadata"]["uid"], "controller": True}]},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}}, "template": template}})
+    dep = env.api.create(
+        "apps/v1/deployments",
+        namespace,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": app},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}}, "template": template},
+        },
+    )
+    return env.api.create(
+        "apps/v1/replicasets",
+        namespace,
+        {  # type: ignore[no-any-return]
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{app}-h",
+                "labels": {"app": app, "pod-template-hash": "h"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": app,
+                        "uid": dep["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}}, "template": template},
+        },
+    )
 
 
 def grow(env: KubeEnv, first: int, spreads: int, pods_each: int) -> None:
@@ -55,20 +78,44 @@ def grow(env: KubeEnv, first: int, spreads: int, pods_each: int) -> None:
     workload and `pods_each` Running pods bound to one of 10 nodes."""
     for k in range(first, first + spreads):
         namespace = f"elsewhere-{k}"
-        env.api.create("v1/namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                               "metadata": {"name": namespace}})
+        env.api.create(
+            "v1/namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        )
         rs = workload(env, namespace, f"app-{k}")
-        env.api.create(SPREADS_PATH, namespace, spread(f"ws-{k}", [{"name": "a", "maxReplicas": 3}, {"name": "b"}],
-                                                      target=f"app-{k}", namespace=namespace))
+        env.api.create(
+            SPREADS_PATH,
+            namespace,
+            spread(
+                f"ws-{k}",
+                [{"name": "a", "maxReplicas": 3}, {"name": "b"}],
+                target=f"app-{k}",
+                namespace=namespace,
+            ),
+        )
         for i in range(pods_each):
-            env.api.create("v1/pods", namespace, {
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": f"app-{k}-h-{i}", "labels": {"app": f"app-{k}"},
-                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                                  "name": f"app-{k}-h", "uid": rs["metadata"]["uid"],
-                                                  "controller": True}]},
-                "spec": {"nodeName": f"node-{i % 10}", "containers": [{"name": "c", "image": "i"}]},
-                "status": {"phase": "Running"}})
+            env.api.create(
+                "v1/pods",
+                namespace,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"app-{k}-h-{i}",
+                        "labels": {"app": f"app-{k}"},
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "apps/v1",
+                                "kind": "ReplicaSet",
+                                "name": f"app-{k}-h",
+                                "uid": rs["metadata"]["uid"],
+                                "controller": True,
+                            }
+                        ],
+                    },
+                    "spec": {"nodeName": f"node-{i % 10}", "containers": [{"name": "c", "image": "i"}]},
+                    "status": {"phase": "Running"},
+                },
+            )
 
 
 SPREADS_PATH = "spreadgate.dev/v1alpha1/workloadspreads"
@@ -77,16 +124,25 @@ SPREADS_PATH = "spreadgate.dev/v1alpha1/workloadspreads"
 @pytest.fixture
 def cluster(env: KubeEnv) -> Iterator[tuple[KubeEnv, AdmissionService, LiveAdmissionView, dict[str, Any]]]:
     for n in range(10):
-        env.api.create("v1/nodes", None, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{n}"},
-                                          "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}})
+        env.api.create(
+            "v1/nodes",
+            None,
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"node-{n}"},
+                "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+            },
+        )
     rs = workload(env, "default", "web")
     env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 1000}, {"name": "b"}]))
     grow(env, 0, 2, 10)
     clock = RealClock()
     # inventory_interval 0: the node inventory is as fresh as the caches (the worst case for
     # work inside an admission; the shipped interval only spaces the same work out).
-    view = LiveAdmissionView(env.client, clock, node_simulation=True, watch_timeout_seconds=30,
-                             inventory_interval=0.0).start()
+    view = LiveAdmissionView(
+        env.client, clock, node_simulation=True, watch_timeout_seconds=30, inventory_interval=0.0
+    ).start()
     assert view.wait_ready(10)
     committer = Committer(KubeStatusStore(env.client, SPREADS, view.spreads), clock)
     service = AdmissionService(view, committer, clock, engine=ENGINE)
@@ -97,17 +153,37 @@ def cluster(env: KubeEnv) -> Iterator[tuple[KubeEnv, AdmissionService, LiveAdmis
 
 
 def pod_request(rs: dict[str, Any], n: int) -> dict[str, Any]:
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": f"web-h-{n}", "labels": {"app": "web", "pod-template-hash": "h"},
-                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
-                                             "uid": rs["metadata"]["uid"], "controller": True}]},
-           "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    return {"uid": f"u{n}", "operation": "CREATE", "namespace": "default", "name": f"web-h-{n}",
-            "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"web-h-{n}",
+            "labels": {"app": "web", "pod-template-hash": "h"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "web-h",
+                    "uid": rs["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    return {
+        "uid": f"u{n}",
+        "operation": "CREATE",
+        "namespace": "default",
+        "name": f"web-h-{n}",
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "object": pod,
+    }
 
 
-def admit_counting(env: KubeEnv, service: AdmissionService, view: LiveAdmissionView, rs: dict[str, Any],
-                   start: int) -> tuple[float, float]:
+def admit_counting(
+    env: KubeEnv, service: AdmissionService, view: LiveAdmissionView, rs: dict[str, Any], start: int
+) -> tuple[float, float]:
     """Median Python calls per admission in this thread, and API requests per admission."""
     calls: list[int] = []
     assert view.pods is not None
@@ -115,8 +191,12 @@ def admit_counting(env: KubeEnv, service: AdmissionService, view: LiveAdmissionV
     for n in range(start, start + ADMISSIONS):
         # A pod elsewhere changes, and the view has seen it, before each admission.
         seen = view.pods.version
-        env.api.patch("v1/pods", "elsewhere-0", "app-0-h-0", {"metadata": {"labels": {"churn": str(n)}}}, "merge")
-        wait_until(lambda seen=seen: view.pods is not None and view.pods.version > seen, 10, "pod change cached")
+        env.api.patch(
+            "v1/pods", "elsewhere-0", "app-0-h-0", {"metadata": {"labels": {"churn": str(n)}}}, "merge"
+        )
+        wait_until(
+            lambda seen=seen: view.pods is not None and view.pods.version > seen, 10, "pod change cached"
+        )
         counter = [0]
 
         def profile(frame: Any, event: str, arg: Any, counter: list[int] = counter) -> None:
@@ -136,7 +216,8 @@ def admit_counting(env: KubeEnv, service: AdmissionService, view: LiveAdmissionV
 
 
 def test_admission_work_does_not_grow_with_pods_and_spreads_elsewhere(
-        cluster: tuple[KubeEnv, AdmissionService, LiveAdmissionView, dict[str, Any]]) -> None:
+    cluster: tuple[KubeEnv, AdmissionService, LiveAdmissionView, dict[str, Any]],
+) -> None:
     env, service, view, rs = cluster
     admit_counting(env, service, view, rs, 0)  # warm: parsed-spread and decision caches filled
     small_calls, small_requests = admit_counting(env, service, view, rs, 100)

@@ -92,8 +92,9 @@ def burst(procs: list[Process], n: int, cap: int, timeout: float = 8.0, workers:
 
     def one(i: int) -> Any:
         try:
-            return procs[i % len(procs)].committer.submit("default", "ws", take_slot(f"p{i}", cap),
-                                                          deadline_of() + timeout)
+            return procs[i % len(procs)].committer.submit(
+                "default", "ws", take_slot(f"p{i}", cap), deadline_of() + timeout
+            )
         except Exception as exc:
             return exc
 
@@ -205,8 +206,9 @@ def test_a_failing_apply_does_not_spoil_its_batch(env: KubeEnv, procs: list[Proc
         gate.wait(5)
         try:
             if i % 4 == 0:
-                return c.submit("default", "ws", lambda o: (_ for _ in ()).throw(ValueError("x")),
-                                CLOCK.monotonic() + 5)
+                return c.submit(
+                    "default", "ws", lambda o: (_ for _ in ()).throw(ValueError("x")), CLOCK.monotonic() + 5
+                )
             return c.submit("default", "ws", take_slot(f"p{i}", 100), CLOCK.monotonic() + 5)
         except ValueError:
             return "error"
@@ -228,7 +230,11 @@ def test_the_status_store_rebuilds_the_stored_spread_from_a_metadata_answer(env:
 
     class WholeObjectClient:
         def replace_status(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return {"kind": "WorkloadSpread", "metadata": {"resourceVersion": "9"}, "status": {"from": "server"}}
+            return {
+                "kind": "WorkloadSpread",
+                "metadata": {"resourceVersion": "9"},
+                "status": {"from": "server"},
+            }
 
     old_server = KubeStatusStore(WholeObjectClient(), SPREADS)  # type: ignore[arg-type]
     assert old_server.replace_status("default", "ws", written, timeout=5)["status"] == {"from": "server"}

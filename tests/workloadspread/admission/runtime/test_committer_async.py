@@ -36,7 +36,9 @@ class GatedStore(MemoryStore):
         self.writing = threading.Event()
         self.writes = 0
 
-    def replace_status(self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float) -> dict[str, Any]:
+    def replace_status(
+        self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float
+    ) -> dict[str, Any]:
         self.writing.set()
         assert self.gate.wait(10), "the test never opened the gate"
         self.writing.clear()
@@ -89,7 +91,9 @@ def test_async_and_blocking_submits_are_answered_once_and_counted_exactly() -> N
         if i % 5 == 0:
             blocking[key] = committer.submit("default", "ws", take_slot(key, 90), clock.monotonic() + 10)
         else:
-            committer.submit_async("default", "ws", take_slot(key, 90), clock.monotonic() + 10, answers.for_key(key))
+            committer.submit_async(
+                "default", "ws", take_slot(key, 90), clock.monotonic() + 10, answers.for_key(key)
+            )
 
     with ThreadPoolExecutor(32) as pool:
         list(pool.map(one, range(150)))
@@ -109,8 +113,9 @@ def test_an_async_submit_that_finds_nobody_leading_answers_before_it_returns() -
     committer.submit_async("default", "ws", take_slot("a", 5), clock.monotonic() + 5, answers.for_key("a"))
     assert answers.got.qsize() == 1 and answers.collect(1) == [("a", True, None)]
     assert holders(store) == ["a"]
-    committer.submit_async("default", "ws", take_slot("b", 5), clock.monotonic() + 5, answers.for_key("b"),
-                           dry_run=True)
+    committer.submit_async(
+        "default", "ws", take_slot("b", 5), clock.monotonic() + 5, answers.for_key("b"), dry_run=True
+    )
     assert answers.collect(1) == [("b", True, None)]
     assert holders(store) == ["a"] and committer.stats.writes == 1
 
@@ -128,8 +133,9 @@ def test_a_blocking_leader_returns_after_its_own_batch_while_async_requests_wait
     leader.start()
     assert store.writing.wait(5)  # the blocking caller leads and its write is held
     for i in range(5):  # queued behind it; none of these calls waits
-        committer.submit_async("default", "ws", take_slot(f"a{i}", 10), clock.monotonic() + 10,
-                               answers.for_key(f"a{i}"))
+        committer.submit_async(
+            "default", "ws", take_slot(f"a{i}", 10), clock.monotonic() + 10, answers.for_key(f"a{i}")
+        )
     assert answers.got.empty()
     store.gate.set()
     store.gate.clear()  # hold the next write: the async batch's
@@ -148,11 +154,15 @@ def test_an_async_request_whose_deadline_passed_behind_a_write_fails_cleanly() -
     clock = VirtualClock(datetime(2024, 6, 1, tzinfo=UTC))
     store, _, committer, answers = one_spread(GatedStore(), clock, linger=0.0)  # a virtual clock never moves
     store.gate.clear()
-    first = threading.Thread(target=committer.submit_async, args=(
-        "default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")))
+    first = threading.Thread(
+        target=committer.submit_async,
+        args=("default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")),
+    )
     first.start()
     assert store.writing.wait(5)
-    committer.submit_async("default", "ws", take_slot("late", 10), clock.monotonic() + 1, answers.for_key("late"))
+    committer.submit_async(
+        "default", "ws", take_slot("late", 10), clock.monotonic() + 1, answers.for_key("late")
+    )
     clock.advance(3)  # past the second request's deadline while the first write is on the wire
     store.gate.set()
     got = dict((key, (result, error)) for key, result, error in answers.collect(2))
@@ -170,12 +180,16 @@ def test_a_failing_continuation_is_logged_once_and_spoils_nothing(caplog: pytest
         raise RuntimeError("continuation bug")
 
     store.gate.clear()
-    first = threading.Thread(target=committer.submit_async, args=(
-        "default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")))
+    first = threading.Thread(
+        target=committer.submit_async,
+        args=("default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")),
+    )
     first.start()
     assert store.writing.wait(5)
     committer.submit_async("default", "ws", take_slot("bad", 10), clock.monotonic() + 5, broken)
-    committer.submit_async("default", "ws", take_slot("after", 10), clock.monotonic() + 5, answers.for_key("after"))
+    committer.submit_async(
+        "default", "ws", take_slot("after", 10), clock.monotonic() + 5, answers.for_key("after")
+    )
     with caplog.at_level(logging.ERROR, logger="py_engine.workloadspread.admission.runtime.committer"):
         store.gate.set()
         got = sorted(key for key, _, _ in answers.collect(2))
@@ -189,7 +203,9 @@ def test_a_failing_continuation_is_logged_once_and_spoils_nothing(caplog: pytest
 class BrokenAfterConflict(GatedStore):
     """The first write waits at the gate, then conflicts; the next one fails with a bug."""
 
-    def replace_status(self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float) -> dict[str, Any]:
+    def replace_status(
+        self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float
+    ) -> dict[str, Any]:
         self.writing.set()
         assert self.gate.wait(10), "the test never opened the gate"
         self.writes += 1
@@ -201,12 +217,16 @@ class BrokenAfterConflict(GatedStore):
 def test_requests_that_join_a_retry_are_answered_when_the_write_then_fails() -> None:
     store, clock, committer, answers = one_spread(BrokenAfterConflict(), linger=0.0, conflict_backoff=0.0)
     store.gate.clear()
-    first = threading.Thread(target=committer.submit_async, args=(
-        "default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")))
+    first = threading.Thread(
+        target=committer.submit_async,
+        args=("default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")),
+    )
     first.start()
     assert store.writing.wait(5)
     for key in ("joined-1", "joined-2"):  # queued while the first write is on the wire; the retry takes them
-        committer.submit_async("default", "ws", take_slot(key, 10), clock.monotonic() + 5, answers.for_key(key))
+        committer.submit_async(
+            "default", "ws", take_slot(key, 10), clock.monotonic() + 5, answers.for_key(key)
+        )
     store.gate.set()
     got = {key: error for key, _, error in answers.collect(3)}
     first.join(5)
@@ -245,15 +265,20 @@ class ConflictOnce(MemoryStore):
         super().__init__()
         self.conflicted = False
 
-    def replace_status(self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float) -> dict[str, Any]:
+    def replace_status(
+        self, namespace: str, name: str, obj: dict[str, Any], *, timeout: float
+    ) -> dict[str, Any]:
         if not self.conflicted:
             self.conflicted = True
             with self.lock:
                 self.rv += 1
                 current = self.objects[(namespace, name)]
                 pods = dict(current["status"].get("pods") or {}, other=0)
-                self.objects[(namespace, name)] = dict(current, status={"pods": pods},
-                                                       metadata=dict(current["metadata"], resourceVersion=str(self.rv)))
+                self.objects[(namespace, name)] = dict(
+                    current,
+                    status={"pods": pods},
+                    metadata=dict(current["metadata"], resourceVersion=str(self.rv)),
+                )
         return super().replace_status(namespace, name, obj, timeout=timeout)
 
 
@@ -270,12 +295,17 @@ def test_applies_that_extend_the_status_in_place_are_re_applied_to_a_fresh_copy_
         def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
             obj["status"].setdefault("pods", {})[key] = len(obj["status"]["pods"])
             return obj, True
+
         return apply
 
     committer = Committer(store, RealClock(), linger=0.0, conflict_backoff=0.0, seed=1)
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(lambda key: committer.submit("ns", "ws", extend(key), RealClock().monotonic() + 5),
-                                ["a", "b", "c", "d"]))
+        results = list(
+            pool.map(
+                lambda key: committer.submit("ns", "ws", extend(key), RealClock().monotonic() + 5),
+                ["a", "b", "c", "d"],
+            )
+        )
     assert results == [True] * 4 and store.conflicted
     assert sorted(store.objects[("ns", "ws")]["status"]["pods"]) == ["a", "b", "c", "d", "other", "x"]
     assert read_first["status"] == {"pods": {"x": 0}}

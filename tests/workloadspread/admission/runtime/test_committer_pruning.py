@@ -75,7 +75,10 @@ def test_a_spread_in_use_is_never_pruned() -> None:
         return count_up(obj)
 
     holder = threading.Thread(
-        target=lambda: results.append(committer.submit("default", "ws-held", held_apply, clock.monotonic() + 60)))
+        target=lambda: results.append(
+            committer.submit("default", "ws-held", held_apply, clock.monotonic() + 60)
+        )
+    )
     store.add("default", "ws-held")
     holder.start()
     try:

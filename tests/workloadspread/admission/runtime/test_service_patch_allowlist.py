@@ -22,8 +22,10 @@ from py_engine.workloadspread.admission.service import AdmissionService, Service
 
 # One engine for the module's lifetime (see tests/workloadspread/admission/test_service.py).
 ENGINE = create_engine()
-PRIVILEGED = {"metadata": {"labels": {"cost": "spot"}},
-              "spec": {"hostPID": True, "containers": [{"name": "c", "securityContext": {"privileged": True}}]}}
+PRIVILEGED = {
+    "metadata": {"labels": {"cost": "spot"}},
+    "spec": {"hostPID": True, "containers": [{"name": "c", "securityContext": {"privileged": True}}]},
+}
 
 
 @pytest.fixture
@@ -34,15 +36,38 @@ def env(request: pytest.FixtureRequest) -> KubeEnv:
 @pytest.fixture
 def rs(env: KubeEnv) -> dict[str, Any]:
     template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.client.create(DEPLOYMENTS, "default", {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
-        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
-    replica_set: dict[str, Any] = env.client.create(REPLICASETS, "default", {
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": "web-h", "labels": {"app": "web", "pod-template-hash": "h"},
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
-                                          "uid": dep["metadata"]["uid"], "controller": True}]},
-        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template}})
+    dep = env.client.create(
+        DEPLOYMENTS,
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+        },
+    )
+    replica_set: dict[str, Any] = env.client.create(
+        REPLICASETS,
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": "web-h",
+                "labels": {"app": "web", "pod-template-hash": "h"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": "web",
+                        "uid": dep["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+        },
+    )
     # Stored directly: the embedded API server runs no validating webhook here, as in a cluster
     # where the spread predates the rule or validation was down.
     env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "patch": PRIVILEGED}]))
@@ -73,13 +98,32 @@ def validation_of(service: AdmissionService, **config: Any) -> ValidationService
 
 
 def pod_request(rs: dict[str, Any], name: str) -> dict[str, Any]:
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": name, "labels": {"app": "web", "pod-template-hash": "h"},
-                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-h",
-                                             "uid": rs["metadata"]["uid"], "controller": True}]},
-           "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    return {"uid": "u", "operation": "CREATE", "namespace": "default", "name": name,
-            "resource": {"group": "", "version": "v1", "resource": "pods"}, "object": pod}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": {"app": "web", "pod-template-hash": "h"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "web-h",
+                    "uid": rs["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    return {
+        "uid": "u",
+        "operation": "CREATE",
+        "namespace": "default",
+        "name": name,
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "object": pod,
+    }
 
 
 def _paths(patch: list[dict[str, Any]] | None) -> list[str]:
@@ -108,26 +152,45 @@ def test_widened_allowlist_applies_the_patch(service_factory: Any, rs: dict[str,
     assert {"/spec/hostPID", "/metadata/labels/cost"} <= set(_paths(decision.patch))
 
 
-def test_validating_webhook_refuses_and_honours_the_flag(env: KubeEnv, service_factory: Any,
-                                                         rs: dict[str, Any]) -> None:
+def test_validating_webhook_refuses_and_honours_the_flag(
+    env: KubeEnv, service_factory: Any, rs: dict[str, Any]
+) -> None:
     stored = env.client.get(SPREADS, "default", "ws")
     request = {"uid": "v", "operation": "CREATE", "namespace": "default", "name": "ws", "object": stored}
     refused = validation_of(service_factory()).review_workloadspread(request)
     assert not refused.allowed and refused.code == 422
     assert "spec.subsets[0].patch.spec.hostPID: Forbidden" in refused.message
     widened = ("spec.hostPID", "spec.containers[].securityContext")
-    assert validation_of(service_factory(), allowed_patch_fields=widened).review_workloadspread(request).allowed
+    assert (
+        validation_of(service_factory(), allowed_patch_fields=widened).review_workloadspread(request).allowed
+    )
 
 
-def test_update_keeping_a_stored_patch_is_accepted(env: KubeEnv, service_factory: Any, rs: dict[str, Any]) -> None:
+def test_update_keeping_a_stored_patch_is_accepted(
+    env: KubeEnv, service_factory: Any, rs: dict[str, Any]
+) -> None:
     """Ratcheting: a spread stored before the allowlist can still be edited; a changed patch is checked."""
     stored = env.client.get(SPREADS, "default", "ws")
-    edited = {**stored, "spec": {**stored["spec"], "subsets": [{**stored["spec"]["subsets"][0], "maxReplicas": 2}]}}
-    request = {"uid": "v", "operation": "UPDATE", "namespace": "default", "name": "ws", "object": edited,
-               "oldObject": stored}
+    edited = {
+        **stored,
+        "spec": {**stored["spec"], "subsets": [{**stored["spec"]["subsets"][0], "maxReplicas": 2}]},
+    }
+    request = {
+        "uid": "v",
+        "operation": "UPDATE",
+        "namespace": "default",
+        "name": "ws",
+        "object": edited,
+        "oldObject": stored,
+    }
     validation = validation_of(service_factory())
     assert validation.review_workloadspread(request).allowed
-    changed = {**edited, "spec": {**edited["spec"], "subsets": [{**edited["spec"]["subsets"][0],
-                                                                 "patch": {"spec": {"hostPID": True}}}]}}
+    changed = {
+        **edited,
+        "spec": {
+            **edited["spec"],
+            "subsets": [{**edited["spec"]["subsets"][0], "patch": {"spec": {"hostPID": True}}}],
+        },
+    }
     refused = validation.review_workloadspread({**request, "object": changed})
     assert not refused.allowed and "spec.subsets[0].patch.spec.hostPID" in refused.message

@@ -35,35 +35,87 @@ FLAG = "game.kruise.io/GameServerSet=spec.replicas"
 
 def install_game_server_set(env: KubeEnv, replicas: int) -> None:
     """The CRD, a GameServerSet `gss` and three pods it owns: two placed in subset a, one in b."""
-    env.client.create(CRDS, None, {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gameserversets.game.kruise.io"},
-        "spec": {"group": "game.kruise.io", "scope": "Namespaced",
-                 "names": {"plural": "gameserversets", "singular": "gameserverset", "kind": "GameServerSet"},
-                 "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                               "schema": {"openAPIV3Schema": {"type": "object",
-                                                              "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    env.client.create(
+        CRDS,
+        None,
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gameserversets.game.kruise.io"},
+            "spec": {
+                "group": "game.kruise.io",
+                "scope": "Namespaced",
+                "names": {"plural": "gameserversets", "singular": "gameserverset", "kind": "GameServerSet"},
+                "versions": [
+                    {
+                        "name": "v1alpha1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            }
+                        },
+                    }
+                ],
+            },
+        },
+    )
     gss = wait_until(lambda: _create_gss(env, replicas), what="the GameServerSet resource to be served")
-    owner = {"apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet", "name": "gss",
-             "uid": gss["metadata"]["uid"], "controller": True}
+    owner = {
+        "apiVersion": "game.kruise.io/v1alpha1",
+        "kind": "GameServerSet",
+        "name": "gss",
+        "uid": gss["metadata"]["uid"],
+        "controller": True,
+    }
     for name, subset in (("gss-0", "a"), ("gss-1", "a"), ("gss-2", "b")):
-        env.client.create(PODS, "default", {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "ownerReferences": [owner],
-                         "annotations": {"spreadgate.dev/matched-workloadspread":
-                                         json.dumps({"name": "ws", "subset": subset})}},
-            "spec": {"containers": [{"name": "game", "image": "game:1"}]}})
-    env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": "50%"}, {"name": "b"}],
-                                                 target="gss", kind="GameServerSet",
-                                                 api_version="game.kruise.io/v1alpha1"))
+        env.client.create(
+            PODS,
+            "default",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": "default",
+                    "ownerReferences": [owner],
+                    "annotations": {
+                        "spreadgate.dev/matched-workloadspread": json.dumps({"name": "ws", "subset": subset})
+                    },
+                },
+                "spec": {"containers": [{"name": "game", "image": "game:1"}]},
+            },
+        )
+    env.client.create(
+        SPREADS,
+        "default",
+        spread(
+            "ws",
+            [{"name": "a", "maxReplicas": "50%"}, {"name": "b"}],
+            target="gss",
+            kind="GameServerSet",
+            api_version="game.kruise.io/v1alpha1",
+        ),
+    )
 
 
 def _create_gss(env: KubeEnv, replicas: int) -> dict[str, Any] | None:
     if discover_resource(env.client, "game.kruise.io", "GameServerSet") is None:
         return None
-    return dict(env.client.create(GAME_SERVER_SETS, "default", {
-        "apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet",
-        "metadata": {"name": "gss", "namespace": "default"}, "spec": {"replicas": replicas}}))
+    return dict(
+        env.client.create(
+            GAME_SERVER_SETS,
+            "default",
+            {
+                "apiVersion": "game.kruise.io/v1alpha1",
+                "kind": "GameServerSet",
+                "metadata": {"name": "gss", "namespace": "default"},
+                "spec": {"replicas": replicas},
+            },
+        )
+    )
 
 
 def subsets(env: KubeEnv) -> dict[str, tuple[int, int]]:
@@ -113,8 +165,20 @@ def test_the_running_controller_watches_the_custom_kind(kube_env: KubeEnv) -> No
 
 def test_the_controller_cli_accepts_the_flag(kube_env: KubeEnv, capsys: pytest.CaptureFixture[str]) -> None:
     install_game_server_set(kube_env, 3)
-    assert main(["controller", "--kubeconfig", kube_env.kubeconfig, "--once", "--no-united-deployments",
-                 "--custom-workload", FLAG]) == 0
+    assert (
+        main(
+            [
+                "controller",
+                "--kubeconfig",
+                kube_env.kubeconfig,
+                "--once",
+                "--no-united-deployments",
+                "--custom-workload",
+                FLAG,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "default/ws: synced" in out and "TargetNotFound" not in out
     assert subsets(kube_env) == {"a": (2, 0), "b": (1, -1)} and target_conditions(kube_env) == []

@@ -20,8 +20,9 @@ def setup(env: KubeEnv, clock: Clock | None = None) -> tuple[SpreadController, L
     created = env.client.create(REPLICASETS, "default", replicaset())
     for name in ("web-1", "web-2"):
         env.client.create(PODS, "default", pod(name, created["metadata"]["uid"]))
-    env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 1}, {"name": "b"}],
-                                                       kind="ReplicaSet"))
+    env.client.create(
+        SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 1}, {"name": "b"}], kind="ReplicaSet")
+    )
     source = ListedSource(env.client)
     return SpreadController(env.client, source, clock or RealClock()), source
 
@@ -41,14 +42,24 @@ def test_first_sync_writes_status_and_costs_then_a_second_sync_writes_nothing(ku
     assert controller.metrics.writes.value(kind="deletion_cost") == 2
 
 
-def test_a_status_written_by_someone_else_meanwhile_is_a_conflict_retried_by_requeue(kube_env: KubeEnv) -> None:
+def test_a_status_written_by_someone_else_meanwhile_is_a_conflict_retried_by_requeue(
+    kube_env: KubeEnv,
+) -> None:
     # A virtual clock: the conflict's back-off (50 ms) must not elapse during a pass, or on a loaded
     # machine the retry runs within the same step and the next step reports two syncs.
     controller, source = setup(kube_env, VirtualClock(datetime(2026, 1, 1, tzinfo=UTC)))
     source.refresh()  # the controller's copy of the spread is now the one before the webhook's write
     current = kube_env.client.get(SPREADS, "default", "ws")
-    current["status"] = {"subsetStatuses": [{"name": "a", "replicas": 0, "missingReplicas": 0,
-                                             "creatingPods": {"web-3": "2024-01-01T00:00:00Z"}}]}
+    current["status"] = {
+        "subsetStatuses": [
+            {
+                "name": "a",
+                "replicas": 0,
+                "missingReplicas": 0,
+                "creatingPods": {"web-3": "2024-01-01T00:00:00Z"},
+            }
+        ]
+    }
     kube_env.client.replace_status(SPREADS, "default", "ws", current)
     [report] = controller.step()
     assert report.outcome == "conflict"
@@ -67,10 +78,19 @@ def test_a_deleted_spread_is_forgotten_and_a_malformed_one_is_retried(kube_env: 
     # slow enough machine, and the key would be retried within the same step).
     controller, source = setup(kube_env, VirtualClock(datetime(2026, 1, 1, tzinfo=UTC)))
     # The schema admits it (maxReplicas is int-or-string); the webhook, absent here, would not.
-    kube_env.client.create(SPREADS, "default", {"apiVersion": "spreadgate.dev/v1alpha1", "kind": "WorkloadSpread",
-                                                "metadata": {"name": "bad", "namespace": "default"},
-                                                "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                                                         "subsets": [{"name": "a", "maxReplicas": "half"}]}})
+    kube_env.client.create(
+        SPREADS,
+        "default",
+        {
+            "apiVersion": "spreadgate.dev/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": "bad", "namespace": "default"},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "subsets": [{"name": "a", "maxReplicas": "half"}],
+            },
+        },
+    )
     source.refresh()
     reports = {r.key: r for r in controller.step()}
     assert reports["default/bad"].outcome == "error" and "WorkloadSpread" in reports["default/bad"].error

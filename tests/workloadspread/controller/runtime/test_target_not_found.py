@@ -34,11 +34,19 @@ EVENTS = Resource("", "v1", "events", True, "Event")
 
 
 def replicaset() -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
+            },
+        },
+    }
 
 
 def target_conditions(status: dict[str, Any]) -> list[dict[str, Any]]:
@@ -69,8 +77,9 @@ def test_a_custom_kind_outside_the_whitelist_is_not_allowed_and_inside_it_is_loo
     result = reconcile(obj, ClusterView(workload=None), NOW)
     [condition] = target_conditions(result.status)
     assert condition["reason"] == KIND_NOT_ALLOWED and "whitelist" in condition["message"]
-    whitelist = parse_whitelist({"workloads": [{"Group": "game.kruise.io", "Kind": "GameServerSet",
-                                                "replicasPath": "spec.replicas"}]})
+    whitelist = parse_whitelist(
+        {"workloads": [{"Group": "game.kruise.io", "Kind": "GameServerSet", "replicasPath": "spec.replicas"}]}
+    )
     listed = reconcile(obj, ClusterView(workload=None, whitelist=whitelist), NOW)
     assert [c["reason"] for c in target_conditions(listed.status)] == [WORKLOAD_NOT_FOUND]
 
@@ -83,8 +92,13 @@ def test_other_conditions_are_kept_and_the_shipped_crd_stores_the_condition() ->
     crd = yaml.safe_load(read_text(WORKLOADSPREAD_CRD))
     status = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
     assert status["conditions"]["items"]["required"] == ["type", "status"]
-    assert set(status["conditions"]["items"]["properties"]) >= {"type", "status", "reason", "message",
-                                                                  "lastTransitionTime"}
+    assert set(status["conditions"]["items"]["properties"]) >= {
+        "type",
+        "status",
+        "reason",
+        "message",
+        "lastTransitionTime",
+    }
 
 
 def test_the_loop_writes_the_condition_and_event_logs_once_and_clears_it(
@@ -100,7 +114,9 @@ def test_the_loop_writes_the_condition_and_event_logs_once_and_clears_it(
             assert report.outcome == "synced"
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
-    assert record_fields(warnings[0])["spread"] == "ws" and record_fields(warnings[0])["namespace"] == "default"
+    assert (
+        record_fields(warnings[0])["spread"] == "ws" and record_fields(warnings[0])["namespace"] == "default"
+    )
     assert "does not exist" in str(record_fields(warnings[0])["cause"])
     status = kube_env.client.get(SPREADS, "default", "ws")["status"]
     assert [c["reason"] for c in target_conditions(status)] == [WORKLOAD_NOT_FOUND]

@@ -18,13 +18,17 @@ JSON = dict[str, Any]
 def owned_by(name: str, api_version: str, kind: str, owner: str | None) -> JSON:
     metadata: JSON = {"name": name, "namespace": "default"}
     if owner is not None:
-        metadata["ownerReferences"] = [{"apiVersion": api_version, "kind": kind, "name": owner, "controller": True}]
+        metadata["ownerReferences"] = [
+            {"apiVersion": api_version, "kind": kind, "name": owner, "controller": True}
+        ]
     return {"metadata": metadata}
 
 
 def spread(name: str, api_version: str, kind: str, target: str) -> JSON:
-    return {"metadata": {"name": name, "namespace": "default"},
-            "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target}}}
+    return {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target}},
+    }
 
 
 class Source:
@@ -43,13 +47,17 @@ class Source:
         return self._workloads.get((api_version, kind, name))
 
 
-SPREADS = [spread("by-deployment", "apps/v1", "Deployment", "web"),
-           spread("by-replicaset", "apps/v1", "ReplicaSet", "web-h1"),
-           spread("by-statefulset", "apps/v1", "StatefulSet", "db"),
-           spread("by-custom", "games.example/v1", "ReplicaSet", "gs")]
-WORKLOADS = {("apps/v1", "ReplicaSet", "web-h1"): owned_by("web-h1", "apps/v1", "Deployment", "web"),
-             ("apps/v1", "StatefulSet", "db"): owned_by("db", "apps/v1", "Deployment", "not-followed"),
-             ("games.example/v1", "ReplicaSet", "gs"): owned_by("gs", "apps/v1", "Deployment", "web")}
+SPREADS = [
+    spread("by-deployment", "apps/v1", "Deployment", "web"),
+    spread("by-replicaset", "apps/v1", "ReplicaSet", "web-h1"),
+    spread("by-statefulset", "apps/v1", "StatefulSet", "db"),
+    spread("by-custom", "games.example/v1", "ReplicaSet", "gs"),
+]
+WORKLOADS = {
+    ("apps/v1", "ReplicaSet", "web-h1"): owned_by("web-h1", "apps/v1", "Deployment", "web"),
+    ("apps/v1", "StatefulSet", "db"): owned_by("db", "apps/v1", "Deployment", "not-followed"),
+    ("games.example/v1", "ReplicaSet", "gs"): owned_by("gs", "apps/v1", "Deployment", "web"),
+}
 
 
 def triggers() -> tuple[Triggers, Source, list[str]]:
@@ -82,8 +90,9 @@ def test_a_kind_named_like_a_chain_kind_in_another_group_is_not_walked() -> None
     t._on_pod("ADDED", owned_by("gs-0", "games.example/v1", "ReplicaSet", "gs"), None)
     assert keys == ["default/by-custom"] and source.looked_up == []
     keys.clear()
-    t._on_workload("games.example/v1", "ReplicaSet", "ADDED", WORKLOADS[("games.example/v1", "ReplicaSet", "gs")],
-                   None)
+    t._on_workload(
+        "games.example/v1", "ReplicaSet", "ADDED", WORKLOADS[("games.example/v1", "ReplicaSet", "gs")], None
+    )
     assert keys == ["default/by-custom"]
 
 
