@@ -8,7 +8,11 @@ exponentially up to a cap, forever, until `stop()`. Readers get objects by
 namespace/name or through index functions; a `version` counter moves on every
 change so callers can key derived caches on it.
 
-Objects handed out are the cache's own dicts: treat them as read-only.
+Objects handed out are the cache's own dicts: treat them as read-only. They are kept without
+`metadata.managedFields` (as controller-runtime's `TransformStripManagedFields` does): nothing
+Spreadgate decides reads them, they are a large part of every object (a pod's field sets can
+outweigh its spec), and a write of a cached object without them leaves the stored ones as they
+are (kube-apiserver keeps managedFields an update omits).
 Backoff waits on a `threading.Event` so `stop()` interrupts them at once.
 """
 
@@ -36,6 +40,15 @@ Handler = Callable[[str, JSON, JSON | None], None]
 def object_key(obj: Mapping[str, Any]) -> Key:
     meta = obj.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def without_managed_fields(obj: JSON) -> JSON:
+    """`obj` as the cache keeps it: the same object when it has no managed fields, else a
+    shallow copy whose metadata lacks them (the rest is shared, not copied)."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
 
 
 def _rv(obj: Mapping[str, Any]) -> str:
@@ -187,6 +200,7 @@ class WatchCache:
     def upsert(self, obj: JSON) -> None:
         """Put an object the caller has just written (keeps the cache ahead of the watch).
         Applied only if the object is not already there with the same resourceVersion."""
+        obj = without_managed_fields(obj)
         with self._lock:
             changed = self._put(obj)
         if changed:
@@ -202,7 +216,7 @@ class WatchCache:
     def _replace_all(self, items: builtins.list[JSON]) -> None:
         events: builtins.list[tuple[str, JSON, JSON | None]] = []
         with self._lock:
-            fresh = {object_key(o): o for o in items}
+            fresh = {object_key(o): o for o in map(without_managed_fields, items)}
             for key in [k for k in self._items if k not in fresh]:
                 old = self._remove(key)
                 if old is not None:
@@ -216,7 +230,7 @@ class WatchCache:
 
     def _apply(self, event: JSON) -> None:
         typ = str(event.get("type", ""))
-        obj = event["object"]
+        obj = without_managed_fields(event["object"])
         if typ in ("ADDED", "MODIFIED"):
             with self._lock:
                 changed = self._put(obj)

@@ -97,3 +97,27 @@ def test_reconnects_after_errors_and_relists_on_gone(env: KubeEnv) -> None:
         wait_until(lambda: cache.get("default", "after") is not None, 5, "watch resumed after relist")
     finally:
         cache.stop()
+
+
+def test_cached_objects_are_kept_without_managed_fields(env: KubeEnv) -> None:
+    """The server records managed fields on every write; the cache keeps the rest of the object."""
+    c = env.client
+    c.create(PODS, "default", pod("listed", app="x"))
+    assert c.get(PODS, "default", "listed")["metadata"].get("managedFields")
+    cache = WatchCache(c, PODS, watch_timeout_seconds=5).start()
+    try:
+        assert cache.wait_synced(5)
+        c.create(PODS, "default", pod("watched", app="x"))
+        wait_until(lambda: cache.get("default", "watched") is not None, 5, "the watched pod")
+        written = c.create(PODS, "default", pod("upserted", app="x"))
+        cache.upsert(written)
+        for name in ("listed", "watched", "upserted"):
+            cached = cache.get("default", name)
+            assert cached is not None and "managedFields" not in cached["metadata"]
+            assert (
+                cached["metadata"]["labels"] == {"app": "x"}
+                and cached["spec"]["containers"][0]["name"] == "c"
+            )
+        assert written["metadata"].get("managedFields")  # the caller's object is not changed
+    finally:
+        cache.stop()
