@@ -231,6 +231,9 @@ def test_rolling_update_keeps_the_split(env: Env) -> None:
     env.api.create(SPREADS_PATH, "default", spread("ws", SUBSETS))
     # The spread arrived after the pods: they were admitted without a subset.
     wait_until(lambda: len(env.pods()) == 10, 20, "10 pods")
+    # The rollout's pods must meet a webhook that has the spread (its watch cache may lag the
+    # create); otherwise the first replacements are admitted without a subset, as on a cluster.
+    wait_until(lambda: env.hook.view.spreads.get("default", "ws") is not None, 5, "spread cached")
     env.api.patch(
         "apps/v1/deployments",
         "default",
