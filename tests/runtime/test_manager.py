@@ -172,7 +172,7 @@ def test_one_election_drives_both_controllers_lost_stops_both_won_back_restarts_
             )
             clk.advance(LEASE["lease_duration"] + 0.5)  # the thief does not renew: its Lease expires
             wait_until(lambda: all(loop.running for loop in loops(m)), 5, "both controllers to restart")
-        assert m.is_leading() and holder(env) == "a" and lost == ["a"]
+        assert m.wait_leading(5) and holder(env) == "a" and lost == ["a"]
         assert all(
             loop.queue is not q and not loop.queue.is_shutdown
             for loop, q in zip(loops(m), first_queues, strict=True)
@@ -204,7 +204,8 @@ def test_a_follower_is_warm_and_takes_over_with_all_its_controllers(env: KubeEnv
         a.stop()  # releases the Lease: b need not wait for it to expire
         assert not any(loop.running for loop in loops(a))
         wait_until(lambda: all(loop.running for loop in loops(b)), 5, "b to take over")
-        assert b.is_leading() and holder(env) == "b"
+        # The loops start before the leading flag is set (both under the Manager's lock).
+        assert b.wait_leading(5) and holder(env) == "b"
     finally:
         b.stop()
 
