@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 import webhook_testkit
 from metrics_kit import value
 from reconciler_kit import Metrics, Options
+from united_kit import UDS, pools, term, united
 from webhook_testkit import KubeEnv
 
 from py_engine.apiclient import PODS, WatchCache
+from py_engine.assembled_stack import Stack
 from py_engine.resources import UNITEDDEPLOYMENT_CRD, read_yaml
 from py_engine.runtime.cachegroup import CacheGroup
 from py_engine.runtime.listing import ListedLists
@@ -230,3 +233,26 @@ def test_both_products_added_to_a_stepped_manager_read_listed_sources(kube_env: 
     with m:
         assert m.step() == 0 and m.next_deadline() is None  # nothing to reconcile
     assert kube_env.client is m.client  # not owned: the fixture closes it
+
+
+def test_the_virtual_stack_composes_its_controllers_on_a_stepped_manager(tmp_path: Path) -> None:
+    """`Stack(virtual=True)` adds both controllers to a SteppedManager through the products'
+    entry points and steps them through it (py_engine/assembled_stack.py, `start_controller`)."""
+    with Stack(pools("a", "b"), workdir=tmp_path) as stack:
+        m = stack.manager
+        assert isinstance(m, SteppedManager) and m.is_leading()
+        assert [c.name for c in m.controllers] == ["workloadspread", "uniteddeployment"]
+        assert [c.loop for c in m.controllers] == [stack.controller, stack.united_controller]
+        assert isinstance(stack.source, ListedSource) and isinstance(stack.united_source, ListedUnitedSource)
+        stack.create(
+            UDS,
+            united(
+                "web",
+                2,
+                [{"name": "a", "nodeSelectorTerm": term("a")}, {"name": "b", "nodeSelectorTerm": term("b")}],
+            ),
+        )
+        assert stack.controller_step() > 0  # the UnitedDeployment's first pass writes its workloads
+        assert stack.united_controller is not None and "default/web" in stack.united_controller.last
+        stack.stop_controller()
+        assert not m.is_leading() and stack.manager is None and stack.controller_step() == 0
