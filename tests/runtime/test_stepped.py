@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import reconciler_kit
 import webhook_testkit
 from metrics_kit import value
 from reconciler_kit import Metrics, Options
@@ -51,11 +52,7 @@ class Writes:
 
 
 @dataclass
-class Report:
-    key: str
-    outcome: str
-    error: str = ""
-    requeue_after: float | None = None
+class Report(reconciler_kit.Report):
     writes: Writes = field(default_factory=lambda: Writes(0))
 
 
