@@ -33,6 +33,12 @@ from webhook_testkit import (  # noqa: F401
     write_cert,
 )
 
+from benchmarks.kube_objects import (
+    admission_review,
+    create_deployment_and_replicaset,
+    pod_create_request,
+    replicaset_pod,
+)
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
 
@@ -57,74 +63,14 @@ def processes(env: KubeEnv) -> Iterator[list[WebhookProcess]]:
 
 
 def owner_objects(env: KubeEnv) -> dict[str, Any]:
-    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.client.create(
-        DEPLOYMENTS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web"},
-            "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        },
-    )
-    return env.client.create(
-        REPLICASETS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-abc",
-                "labels": {"app": "web", "pod-template-hash": "abc"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": dep["metadata"]["uid"],
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        },
+    return create_deployment_and_replicaset(
+        env.client, DEPLOYMENTS, REPLICASETS, replicas=500, template_hash="abc"
     )
 
 
 def review(rs: dict[str, Any]) -> dict[str, Any]:
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "generateName": "web-abc-",
-            "namespace": "default",
-            "labels": {"app": "web", "pod-template-hash": "abc"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-abc",
-                    "uid": rs["metadata"]["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": str(uuid.uuid4()),
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "namespace": "default",
-            "operation": "CREATE",
-            "object": pod,
-            "dryRun": False,
-        },
-    }
+    pod = replicaset_pod(rs["metadata"]["uid"], template_hash="abc")
+    return admission_review(pod_create_request(pod, str(uuid.uuid4())))
 
 
 def metric(http: urllib3.PoolManager, url: str, name: str) -> float:

@@ -34,6 +34,7 @@ from fuzz_strategies import RS_UID, fuzz_settings, hostile_pods, hostile_spreads
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.kube_objects import replicaset_pod
 from py_engine.cli import main
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.workloadspread.admission.offline import OfflineAdmission
@@ -394,25 +395,7 @@ def test_admitted_pods_stay_inside_their_subsets_caps(
     )
     held = [0] * len(caps)
     for index in range(creations):
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"web-h-{index}",
-                "namespace": "default",
-                "labels": {"app": "web", "pod-template-hash": "h"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "ReplicaSet",
-                        "name": "web-h",
-                        "uid": RS_UID,
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"containers": [{"name": "c", "image": "i"}]},
-        }
+        pod = replicaset_pod(RS_UID, name=f"web-h-{index}")
         outcome = admission.create(pod)
         assert outcome.allowed
         room = [i for i, cap in enumerate(caps) if cap is None or held[i] < cap]

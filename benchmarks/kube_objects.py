@@ -1,0 +1,137 @@
+"""Kubernetes objects as their owners write them: a workload (Deployment, ReplicaSet,
+StatefulSet, ...) with a one-container template, a pod owned by a ReplicaSet, and the pod
+CREATE admission request the API server sends for it.
+
+Shared by the benchmarks and the tests (the tests import it as `benchmarks.kube_objects`), so
+that each builds these objects in one way. Plain dictionaries, no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+def container_spec(container: str = "c", image: str = "i") -> dict[str, Any]:
+    """A pod spec with one container."""
+    return {"containers": [{"name": container, "image": image}]}
+
+
+def workload(
+    kind: str,
+    name: str,
+    *,
+    replicas: int = 1,
+    app: str | None = None,
+    namespace: str | None = None,
+    container: str = "c",
+    image: str = "i",
+    api_version: str = "apps/v1",
+    **metadata: Any,
+) -> dict[str, Any]:
+    """A workload of `kind` whose selector and template label are `app=<app>` (default: the name).
+
+    `namespace` and any other keyword go into its metadata."""
+    app = app or name
+    meta: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta.update(metadata)
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": meta,
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": app}},
+            "template": {"metadata": {"labels": {"app": app}}, "spec": container_spec(container, image)},
+        },
+    }
+
+
+def controller_ref(kind: str, name: str, uid: str, api_version: str = "apps/v1") -> dict[str, Any]:
+    """The `ownerReferences` entry of the controlling owner."""
+    return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "controller": True}
+
+
+def replicaset_of(deployment: dict[str, Any], template_hash: str = "h") -> dict[str, Any]:
+    """The ReplicaSet `<deployment>-<hash>` the Deployment controller makes for `deployment` (stored)."""
+    name = deployment["metadata"]["name"]
+    app = deployment["spec"]["selector"]["matchLabels"]["app"]
+    rs = workload(
+        "ReplicaSet",
+        f"{name}-{template_hash}",
+        replicas=deployment["spec"]["replicas"],
+        app=app,
+        labels={"app": app, "pod-template-hash": template_hash},
+        ownerReferences=[controller_ref("Deployment", name, deployment["metadata"]["uid"])],
+    )
+    rs["spec"]["template"] = deployment["spec"]["template"]
+    return rs
+
+
+class Creates(Protocol):
+    """`KubeClient.create`, or anything that stores an object under a resource and namespace."""
+
+    def create(self, resource: Any, namespace: str | None, body: dict[str, Any]) -> Any: ...
+
+
+def create_deployment_and_replicaset(
+    client: Creates,
+    deployments: Any,
+    replicasets: Any,
+    app: str = "web",
+    *,
+    replicas: int = 3,
+    template_hash: str = "h",
+    namespace: str = "default",
+) -> dict[str, Any]:
+    """Stores Deployment `app` and its ReplicaSet `<app>-<hash>` through `client`; returns the
+    stored ReplicaSet (`deployments`/`replicasets`: the client's names for the two resources)."""
+    dep = client.create(deployments, namespace, workload("Deployment", app, replicas=replicas))
+    stored: dict[str, Any] = client.create(replicasets, namespace, replicaset_of(dep, template_hash))
+    return stored
+
+
+def replicaset_pod(
+    rs_uid: str,
+    *,
+    app: str = "web",
+    template_hash: str = "h",
+    name: str | None = None,
+    namespace: str | None = "default",
+    spec: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A pod of ReplicaSet `<app>-<hash>` (uid `rs_uid`): named `name`, or with only a
+    generateName as the ReplicaSet controller sends it."""
+    meta: dict[str, Any] = {"name": name} if name else {"generateName": f"{app}-{template_hash}-"}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = {"app": app, "pod-template-hash": template_hash}
+    meta["ownerReferences"] = [controller_ref("ReplicaSet", f"{app}-{template_hash}", rs_uid)]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": container_spec() if spec is None else spec,
+    }
+
+
+def pod_create_request(pod: dict[str, Any], uid: str = "u", *, dry_run: bool = False) -> dict[str, Any]:
+    """The AdmissionRequest of a pod CREATE (with the pod's name when it has one)."""
+    request: dict[str, Any] = {
+        "uid": uid,
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "operation": "CREATE",
+        "namespace": pod["metadata"].get("namespace", "default"),
+        "object": pod,
+        "dryRun": dry_run,
+    }
+    if "name" in pod["metadata"]:
+        request["name"] = pod["metadata"]["name"]
+    return request
+
+
+def admission_review(request: dict[str, Any]) -> dict[str, Any]:
+    """`request` in the AdmissionReview envelope the API server posts."""
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
