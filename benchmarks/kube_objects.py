@@ -1,6 +1,6 @@
 """Kubernetes objects as their owners write them: a workload (Deployment, ReplicaSet,
-StatefulSet, ...) with a one-container template, a pod owned by a ReplicaSet, and the pod
-CREATE admission request the API server sends for it.
+StatefulSet, ...) with a one-container template, a WorkloadSpread over it, a pod owned by a
+ReplicaSet, and the pod CREATE admission request the API server sends for it.
 
 Shared by the benchmarks and the tests (the tests import it as `benchmarks.kube_objects`), so
 that each builds these objects in one way. Plain dictionaries, no I/O.
@@ -45,6 +45,23 @@ def workload(
             "selector": {"matchLabels": {"app": app}},
             "template": {"metadata": {"labels": {"app": app}}, "spec": container_spec(container, image)},
         },
+    }
+
+
+def workload_spread(
+    name: str,
+    subsets: list[dict[str, Any]],
+    target: str = "web",
+    namespace: str = "default",
+    kind: str = "Deployment",
+    api_version: str = "apps/v1",
+) -> dict[str, Any]:
+    """A WorkloadSpread over the workload `kind`/`target` with `subsets`."""
+    return {
+        "apiVersion": "spreadgate.dev/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target}, "subsets": subsets},
     }
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from polling import wait_until
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.apiclient import KubeClient
 from py_engine.model.resource import SPREADS
 from py_engine.resources import WORKLOADSPREAD_CRD, read_yaml
@@ -75,20 +76,7 @@ class StubValidation:
         return self.verdict
 
 
-def spread(
-    name: str,
-    subsets: list[dict[str, Any]],
-    target: str = "web",
-    namespace: str = "default",
-    kind: str = "Deployment",
-    api_version: str = "apps/v1",
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target}, "subsets": subsets},
-    }
+spread = workload_spread  # the name the tests use
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from polling import wait_until
 
+from benchmarks.kube_objects import workload, workload_spread
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
@@ -34,31 +35,14 @@ def term(pool: str) -> dict[str, Any]:
 
 
 def spread(subsets: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": subsets,
-        },
-    }
+    return workload_spread("ws", subsets)
 
 
 def deployment(annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"labels": {"app": "web"}}
+    dep = workload("Deployment", "web", replicas=0, namespace="default", container="app", image="nginx:1")
     if annotations:
-        metadata["annotations"] = annotations
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": metadata, "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}},
-        },
-    }
+        dep["spec"]["template"]["metadata"]["annotations"] = annotations
+    return dep
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from polling import wait_until
 
+from benchmarks.kube_objects import workload, workload_spread
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
@@ -30,32 +31,15 @@ def term(pool: str) -> dict[str, Any]:
     return {"matchExpressions": [{"key": "pool", "operator": "In", "values": [pool]}]}
 
 
-SPREAD = {
-    "apiVersion": "spreadgate.dev/v1alpha1",
-    "kind": "WorkloadSpread",
-    "metadata": {"name": "ws", "namespace": "default"},
-    "spec": {
-        "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-        "subsets": [
-            {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": term("a")},
-            {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": term("b")},
-            {"name": "c", "requiredNodeSelectorTerm": term("c")},
-        ],
-    },
-}
-DEPLOYMENT = {
-    "apiVersion": "apps/v1",
-    "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "default"},
-    "spec": {
-        "replicas": 0,
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
-        },
-    },
-}
+SPREAD = workload_spread(
+    "ws",
+    [
+        {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": term("a")},
+        {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": term("b")},
+        {"name": "c", "requiredNodeSelectorTerm": term("c")},
+    ],
+)
+DEPLOYMENT = workload("Deployment", "web", replicas=0, namespace="default", container="app", image="nginx:1")
 
 
 @pytest.fixture

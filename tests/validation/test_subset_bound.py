@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.model.constants import MAX_SUBSETS
 from py_engine.policy import create_engine
 from py_engine.validation import build_review_input, validate_spread
@@ -26,15 +27,7 @@ ENGINE = create_engine()
 
 
 def spread(subsets: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": subsets,
-        },
-    }
+    return workload_spread("ws", subsets)
 
 
 def united(subsets: list[dict[str, Any]]) -> dict[str, Any]:
