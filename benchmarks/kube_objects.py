@@ -152,3 +152,47 @@ def pod_create_request(pod: dict[str, Any], uid: str = "u", *, dry_run: bool = F
 def admission_review(request: dict[str, Any]) -> dict[str, Any]:
     """`request` in the AdmissionReview envelope the API server posts."""
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def scale_subresource(selector_path: str = ".status.selector") -> dict[str, Any]:
+    """The CRD `scale` subresource over `.spec.replicas`/`.status.replicas`."""
+    return {
+        "specReplicasPath": ".spec.replicas",
+        "statusReplicasPath": ".status.replicas",
+        "labelSelectorPath": selector_path,
+    }
+
+
+def custom_resource_definition(
+    group: str,
+    kind: str,
+    *,
+    versions: tuple[str, ...] = ("v1",),
+    storage: str | None = None,
+    schema: dict[str, Any] | None = None,
+    subresources: dict[str, Any] | None = None,
+    short_names: list[str] | None = None,
+) -> dict[str, Any]:
+    """A namespaced CRD of `kind` (plural: lower-case kind + "s") served at every one of
+    `versions`, stored at `storage` (default: the first), each with the `schema` (an
+    openAPIV3Schema; none when None) and `subresources` (default: status; `{}`: none)."""
+    singular = kind.lower()
+    names: dict[str, Any] = {"plural": f"{singular}s", "singular": singular, "kind": kind}
+    if short_names:
+        names["shortNames"] = short_names
+    stored = storage or versions[0]
+    served = []
+    for version in versions:
+        entry: dict[str, Any] = {"name": version, "served": True, "storage": version == stored}
+        if schema is not None:
+            entry["schema"] = {"openAPIV3Schema": schema}
+        chosen = {"status": {}} if subresources is None else subresources
+        if chosen:
+            entry["subresources"] = chosen
+        served.append(entry)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{singular}s.{group}"},
+        "spec": {"group": group, "scope": "Namespaced", "names": names, "versions": served},
+    }

@@ -10,6 +10,7 @@ from kubernetes.config.kube_config import KubeConfigLoader
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
+from benchmarks.kube_objects import workload
 from py_engine.apiclient import (
     DEPLOYMENTS,
     JOBS,
@@ -79,19 +80,7 @@ def test_dry_run_create_does_not_persist(env: KubeEnv) -> None:
 
 def test_apps_batch_and_cluster_scoped(env: KubeEnv) -> None:
     c = env.client
-    dep = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "d"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "d"}},
-            "template": {
-                "metadata": {"labels": {"app": "d"}},
-                "spec": {"containers": [{"name": "c", "image": "i"}]},
-            },
-        },
-    }
+    dep = workload("Deployment", "d", replicas=2)
     assert c.create(DEPLOYMENTS, "default", dep)["spec"]["replicas"] == 2
     job = {
         "apiVersion": "batch/v1",

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from webhook_testkit import CRD, spread, webhook_configs, write_cert
 
+from benchmarks.kube_objects import workload
 from py_engine.apiclient import KubeClient, KubeError
 from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster
@@ -81,23 +82,8 @@ def kubeconfig(tmp_path: Path) -> Iterator[str]:
         for cfg in webhook_configs(hook.url):
             kind = "mutating" if cfg["kind"].startswith("Mutating") else "validating"
             api.create(f"admissionregistration.k8s.io/v1/{kind}webhookconfigurations", None, cfg)
-        api.create(
-            "apps/v1/deployments",
-            "default",
-            {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {"name": "web", "namespace": "default"},
-                "spec": {
-                    "replicas": 0,
-                    "selector": {"matchLabels": {"app": "web"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "web"}},
-                        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
-                    },
-                },
-            },
-        )
+        web = workload("Deployment", "web", replicas=0, namespace="default", container="app", image="nginx")
+        api.create("apps/v1/deployments", "default", web)
         rbac = "rbac.authorization.k8s.io/v1"
         api.create(f"{rbac}/roles", "default", _role("spread-editor", SPREAD_EDITING))
         api.create(f"{rbac}/roles", "default", _role("web-editor", DEPLOYMENT_EDITING))

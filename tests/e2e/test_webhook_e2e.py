@@ -25,6 +25,7 @@ from webhook_testkit import (
     write_cert,
 )
 
+from benchmarks.kube_objects import workload
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster
@@ -84,19 +85,7 @@ SUBSETS = [
 
 
 def deployment(name: str, replicas: int, image: str = "nginx:1") -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": image}]},
-            },
-        },
-    }
+    return workload("Deployment", name, replicas=replicas, namespace="default", container="app", image=image)
 
 
 class Env:

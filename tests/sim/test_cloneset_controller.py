@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from vectors import load_vector_file
 
+from benchmarks.kube_objects import custom_resource_definition
 from py_engine.scaledown import read_pods
 from py_engine.scaledown.cloneset import choose as product_choose
 from py_engine.scaledown.cloneset import cloneset_spec_from_object
@@ -55,27 +56,10 @@ def test_same_node_ranks_as_the_proposal_states_them() -> None:
 
 
 def _crd(storage: str) -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "clonesets.apps.kruise.io"},
-        "spec": {
-            "group": "apps.kruise.io",
-            "scope": "Namespaced",
-            "names": {"plural": "clonesets", "singular": "cloneset", "kind": "CloneSet"},
-            "versions": [
-                {
-                    "name": version,
-                    "served": True,
-                    "storage": version == storage,
-                    "schema": schema,
-                    "subresources": {"status": {}},
-                }
-                for version in ("v1alpha1", "v1beta1")
-            ],
-        },
-    }
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return custom_resource_definition(
+        "apps.kruise.io", "CloneSet", versions=("v1alpha1", "v1beta1"), storage=storage, schema=schema
+    )
 
 
 def _cloneset(replicas: int, image: str = "nginx:1", **update: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 import cluster_fixtures
 from cluster_fixtures import pod_template, pods_of
 
+from benchmarks.kube_objects import workload
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 
@@ -15,18 +16,11 @@ make_cluster = cluster_fixtures.make_cluster  # the fixture, used by name
 
 
 def statefulset(name: str, replicas: int, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "serviceName": name,
-            "selector": {"matchLabels": {"app": name}},
-            "template": pod_template({"app": name}),
-            **spec,
-        },
-    }
+    sts = workload(
+        "StatefulSet", name, replicas=replicas, namespace="default", container="app", image="nginx:1"
+    )
+    sts["spec"].update({"serviceName": name, **spec})
+    return sts
 
 
 def names(cluster: Cluster, selector: str, live_only: bool = True) -> list[str]:

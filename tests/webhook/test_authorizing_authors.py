@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.kube_objects import workload
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
 from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
@@ -21,19 +22,9 @@ from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
 ENGINE = create_engine()
-DEPLOYMENT = {
-    "apiVersion": "apps/v1",
-    "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "team-a", "uid": "d1"},
-    "spec": {
-        "replicas": 3,
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-        },
-    },
-}
+DEPLOYMENT = workload(
+    "Deployment", "web", replicas=3, namespace="team-a", uid="d1", container="main", image="nginx"
+)
 EDITOR = {
     "username": "erin",
     "uid": "e-1",

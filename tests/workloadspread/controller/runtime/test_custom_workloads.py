@@ -17,6 +17,7 @@ import webhook_testkit
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, spread
 
+from benchmarks.kube_objects import controller_ref, custom_resource_definition
 from py_engine.apiclient import CRDS, PODS, Resource
 from py_engine.apiclient.discovery import discover_resource
 from py_engine.cli import main
@@ -35,41 +36,13 @@ FLAG = "game.kruise.io/GameServerSet=spec.replicas"
 
 def install_game_server_set(env: KubeEnv, replicas: int) -> None:
     """The CRD, a GameServerSet `gss` and three pods it owns: two placed in subset a, one in b."""
-    env.client.create(
-        CRDS,
-        None,
-        {
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "gameserversets.game.kruise.io"},
-            "spec": {
-                "group": "game.kruise.io",
-                "scope": "Namespaced",
-                "names": {"plural": "gameserversets", "singular": "gameserverset", "kind": "GameServerSet"},
-                "versions": [
-                    {
-                        "name": "v1alpha1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {
-                            "openAPIV3Schema": {
-                                "type": "object",
-                                "x-kubernetes-preserve-unknown-fields": True,
-                            }
-                        },
-                    }
-                ],
-            },
-        },
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    crd = custom_resource_definition(
+        "game.kruise.io", "GameServerSet", versions=("v1alpha1",), schema=schema, subresources={}
     )
+    env.client.create(CRDS, None, crd)
     gss = wait_until(lambda: _create_gss(env, replicas), what="the GameServerSet resource to be served")
-    owner = {
-        "apiVersion": "game.kruise.io/v1alpha1",
-        "kind": "GameServerSet",
-        "name": "gss",
-        "uid": gss["metadata"]["uid"],
-        "controller": True,
-    }
+    owner = controller_ref("GameServerSet", "gss", gss["metadata"]["uid"], "game.kruise.io/v1alpha1")
     for name, subset in (("gss-0", "a"), ("gss-1", "a"), ("gss-2", "b")):
         env.client.create(
             PODS,
