@@ -133,19 +133,21 @@ def replicaset_pod(
     }
 
 
-def pod_create_request(pod: dict[str, Any], uid: str = "u", *, dry_run: bool = False) -> dict[str, Any]:
-    """The AdmissionRequest of a pod CREATE (with the pod's name when it has one)."""
+def pod_create_request(pod: Any, uid: str = "u", *, dry_run: bool = False) -> dict[str, Any]:
+    """The AdmissionRequest of a pod CREATE in `default` (with the pod's name when it has one;
+    `pod` may be anything, for the tests that send malformed objects)."""
     request: dict[str, Any] = {
         "uid": uid,
         "kind": {"group": "", "version": "v1", "kind": "Pod"},
         "resource": {"group": "", "version": "v1", "resource": "pods"},
         "operation": "CREATE",
-        "namespace": pod["metadata"].get("namespace", "default"),
+        "namespace": "default",
         "object": pod,
         "dryRun": dry_run,
     }
-    if "name" in pod["metadata"]:
-        request["name"] = pod["metadata"]["name"]
+    metadata = pod.get("metadata") if isinstance(pod, dict) else None
+    if isinstance(metadata, dict) and "name" in metadata:
+        request["name"] = metadata["name"]
     return request
 
 

@@ -30,6 +30,8 @@ from typing import Any
 
 from webhook_testkit import shared_ca, write_cert
 
+from benchmarks.kube_objects import admission_review, pod_create_request
+
 MIB = 1024 * 1024
 ATTACKER = "127.0.0.2"
 PROBER = "127.0.0.1"
@@ -42,19 +44,8 @@ TARGET_SCRIPT = Path(__file__).with_name("attack_target.py")
 
 
 def review(uid: str = "probe", obj: Any = None) -> bytes:
-    return json.dumps(
-        {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": uid,
-                "operation": "CREATE",
-                "namespace": "default",
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "object": obj if obj is not None else {"metadata": {}},
-            },
-        }
-    ).encode()
+    pod = obj if obj is not None else {"metadata": {}}
+    return json.dumps(admission_review(pod_create_request(pod, uid))).encode()
 
 
 def padded_review(size: int) -> bytes:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from polling import wait_until
+from webhook_on_cluster import live_pods, subset_of
 
 from benchmarks.kube_objects import workload, workload_spread
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
@@ -62,16 +63,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
 
 
 def live(stack: Stack) -> list[dict[str, Any]]:
-    return [
-        p
-        for p in stack.api.list("v1/pods", "default", label_selector="app=web")["items"]
-        if not p["metadata"].get("deletionTimestamp")
-    ]
-
-
-def subset_of(pod: dict[str, Any]) -> str:
-    raw = (pod["metadata"].get("annotations") or {}).get(MATCHED_ANNOTATION)
-    return str(json.loads(raw)["subset"]) if raw else "-"
+    return live_pods(stack.api)
 
 
 def split(stack: Stack) -> Counter[str]:

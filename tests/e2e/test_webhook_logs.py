@@ -23,6 +23,7 @@ from webhook_testkit import (  # noqa: F401
     write_cert,
 )
 
+from benchmarks.kube_objects import admission_review, pod_create_request
 from py_engine.apiclient import REPLICASETS
 from py_engine.logsetup import record_fields
 from webhook.runtime import Webhook, WebhookOptions
@@ -86,18 +87,9 @@ def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path:
 
 
 def pod_review(uid: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "operation": "CREATE",
-            "namespace": "default",
-            "name": f"p-{uid}",
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "object": {"metadata": {"name": f"p-{uid}", "namespace": "default"}},
-        },
-    }
+    return admission_review(
+        pod_create_request({"metadata": {"name": f"p-{uid}", "namespace": "default"}}, uid)
+    )
 
 
 def test_json_logs_parse_and_show_every_admission_at_debug(env: KubeEnv, tmp_path: Path) -> None:
