@@ -23,7 +23,7 @@ from webhook_testkit import (  # noqa: F401
     write_cert,
 )
 
-from benchmarks.kube_objects import admission_review, pod_create_request
+from benchmarks.kube_objects import admission_review, controller_ref, pod_create_request
 from py_engine.apiclient import REPLICASETS
 from py_engine.logsetup import record_fields
 from webhook.runtime import Webhook, WebhookOptions
@@ -53,11 +53,10 @@ def https() -> urllib3.PoolManager:
     )
 
 
-@pytest.mark.parametrize("opa", [False, True], ids=["embedded", "dead-opa"])
-def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path: Path, opa: bool) -> None:
+def local_webhook(env: KubeEnv, tmp_path: Path, **options: Any) -> Webhook:
+    """A webhook (not started) on `env`'s kubeconfig with 4 threads and no node simulation."""
     cert, key = write_cert(tmp_path)
-    url = dead_opa_url() if opa else None
-    hook = Webhook(
+    return Webhook(
         WebhookOptions(
             cert_file=cert,
             key_file=key,
@@ -65,11 +64,17 @@ def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path:
             host="127.0.0.1",
             port=0,
             threads=4,
-            opa_url=url,
             node_simulation=False,
             watch_timeout_seconds=30,
+            **options,
         )
     )
+
+
+@pytest.mark.parametrize("opa", [False, True], ids=["embedded", "dead-opa"])
+def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path: Path, opa: bool) -> None:
+    url = dead_opa_url() if opa else None
+    hook = local_webhook(env, tmp_path, opa_url=url)
     http = https()
     try:
         hook.start()
@@ -162,29 +167,10 @@ def test_a_failed_status_write_is_one_record_per_pod_naming_the_spread(
         SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 2}, {"name": "b"}], kind="ReplicaSet")
     )
     env.faults.set_spec("workloadspreads/status:update:error500=1")
-    cert, key = write_cert(tmp_path)
-    hook = Webhook(
-        WebhookOptions(
-            cert_file=cert,
-            key_file=key,
-            kubeconfig=env.kubeconfig,
-            host="127.0.0.1",
-            port=0,
-            threads=4,
-            node_simulation=False,
-            watch_timeout_seconds=30,
-            commit_timeout=5.0,
-        )
-    )
+    hook = local_webhook(env, tmp_path, commit_timeout=5.0)
     body = pod_review("c1")
     body["request"]["object"]["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "name": "web",
-            "uid": rs["metadata"]["uid"],
-            "controller": True,
-        }
+        controller_ref("ReplicaSet", "web", rs["metadata"]["uid"])
     ]
     http = https()
     caplog.set_level(logging.DEBUG)
