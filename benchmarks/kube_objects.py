@@ -55,12 +55,14 @@ def workload_spread(
     namespace: str = "default",
     kind: str = "Deployment",
     api_version: str = "apps/v1",
+    **metadata: Any,
 ) -> dict[str, Any]:
-    """A WorkloadSpread over the workload `kind`/`target` with `subsets`."""
+    """A WorkloadSpread over the workload `kind`/`target` with `subsets`; other keywords go
+    into its metadata."""
     return {
         "apiVersion": "spreadgate.dev/v1alpha1",
         "kind": "WorkloadSpread",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, **metadata},
         "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target}, "subsets": subsets},
     }
 
@@ -197,4 +199,41 @@ def custom_resource_definition(
         "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{singular}s.{group}"},
         "spec": {"group": group, "scope": "Namespaced", "names": names, "versions": served},
+    }
+
+
+def united_deployment(
+    name: str,
+    subsets: list[dict[str, Any]],
+    *,
+    replicas: int | None = 2,
+    app: str | None = None,
+    namespace: str = "default",
+    pod_spec: dict[str, Any] | None = None,
+    workload_selector: bool = True,
+    **metadata: Any,
+) -> dict[str, Any]:
+    """A UnitedDeployment `name` of Deployments (label `app=<app>`, default: the name) over
+    `subsets`; `replicas` None leaves them out, `workload_selector` False leaves the
+    Deployment template's own selector out. Other keywords go into its metadata."""
+    app = app or name
+    labels = {"app": app}
+    deployment_spec: dict[str, Any] = {}
+    if workload_selector:
+        deployment_spec["selector"] = {"matchLabels": labels}
+    deployment_spec["template"] = {
+        "metadata": {"labels": labels},
+        "spec": container_spec() if pod_spec is None else pod_spec,
+    }
+    spec: dict[str, Any] = {}
+    if replicas is not None:
+        spec["replicas"] = replicas
+    spec["selector"] = {"matchLabels": labels}
+    spec["template"] = {"deploymentTemplate": {"metadata": {"labels": labels}, "spec": deployment_spec}}
+    spec["topology"] = {"subsets": subsets}
+    return {
+        "apiVersion": "spreadgate.dev/v1beta1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": name, "namespace": namespace, **metadata},
+        "spec": spec,
     }

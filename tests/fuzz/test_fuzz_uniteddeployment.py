@@ -48,6 +48,7 @@ from ud_strategies import (
     ud_reviews,
 )
 
+from benchmarks.kube_objects import united_deployment
 from py_engine.cli import main
 from py_engine.uniteddeployment.controller.plan import plan
 from py_engine.uniteddeployment.controller.state import state_from_objects
@@ -280,22 +281,8 @@ def allocation_uds(draw: st.DrawFn) -> dict[str, Any]:
             if draw(st.booleans()):
                 subset[key] = draw(COUNTS)
         subsets.append(subset)
-    spec: dict[str, Any] = {
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "deploymentTemplate": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {
-                    "selector": {"matchLabels": {"app": "web"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "web"}},
-                        "spec": {"containers": [{"name": "c", "image": "i"}]},
-                    },
-                },
-            }
-        },
-        "topology": {"subsets": subsets},
-    }
+    ud = united_deployment("web", subsets, replicas=None, uid="ud-uid-1", generation=1)
+    spec = ud["spec"]
     if draw(st.integers(0, 5)):
         spec["replicas"] = draw(st.integers(0, 20))
     if draw(st.booleans()):
@@ -305,12 +292,7 @@ def allocation_uds(draw: st.DrawFn) -> dict[str, Any]:
                 "partitions": {s["name"]: draw(st.integers(-2, 25)) for s in subsets if draw(st.booleans())}
             },
         }
-    return {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "web", "namespace": "default", "uid": "ud-uid-1", "generation": 1},
-        "spec": spec,
-    }
+    return ud
 
 
 @pytest.mark.timeout(120)

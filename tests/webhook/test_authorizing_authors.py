@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.kube_objects import workload
+from benchmarks.kube_objects import united_deployment, workload
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
 from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
@@ -82,28 +82,7 @@ def _spread(patch: Any = None) -> dict[str, Any]:
 
 
 def _united() -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "ud", "namespace": "team-a"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "ud"}},
-            "template": {
-                "deploymentTemplate": {
-                    "metadata": {"labels": {"app": "ud"}},
-                    "spec": {
-                        "selector": {"matchLabels": {"app": "ud"}},
-                        "template": {
-                            "metadata": {"labels": {"app": "ud"}},
-                            "spec": {"containers": [{"name": "c", "image": "i"}]},
-                        },
-                    },
-                }
-            },
-            "topology": {"subsets": [{"name": "a"}, {"name": "b"}]},
-        },
-    }
+    return united_deployment("ud", [{"name": "a"}, {"name": "b"}], namespace="team-a")
 
 
 def _review(client: Any, path: str, obj: Any, user: Any, operation: str = "CREATE", old: Any = None) -> Any:
