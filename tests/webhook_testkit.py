@@ -300,3 +300,14 @@ def without_subset_bound(crd: dict[str, Any]) -> dict[str, Any]:
 
     strip(bounded.get("spec"))
     return bounded
+
+
+@pytest.fixture
+def webhook_processes() -> Iterator[list[WebhookProcess]]:
+    """A list the test appends its `WebhookProcess`es to; each is stopped at teardown."""
+    made: list[WebhookProcess] = []
+    try:
+        yield made
+    finally:
+        for p in made:
+            p.stop()

@@ -14,7 +14,6 @@ import base64
 import json
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from webhook_testkit import (  # noqa: F401
     shared_ca,
     spread,
     wait_until,
+    webhook_processes,
     write_cert,
 )
 
@@ -52,14 +52,7 @@ def env(request: pytest.FixtureRequest) -> KubeEnv:
     return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
 
 
-@pytest.fixture
-def processes(env: KubeEnv) -> Iterator[list[WebhookProcess]]:
-    made: list[WebhookProcess] = []
-    try:
-        yield made
-    finally:
-        for p in made:
-            p.stop()
+processes = webhook_processes  # the fixture; the tests ask for it after `env`, so it stops first
 
 
 def owner_objects(env: KubeEnv) -> dict[str, Any]:
