@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_kit import error_on_file
 from kubectl_kit import KUBECTL
 from polling import wait_until
 
@@ -183,10 +184,7 @@ def test_bad_arguments_exit_2(args: list[str], message: str, capsys: pytest.Capt
 def test_bad_node_pool_content_exit_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
 ) -> None:
-    pool = tmp_path / "pool.yaml"
-    pool.write_bytes(content)
-    assert main(["cluster", "--nodes", str(pool)]) == 2
-    err = capsys.readouterr().err
+    err = error_on_file(tmp_path, capsys, "pool.yaml", content, "cluster", "--nodes")
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
