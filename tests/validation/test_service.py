@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import united_deployment, workload_spread
 from py_engine.policy import PolicyError, create_engine
 from py_engine.semantics.clock import RealClock
 from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
@@ -41,41 +42,11 @@ def spread(name: str = "ws", target: str = "web", patch: Any = None) -> dict[str
     subset: dict[str, Any] = {"name": "a", "maxReplicas": 1}
     if patch is not None:
         subset["patch"] = patch
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
-            "subsets": [subset, {"name": "b"}],
-        },
-    }
+    return workload_spread(name, [subset, {"name": "b"}], target=target, namespace=NAMESPACE)
 
 
 def united(replicas: int = 2) -> dict[str, Any]:
-    labels = {"app": "ud"}
-    return {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "ud", "namespace": NAMESPACE},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "deploymentTemplate": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "selector": {"matchLabels": labels},
-                        "template": {
-                            "metadata": {"labels": labels},
-                            "spec": {"containers": [{"name": "c", "image": "i"}]},
-                        },
-                    },
-                }
-            },
-            "topology": {"subsets": [{"name": "a"}, {"name": "b"}]},
-        },
-    }
+    return united_deployment("ud", [{"name": "a"}, {"name": "b"}], replicas=replicas, namespace=NAMESPACE)
 
 
 def invalid_spread() -> dict[str, Any]:

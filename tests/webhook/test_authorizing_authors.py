@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.kube_objects import united_deployment, workload
+from benchmarks.kube_objects import united_deployment, workload, workload_spread
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
 from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
@@ -70,15 +70,7 @@ def _spread(patch: Any = None) -> dict[str, Any]:
     subset: dict[str, Any] = {"name": "a", "maxReplicas": 1}
     if patch is not None:
         subset["patch"] = patch
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "team-a"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [subset, {"name": "b"}],
-        },
-    }
+    return workload_spread("ws", [subset, {"name": "b"}], namespace="team-a")
 
 
 def _united() -> dict[str, Any]:
