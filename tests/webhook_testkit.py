@@ -154,58 +154,36 @@ def webhook_configs(url: str, *, timeout: int = 10, failure_policy: str = "Fail"
             "timeoutSeconds": timeout,
         }
 
-    mutating = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": "spreadgate"},
-        "webhooks": [
-            hook(
-                "mpod.spreadgate.dev",
-                "/mutate/pods",
-                [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
-                "NoneOnDryRun",
-            )
+    def rule(operations: list[str], group: str, version: str, resource: str) -> dict[str, Any]:
+        return {
+            "operations": operations,
+            "apiGroups": [group],
+            "apiVersions": [version],
+            "resources": [resource],
+        }
+
+    def configuration(kind: str, webhooks: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": "spreadgate"},
+            "webhooks": webhooks,
+        }
+
+    pod_create = rule(["CREATE"], "", "v1", "pods")
+    pod_delete, eviction = rule(["DELETE"], "", "v1", "pods"), rule(["CREATE"], "", "v1", "pods/eviction")
+    spreads = rule(["CREATE", "UPDATE"], "spreadgate.dev", "v1alpha1", "workloadspreads")
+    mutating = configuration(
+        "MutatingWebhookConfiguration",
+        [hook("mpod.spreadgate.dev", "/mutate/pods", [pod_create], "NoneOnDryRun")],
+    )
+    validating = configuration(
+        "ValidatingWebhookConfiguration",
+        [
+            hook("vpod.spreadgate.dev", "/validate/pods", [pod_delete, eviction], "NoneOnDryRun"),
+            hook("vws.spreadgate.dev", "/validate/workloadspreads", [spreads], "None"),
         ],
-    }
-    validating = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "spreadgate"},
-        "webhooks": [
-            hook(
-                "vpod.spreadgate.dev",
-                "/validate/pods",
-                [
-                    {
-                        "operations": ["DELETE"],
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "resources": ["pods"],
-                    },
-                    {
-                        "operations": ["CREATE"],
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "resources": ["pods/eviction"],
-                    },
-                ],
-                "NoneOnDryRun",
-            ),
-            hook(
-                "vws.spreadgate.dev",
-                "/validate/workloadspreads",
-                [
-                    {
-                        "operations": ["CREATE", "UPDATE"],
-                        "apiGroups": ["spreadgate.dev"],
-                        "apiVersions": ["v1alpha1"],
-                        "resources": ["workloadspreads"],
-                    }
-                ],
-                "None",
-            ),
-        ],
-    }
+    )
     return [mutating, validating]
 
 
