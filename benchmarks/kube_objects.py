@@ -8,6 +8,7 @@ that each builds these objects in one way. Plain dictionaries, no I/O.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Protocol
 
 
@@ -236,4 +237,29 @@ def united_deployment(
         "kind": "UnitedDeployment",
         "metadata": {"name": name, "namespace": namespace, **metadata},
         "spec": spec,
+    }
+
+
+def placed_pod(
+    name: str,
+    owner: dict[str, Any],
+    subset: str,
+    *,
+    spread: str = "ws",
+    namespace: str = "default",
+    **fields: Any,
+) -> dict[str, Any]:
+    """A pod controlled by `owner` (an ownerReferences entry) that the webhook placed in
+    `subset` of `spread`; `fields` are its other top-level fields (spec, status)."""
+    matched = json.dumps({"name": spread, "subset": subset})
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "ownerReferences": [owner],
+            "annotations": {"spreadgate.dev/matched-workloadspread": matched},
+        },
+        **fields,
     }
