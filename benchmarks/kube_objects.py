@@ -53,17 +53,18 @@ def workload_spread(
     name: str,
     subsets: list[dict[str, Any]],
     target: str = "web",
-    namespace: str = "default",
+    namespace: str | None = "default",
     kind: str = "Deployment",
     api_version: str = "apps/v1",
     **metadata: Any,
 ) -> dict[str, Any]:
-    """A WorkloadSpread over the workload `kind`/`target` with `subsets`; other keywords go
-    into its metadata."""
+    """A WorkloadSpread over the workload `kind`/`target` with `subsets` (no namespace in its
+    metadata when `namespace` is None); other keywords go into its metadata."""
+    meta: dict[str, Any] = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
     return {
         "apiVersion": "spreadgate.dev/v1alpha1",
         "kind": "WorkloadSpread",
-        "metadata": {"name": name, "namespace": namespace, **metadata},
+        "metadata": {**meta, **metadata},
         "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target}, "subsets": subsets},
     }
 

@@ -14,6 +14,7 @@ import pytest
 import urllib3
 from kubernetes.client import ApiException
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 
@@ -333,16 +334,8 @@ def test_fields_a_crd_schema_prunes_are_not_owned(
     from py_engine.assembled_stack import load_crd
 
     apiserver.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, load_crd())
-    spread = {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "s"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [{"name": "a", "maxReplicas": 1}],
-            "bogus": 1,
-        },
-    }
+    spread = workload_spread("s", [{"name": "a", "maxReplicas": 1}], namespace=None)
+    spread["spec"]["bogus"] = 1
     resp = custom_objects.patch_namespaced_custom_object(
         "spreadgate.dev",
         "v1alpha1",
