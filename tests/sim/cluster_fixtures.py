@@ -92,3 +92,11 @@ class AdminPool(urllib3.HTTPSConnectionPool):
     ) -> Any:
         merged = {**dict(headers or {}), "Authorization": f"Bearer {self.token}"}
         return super().urlopen(method, url, body, merged, *args, **kwargs)
+
+
+@pytest.fixture
+def admin_http(https_server: RunningServer) -> Iterator[urllib3.HTTPSConnectionPool]:
+    """An `AdminPool` (two connections) to the `https_server` fixture's emulator."""
+    pool = AdminPool(https_server, maxsize=2)
+    yield pool
+    pool.close()
