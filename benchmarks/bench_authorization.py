@@ -20,9 +20,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import urllib3
-
-from benchmarks.common import machine_description, print_table
+from benchmarks.common import loopback_pool, machine_description, print_table
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer, serve_https
 
@@ -69,15 +67,7 @@ def _populate(api: ApiServer) -> None:
 
 
 def _cpu_per_get(server: RunningServer, headers: dict[str, str], n: int) -> float:
-    pool = urllib3.HTTPSConnectionPool(
-        "127.0.0.1",
-        server.port,
-        maxsize=1,
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=server.ca_pem,
-        retries=False,
-        timeout=urllib3.Timeout(total=30),
-    )
+    pool = loopback_pool(server.port, server.ca_pem, timeout=30)
     try:
         for _ in range(20):  # warm up the connection and the policy snapshot
             assert (

@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import urllib3
+
 
 def machine_description() -> str:
     """One line naming the machine, so published figures say where they came from."""
@@ -63,3 +65,17 @@ class Target:
     @property
     def verdict(self) -> str:
         return "n/a at quick sizes" if self.met is None else "met" if self.met else "NOT met"
+
+
+def loopback_pool(port: int, ca_pem: str, timeout: float = 60.0) -> urllib3.HTTPSConnectionPool:
+    """One verified, keep-alive TLS connection to a server on 127.0.0.1:`port`, no retries,
+    each request bounded by `timeout` seconds."""
+    return urllib3.HTTPSConnectionPool(
+        "127.0.0.1",
+        port,
+        maxsize=1,
+        cert_reqs="CERT_REQUIRED",
+        ca_cert_data=ca_pem,
+        retries=False,
+        timeout=urllib3.Timeout(total=timeout),
+    )
