@@ -37,16 +37,9 @@ def workload(
     if namespace is not None:
         meta["namespace"] = namespace
     meta.update(metadata)
-    return {
-        "apiVersion": api_version,
-        "kind": kind,
-        "metadata": meta,
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": app}},
-            "template": {"metadata": {"labels": {"app": app}}, "spec": container_spec(container, image)},
-        },
-    }
+    template = {"metadata": {"labels": {"app": app}}, "spec": container_spec(container, image)}
+    spec = {"replicas": replicas, "selector": {"matchLabels": {"app": app}}, "template": template}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec}
 
 
 def workload_spread(

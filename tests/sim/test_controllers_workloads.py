@@ -8,7 +8,7 @@ from typing import Any
 import cluster_fixtures
 from cluster_fixtures import pod_template, pods_of
 
-from benchmarks.kube_objects import workload
+from benchmarks.kube_objects import custom_resource_definition, workload
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 
@@ -225,34 +225,12 @@ def test_pods_of_deleted_node_are_failed_and_removed(make_cluster: Callable[...,
 
 
 def _crd(group: str, plural: str, kind: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": [
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "storage": False,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                },
-                {
-                    "name": "v1beta1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                },
-            ],
-        },
-    }
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    crd = custom_resource_definition(
+        group, kind, versions=("v1alpha1", "v1beta1"), storage="v1beta1", schema=schema, subresources={}
+    )
+    assert crd["spec"]["names"]["plural"] == plural
+    return crd
 
 
 def test_gc_collects_dependents_of_every_custom_kind(make_cluster: Callable[..., Cluster]) -> None:
