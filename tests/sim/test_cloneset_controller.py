@@ -4,7 +4,7 @@ creating, scaling in, rolling out under a partition and being collected, at v1be
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import cluster_fixtures
@@ -13,6 +13,7 @@ from cluster_fixtures import pods_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vectors import load_vector_file
+from victim_strategies import pod_groups
 
 from benchmarks.kube_objects import custom_resource_definition
 from py_engine.scaledown import read_pods
@@ -183,47 +184,10 @@ def test_deleting_the_cloneset_collects_its_pods(make_cluster: Callable[..., Clu
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 
 
-@st.composite
-def _group(draw: st.DrawFn) -> list[dict[str, Any]]:
-    count = draw(st.integers(min_value=2, max_value=12))
-    ages = draw(
-        st.lists(
-            st.integers(min_value=1, max_value=30 * 86_400),
-            min_size=2 * count,
-            max_size=2 * count,
-            unique=True,
-        )
+def _group() -> st.SearchStrategy[list[dict[str, Any]]]:
+    return pod_groups(
+        NOW, max_count=12, max_age_days=30, max_restarts=2, costs=["-1", "0", "5"], nodes=["", "n1", "n2"]
     )
-    pods = []
-    for index in range(count):
-        status: dict[str, Any] = {
-            "phase": draw(st.sampled_from(["Pending", "Running", "Unknown"])),
-            "containerStatuses": [{"restartCount": draw(st.integers(0, 2))}],
-        }
-        if draw(st.booleans()):
-            since = NOW - timedelta(seconds=ages[2 * index])
-            status["conditions"] = [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                }
-            ]
-        annotations = {COST: draw(st.sampled_from(["-1", "0", "5"]))} if draw(st.booleans()) else {}
-        created = NOW - timedelta(seconds=ages[2 * index + 1])
-        pods.append(
-            {
-                "metadata": {
-                    "name": f"p{index}",
-                    "uid": f"uid-{index:02d}",
-                    "annotations": annotations,
-                    "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                },
-                "spec": {"nodeName": draw(st.sampled_from(["", "n1", "n2"]))},
-                "status": status,
-            }
-        )
-    return pods
 
 
 @settings(max_examples=150, deadline=None)
