@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 from polling import wait_until
 
 from benchmarks.kube_objects import workload_spread
@@ -124,6 +125,20 @@ def kube_env(tmp_path: Path) -> Iterator[KubeEnv]:
 # ---------------------------------------------------------------- end to end
 
 ZONE = "topology.kubernetes.io/zone"
+
+
+def webhook_https(maxsize: int = 1, *, block: bool = False, timeout: float = 30.0) -> urllib3.PoolManager:
+    """HTTPS to the test webhooks (certificates of `shared_ca`): `maxsize` kept connections per
+    host (`block`: a request waits for one instead of opening another), no retries, each
+    request bounded by `timeout` seconds."""
+    return urllib3.PoolManager(
+        maxsize=maxsize,
+        block=block,
+        cert_reqs="CERT_REQUIRED",
+        ca_cert_data=shared_ca().cert_pem,
+        retries=False,
+        timeout=urllib3.Timeout(total=timeout),
+    )
 
 
 def write_cert(directory: Path, ca: CertificateAuthority | None = None) -> tuple[str, str]:

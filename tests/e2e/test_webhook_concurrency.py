@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 import urllib3
 from metrics_kit import value
+from polling import wait_until
 from webhook_testkit import (  # noqa: F401
     SPREADS,
     KubeEnv,
     WebhookProcess,
     kube_env,
-    shared_ca,
     spread,
-    wait_until,
+    webhook_https,
     webhook_processes,
     write_cert,
 )
@@ -81,9 +81,7 @@ def run_burst(env: KubeEnv, procs: list[WebhookProcess], pods: int, tmp_path: Pa
     env.faults.force_errors(409)  # ~40 writes at 10 % could see none; the first one conflicts for certain
     for i in range(n_procs):
         procs.append(WebhookProcess(env.kubeconfig, cert, key, tmp_path / f"webhook-{i}.log"))
-    http = urllib3.PoolManager(
-        maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem, retries=False
-    )
+    http = webhook_https(maxsize=64, block=True, timeout=120.0)
     try:
         for p in procs:
             wait_until(lambda p=p: http.request("GET", p.url + "/readyz").status == 200, 30, "webhook ready")

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 import urllib3
+from polling import wait_until
 from webhook_testkit import (  # noqa: F401
     SPREADS,
     KubeEnv,
     WebhookProcess,
     kube_env,
-    shared_ca,
     spread,
-    wait_until,
+    webhook_https,
     write_cert,
 )
 
@@ -45,12 +45,7 @@ def dead_opa_url() -> str:
 
 
 def https() -> urllib3.PoolManager:
-    return urllib3.PoolManager(
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=shared_ca().cert_pem,
-        retries=False,
-        timeout=urllib3.Timeout(total=10),
-    )
+    return webhook_https(timeout=10.0)
 
 
 def local_webhook(env: KubeEnv, tmp_path: Path, **options: Any) -> Webhook:

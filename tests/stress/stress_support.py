@@ -36,7 +36,7 @@ from typing import Any
 import jsonpatch
 import urllib3
 from polling import wait_until
-from webhook_testkit import CRD, SPREADS, WebhookProcess, shared_ca, spread, write_cert
+from webhook_testkit import CRD, SPREADS, WebhookProcess, shared_ca, spread, webhook_https, write_cert
 
 from benchmarks.kube_objects import (
     admission_review,
@@ -101,9 +101,7 @@ def start_webhook(env: Env, name: str, *extra: str) -> WebhookProcess:
 
 
 def http_pool() -> urllib3.PoolManager:
-    return urllib3.PoolManager(
-        maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem, retries=False
-    )
+    return webhook_https(maxsize=64, block=True, timeout=120.0)
 
 
 def wait_ready(http: urllib3.PoolManager, procs: list[WebhookProcess]) -> None:
