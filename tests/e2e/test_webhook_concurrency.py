@@ -20,18 +20,10 @@ from typing import Any
 
 import pytest
 import urllib3
+import webhook_testkit
 from metrics_kit import value
 from polling import wait_until
-from webhook_testkit import (  # noqa: F401
-    SPREADS,
-    KubeEnv,
-    WebhookProcess,
-    kube_env,
-    spread,
-    webhook_https,
-    webhook_processes,
-    write_cert,
-)
+from webhook_testkit import SPREADS, KubeEnv, WebhookProcess, spread, webhook_https, write_cert
 
 from benchmarks.kube_objects import (
     admission_review,
@@ -52,7 +44,9 @@ def env(request: pytest.FixtureRequest) -> KubeEnv:
     return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
 
 
-processes = webhook_processes  # the fixture; the tests ask for it after `env`, so it stops first
+kube_env = webhook_testkit.kube_env  # the fixture, used by name
+# The fixture; the tests ask for it after `env`, so its processes stop first.
+processes = webhook_testkit.webhook_processes
 
 
 def owner_objects(env: KubeEnv) -> dict[str, Any]:

@@ -12,16 +12,9 @@ from typing import Any
 
 import pytest
 import urllib3
+import webhook_testkit
 from polling import wait_until
-from webhook_testkit import (  # noqa: F401
-    SPREADS,
-    KubeEnv,
-    WebhookProcess,
-    kube_env,
-    spread,
-    webhook_https,
-    write_cert,
-)
+from webhook_testkit import SPREADS, KubeEnv, WebhookProcess, spread, webhook_https, write_cert
 
 from benchmarks.kube_objects import admission_review, controller_ref, pod_create_request
 from py_engine.apiclient import REPLICASETS
@@ -29,6 +22,9 @@ from py_engine.logsetup import record_fields
 from webhook.runtime import Webhook, WebhookOptions
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+
+kube_env = webhook_testkit.kube_env  # the fixture, used by name
 
 
 @pytest.fixture

@@ -184,14 +184,13 @@ def test_deleting_the_cloneset_collects_its_pods(make_cluster: Callable[..., Clu
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 
 
-def _group() -> st.SearchStrategy[list[dict[str, Any]]]:
-    return pod_groups(
-        NOW, max_count=12, max_age_days=30, max_restarts=2, costs=["-1", "0", "5"], nodes=["", "n1", "n2"]
-    )
+GROUPS = pod_groups(
+    NOW, max_count=12, max_age_days=30, max_restarts=2, costs=["-1", "0", "5"], nodes=["", "n1", "n2"]
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(group=_group(), data=st.data())
+@given(group=GROUPS, data=st.data())
 def test_the_emulated_choice_agrees_with_the_product_model(
     group: list[dict[str, Any]], data: st.DataObject
 ) -> None:
