@@ -23,14 +23,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
+import fuzz_support
 from fuzz_strategies import RS_UID, fuzz_settings, hostile_pods, hostile_spreads, nodes, owners
+from fuzz_support import write
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,17 +39,7 @@ from py_engine.model import MATCHED_ANNOTATION
 from py_engine.workloadspread.admission.offline import OfflineAdmission
 
 NOW = "2024-06-01T12:00:00Z"
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="spreadgate-fuzz-") as tmp:
-        yield Path(tmp)
-
-
-def write(path: Path, value: Any) -> str:
-    path.write_text(json.dumps(value), encoding="utf-8")
-    return str(path)
+workdir = fuzz_support.workdir  # the fixture, used by name
 
 
 def listing(items: list[Any]) -> dict[str, Any]:

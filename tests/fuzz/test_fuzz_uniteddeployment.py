@@ -27,14 +27,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import fuzz_support
 import pytest
 from fuzz_strategies import fuzz_settings, hostile, owners
-from fuzz_support import ENGINE, MemoryCluster, webhook_app
+from fuzz_support import ENGINE, MemoryCluster, webhook_app, write
 from hypothesis import given
 from hypothesis import strategies as st
 from ud_strategies import (
@@ -59,17 +58,7 @@ MAX_BODY = 1024 * 1024
 """The body cap of `fuzz_support.webhook_app` (a larger body is answered 413)."""
 PLAN_KEYS = {"subsets", "create", "update", "delete", "release", "status", "errors", "nodeFit"}
 WEBHOOK_WEIGHT, PLAN_WEIGHT, VALIDATE_WEIGHT = 1.5, 1.0, 0.5
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="spreadgate-udfuzz-") as tmp:
-        yield Path(tmp)
-
-
-def write(path: Path, value: Any) -> str:
-    path.write_text(json.dumps(value), encoding="utf-8")
-    return str(path)
+workdir = fuzz_support.workdir  # the fixture, used by name
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
