@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from benchmarks.common import loopback_pool, machine_description, print_table
+from benchmarks.kube_objects import role_binding
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer, serve_https
 
@@ -49,20 +50,12 @@ def _populate(api: ApiServer) -> None:
         api.create(
             f"{RBAC}/rolebindings",
             "bench",
-            {
-                "metadata": {"name": f"other-{i}"},
-                "subjects": [{"kind": "User", "name": f"user-{i}"}],
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
-            },
+            role_binding(f"other-{i}", "edit", f"user-{i}"),
         )
     api.create(
         f"{RBAC}/rolebindings",
         "bench",
-        {
-            "metadata": {"name": "zz-reader"},
-            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "bench"}],
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
-        },
+        role_binding("zz-reader", "view", "reader", subject_kind="ServiceAccount", namespace="bench"),
     )
 
 

@@ -257,3 +257,21 @@ def placed_pod(
         },
         **fields,
     }
+
+
+def role_binding(
+    name: str,
+    role: str,
+    subject: str,
+    *,
+    role_kind: str = "ClusterRole",
+    subject_kind: str = "User",
+    **subject_fields: Any,
+) -> dict[str, Any]:
+    """An RBAC (Cluster)RoleBinding body, named `name`, granting `role_kind` `role` to one
+    subject (`subject_fields`: e.g. a ServiceAccount's namespace)."""
+    return {
+        "metadata": {"name": name},
+        "subjects": [{"kind": subject_kind, "name": subject, **subject_fields}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+    }

@@ -27,6 +27,7 @@ from kubernetes.client import (
 )
 from kubernetes.client.exceptions import ApiException
 
+from benchmarks.kube_objects import role_binding
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 from py_engine.sim.identity import UserInfo
@@ -435,11 +436,7 @@ def test_rbac_objects_are_served_validated_and_discovered(
         bad_role.value.status == 422
         and "namespaced rules cannot apply to non-resource URLs" in bad_role.value.body
     )
-    binding = {
-        "metadata": {"name": "b"},
-        "subjects": [{"kind": "User", "name": "alice"}],
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
-    }
+    binding = role_binding("b", "r", "alice", role_kind="Role")
     rbac.create_namespaced_role_binding("default", binding)
     with pytest.raises(ApiException) as changed:
         rbac.patch_namespaced_role_binding("b", "default", {"roleRef": {"name": "other"}})
