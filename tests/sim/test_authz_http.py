@@ -9,7 +9,6 @@ from typing import Any
 
 import kubernetes
 import pytest
-import urllib3
 from kubernetes.client import (
     AuthenticationV1Api,
     AuthorizationV1Api,
@@ -27,6 +26,7 @@ from kubernetes.client import (
 )
 from kubernetes.client.exceptions import ApiException
 
+from benchmarks.common import loopback_pool
 from benchmarks.kube_objects import role_binding
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
@@ -112,14 +112,7 @@ def test_tokens_anonymous_and_unknown(https_server: RunningServer, client_for: C
     with pytest.raises(ApiException) as unknown:
         CoreV1Api(client_for("not-a-token")).list_namespaced_pod("default")
     assert unknown.value.status == 401 and body(unknown.value)["reason"] == "Unauthorized"
-    pool = urllib3.HTTPSConnectionPool(
-        "127.0.0.1",
-        https_server.port,
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=https_server.ca_pem,
-        retries=False,
-        maxsize=1,
-    )
+    pool = loopback_pool(https_server.port, https_server.ca_pem)  # no credentials
     try:
         assert pool.request("GET", "/healthz").status == 200  # system:public-info-viewer
         anonymous = pool.request("GET", "/api")

@@ -11,9 +11,9 @@ from typing import Any
 
 import kubernetes
 import pytest
-import urllib3
 from kubernetes.client import ApiException
 
+from benchmarks.common import loopback_pool
 from benchmarks.kube_objects import workload_spread
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
@@ -296,13 +296,7 @@ def test_a_malformed_apply_is_a_client_error_never_a_crash(
     https_server: RunningServer, apps_v1: kubernetes.client.AppsV1Api
 ) -> None:
     apply(apps_v1, deployment(2), "alice")
-    pool = urllib3.HTTPSConnectionPool(
-        "127.0.0.1",
-        https_server.port,
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=https_server.ca_pem,
-        retries=False,
-    )
+    pool = loopback_pool(https_server.port, https_server.ca_pem)
     try:
         for body in MALFORMED:
             resp = pool.request(

@@ -123,6 +123,11 @@ def request(obj: Any, operation: str = "CREATE", user: Any = EDITOR, old: Any = 
     return req
 
 
+def verdict_of(verdict: Any) -> tuple[Any, ...]:
+    """(allowed, outcome, code, reason) of a review's verdict."""
+    return (verdict.allowed, verdict.outcome, verdict.code, verdict.reason)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_valid_object_by_an_allowed_author_is_allowed(kind: str) -> None:
     review, valid, _ = KINDS[kind]
@@ -145,12 +150,7 @@ def test_an_object_of_another_kind_is_a_bad_request(kind: str) -> None:
     other = united() if kind == "workloadspread" else spread()
     for obj in (other, None, {"kind": kind}):
         verdict = review(service(), request(obj))
-        assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
-            False,
-            "error",
-            400,
-            "BadRequest",
-        )
+        assert verdict_of(verdict) == (False, "error", 400, "BadRequest")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -158,12 +158,7 @@ def test_violations_are_one_422_and_the_author_is_not_asked(kind: str) -> None:
     review, _, invalid = KINDS[kind]
     grants = Grants()
     verdict = review(service(grants), request(invalid(), user=STRANGER))
-    assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
-        False,
-        "invalid",
-        422,
-        "Invalid",
-    )
+    assert verdict_of(verdict) == (False, "invalid", 422, "Invalid")
     assert verdict.message and grants.asked == []
 
 
@@ -171,12 +166,7 @@ def test_violations_are_one_422_and_the_author_is_not_asked(kind: str) -> None:
 def test_an_engine_that_fails_or_is_missing_is_a_500(kind: str) -> None:
     review, valid, _ = KINDS[kind]
     failed = review(service(engine=FailingEngine()), request(valid()))
-    assert (failed.allowed, failed.outcome, failed.code, failed.reason) == (
-        False,
-        "error",
-        500,
-        "InternalError",
-    )
+    assert verdict_of(failed) == (False, "error", 500, "InternalError")
     assert "validation failed to run: the engine is down" in failed.message
     missing = review(service(engine=None), request(valid()))
     assert (missing.allowed, missing.code) == (
@@ -189,12 +179,7 @@ def test_an_engine_that_fails_or_is_missing_is_a_500(kind: str) -> None:
 def test_an_author_without_the_rights_is_forbidden(kind: str) -> None:
     review, valid, _ = KINDS[kind]
     verdict = review(service(Grants()), request(valid(), user=STRANGER))
-    assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
-        False,
-        "forbidden",
-        403,
-        "Forbidden",
-    )
+    assert verdict_of(verdict) == (False, "forbidden", 403, "Forbidden")
     assert 'user "mallory" may not' in verdict.message
 
 
