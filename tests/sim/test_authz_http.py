@@ -237,37 +237,36 @@ def test_impersonation_is_authorized_per_header(
         "groups": ["system:authenticated"],
         "extra": {"scopes": ["read"]},
     }
-    status = forbidden(
-        lambda: CoreV1Api(client_for(alice_token, Impersonate_User="carol")).list_namespaced_pod("d")
-    )
-    assert status["message"].startswith('users "carol" is forbidden')
-    status = forbidden(
-        lambda: CoreV1Api(
-            client_for(alice_token, Impersonate_User="bob", Impersonate_Group="system:masters")
-        ).list_namespaced_pod("d")
-    )
-    assert status["message"] == (
-        'groups "system:masters" is forbidden: User "alice" cannot impersonate resource '
-        '"groups" in API group "" at the cluster scope'
-    )
-    status = forbidden(
-        lambda: CoreV1Api(
-            client_for(alice_token, Impersonate_User="bob", Impersonate_Uid="42")
-        ).list_namespaced_pod("d")
-    )
-    assert status["message"] == (
-        'uids.authentication.k8s.io "42" is forbidden: User "alice" cannot impersonate '
-        'resource "uids" in API group "authentication.k8s.io" at the cluster scope'
-    )
-    status = forbidden(
-        lambda: CoreV1Api(
-            client_for(alice_token, Impersonate_User="bob", Impersonate_Extra_Team="x")
-        ).list_namespaced_pod("d")
-    )
-    assert status["message"].startswith(
-        'userextras.authentication.k8s.io "x" is forbidden: User "alice" cannot '
-        'impersonate resource "userextras/team"'
-    )
+    # What alice may not impersonate: the headers beyond the user, and the start of (or, with
+    # `whole`, the whole) message of the 403.
+    refused: list[tuple[dict[str, str], str, bool]] = [
+        ({"Impersonate_User": "carol"}, 'users "carol" is forbidden', False),
+        (
+            {"Impersonate_Group": "system:masters"},
+            'groups "system:masters" is forbidden: User "alice" cannot impersonate resource '
+            '"groups" in API group "" at the cluster scope',
+            True,
+        ),
+        (
+            {"Impersonate_Uid": "42"},
+            'uids.authentication.k8s.io "42" is forbidden: User "alice" cannot impersonate '
+            'resource "uids" in API group "authentication.k8s.io" at the cluster scope',
+            True,
+        ),
+        (
+            {"Impersonate_Extra_Team": "x"},
+            'userextras.authentication.k8s.io "x" is forbidden: User "alice" cannot '
+            'impersonate resource "userextras/team"',
+            False,
+        ),
+    ]
+    for headers, message, whole in refused:
+        impersonating = {"Impersonate_User": "bob", **headers}
+        status = forbidden(
+            lambda h=impersonating: CoreV1Api(client_for(alice_token, **h)).list_namespaced_pod("d")
+        )
+        got = status["message"]
+        assert got == message if whole else got.startswith(message), (headers, got)
     # A group without a user is malformed.
     with pytest.raises(ApiException) as no_user:
         CoreV1Api(client_for(https_server.token, Impersonate_Group="devs")).list_namespaced_pod("default")
