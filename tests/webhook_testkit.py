@@ -124,6 +124,14 @@ def kube_env(tmp_path: Path) -> Iterator[KubeEnv]:
 
 # ---------------------------------------------------------------- end to end
 
+
+@pytest.fixture
+def env(kube_env: KubeEnv) -> KubeEnv:
+    """`kube_env` under the short name the tests use (`env = webhook_testkit.env` in a module
+    that also imports `kube_env`)."""
+    return kube_env
+
+
 ZONE = "topology.kubernetes.io/zone"
 
 

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import pytest
+import webhook_testkit
 from kubernetes.config.kube_config import KubeConfigLoader
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
@@ -26,11 +27,7 @@ from py_engine.apiclient import (
 )
 from py_engine.apiclient.client import TOKEN_REFRESH_INTERVAL, ThrottledRefresh
 
-
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def pod(name: str, **labels: str) -> dict[str, Any]:

@@ -38,10 +38,7 @@ pytestmark = pytest.mark.e2e
 CAPS = {"a": 100, "b": 120, "c": 80}
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name

@@ -27,10 +27,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def dead_opa_url() -> str:

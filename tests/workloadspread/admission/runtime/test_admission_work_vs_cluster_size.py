@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import webhook_testkit
 from live_service import start_live_service
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
@@ -31,9 +32,7 @@ ENGINE = create_engine()  # one engine for the module (regorus engines are bound
 ADMISSIONS = 5
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def workload(env: KubeEnv, namespace: str, app: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import webhook_testkit
 from live_service import start_live_service
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
@@ -30,10 +31,7 @@ from py_engine.workloadspread.admission.service import AdmissionService
 ENGINE = create_engine()
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def make_service(env: KubeEnv, **config: Any) -> tuple[AdmissionService, LiveAdmissionView]:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import webhook_testkit
 from live_service import start_live_service
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
@@ -27,9 +28,7 @@ PRIVILEGED = {
 }
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 @pytest.fixture
