@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Target, machine_description, print_table
+from benchmarks.common import Target, close_stdin_process, machine_description, print_table
 from benchmarks.kube_objects import (
     admission_review,
     create_deployment_and_replicaset,
@@ -117,16 +117,7 @@ class WebhookProcess:
         self._ask("nocache")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        close_stdin_process(self.proc, 20)
 
 
 def load(

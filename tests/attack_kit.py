@@ -30,6 +30,7 @@ from typing import Any
 
 from webhook_testkit import shared_ca, write_cert
 
+from benchmarks.common import close_stdin_process, resident_bytes
 from benchmarks.kube_objects import admission_review, pod_create_request
 
 MIB = 1024 * 1024
@@ -89,14 +90,7 @@ class Target:
         self._sampler.start()
 
     def rss(self) -> int:
-        try:
-            with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
-            pass
-        return 0
+        return resident_bytes(self.proc.pid)
 
     def _sample(self) -> None:
         while not self._stop.wait(0.05):
@@ -145,15 +139,7 @@ class Target:
 
     def close(self) -> None:
         self._stop.set()
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        close_stdin_process(self.proc, 15)
 
 
 @contextmanager
