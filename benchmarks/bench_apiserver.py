@@ -28,9 +28,7 @@ import threading
 import time
 from typing import Any
 
-import urllib3
-
-from benchmarks.common import machine_description, print_table
+from benchmarks.common import loopback_pool, machine_description, print_table
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import serve_https
 from py_engine.sim.webhook_stub import webhook_configuration
@@ -73,15 +71,7 @@ def _http_creates(port: int, ca_pem: str, token: str, n: int) -> tuple[float, li
 
     def worker() -> None:
         nonlocal failures
-        pool = urllib3.HTTPSConnectionPool(
-            "127.0.0.1",
-            port,
-            maxsize=1,
-            cert_reqs="CERT_REQUIRED",
-            ca_cert_data=ca_pem,
-            retries=False,
-            timeout=urllib3.Timeout(total=30),
-        )
+        pool = loopback_pool(port, ca_pem, timeout=30)
         mine: list[float] = []
         bad = 0
         try:

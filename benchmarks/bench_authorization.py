@@ -20,9 +20,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import urllib3
-
-from benchmarks.common import machine_description, print_table
+from benchmarks.common import loopback_pool, machine_description, print_table
+from benchmarks.kube_objects import role_binding
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer, serve_https
 
@@ -51,33 +50,17 @@ def _populate(api: ApiServer) -> None:
         api.create(
             f"{RBAC}/rolebindings",
             "bench",
-            {
-                "metadata": {"name": f"other-{i}"},
-                "subjects": [{"kind": "User", "name": f"user-{i}"}],
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
-            },
+            role_binding(f"other-{i}", "edit", f"user-{i}"),
         )
     api.create(
         f"{RBAC}/rolebindings",
         "bench",
-        {
-            "metadata": {"name": "zz-reader"},
-            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "bench"}],
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
-        },
+        role_binding("zz-reader", "view", "reader", subject_kind="ServiceAccount", namespace="bench"),
     )
 
 
 def _cpu_per_get(server: RunningServer, headers: dict[str, str], n: int) -> float:
-    pool = urllib3.HTTPSConnectionPool(
-        "127.0.0.1",
-        server.port,
-        maxsize=1,
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=server.ca_pem,
-        retries=False,
-        timeout=urllib3.Timeout(total=30),
-    )
+    pool = loopback_pool(server.port, server.ca_pem, timeout=30)
     try:
         for _ in range(20):  # warm up the connection and the policy snapshot
             assert (

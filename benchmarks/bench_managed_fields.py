@@ -17,9 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import urllib3
-
-from benchmarks.common import machine_description, print_table
+from benchmarks.common import loopback_pool, machine_description, print_table
 from py_engine.sim import apply as ssa
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import serve_https
@@ -76,14 +74,7 @@ def _in_process(n: int) -> tuple[float, float]:
 def _https(n: int) -> float:
     api = ApiServer(history_size=4 * n)
     server = serve_https(api)
-    pool = urllib3.HTTPSConnectionPool(
-        "127.0.0.1",
-        server.port,
-        maxsize=1,
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=server.ca_pem,
-        retries=False,
-    )
+    pool = loopback_pool(server.port, server.ca_pem)
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {server.token}"}
     try:
         pool.request("GET", "/api/v1/namespaces/default/pods", headers=headers)  # warm the connection

@@ -38,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from benchmarks.common import Target, best_of, machine_description, print_table
+from benchmarks.kube_objects import controller_ref
 from py_engine.model.constants import MATCHED_ANNOTATION
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.workloadspread.controller.podlisting import PodList, ReplicaSetList
@@ -171,15 +172,7 @@ class Namespace:
                 "creationTimestamp": created,
                 "labels": {"app": app, "pod-template-hash": "h"},
                 "annotations": {MATCHED_ANNOTATION: f'{{"name":"ws-{app}","subset":"{subset}"}}'},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "ReplicaSet",
-                        "name": f"{app}-h",
-                        "uid": f"uid-rs-{app}",
-                        "controller": True,
-                    }
-                ],
+                "ownerReferences": [controller_ref("ReplicaSet", f"{app}-h", f"uid-rs-{app}")],
             },
             "spec": {"nodeName": rng.choice(self.node_names), "containers": [{"name": "c", "image": "i"}]},
             "status": {

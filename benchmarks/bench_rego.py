@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from benchmarks.common import machine_description, print_table, time_per_call
+from benchmarks.kube_objects import workload_spread
 from py_engine.placement.classes import constrained_label_keys, policy_node_classes
 from py_engine.placement.eligibility import (
     SUBSET_DECISION_RULE,
@@ -45,15 +46,7 @@ def ten_subset_spread() -> dict[str, Any]:
             }
         )
     subsets[-1].pop("maxReplicas")
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "bench", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": subsets,
-        },
-    }
+    return workload_spread("bench", subsets)
 
 
 def pod() -> dict[str, Any]:

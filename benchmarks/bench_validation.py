@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from benchmarks.common import Target, machine_description, print_table, time_per_call
+from benchmarks.kube_objects import workload_spread
 from py_engine.model.constants import MAX_SUBSETS
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
 from py_engine.policy.isolated import IsolatedEngine
@@ -52,15 +53,7 @@ def spread(count: int) -> dict[str, Any]:
         if i < count - 1:
             subset["maxReplicas"] = "1%"
         subsets.append(subset)
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "bench", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": subsets,
-        },
-    }
+    return workload_spread("bench", subsets)
 
 
 def united(count: int) -> dict[str, Any]:

@@ -41,7 +41,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Target, machine_description, print_table
+from benchmarks.common import Target, close_stdin_process, machine_description, print_table
+from benchmarks.kube_objects import (
+    admission_review,
+    create_deployment_and_replicaset,
+    pod_create_request,
+    replicaset_pod,
+)
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS, KubeClient, Resource
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import serve_https
@@ -111,16 +117,7 @@ class WebhookProcess:
         self._ask("nocache")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        close_stdin_process(self.proc, 20)
 
 
 def load(
@@ -164,42 +161,7 @@ class Bench:
         self.key.write_text(pair.key_pem)
         self.api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
         self.client = KubeClient.load(self.kubeconfig)
-        template = {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "c", "image": "i"}]},
-        }
-        dep = self.client.create(
-            DEPLOYMENTS,
-            "default",
-            {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {"name": "web"},
-                "spec": {"replicas": 10, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-            },
-        )
-        self.rs = self.client.create(
-            REPLICASETS,
-            "default",
-            {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "metadata": {
-                    "name": "web-h",
-                    "labels": {"app": "web", "pod-template-hash": "h"},
-                    "ownerReferences": [
-                        {
-                            "apiVersion": "apps/v1",
-                            "kind": "Deployment",
-                            "name": "web",
-                            "uid": dep["metadata"]["uid"],
-                            "controller": True,
-                        }
-                    ],
-                },
-                "spec": {"replicas": 10, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-            },
-        )
+        self.rs = create_deployment_and_replicaset(self.client, DEPLOYMENTS, REPLICASETS, replicas=10)
         self.spread_no = 0
 
     def close(self) -> None:
@@ -235,45 +197,11 @@ class Bench:
         """An AdmissionReview for one pod of the ReplicaSet.
 
         The load generator sets a fresh uid per request."""
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "generateName": "web-h-",
-                "namespace": "default",
-                "labels": {"app": "web", "pod-template-hash": "h"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "ReplicaSet",
-                        "name": "web-h",
-                        "uid": self.rs["metadata"]["uid"],
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {
-                "containers": [
-                    {
-                        "name": "c",
-                        "image": "nginx:1.27",
-                        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
-                    }
-                ]
-            },
-        }
-        return {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "",
-                "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                "operation": "CREATE",
-                "namespace": "default",
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "object": pod,
-            },
-        }
+        pod = replicaset_pod(self.rs["metadata"]["uid"])
+        container = pod["spec"]["containers"][0]
+        container["image"] = "nginx:1.27"
+        container["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+        return admission_review(pod_create_request(pod, ""))
 
     def webhook(self, *, batching: bool) -> WebhookProcess:
         return WebhookProcess(

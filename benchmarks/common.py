@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import platform
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import urllib3
 
 
 def machine_description() -> str:
@@ -63,3 +68,44 @@ class Target:
     @property
     def verdict(self) -> str:
         return "n/a at quick sizes" if self.met is None else "met" if self.met else "NOT met"
+
+
+def loopback_pool(port: int, ca_pem: str, timeout: float = 60.0) -> urllib3.HTTPSConnectionPool:
+    """One verified, keep-alive TLS connection to a server on 127.0.0.1:`port`, no retries,
+    each request bounded by `timeout` seconds."""
+    return urllib3.HTTPSConnectionPool(
+        "127.0.0.1",
+        port,
+        maxsize=1,
+        cert_reqs="CERT_REQUIRED",
+        ca_cert_data=ca_pem,
+        retries=False,
+        timeout=urllib3.Timeout(total=timeout),
+    )
+
+
+def resident_bytes(pid: int | str = "self") -> int:
+    """The resident set size (VmRSS) of process `pid` now, 0 where /proc is absent or it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def close_stdin_process(proc: subprocess.Popen[Any], wait: float) -> None:
+    """Stops a child that runs until its stdin closes: closes stdin, waits up to `wait` seconds,
+    kills it if it is still there, and closes its stdout."""
+    if proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):  # it exited with input unread
+            proc.stdin.close()
+    try:
+        proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+    if proc.stdout is not None:
+        proc.stdout.close()

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from benchmarks.common import resident_bytes
 from py_engine.policy import PolicyEngine, create_engine
 from py_engine.workloadspread.admission.service import Decision
 from webhook.collector import YOUNG_THRESHOLD, freeze_when_ready, tune_collector
@@ -75,18 +76,6 @@ class CpuTimedEngine:
 
     def close(self) -> None:
         self.engine.close()
-
-
-def resident_bytes() -> int:
-    """This process's resident set size now (VmRSS), 0 where /proc is absent."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def main() -> int:

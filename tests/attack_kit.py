@@ -30,6 +30,9 @@ from typing import Any
 
 from webhook_testkit import shared_ca, write_cert
 
+from benchmarks.common import close_stdin_process, resident_bytes
+from benchmarks.kube_objects import admission_review, pod_create_request
+
 MIB = 1024 * 1024
 ATTACKER = "127.0.0.2"
 PROBER = "127.0.0.1"
@@ -42,19 +45,8 @@ TARGET_SCRIPT = Path(__file__).with_name("attack_target.py")
 
 
 def review(uid: str = "probe", obj: Any = None) -> bytes:
-    return json.dumps(
-        {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": uid,
-                "operation": "CREATE",
-                "namespace": "default",
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "object": obj if obj is not None else {"metadata": {}},
-            },
-        }
-    ).encode()
+    pod = obj if obj is not None else {"metadata": {}}
+    return json.dumps(admission_review(pod_create_request(pod, uid))).encode()
 
 
 def padded_review(size: int) -> bytes:
@@ -98,14 +90,7 @@ class Target:
         self._sampler.start()
 
     def rss(self) -> int:
-        try:
-            with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
-            pass
-        return 0
+        return resident_bytes(self.proc.pid)
 
     def _sample(self) -> None:
         while not self._stop.wait(0.05):
@@ -154,15 +139,7 @@ class Target:
 
     def close(self) -> None:
         self._stop.set()
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        close_stdin_process(self.proc, 15)
 
 
 @contextmanager

@@ -11,6 +11,9 @@ import pytest
 TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
+# The repository root, for `benchmarks.kube_objects` (objects the benchmarks and the tests share).
+if str(TESTS_DIR.parent) not in sys.path:
+    sys.path.append(str(TESTS_DIR.parent))
 
 from kubectl_kit import require_kubectl  # noqa: E402 - importable once TESTS_DIR is on sys.path
 from logging_kit import root_logger_restored  # noqa: E402

@@ -14,6 +14,17 @@ import shutil
 
 import pytest
 
+# The columns `kubectl get sgws` prints: the WorkloadSpread CRD's printer columns (written out
+# here, so a changed CRD shows in the tests that compare against them).
+SPREAD_COLUMNS = [
+    "NAME",
+    "WORKLOAD-KIND",
+    "WORKLOAD",
+    "STRATEGY",
+    "ADAPTIVE-RESCHEDULE-SECONDS",
+    "FIRST-SUBSET-PODS",
+    "AGE",
+]
 KUBECTL = shutil.which("kubectl")
 MISSING = (
     "kubectl is not installed (Debian package kubernetes-client: the test command's prerequisite, see README)"

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import subprocess
+import sys
 from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from py_engine.assembled_stack import Stack
@@ -147,3 +152,25 @@ def opt_out_of_validation(stack: Stack) -> None:
         {"metadata": {"labels": {"spreadgate.dev/admission": "disabled"}}},
         "merge",
     )
+
+
+@contextlib.contextmanager
+def controller_process(stack: Stack, log: Path, *flags: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`spreadgate controller` on `stack`'s kubeconfig as a subprocess logging JSON into `log`
+    (`flags`: more of its flags); killed on the way out if it is still running."""
+    with log.open("w", encoding="utf-8") as sink:
+        argv = [
+            "controller",
+            "--kubeconfig",
+            str(stack.cluster.kubeconfig_path),
+            *flags,
+            "--log-format",
+            "json",
+        ]
+        proc = subprocess.Popen([sys.executable, "-m", "py_engine.cli", *argv], stdout=sink, stderr=sink)
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)

@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 from polling import wait_until
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.apiclient import KubeClient
 from py_engine.model.resource import SPREADS
 from py_engine.resources import WORKLOADSPREAD_CRD, read_yaml
@@ -75,20 +77,7 @@ class StubValidation:
         return self.verdict
 
 
-def spread(
-    name: str,
-    subsets: list[dict[str, Any]],
-    target: str = "web",
-    namespace: str = "default",
-    kind: str = "Deployment",
-    api_version: str = "apps/v1",
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": target}, "subsets": subsets},
-    }
+spread = workload_spread  # the name the tests use
 
 
 @dataclass
@@ -135,7 +124,29 @@ def kube_env(tmp_path: Path) -> Iterator[KubeEnv]:
 
 # ---------------------------------------------------------------- end to end
 
+
+@pytest.fixture
+def env(kube_env: KubeEnv) -> KubeEnv:
+    """`kube_env` under the short name the tests use (`env = webhook_testkit.env` in a module
+    that also imports `kube_env`)."""
+    return kube_env
+
+
 ZONE = "topology.kubernetes.io/zone"
+
+
+def webhook_https(maxsize: int = 1, *, block: bool = False, timeout: float = 30.0) -> urllib3.PoolManager:
+    """HTTPS to the test webhooks (certificates of `shared_ca`): `maxsize` kept connections per
+    host (`block`: a request waits for one instead of opening another), no retries, each
+    request bounded by `timeout` seconds."""
+    return urllib3.PoolManager(
+        maxsize=maxsize,
+        block=block,
+        cert_reqs="CERT_REQUIRED",
+        ca_cert_data=shared_ca().cert_pem,
+        retries=False,
+        timeout=urllib3.Timeout(total=timeout),
+    )
 
 
 def write_cert(directory: Path, ca: CertificateAuthority | None = None) -> tuple[str, str]:
@@ -166,58 +177,36 @@ def webhook_configs(url: str, *, timeout: int = 10, failure_policy: str = "Fail"
             "timeoutSeconds": timeout,
         }
 
-    mutating = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": "spreadgate"},
-        "webhooks": [
-            hook(
-                "mpod.spreadgate.dev",
-                "/mutate/pods",
-                [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
-                "NoneOnDryRun",
-            )
+    def rule(operations: list[str], group: str, version: str, resource: str) -> dict[str, Any]:
+        return {
+            "operations": operations,
+            "apiGroups": [group],
+            "apiVersions": [version],
+            "resources": [resource],
+        }
+
+    def configuration(kind: str, webhooks: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": "spreadgate"},
+            "webhooks": webhooks,
+        }
+
+    pod_create = rule(["CREATE"], "", "v1", "pods")
+    pod_delete, eviction = rule(["DELETE"], "", "v1", "pods"), rule(["CREATE"], "", "v1", "pods/eviction")
+    spreads = rule(["CREATE", "UPDATE"], "spreadgate.dev", "v1alpha1", "workloadspreads")
+    mutating = configuration(
+        "MutatingWebhookConfiguration",
+        [hook("mpod.spreadgate.dev", "/mutate/pods", [pod_create], "NoneOnDryRun")],
+    )
+    validating = configuration(
+        "ValidatingWebhookConfiguration",
+        [
+            hook("vpod.spreadgate.dev", "/validate/pods", [pod_delete, eviction], "NoneOnDryRun"),
+            hook("vws.spreadgate.dev", "/validate/workloadspreads", [spreads], "None"),
         ],
-    }
-    validating = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "spreadgate"},
-        "webhooks": [
-            hook(
-                "vpod.spreadgate.dev",
-                "/validate/pods",
-                [
-                    {
-                        "operations": ["DELETE"],
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "resources": ["pods"],
-                    },
-                    {
-                        "operations": ["CREATE"],
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "resources": ["pods/eviction"],
-                    },
-                ],
-                "NoneOnDryRun",
-            ),
-            hook(
-                "vws.spreadgate.dev",
-                "/validate/workloadspreads",
-                [
-                    {
-                        "operations": ["CREATE", "UPDATE"],
-                        "apiGroups": ["spreadgate.dev"],
-                        "apiVersions": ["v1alpha1"],
-                        "resources": ["workloadspreads"],
-                    }
-                ],
-                "None",
-            ),
-        ],
-    }
+    )
     return [mutating, validating]
 
 
@@ -312,3 +301,14 @@ def without_subset_bound(crd: dict[str, Any]) -> dict[str, Any]:
 
     strip(bounded.get("spec"))
     return bounded
+
+
+@pytest.fixture
+def webhook_processes() -> Iterator[list[WebhookProcess]]:
+    """A list the test appends its `WebhookProcess`es to; each is stopped at teardown."""
+    made: list[WebhookProcess] = []
+    try:
+        yield made
+    finally:
+        for p in made:
+            p.stop()

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
+import webhook_testkit
 from polling import wait_until
 from webhook_testkit import KubeEnv, kube_env  # noqa: F401
 
 from py_engine.apiclient import NODES, PODS, WatchCache
 
-
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def pod(name: str, node: str = "", **labels: str) -> dict[str, Any]:

@@ -6,10 +6,12 @@ import threading
 from typing import Any
 
 import pytest
+import webhook_testkit
 from kubernetes.config.kube_config import KubeConfigLoader
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
+from benchmarks.kube_objects import workload
 from py_engine.apiclient import (
     DEPLOYMENTS,
     JOBS,
@@ -25,11 +27,7 @@ from py_engine.apiclient import (
 )
 from py_engine.apiclient.client import TOKEN_REFRESH_INTERVAL, ThrottledRefresh
 
-
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def pod(name: str, **labels: str) -> dict[str, Any]:
@@ -79,19 +77,7 @@ def test_dry_run_create_does_not_persist(env: KubeEnv) -> None:
 
 def test_apps_batch_and_cluster_scoped(env: KubeEnv) -> None:
     c = env.client
-    dep = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "d"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "d"}},
-            "template": {
-                "metadata": {"labels": {"app": "d"}},
-                "spec": {"containers": [{"name": "c", "image": "i"}]},
-            },
-        },
-    }
+    dep = workload("Deployment", "d", replicas=2)
     assert c.create(DEPLOYMENTS, "default", dep)["spec"]["replicas"] == 2
     job = {
         "apiVersion": "batch/v1",

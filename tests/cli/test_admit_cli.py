@@ -11,8 +11,7 @@ from typing import Any
 import jsonpatch
 import pytest
 import yaml
-
-from py_engine.cli import main
+from cli_kit import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 ADMIT = REPO / "manifests" / "examples" / "admit"
@@ -23,9 +22,7 @@ MATCHED = "spreadgate.dev/matched-workloadspread"
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["admit", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return run_cli(capsys, "admit", *args)
 
 
 def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:

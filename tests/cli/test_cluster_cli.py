@@ -7,11 +7,9 @@ The playground mode (CRD, webhook, controller) is driven by
 from __future__ import annotations
 
 import json
-import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_kit import error_on_file
+from cluster_process import cluster_process
 from kubectl_kit import KUBECTL
 from polling import wait_until
 
@@ -36,57 +36,16 @@ def running_cluster(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str
         "  - {name: zone-a, count: 1, labels: {topology.kubernetes.io/zone: zone-a}}\n"
         "  - {name: zone-b, count: 1, labels: {topology.kubernetes.io/zone: zone-b}}\n"
     )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "py_engine.cli",
-            "cluster",
-            "--bare",
-            "--kubeconfig-out",
-            str(kubeconfig),
-            "--nodes",
-            str(nodes),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    assert proc.stdout is not None
-    stdout = proc.stdout
+    args = ["--bare", "--kubeconfig-out", str(kubeconfig), "--nodes", str(nodes)]
 
-    def pump() -> None:
-        for line in stdout:
-            lines.put(line)
+    def up(seen: list[str]) -> bool:
+        return any(line.startswith("kubeconfig: ") for line in seen)
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        deadline = time.monotonic() + 30
-        seen: list[str] = []
-        while time.monotonic() < deadline:
-            try:
-                line = lines.get(timeout=0.2)
-            except queue.Empty:
-                assert proc.poll() is None, f"cluster exited early: {seen}"
-                continue
-            seen.append(line)
-            if line.startswith("kubeconfig: "):
-                assert Path(line.split(": ", 1)[1].strip()) == kubeconfig
-                break
-        else:
-            raise AssertionError(f"no kubeconfig line within 30 s: {seen}")
+    with cluster_process(args, up, timeout=30, stop_timeout=20) as (proc, seen):
+        announced = next(line for line in seen if line.startswith("kubeconfig: "))
+        assert Path(announced.split(": ", 1)[1].strip()) == kubeconfig
         assert any(line.startswith("spreadgate cluster: serving https://127.0.0.1:") for line in seen)
         yield kubeconfig, proc
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        stdout.close()
-        reader.join(timeout=5)
 
 
 def kubectl(kubeconfig: Path, *args: str) -> str:
@@ -183,10 +142,7 @@ def test_bad_arguments_exit_2(args: list[str], message: str, capsys: pytest.Capt
 def test_bad_node_pool_content_exit_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
 ) -> None:
-    pool = tmp_path / "pool.yaml"
-    pool.write_bytes(content)
-    assert main(["cluster", "--nodes", str(pool)]) == 2
-    err = capsys.readouterr().err
+    err = error_on_file(tmp_path, capsys, "pool.yaml", content, "cluster", "--nodes")
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 

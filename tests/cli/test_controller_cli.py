@@ -6,6 +6,7 @@ import pytest
 import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, spread
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.cli import main
 
 kube_env = webhook_testkit.kube_env  # the fixture, used by name
@@ -39,19 +40,7 @@ def test_once_reports_a_failed_sync_with_exit_1(
     kube_env: KubeEnv, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The schema admits it (maxReplicas is int-or-string); the webhook, absent here, would not.
-    kube_env.client.create(
-        SPREADS,
-        "default",
-        {
-            "apiVersion": "spreadgate.dev/v1alpha1",
-            "kind": "WorkloadSpread",
-            "metadata": {"name": "bad", "namespace": "default"},
-            "spec": {
-                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "subsets": [{"name": "a", "maxReplicas": "half"}],
-            },
-        },
-    )
+    kube_env.client.create(SPREADS, "default", workload_spread("bad", [{"name": "a", "maxReplicas": "half"}]))
     assert main(["controller", "--kubeconfig", kube_env.kubeconfig, "--once"]) == 1
     assert "default/bad: error" in capsys.readouterr().out
 

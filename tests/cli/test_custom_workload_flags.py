@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from benchmarks.kube_objects import placed_pod
 from py_engine.cli import main
 
 NOW = "2024-06-01T12:00:00Z"
@@ -47,23 +48,9 @@ def state(tmp_path: Path, *extra: dict[str, Any], cap: str = "50%") -> str:
         },
     ]
     for name, subset in (("gss-0", "a"), ("gss-1", "a"), ("gss-2", "b")):
-        objects.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": name,
-                    "namespace": "default",
-                    "ownerReferences": [owner],
-                    "creationTimestamp": NOW,
-                    "annotations": {
-                        "spreadgate.dev/matched-workloadspread": json.dumps({"name": "ws", "subset": subset})
-                    },
-                },
-                "spec": {"nodeName": "n1"},
-                "status": {"phase": "Running"},
-            }
-        )
+        pod = placed_pod(name, owner, subset, spec={"nodeName": "n1"}, status={"phase": "Running"})
+        pod["metadata"]["creationTimestamp"] = NOW
+        objects.append(pod)
     path = tmp_path / "state.yaml"
     path.write_text(yaml.safe_dump_all([*objects, *extra]))
     return str(path)

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from py_engine.cli import main
+from cli_kit import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "manifests" / "examples" / "reconcile" / "state.yaml"
@@ -17,9 +16,7 @@ PREFIX = "web-6d8f9c7b5-"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["reconcile", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return run_cli(capsys, "reconcile", *args)
 
 
 def test_json_output_of_the_example(capsys: pytest.CaptureFixture[str]) -> None:

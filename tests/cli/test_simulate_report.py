@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_kit import error_on_file
 
 from py_engine.cli import main
 from py_engine.cli.scenario import ScenarioError
@@ -141,10 +142,7 @@ def test_caps_resolve_percentages_against_the_replicas() -> None:
 def test_unreadable_scenarios_exit_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
 ) -> None:
-    path = tmp_path / "s.yaml"
-    path.write_bytes(content)
-    assert main(["simulate", str(path)]) == 2
-    err = capsys.readouterr().err
+    err = error_on_file(tmp_path, capsys, "s.yaml", content, "simulate")
     assert err.startswith("spreadgate simulate: error: ") and message in err and err.count("\n") == 1
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from benchmarks.kube_objects import container_spec, united_deployment
 from py_engine.cli import main
 
 pytestmark = pytest.mark.timeout(60)
@@ -38,34 +39,11 @@ def _ud(patch: dict[str, Any] | None = None, adaptive: bool = True) -> dict[str,
     topology: dict[str, Any] = {"subsets": subsets}
     if adaptive:
         topology["scheduleStrategy"] = {"type": "Adaptive"}
-    pod = {
-        "metadata": {"labels": {"app": "web"}},
-        "spec": {
-            "containers": [
-                {
-                    "name": "main",
-                    "image": "nginx:1",
-                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
-                }
-            ]
-        },
-    }
-    return {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "web", "namespace": "default", "uid": "u1", "generation": 1},
-        "spec": {
-            "replicas": 6,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "deploymentTemplate": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": pod},
-                }
-            },
-            "topology": topology,
-        },
-    }
+    pod_spec = container_spec("main", "nginx:1")
+    pod_spec["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+    ud = united_deployment("web", [], replicas=6, pod_spec=pod_spec, uid="u1", generation=1)
+    ud["spec"]["topology"] = topology
+    return ud
 
 
 def _node(name: str, pool: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_kit import error_on_file
 
 from py_engine.cli import main
 
@@ -80,10 +81,7 @@ def test_patch_checked_against_target_in_same_input(
 def test_bad_input_exit_2_with_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
 ) -> None:
-    path = tmp_path / "input.yaml"
-    path.write_bytes(content)
-    assert main(["validate", str(path)]) == 2
-    err = capsys.readouterr().err
+    err = error_on_file(tmp_path, capsys, "input.yaml", content, "validate")
     assert message in err
     assert "Traceback" not in err
 

@@ -11,19 +11,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
 import shlex
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cluster_process import cluster_process
 from kubectl_kit import KUBECTL
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,42 +58,17 @@ class Playground:
 @contextlib.contextmanager
 def running_playground(tmp_path: Path, *args: str) -> Iterator[Playground]:
     kubeconfig = tmp_path / "sg.kubeconfig"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "py_engine.cli", "cluster", "--kubeconfig-out", str(kubeconfig), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert proc.stdout is not None
-    stdout = proc.stdout
-    lines: queue.Queue[str] = queue.Queue()
 
-    def pump() -> None:
-        for line in stdout:
-            lines.put(line)
+    def up(seen: list[str]) -> bool:
+        return any(line.startswith("  kubectl get sgws") for line in seen)
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    seen: list[str] = []
-    try:
-        deadline = time.monotonic() + 60
-        while not any(line.startswith("  kubectl get sgws") for line in seen):
-            assert time.monotonic() < deadline, f"the playground did not come up within 60 s: {seen}"
-            try:
-                seen.append(lines.get(timeout=0.2))
-            except queue.Empty:
-                assert proc.poll() is None, f"spreadgate cluster exited early: {seen}"
+    with cluster_process(["--kubeconfig-out", str(kubeconfig), *args], up, timeout=60, stop_timeout=30) as (
+        _,
+        seen,
+    ):
         # kubectl caches discovery under $HOME/.kube: keep it inside the test's folder.
         env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
         yield Playground(kubeconfig, env, seen)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        stdout.close()
-        reader.join(timeout=5)
 
 
 def table(text: str) -> list[dict[str, str]]:

@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 from polling import wait_until
+from webhook_on_cluster import live_pods, subset_of
 
+from benchmarks.kube_objects import workload, workload_spread
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
@@ -34,31 +36,14 @@ def term(pool: str) -> dict[str, Any]:
 
 
 def spread(subsets: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": subsets,
-        },
-    }
+    return workload_spread("ws", subsets)
 
 
 def deployment(annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"labels": {"app": "web"}}
+    dep = workload("Deployment", "web", replicas=0, namespace="default", container="app", image="nginx:1")
     if annotations:
-        metadata["annotations"] = annotations
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": metadata, "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}},
-        },
-    }
+        dep["spec"]["template"]["metadata"]["annotations"] = annotations
+    return dep
 
 
 @pytest.fixture
@@ -78,16 +63,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
 
 
 def live(stack: Stack) -> list[dict[str, Any]]:
-    return [
-        p
-        for p in stack.api.list("v1/pods", "default", label_selector="app=web")["items"]
-        if not p["metadata"].get("deletionTimestamp")
-    ]
-
-
-def subset_of(pod: dict[str, Any]) -> str:
-    raw = (pod["metadata"].get("annotations") or {}).get(MATCHED_ANNOTATION)
-    return str(json.loads(raw)["subset"]) if raw else "-"
+    return live_pods(stack.api)
 
 
 def split(stack: Stack) -> Counter[str]:

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from webhook_testkit import CRD, spread, webhook_configs, write_cert
+from webhook_on_cluster import register, webhook_for
+from webhook_testkit import spread
 
+from benchmarks.kube_objects import workload
 from py_engine.apiclient import KubeClient, KubeError
 from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster
-from webhook.runtime import Webhook, WebhookOptions
 
 WORKLOADSPREADS = "/apis/spreadgate.dev/v1alpha1/namespaces/default/workloadspreads"
 
@@ -60,44 +61,12 @@ SUBSETS = [{"name": "a", "maxReplicas": 1}, {"name": "b"}]
 @pytest.fixture
 def kubeconfig(tmp_path: Path) -> Iterator[str]:
     cluster = Cluster(clock=RealClock())
-    cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
     api = cluster.api
-    api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
-    cert, key = write_cert(tmp_path)
-    hook = Webhook(
-        WebhookOptions(
-            cert_file=cert,
-            key_file=key,
-            kubeconfig=str(cluster.kubeconfig_path),
-            host="127.0.0.1",
-            port=0,
-            threads=4,
-            watch_timeout_seconds=30,
-        )
-    )
+    hook = webhook_for(cluster, tmp_path, threads=4)
     try:
-        hook.start()
-        assert hook.view.wait_ready(10)
-        for cfg in webhook_configs(hook.url):
-            kind = "mutating" if cfg["kind"].startswith("Mutating") else "validating"
-            api.create(f"admissionregistration.k8s.io/v1/{kind}webhookconfigurations", None, cfg)
-        api.create(
-            "apps/v1/deployments",
-            "default",
-            {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {"name": "web", "namespace": "default"},
-                "spec": {
-                    "replicas": 0,
-                    "selector": {"matchLabels": {"app": "web"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "web"}},
-                        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
-                    },
-                },
-            },
-        )
+        register(cluster, hook)
+        web = workload("Deployment", "web", replicas=0, namespace="default", container="app", image="nginx")
+        api.create("apps/v1/deployments", "default", web)
         rbac = "rbac.authorization.k8s.io/v1"
         api.create(f"{rbac}/roles", "default", _role("spread-editor", SPREAD_EDITING))
         api.create(f"{rbac}/roles", "default", _role("web-editor", DEPLOYMENT_EDITING))

@@ -8,7 +8,6 @@ new pods, and keep the scale-down order.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +15,10 @@ from typing import Any
 
 import pytest
 from polling import wait_until
+from webhook_on_cluster import live_pods, subset_of
 
+from benchmarks.kube_objects import workload, workload_spread
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
-from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 from py_engine.sim.nodepool import nodes_from_description
 from py_engine.workloadspread.controller.runtime.loop import LoopOptions
@@ -30,32 +30,15 @@ def term(pool: str) -> dict[str, Any]:
     return {"matchExpressions": [{"key": "pool", "operator": "In", "values": [pool]}]}
 
 
-SPREAD = {
-    "apiVersion": "spreadgate.dev/v1alpha1",
-    "kind": "WorkloadSpread",
-    "metadata": {"name": "ws", "namespace": "default"},
-    "spec": {
-        "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-        "subsets": [
-            {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": term("a")},
-            {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": term("b")},
-            {"name": "c", "requiredNodeSelectorTerm": term("c")},
-        ],
-    },
-}
-DEPLOYMENT = {
-    "apiVersion": "apps/v1",
-    "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "default"},
-    "spec": {
-        "replicas": 0,
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
-        },
-    },
-}
+SPREAD = workload_spread(
+    "ws",
+    [
+        {"name": "a", "maxReplicas": 3, "requiredNodeSelectorTerm": term("a")},
+        {"name": "b", "maxReplicas": 2, "requiredNodeSelectorTerm": term("b")},
+        {"name": "c", "requiredNodeSelectorTerm": term("c")},
+    ],
+)
+DEPLOYMENT = workload("Deployment", "web", replicas=0, namespace="default", container="app", image="nginx:1")
 
 
 @pytest.fixture
@@ -66,16 +49,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
 
 
 def live(stack: Stack) -> list[dict[str, Any]]:
-    return [
-        p
-        for p in stack.api.list("v1/pods", "default", label_selector="app=web")["items"]
-        if not p["metadata"].get("deletionTimestamp")
-    ]
-
-
-def subset_of(pod: dict[str, Any]) -> str:
-    raw = (pod["metadata"].get("annotations") or {}).get(MATCHED_ANNOTATION)
-    return str(json.loads(raw)["subset"]) if raw else "-"
+    return live_pods(stack.api)
 
 
 def records(stack: Stack) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import workload
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
@@ -43,19 +44,11 @@ def spread(subsets: list[dict[str, Any]], target: str = "web", **extra: Any) -> 
 
 
 def deployment(name: str, replicas: int = 0, **pod_spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1"}], **pod_spec},
-            },
-        },
-    }
+    dep = workload(
+        "Deployment", name, replicas=replicas, namespace="default", container="app", image="nginx:1"
+    )
+    dep["spec"]["template"]["spec"].update(pod_spec)
+    return dep
 
 
 ABC = [

@@ -5,8 +5,6 @@ while they work, expose exactly the documented names, with the documented types 
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -14,7 +12,7 @@ from typing import Any
 import pytest
 from metrics_kit import exposed_types, label_names, value
 from polling import wait_until
-from united_kit import UDS, pools, term, united
+from united_kit import UDS, controller_process, pools, term, united
 
 from py_engine.assembled_stack import Stack
 from py_engine.metrics import CONTENT_TYPE
@@ -62,25 +60,8 @@ def test_the_exposed_metrics_are_the_documented_ones(tmp_path: Path) -> None:
     with Stack(pools("a", "b"), virtual=False, with_controller=False, workdir=tmp_path) as stack:
         stack.create(UDS, united("web", 3, SUBSETS))
         log = tmp_path / "controller.log"
-        with log.open("w", encoding="utf-8") as sink:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "py_engine.cli",
-                    "controller",
-                    "--kubeconfig",
-                    str(stack.cluster.kubeconfig_path),
-                    "--metrics-port",
-                    str(port),
-                    "--metrics-host",
-                    "127.0.0.1",
-                    "--log-format",
-                    "json",
-                ],
-                stdout=sink,
-                stderr=sink,
-            )
+        metrics_flags = ["--metrics-port", str(port), "--metrics-host", "127.0.0.1"]
+        with controller_process(stack, log, *metrics_flags) as proc:
             try:
                 url = f"http://127.0.0.1:{port}/metrics"
 

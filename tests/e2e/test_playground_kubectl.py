@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubectl_kit import SPREAD_COLUMNS
 from playground_kit import Playground, assert_in_order, readme_section, running_playground, table
 from polling import wait_until
 
@@ -103,15 +104,7 @@ def test_the_readme_session(playground: Playground) -> None:
 
     # The CRD's printer columns, served as a Table (FIRST-SUBSET-PODS: the first subset's pods).
     spreads = table(pg.run(SPREADS))
-    assert list(spreads[0]) == [
-        "NAME",
-        "WORKLOAD-KIND",
-        "WORKLOAD",
-        "STRATEGY",
-        "ADAPTIVE-RESCHEDULE-SECONDS",
-        "FIRST-SUBSET-PODS",
-        "AGE",
-    ]
+    assert list(spreads[0]) == SPREAD_COLUMNS
     assert {k: spreads[0][k] for k in ("NAME", "WORKLOAD-KIND", "WORKLOAD", "FIRST-SUBSET-PODS")} == {
         "NAME": "api-zones",
         "WORKLOAD-KIND": "Deployment",

@@ -8,22 +8,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_kit import SCENARIOS, simulate_steps
 
 from py_engine.cli import main
 
 pytestmark = pytest.mark.e2e
-SCENARIOS = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios"
-
-
-def run_json(name: str, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
-    assert main(["simulate", str(SCENARIOS / f"{name}.yaml"), "-o", "json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["scenario"] == name
-    return list(doc["steps"])
 
 
 def test_elastic_pool_scale_down_removes_the_elastic_pods_first(capsys: pytest.CaptureFixture[str]) -> None:
-    steps = run_json("elastic-pool", capsys)
+    steps = simulate_steps("elastic-pool", capsys)
     assert [s["subsets"] for s in steps] == [
         {"on-prem": 0, "elastic": 0},
         {"on-prem": 100, "elastic": 30},
@@ -35,7 +28,7 @@ def test_elastic_pool_scale_down_removes_the_elastic_pods_first(capsys: pytest.C
 
 
 def test_spot_fallback_moves_stuck_pods_after_the_critical_time(capsys: pytest.CaptureFixture[str]) -> None:
-    steps = run_json("spot-fallback-adaptive", capsys)
+    steps = simulate_steps("spot-fallback-adaptive", capsys)
     scaled, waited = steps[1], steps[2]
     assert scaled["subsets"] == {"on-demand": 10, "spot": 0} and scaled["pending"] == 4
     assert waited["time"] >= 61 and waited["pending"] == 0

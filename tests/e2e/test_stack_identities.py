@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import workload, workload_spread
 from py_engine.apiclient import KubeError
 from py_engine.assembled_stack import DEPLOYMENTS, SPREADS, Stack, install_product_rbac
 from py_engine.sim.apiserver import ApiServer
@@ -22,32 +23,16 @@ CLUSTER_ROLES = "rbac.authorization.k8s.io/v1/clusterroles"
 
 
 def _deployment(replicas: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
-            },
-        },
-    }
+    return workload(
+        "Deployment", "web", replicas=replicas, namespace="default", container="app", image="nginx:1"
+    )
 
 
 def _spread() -> dict[str, Any]:
     term = {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [{"name": "a", "maxReplicas": 2, "requiredNodeSelectorTerm": term}, {"name": "b"}],
-        },
-    }
+    return workload_spread(
+        "ws", [{"name": "a", "maxReplicas": 2, "requiredNodeSelectorTerm": term}, {"name": "b"}]
+    )
 
 
 @pytest.fixture

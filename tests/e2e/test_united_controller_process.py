@@ -4,14 +4,12 @@ working once the process holds the (one) Lease, and stops cleanly on SIGTERM."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from polling import wait_until
-from united_kit import UDS, pools, replicas_of, term, united
+from united_kit import UDS, controller_process, pools, replicas_of, term, united
 
 from py_engine.assembled_stack import Stack
 
@@ -26,37 +24,15 @@ def test_leader_elected_process_runs_the_united_controller(tmp_path: Path) -> No
     with Stack(pools("a", "b"), virtual=False, with_controller=False, workdir=tmp_path) as stack:
         stack.create(UDS, united("web", 3, SUBSETS))
         log = tmp_path / "controller.log"
-        with log.open("w", encoding="utf-8") as sink:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "py_engine.cli",
-                    "controller",
-                    "--kubeconfig",
-                    str(stack.cluster.kubeconfig_path),
-                    "--leader-elect",
-                    "--lease-namespace",
-                    "default",
-                    "--log-format",
-                    "json",
-                ],
-                stdout=sink,
-                stderr=sink,
-            )
+        with controller_process(stack, log, "--leader-elect", "--lease-namespace", "default") as proc:
             try:
-                try:
-                    wait_until(lambda: replicas_of(stack) == {"a": 1, "b": 2}, 60, "the subset Deployments")
-                except TimeoutError:
-                    raise AssertionError(log.read_text(encoding="utf-8")) from None
-                lease = stack.api.get("coordination.k8s.io/v1/leases", "default", "spreadgate-controller")
-                assert lease["spec"]["holderIdentity"]
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=30)
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait(timeout=10)
+                wait_until(lambda: replicas_of(stack) == {"a": 1, "b": 2}, 60, "the subset Deployments")
+            except TimeoutError:
+                raise AssertionError(log.read_text(encoding="utf-8")) from None
+            lease = stack.api.get("coordination.k8s.io/v1/leases", "default", "spreadgate-controller")
+            assert lease["spec"]["holderIdentity"]
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
         err = log.read_text(encoding="utf-8")
         assert proc.returncode == 0, err
         assert '"united_deployments":true' in err

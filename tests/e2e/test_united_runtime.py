@@ -42,14 +42,20 @@ def until_pods(stack: Stack, want: dict[str, int], what: str, *, placed_only: bo
         ) from None
 
 
-def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
-    with Stack(
-        pools("on-prem", "elastic", taint="on-prem"),
+def real_time_stack(tmp_path: Path, nodes: list[dict[str, Any]], **options: Any) -> Stack:
+    """Both controllers on real time, resyncing hourly (the watches drive them)."""
+    return Stack(
+        nodes,
         virtual=False,
         workdir=tmp_path,
         options=LoopOptions(resync_seconds=3600),
         united_options=UnitedOptions(resync_seconds=3600),
-    ) as stack:
+        **options,
+    )
+
+
+def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
+    with real_time_stack(tmp_path, pools("on-prem", "elastic", taint="on-prem")) as stack:
         stack.create(UDS, united("web", 4, SUBSETS, schedule=ADAPTIVE))
         until_pods(
             stack, {"elastic": 4}, "4 pods on the elastic pool (no on-prem node fits)", placed_only=True
@@ -108,14 +114,7 @@ def test_kubectl_scale_sgud(tmp_path: Path) -> None:
         assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
         return done.stdout
 
-    with Stack(
-        pools("on-prem", "elastic"),
-        virtual=False,
-        workdir=tmp_path,
-        kubeconfig_out=kubeconfig,
-        options=LoopOptions(resync_seconds=3600),
-        united_options=UnitedOptions(resync_seconds=3600),
-    ) as stack:
+    with real_time_stack(tmp_path, pools("on-prem", "elastic"), kubeconfig_out=kubeconfig) as stack:
         kubectl("apply", "-f", str(manifest))
         wait_until(
             lambda: pods_per_subset(stack, "web", placed_only=True) == {"on-prem": 1}, 60, "1 on-prem pod"
@@ -158,13 +157,7 @@ def test_kubectl_scale_sgud(tmp_path: Path) -> None:
 
 def test_kruise_timing_in_real_time_moves_the_share_after_the_critical_time(tmp_path: Path) -> None:
     quick = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 2, "unschedulableDuration": 600}}
-    with Stack(
-        pools("on-prem", "elastic", taint="on-prem"),
-        virtual=False,
-        workdir=tmp_path,
-        options=LoopOptions(resync_seconds=3600),
-        united_options=UnitedOptions(resync_seconds=3600),
-    ) as stack:
+    with real_time_stack(tmp_path, pools("on-prem", "elastic", taint="on-prem")) as stack:
         stack.create(
             UDS, united("web", 4, SUBSETS, schedule=quick, annotations={NODE_FIT_ANNOTATION: "false"})
         )

@@ -3,32 +3,24 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from cli_kit import SCENARIOS, simulate_steps
 
 from py_engine.cli import main
 from py_engine.cli.scenario import ScenarioError
 from py_engine.cli.scenarios import load_scenario, parse_scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
-SCENARIOS = Path(__file__).resolve().parents[2] / "manifests" / "examples" / "scenarios"
-
-
-def run_json(name: str, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
-    assert main(["simulate", str(SCENARIOS / f"{name}.yaml"), "-o", "json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["scenario"] == name
-    return list(doc["steps"])
 
 
 def test_onprem_then_serverless_with_hpa_scaling_and_an_unschedulable_pool(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    steps = run_json("ud-onprem-then-serverless", capsys)
+    steps = simulate_steps("ud-onprem-then-serverless", capsys)
     assert [(s["replicas"], s["subsets"]["on-prem"], s["subsets"]["serverless"]) for s in steps] == [
         (2, 2, 0),
         (3, 3, 0),
@@ -47,7 +39,7 @@ def test_onprem_then_serverless_with_hpa_scaling_and_an_unschedulable_pool(
 
 
 def test_kruise_timing_leaves_pods_pending_for_the_critical_time(capsys: pytest.CaptureFixture[str]) -> None:
-    steps = run_json("ud-onprem-then-serverless-kruise-timing", capsys)
+    steps = simulate_steps("ud-onprem-then-serverless-kruise-timing", capsys)
     assert [
         (s["time"], s["subsets"]["on-prem"], s["subsets"]["serverless"], s["pending"]) for s in steps[3:]
     ] == [(0, 4, 2, 2), (59, 4, 2, 2), (61, 2, 4, 0)]
@@ -57,7 +49,7 @@ def test_kruise_timing_leaves_pods_pending_for_the_critical_time(capsys: pytest.
 def test_cpu_platforms_roll_out_and_a_cordoned_pool_leaves_pods_pending(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    steps = run_json("ud-cpu-platforms", capsys)
+    steps = simulate_steps("ud-cpu-platforms", capsys)
     assert [list(s["subsets"].values()) for s in steps] == [
         [5, 3, 2],
         [10, 6, 4],

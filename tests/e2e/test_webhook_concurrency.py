@@ -14,25 +14,23 @@ import base64
 import json
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 import urllib3
+import webhook_testkit
 from metrics_kit import value
-from webhook_testkit import (  # noqa: F401
-    SPREADS,
-    KubeEnv,
-    WebhookProcess,
-    kube_env,
-    shared_ca,
-    spread,
-    wait_until,
-    write_cert,
-)
+from polling import wait_until
+from webhook_testkit import SPREADS, KubeEnv, WebhookProcess, spread, webhook_https, write_cert
 
+from benchmarks.kube_objects import (
+    admission_review,
+    create_deployment_and_replicaset,
+    pod_create_request,
+    replicaset_pod,
+)
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
 
@@ -40,91 +38,23 @@ pytestmark = pytest.mark.e2e
 CAPS = {"a": 100, "b": 120, "c": 80}
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
-@pytest.fixture
-def processes(env: KubeEnv) -> Iterator[list[WebhookProcess]]:
-    made: list[WebhookProcess] = []
-    try:
-        yield made
-    finally:
-        for p in made:
-            p.stop()
+kube_env = webhook_testkit.kube_env  # the fixture, used by name
+# The fixture; the tests ask for it after `env`, so its processes stop first.
+processes = webhook_testkit.webhook_processes
 
 
 def owner_objects(env: KubeEnv) -> dict[str, Any]:
-    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.client.create(
-        DEPLOYMENTS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web"},
-            "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        },
-    )
-    return env.client.create(
-        REPLICASETS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-abc",
-                "labels": {"app": "web", "pod-template-hash": "abc"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": dep["metadata"]["uid"],
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": 500, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        },
+    return create_deployment_and_replicaset(
+        env.client, DEPLOYMENTS, REPLICASETS, replicas=500, template_hash="abc"
     )
 
 
 def review(rs: dict[str, Any]) -> dict[str, Any]:
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "generateName": "web-abc-",
-            "namespace": "default",
-            "labels": {"app": "web", "pod-template-hash": "abc"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-abc",
-                    "uid": rs["metadata"]["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": str(uuid.uuid4()),
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "namespace": "default",
-            "operation": "CREATE",
-            "object": pod,
-            "dryRun": False,
-        },
-    }
+    pod = replicaset_pod(rs["metadata"]["uid"], template_hash="abc")
+    return admission_review(pod_create_request(pod, str(uuid.uuid4())))
 
 
 def metric(http: urllib3.PoolManager, url: str, name: str) -> float:
@@ -142,9 +72,7 @@ def run_burst(env: KubeEnv, procs: list[WebhookProcess], pods: int, tmp_path: Pa
     env.faults.force_errors(409)  # ~40 writes at 10 % could see none; the first one conflicts for certain
     for i in range(n_procs):
         procs.append(WebhookProcess(env.kubeconfig, cert, key, tmp_path / f"webhook-{i}.log"))
-    http = urllib3.PoolManager(
-        maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem, retries=False
-    )
+    http = webhook_https(maxsize=64, block=True, timeout=120.0)
     try:
         for p in procs:
             wait_until(lambda p=p: http.request("GET", p.url + "/readyz").status == 200, 30, "webhook ready")

@@ -14,23 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from webhook_on_cluster import live_pods, register, subset_of, webhook_for
 from webhook_testkit import (
     CRD,
     SPREADS_PATH,
     ZONE,
     spread,
     wait_until,
-    webhook_configs,
     without_subset_bound,
-    write_cert,
 )
 
+from benchmarks.kube_objects import workload
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.clock import RealClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.interface import ApiError
 from py_engine.sim.nodepool import nodes_from_description
-from webhook.runtime import Webhook, WebhookOptions
+from webhook.runtime import Webhook
 
 pytestmark = pytest.mark.e2e
 
@@ -84,19 +84,7 @@ SUBSETS = [
 
 
 def deployment(name: str, replicas: int, image: str = "nginx:1") -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": image}]},
-            },
-        },
-    }
+    return workload("Deployment", name, replicas=replicas, namespace="default", container="app", image=image)
 
 
 class Env:
@@ -104,17 +92,12 @@ class Env:
         self.cluster, self.hook, self.api = cluster, hook, cluster.api
 
     def pods(self, app: str = "web") -> list[dict[str, Any]]:
-        return [
-            p
-            for p in self.api.list("v1/pods", "default", label_selector=f"app={app}")["items"]
-            if not p["metadata"].get("deletionTimestamp")
-        ]
+        return live_pods(self.api, app)
 
     def by_subset(self, app: str = "web") -> Counter[str]:
         out: Counter[str] = Counter()
         for p in self.pods(app):
-            raw = (p["metadata"].get("annotations") or {}).get(MATCHED_ANNOTATION)
-            out[json.loads(raw)["subset"] if raw else "-"] += 1
+            out[subset_of(p)] += 1
         return out
 
     def scale(self, name: str, replicas: int) -> None:
@@ -124,30 +107,9 @@ class Env:
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
     cluster = Cluster(clock=RealClock(), nodes=zone_nodes())
-    cluster.serve_https(kubeconfig_out=tmp_path / "kubeconfig")
-    cluster.api.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, CRD)
-    cert, key = write_cert(tmp_path)
-    hook = Webhook(
-        WebhookOptions(
-            cert_file=cert,
-            key_file=key,
-            kubeconfig=str(cluster.kubeconfig_path),
-            host="127.0.0.1",
-            port=0,
-            threads=16,
-            watch_timeout_seconds=30,
-        )
-    )
+    hook = webhook_for(cluster, tmp_path, threads=16)
     try:
-        hook.start()
-        assert hook.view.wait_ready(10)
-        for cfg in webhook_configs(hook.url):
-            resource = (
-                "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
-                if cfg["kind"].startswith("Mutating")
-                else "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
-            )
-            cluster.api.create(resource, None, cfg)
+        register(cluster, hook)
         cluster.start()
         yield Env(cluster, hook)
     finally:

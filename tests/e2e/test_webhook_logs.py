@@ -12,17 +12,11 @@ from typing import Any
 
 import pytest
 import urllib3
-from webhook_testkit import (  # noqa: F401
-    SPREADS,
-    KubeEnv,
-    WebhookProcess,
-    kube_env,
-    shared_ca,
-    spread,
-    wait_until,
-    write_cert,
-)
+import webhook_testkit
+from polling import wait_until
+from webhook_testkit import SPREADS, KubeEnv, WebhookProcess, spread, webhook_https, write_cert
 
+from benchmarks.kube_objects import admission_review, controller_ref, pod_create_request
 from py_engine.apiclient import REPLICASETS
 from py_engine.logsetup import record_fields
 from webhook.runtime import Webhook, WebhookOptions
@@ -30,10 +24,10 @@ from webhook.runtime import Webhook, WebhookOptions
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+kube_env = webhook_testkit.kube_env  # the fixture, used by name
+
+
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def dead_opa_url() -> str:
@@ -44,19 +38,13 @@ def dead_opa_url() -> str:
 
 
 def https() -> urllib3.PoolManager:
-    return urllib3.PoolManager(
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=shared_ca().cert_pem,
-        retries=False,
-        timeout=urllib3.Timeout(total=10),
-    )
+    return webhook_https(timeout=10.0)
 
 
-@pytest.mark.parametrize("opa", [False, True], ids=["embedded", "dead-opa"])
-def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path: Path, opa: bool) -> None:
+def local_webhook(env: KubeEnv, tmp_path: Path, **options: Any) -> Webhook:
+    """A webhook (not started) on `env`'s kubeconfig with 4 threads and no node simulation."""
     cert, key = write_cert(tmp_path)
-    url = dead_opa_url() if opa else None
-    hook = Webhook(
+    return Webhook(
         WebhookOptions(
             cert_file=cert,
             key_file=key,
@@ -64,11 +52,17 @@ def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path:
             host="127.0.0.1",
             port=0,
             threads=4,
-            opa_url=url,
             node_simulation=False,
             watch_timeout_seconds=30,
+            **options,
         )
     )
+
+
+@pytest.mark.parametrize("opa", [False, True], ids=["embedded", "dead-opa"])
+def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path: Path, opa: bool) -> None:
+    url = dead_opa_url() if opa else None
+    hook = local_webhook(env, tmp_path, opa_url=url)
     http = https()
     try:
         hook.start()
@@ -86,18 +80,9 @@ def test_readyz_follows_the_caches_and_the_policy_engine(env: KubeEnv, tmp_path:
 
 
 def pod_review(uid: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "operation": "CREATE",
-            "namespace": "default",
-            "name": f"p-{uid}",
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "object": {"metadata": {"name": f"p-{uid}", "namespace": "default"}},
-        },
-    }
+    return admission_review(
+        pod_create_request({"metadata": {"name": f"p-{uid}", "namespace": "default"}}, uid)
+    )
 
 
 def test_json_logs_parse_and_show_every_admission_at_debug(env: KubeEnv, tmp_path: Path) -> None:
@@ -170,29 +155,10 @@ def test_a_failed_status_write_is_one_record_per_pod_naming_the_spread(
         SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 2}, {"name": "b"}], kind="ReplicaSet")
     )
     env.faults.set_spec("workloadspreads/status:update:error500=1")
-    cert, key = write_cert(tmp_path)
-    hook = Webhook(
-        WebhookOptions(
-            cert_file=cert,
-            key_file=key,
-            kubeconfig=env.kubeconfig,
-            host="127.0.0.1",
-            port=0,
-            threads=4,
-            node_simulation=False,
-            watch_timeout_seconds=30,
-            commit_timeout=5.0,
-        )
-    )
+    hook = local_webhook(env, tmp_path, commit_timeout=5.0)
     body = pod_review("c1")
     body["request"]["object"]["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "name": "web",
-            "uid": rs["metadata"]["uid"],
-            "controller": True,
-        }
+        controller_ref("ReplicaSet", "web", rs["metadata"]["uid"])
     ]
     http = https()
     caplog.set_level(logging.DEBUG)

@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from benchmarks.kube_objects import controller_ref, workload
+
 F = TypeVar("F", bound=Callable[..., Any])
 TOTAL_WEIGHT = 17.0
 """Sum of the weights passed to `examples` by the fuzz tests (11.5 for the WorkloadSpread paths, 1 for
@@ -197,15 +199,7 @@ def pods(draw: st.DrawFn, index: int = 0) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "namespace": "default",
         "labels": {"app": "web", "pod-template-hash": "h"},
-        "ownerReferences": [
-            {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "name": "web-h",
-                "uid": RS_UID,
-                "controller": True,
-            }
-        ],
+        "ownerReferences": [controller_ref("ReplicaSet", "web-h", RS_UID)],
     }
     if draw(st.booleans()):
         meta["name"] = f"web-h-{index}{draw(st.sampled_from(['', 'x', '0']))}"
@@ -270,39 +264,19 @@ def nodes() -> list[dict[str, Any]]:
 
 
 def owners(replicas: int) -> list[dict[str, Any]]:
-    template: dict[str, Any] = {
-        "metadata": {"labels": {"app": "web"}},
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-    dep = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default", "uid": DEP_UID, "generation": 1},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        "status": {"observedGeneration": 1},
-    }
-    rs_template = copy.deepcopy(template)
-    rs_template["metadata"]["labels"]["pod-template-hash"] = "h"
-    rs = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {
-            "name": "web-h",
-            "namespace": "default",
-            "uid": RS_UID,
-            "labels": {"app": "web", "pod-template-hash": "h"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "Deployment",
-                    "name": "web",
-                    "uid": DEP_UID,
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": rs_template},
-    }
+    dep = workload("Deployment", "web", replicas=replicas, namespace="default", uid=DEP_UID, generation=1)
+    dep["status"] = {"observedGeneration": 1}
+    rs = workload(
+        "ReplicaSet",
+        "web-h",
+        replicas=replicas,
+        app="web",
+        namespace="default",
+        uid=RS_UID,
+        labels={"app": "web", "pod-template-hash": "h"},
+        ownerReferences=[controller_ref("Deployment", "web", DEP_UID)],
+    )
+    rs["spec"]["template"]["metadata"]["labels"]["pod-template-hash"] = "h"
     return [dep, rs]
 
 

@@ -9,10 +9,14 @@ shared by the module (creating one per example would dominate the run).
 from __future__ import annotations
 
 import copy
+import json
+import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from flask import Flask
 
 from py_engine.apiclient import Conflict, NotFound
@@ -129,3 +133,16 @@ def webhook_app(cluster: MemoryCluster, **config: Any) -> Flask:
         ),
     )
     return create_app(service, validation, metrics=WebhookMetrics(), max_body=1024 * 1024)
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Iterator[Path]:
+    """A folder for the fuzzed CLI inputs, one per test module (a fixture is per example otherwise)."""
+    with tempfile.TemporaryDirectory(prefix="spreadgate-fuzz-") as tmp:
+        yield Path(tmp)
+
+
+def write(path: Path, value: Any) -> str:
+    """`value` as JSON in `path`; returns the path as a command-line argument."""
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return str(path)

@@ -23,33 +23,23 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
+import fuzz_support
 from fuzz_strategies import RS_UID, fuzz_settings, hostile_pods, hostile_spreads, nodes, owners
+from fuzz_support import write
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.kube_objects import replicaset_pod, workload_spread
 from py_engine.cli import main
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.workloadspread.admission.offline import OfflineAdmission
 
 NOW = "2024-06-01T12:00:00Z"
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="spreadgate-fuzz-") as tmp:
-        yield Path(tmp)
-
-
-def write(path: Path, value: Any) -> str:
-    path.write_text(json.dumps(value), encoding="utf-8")
-    return str(path)
+workdir = fuzz_support.workdir  # the fixture, used by name
 
 
 def listing(items: list[Any]) -> dict[str, Any]:
@@ -308,51 +298,15 @@ def test_rank_never_crashes(
 
 
 def test_reconcile_state_with_a_nameless_pod_regression(workdir: Path) -> None:
-    spread = {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [{"name": "s0"}],
-        },
-    }
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "namespace": "default",
-            "generateName": "web-h-",
-            "labels": {"app": "web", "pod-template-hash": "h"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-h",
-                    "uid": "rs-uid-1",
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-        "status": {"phase": "Succeeded"},
-    }
+    spread = workload_spread("ws0", [{"name": "s0"}], generation=1)
+    pod = {**replicaset_pod(RS_UID), "status": {"phase": "Succeeded"}}
     state = listing([*owners(1), spread, pod, *nodes()])
     run(["reconcile", "--state", write(workdir / "nameless.json", state), "--now", NOW, "--name", "ws0"])
 
 
 def test_reconcile_state_with_a_string_status_regression(workdir: Path) -> None:
     """The full run's shrunk example: a stored status that is a string, not an object."""
-    spread = {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws0", "namespace": "default", "generation": 1},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [{"name": "s0"}, {"name": "s1"}],
-        },
-        "status": "x" * 1000,
-    }
+    spread = {**workload_spread("ws0", [{"name": "s0"}, {"name": "s1"}], generation=1), "status": "x" * 1000}
     state = listing([*owners(1), spread, *nodes()])
     code, _ = run(
         ["reconcile", "--state", write(workdir / "string-status.json", state), "--now", NOW, "--name", "ws0"]
@@ -375,18 +329,10 @@ def test_admitted_pods_stay_inside_their_subsets_caps(
     unlimited or below its cap (docs/design-workloadspread.md §2.1.1), so no subset ever holds more
     pods than its cap; with every subset full the pod is admitted without a subset. Both with the
     counts taken from the status (`synced`) and recounted from the spec (spec ahead of the status)."""
-    spread = {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws0", "namespace": "default", "generation": 1, "uid": "ws-uid"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [
-                {"name": f"s{i}", **({} if cap is None else {"maxReplicas": cap})}
-                for i, cap in enumerate(caps)
-            ],
-        },
-    }
+    subsets = [
+        {"name": f"s{i}", **({} if cap is None else {"maxReplicas": cap})} for i, cap in enumerate(caps)
+    ]
+    spread = workload_spread("ws0", subsets, generation=1, uid="ws-uid")
     if synced:  # the controller has seen this generation: the counts in the status are used as they are
         spread["status"] = {"observedGeneration": 1}
     admission = OfflineAdmission(
@@ -394,25 +340,7 @@ def test_admitted_pods_stay_inside_their_subsets_caps(
     )
     held = [0] * len(caps)
     for index in range(creations):
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"web-h-{index}",
-                "namespace": "default",
-                "labels": {"app": "web", "pod-template-hash": "h"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "ReplicaSet",
-                        "name": "web-h",
-                        "uid": RS_UID,
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"containers": [{"name": "c", "image": "i"}]},
-        }
+        pod = replicaset_pod(RS_UID, name=f"web-h-{index}")
         outcome = admission.create(pod)
         assert outcome.allowed
         room = [i for i, cap in enumerate(caps) if cap is None or held[i] < cap]

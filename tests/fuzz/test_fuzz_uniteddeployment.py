@@ -27,14 +27,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import fuzz_support
 import pytest
 from fuzz_strategies import fuzz_settings, hostile, owners
-from fuzz_support import ENGINE, MemoryCluster, webhook_app
+from fuzz_support import ENGINE, MemoryCluster, webhook_app, write
 from hypothesis import given
 from hypothesis import strategies as st
 from ud_strategies import (
@@ -48,6 +47,7 @@ from ud_strategies import (
     ud_reviews,
 )
 
+from benchmarks.kube_objects import united_deployment
 from py_engine.cli import main
 from py_engine.uniteddeployment.controller.plan import plan
 from py_engine.uniteddeployment.controller.state import state_from_objects
@@ -58,17 +58,7 @@ MAX_BODY = 1024 * 1024
 """The body cap of `fuzz_support.webhook_app` (a larger body is answered 413)."""
 PLAN_KEYS = {"subsets", "create", "update", "delete", "release", "status", "errors", "nodeFit"}
 WEBHOOK_WEIGHT, PLAN_WEIGHT, VALIDATE_WEIGHT = 1.5, 1.0, 0.5
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="spreadgate-udfuzz-") as tmp:
-        yield Path(tmp)
-
-
-def write(path: Path, value: Any) -> str:
-    path.write_text(json.dumps(value), encoding="utf-8")
-    return str(path)
+workdir = fuzz_support.workdir  # the fixture, used by name
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
@@ -280,22 +270,8 @@ def allocation_uds(draw: st.DrawFn) -> dict[str, Any]:
             if draw(st.booleans()):
                 subset[key] = draw(COUNTS)
         subsets.append(subset)
-    spec: dict[str, Any] = {
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "deploymentTemplate": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {
-                    "selector": {"matchLabels": {"app": "web"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "web"}},
-                        "spec": {"containers": [{"name": "c", "image": "i"}]},
-                    },
-                },
-            }
-        },
-        "topology": {"subsets": subsets},
-    }
+    ud = united_deployment("web", subsets, replicas=None, uid="ud-uid-1", generation=1)
+    spec = ud["spec"]
     if draw(st.integers(0, 5)):
         spec["replicas"] = draw(st.integers(0, 20))
     if draw(st.booleans()):
@@ -305,12 +281,7 @@ def allocation_uds(draw: st.DrawFn) -> dict[str, Any]:
                 "partitions": {s["name"]: draw(st.integers(-2, 25)) for s in subsets if draw(st.booleans())}
             },
         }
-    return {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "web", "namespace": "default", "uid": "ud-uid-1", "generation": 1},
-        "spec": spec,
-    }
+    return ud
 
 
 @pytest.mark.timeout(120)

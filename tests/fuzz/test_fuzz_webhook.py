@@ -28,6 +28,8 @@ from fuzz_support import MemoryCluster, webhook_app
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.kube_objects import admission_review, container_spec, pod_create_request, replicaset_pod
+
 # Denials the webhook may give with an "internal error" message: none. (The fuzzer once found
 # three: ill-typed selector terms and a non-string status name raised inside the policy and the
 # subset choice; the regression tests below keep them fixed.)
@@ -143,36 +145,8 @@ def admit_replicaset_pod(spread: dict[str, Any], **spec_extra: Any) -> dict[str,
     """The webhook's answer for a ReplicaSet pod of `web` (generateName only).
 
     The cluster holds `spread`."""
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "generateName": "web-h-",
-            "namespace": "default",
-            "labels": {"app": "web", "pod-template-hash": "h"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-h",
-                    "uid": RS_UID,
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "c", "image": "i"}], **spec_extra},
-    }
-    review = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u",
-            "operation": "CREATE",
-            "namespace": "default",
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "object": pod,
-        },
-    }
+    pod = replicaset_pod(RS_UID, spec={**container_spec(), **spec_extra})
+    review = admission_review(pod_create_request(pod))
     client = webhook_app(MemoryCluster([*owners(5), spread])).test_client()
     response: dict[str, Any] = client.post("/mutate/pods", json=review).get_json()["response"]
     return response

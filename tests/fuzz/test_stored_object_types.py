@@ -18,6 +18,8 @@ from fuzz_support import MemoryCluster, webhook_app
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmarks.kube_objects import replicaset_pod
+
 SPREAD_RESOURCE = {"group": "spreadgate.dev", "version": "v1alpha1", "resource": "workloadspreads"}
 POD_RESOURCE = {"group": "", "version": "v1", "resource": "pods"}
 
@@ -37,25 +39,7 @@ def _spread(name: str = "ws0", **spec: Any) -> dict[str, Any]:
 
 
 def _pod(spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "generateName": "web-h-",
-            "namespace": "default",
-            "labels": {"app": "web", "pod-template-hash": "h"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-h",
-                    "uid": RS_UID,
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": spec,
-    }
+    return replicaset_pod(RS_UID, spec=spec)
 
 
 def _post(cluster: list[Any], path: str, request: dict[str, Any]) -> tuple[int, Any]:

@@ -178,19 +178,11 @@ class RecordingClient(KubeClient):
         self.requests: list[tuple[str, str, list[tuple[str, str]] | None]] = []
         self._lock = threading.Lock()
 
-    def _open(
-        self,
-        method: str,
-        path: str,
-        query: list[tuple[str, str]] | None = None,
-        body: Any = None,
-        content_type: str = "application/json",
-        timeout: Any = None,
-        accept: str = "application/json",
-    ) -> Any:
+    def _open(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        query = args[0] if args else kwargs.get("query")
         with self._lock:
             self.requests.append((method, path.split("?")[0], list(query or [])))
-        return super()._open(method, path, query, body, content_type, timeout, accept)
+        return super()._open(method, path, *args, **kwargs)
 
     def classified(self) -> list[ApiRequest]:
         with self._lock:

@@ -7,23 +7,14 @@ import prometheus_client
 from attack_target import AllowingValidation, StubService
 from metrics_kit import exposed_types, value
 
+from benchmarks.kube_objects import admission_review, pod_create_request
 from py_engine.metrics import CONTENT_TYPE
 from py_engine.uniteddeployment.controller.runtime.metrics import UnitedMetrics
 from py_engine.workloadspread.controller.metrics import ControllerMetrics
 from webhook.app import create_app
 from webhook.metrics import WebhookMetrics
 
-REVIEW = {
-    "apiVersion": "admission.k8s.io/v1",
-    "kind": "AdmissionReview",
-    "request": {
-        "uid": "u-1",
-        "operation": "CREATE",
-        "namespace": "default",
-        "resource": {"group": "", "version": "v1", "resource": "pods"},
-        "object": {"metadata": {}},
-    },
-}
+REVIEW = admission_review(pod_create_request({"metadata": {}}, "u-1"))
 
 
 def test_two_webhook_apps_in_one_process_count_apart() -> None:

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import pytest
 import yaml
+from opa_kit import reply_json
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:  # when run as a script (--record)
@@ -200,12 +201,7 @@ class _Replay(BaseHTTPRequestHandler):
         self._reply(400, {"code": "no_recording", "message": f"no recorded exchange for {self.path}"})
 
     def _reply(self, status: int, body: Any) -> None:
-        payload = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        reply_json(self, status, body)
 
     def log_message(self, *args: Any) -> None:
         pass

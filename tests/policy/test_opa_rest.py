@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pytest
+from opa_kit import reply_json
 
 from py_engine.policy import PolicyError, create_engine
 from py_engine.policy.opa_rest import OpaRestEngine, rule_to_data_path
@@ -34,12 +35,7 @@ class FakeOpa(BaseHTTPRequestHandler):
             self.send_response(404)
             self.end_headers()
             return
-        payload = json.dumps(RECORDED[self.path]).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        reply_json(self, 200, RECORDED[self.path])
 
     def log_message(self, *args: Any) -> None:
         pass

@@ -10,6 +10,7 @@ import pytest
 import urllib3
 from polling import wait_until as wait_for  # noqa: F401 - re-exported for the cluster tests
 
+from benchmarks.kube_objects import workload
 from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.http_server import RunningServer
@@ -37,17 +38,9 @@ def pod_template(labels: dict[str, str], image: str = "nginx:1", **spec: Any) ->
 
 
 def deployment(name: str, replicas: int, image: str = "nginx:1", **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": pod_template({"app": name}, image),
-            **spec,
-        },
-    }
+    dep = workload("Deployment", name, replicas=replicas, namespace="default", container="app", image=image)
+    dep["spec"].update(spec)
+    return dep
 
 
 def pods_of(
@@ -99,3 +92,11 @@ class AdminPool(urllib3.HTTPSConnectionPool):
     ) -> Any:
         merged = {**dict(headers or {}), "Authorization": f"Bearer {self.token}"}
         return super().urlopen(method, url, body, merged, *args, **kwargs)
+
+
+@pytest.fixture
+def admin_http(https_server: RunningServer) -> Iterator[urllib3.HTTPSConnectionPool]:
+    """An `AdminPool` (two connections) to the `https_server` fixture's emulator."""
+    pool = AdminPool(https_server, maxsize=2)
+    yield pool
+    pool.close()

@@ -12,6 +12,7 @@ import kubernetes
 import pytest
 from kubernetes.client import ApiException
 
+from benchmarks.kube_objects import role_binding
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.interface import ApiError
 from py_engine.sim.tls import CertificateAuthority
@@ -373,13 +374,9 @@ def test_impersonated_user_reaches_the_webhook(
     apiserver.create(
         "rbac.authorization.k8s.io/v1/rolebindings",
         "default",
-        {
-            "metadata": {"name": "rs-edit"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
-            "subjects": [
-                {"kind": "ServiceAccount", "name": "replicaset-controller", "namespace": "kube-system"}
-            ],
-        },
+        role_binding(
+            "rs-edit", "edit", "replicaset-controller", subject_kind="ServiceAccount", namespace="kube-system"
+        ),
     )
     k8s_client.set_default_header(
         "Impersonate-User", "system:serviceaccount:kube-system:replicaset-controller"

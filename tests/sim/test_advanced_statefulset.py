@@ -9,38 +9,23 @@ import cluster_fixtures
 import pytest
 from cluster_fixtures import pods_of
 
+from benchmarks.kube_objects import custom_resource_definition
 from py_engine.sim.cluster import Cluster
 
 make_cluster = cluster_fixtures.make_cluster  # the fixture, used by name
 
 
 def _crd(storage: str) -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "statefulsets.apps.kruise.io"},
-        "spec": {
-            "group": "apps.kruise.io",
-            "scope": "Namespaced",
-            "names": {
-                "plural": "statefulsets",
-                "singular": "statefulset",
-                "kind": "StatefulSet",
-                "shortNames": ["asts"],
-            },
-            "versions": [
-                {
-                    "name": version,
-                    "served": True,
-                    "storage": version == storage,
-                    "schema": schema,
-                    "subresources": {"status": {}},
-                }
-                for version in ("v1alpha1", "v1beta1")
-            ],
-        },
-    }
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    versions = ("v1alpha1", "v1beta1")
+    return custom_resource_definition(
+        "apps.kruise.io",
+        "StatefulSet",
+        versions=versions,
+        storage=storage,
+        schema=schema,
+        short_names=["asts"],
+    )
 
 
 def _asts(replicas: int, image: str, partition: int) -> dict[str, Any]:

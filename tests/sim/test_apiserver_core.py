@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import custom_resource_definition, scale_subresource
 from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.interface import ApiError
@@ -367,31 +368,12 @@ def test_watch_without_rv_starts_with_current_state_then_live(vapi: ApiServer, d
 
 
 def test_crd_served_workloadspread_with_status_and_scale(vapi: ApiServer) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "clonesets.apps.kruise.io"},
-        "spec": {
-            "group": "apps.kruise.io",
-            "scope": "Namespaced",
-            "names": {"plural": "clonesets", "singular": "cloneset", "kind": "CloneSet"},
-            "versions": [
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {
-                        "status": {},
-                        "scale": {
-                            "specReplicasPath": ".spec.replicas",
-                            "statusReplicasPath": ".status.replicas",
-                            "labelSelectorPath": ".status.labelSelector",
-                        },
-                    },
-                }
-            ],
-        },
-    }
+    crd = custom_resource_definition(
+        "apps.kruise.io",
+        "CloneSet",
+        versions=("v1alpha1",),
+        subresources={"status": {}, "scale": scale_subresource(".status.labelSelector")},
+    )
     out = vapi.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, crd)
     assert any(c["type"] == "Established" and c["status"] == "True" for c in out["status"]["conditions"])
     cs = vapi.create(

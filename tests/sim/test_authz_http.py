@@ -9,7 +9,6 @@ from typing import Any
 
 import kubernetes
 import pytest
-import urllib3
 from kubernetes.client import (
     AuthenticationV1Api,
     AuthorizationV1Api,
@@ -27,6 +26,8 @@ from kubernetes.client import (
 )
 from kubernetes.client.exceptions import ApiException
 
+from benchmarks.common import loopback_pool
+from benchmarks.kube_objects import role_binding
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 from py_engine.sim.identity import UserInfo
@@ -111,14 +112,7 @@ def test_tokens_anonymous_and_unknown(https_server: RunningServer, client_for: C
     with pytest.raises(ApiException) as unknown:
         CoreV1Api(client_for("not-a-token")).list_namespaced_pod("default")
     assert unknown.value.status == 401 and body(unknown.value)["reason"] == "Unauthorized"
-    pool = urllib3.HTTPSConnectionPool(
-        "127.0.0.1",
-        https_server.port,
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=https_server.ca_pem,
-        retries=False,
-        maxsize=1,
-    )
+    pool = loopback_pool(https_server.port, https_server.ca_pem)  # no credentials
     try:
         assert pool.request("GET", "/healthz").status == 200  # system:public-info-viewer
         anonymous = pool.request("GET", "/api")
@@ -243,37 +237,36 @@ def test_impersonation_is_authorized_per_header(
         "groups": ["system:authenticated"],
         "extra": {"scopes": ["read"]},
     }
-    status = forbidden(
-        lambda: CoreV1Api(client_for(alice_token, Impersonate_User="carol")).list_namespaced_pod("d")
-    )
-    assert status["message"].startswith('users "carol" is forbidden')
-    status = forbidden(
-        lambda: CoreV1Api(
-            client_for(alice_token, Impersonate_User="bob", Impersonate_Group="system:masters")
-        ).list_namespaced_pod("d")
-    )
-    assert status["message"] == (
-        'groups "system:masters" is forbidden: User "alice" cannot impersonate resource '
-        '"groups" in API group "" at the cluster scope'
-    )
-    status = forbidden(
-        lambda: CoreV1Api(
-            client_for(alice_token, Impersonate_User="bob", Impersonate_Uid="42")
-        ).list_namespaced_pod("d")
-    )
-    assert status["message"] == (
-        'uids.authentication.k8s.io "42" is forbidden: User "alice" cannot impersonate '
-        'resource "uids" in API group "authentication.k8s.io" at the cluster scope'
-    )
-    status = forbidden(
-        lambda: CoreV1Api(
-            client_for(alice_token, Impersonate_User="bob", Impersonate_Extra_Team="x")
-        ).list_namespaced_pod("d")
-    )
-    assert status["message"].startswith(
-        'userextras.authentication.k8s.io "x" is forbidden: User "alice" cannot '
-        'impersonate resource "userextras/team"'
-    )
+    # What alice may not impersonate: the headers beyond the user, and the start of (or, with
+    # `whole`, the whole) message of the 403.
+    refused: list[tuple[dict[str, str], str, bool]] = [
+        ({"Impersonate_User": "carol"}, 'users "carol" is forbidden', False),
+        (
+            {"Impersonate_Group": "system:masters"},
+            'groups "system:masters" is forbidden: User "alice" cannot impersonate resource '
+            '"groups" in API group "" at the cluster scope',
+            True,
+        ),
+        (
+            {"Impersonate_Uid": "42"},
+            'uids.authentication.k8s.io "42" is forbidden: User "alice" cannot impersonate '
+            'resource "uids" in API group "authentication.k8s.io" at the cluster scope',
+            True,
+        ),
+        (
+            {"Impersonate_Extra_Team": "x"},
+            'userextras.authentication.k8s.io "x" is forbidden: User "alice" cannot '
+            'impersonate resource "userextras/team"',
+            False,
+        ),
+    ]
+    for headers, message, whole in refused:
+        impersonating = {"Impersonate_User": "bob", **headers}
+        status = forbidden(
+            lambda h=impersonating: CoreV1Api(client_for(alice_token, **h)).list_namespaced_pod("d")
+        )
+        got = status["message"]
+        assert got == message if whole else got.startswith(message), (headers, got)
     # A group without a user is malformed.
     with pytest.raises(ApiException) as no_user:
         CoreV1Api(client_for(https_server.token, Impersonate_Group="devs")).list_namespaced_pod("default")
@@ -435,11 +428,7 @@ def test_rbac_objects_are_served_validated_and_discovered(
         bad_role.value.status == 422
         and "namespaced rules cannot apply to non-resource URLs" in bad_role.value.body
     )
-    binding = {
-        "metadata": {"name": "b"},
-        "subjects": [{"kind": "User", "name": "alice"}],
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
-    }
+    binding = role_binding("b", "r", "alice", role_kind="Role")
     rbac.create_namespaced_role_binding("default", binding)
     with pytest.raises(ApiException) as changed:
         rbac.patch_namespaced_role_binding("b", "default", {"roleRef": {"name": "other"}})

@@ -4,7 +4,7 @@ creating, scaling in, rolling out under a partition and being collected, at v1be
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import cluster_fixtures
@@ -13,7 +13,9 @@ from cluster_fixtures import pods_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vectors import load_vector_file
+from victim_strategies import pod_groups
 
+from benchmarks.kube_objects import custom_resource_definition
 from py_engine.scaledown import read_pods
 from py_engine.scaledown.cloneset import choose as product_choose
 from py_engine.scaledown.cloneset import cloneset_spec_from_object
@@ -55,27 +57,10 @@ def test_same_node_ranks_as_the_proposal_states_them() -> None:
 
 
 def _crd(storage: str) -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "clonesets.apps.kruise.io"},
-        "spec": {
-            "group": "apps.kruise.io",
-            "scope": "Namespaced",
-            "names": {"plural": "clonesets", "singular": "cloneset", "kind": "CloneSet"},
-            "versions": [
-                {
-                    "name": version,
-                    "served": True,
-                    "storage": version == storage,
-                    "schema": schema,
-                    "subresources": {"status": {}},
-                }
-                for version in ("v1alpha1", "v1beta1")
-            ],
-        },
-    }
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return custom_resource_definition(
+        "apps.kruise.io", "CloneSet", versions=("v1alpha1", "v1beta1"), storage=storage, schema=schema
+    )
 
 
 def _cloneset(replicas: int, image: str = "nginx:1", **update: Any) -> dict[str, Any]:
@@ -199,51 +184,13 @@ def test_deleting_the_cloneset_collects_its_pods(make_cluster: Callable[..., Clu
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 
 
-@st.composite
-def _group(draw: st.DrawFn) -> list[dict[str, Any]]:
-    count = draw(st.integers(min_value=2, max_value=12))
-    ages = draw(
-        st.lists(
-            st.integers(min_value=1, max_value=30 * 86_400),
-            min_size=2 * count,
-            max_size=2 * count,
-            unique=True,
-        )
-    )
-    pods = []
-    for index in range(count):
-        status: dict[str, Any] = {
-            "phase": draw(st.sampled_from(["Pending", "Running", "Unknown"])),
-            "containerStatuses": [{"restartCount": draw(st.integers(0, 2))}],
-        }
-        if draw(st.booleans()):
-            since = NOW - timedelta(seconds=ages[2 * index])
-            status["conditions"] = [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                }
-            ]
-        annotations = {COST: draw(st.sampled_from(["-1", "0", "5"]))} if draw(st.booleans()) else {}
-        created = NOW - timedelta(seconds=ages[2 * index + 1])
-        pods.append(
-            {
-                "metadata": {
-                    "name": f"p{index}",
-                    "uid": f"uid-{index:02d}",
-                    "annotations": annotations,
-                    "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                },
-                "spec": {"nodeName": draw(st.sampled_from(["", "n1", "n2"]))},
-                "status": status,
-            }
-        )
-    return pods
+GROUPS = pod_groups(
+    NOW, max_count=12, max_age_days=30, max_restarts=2, costs=["-1", "0", "5"], nodes=["", "n1", "n2"]
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(group=_group(), data=st.data())
+@given(group=GROUPS, data=st.data())
 def test_the_emulated_choice_agrees_with_the_product_model(
     group: list[dict[str, Any]], data: st.DataObject
 ) -> None:

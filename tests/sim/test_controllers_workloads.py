@@ -8,6 +8,7 @@ from typing import Any
 import cluster_fixtures
 from cluster_fixtures import pod_template, pods_of
 
+from benchmarks.kube_objects import custom_resource_definition, workload
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
 
@@ -15,18 +16,11 @@ make_cluster = cluster_fixtures.make_cluster  # the fixture, used by name
 
 
 def statefulset(name: str, replicas: int, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "serviceName": name,
-            "selector": {"matchLabels": {"app": name}},
-            "template": pod_template({"app": name}),
-            **spec,
-        },
-    }
+    sts = workload(
+        "StatefulSet", name, replicas=replicas, namespace="default", container="app", image="nginx:1"
+    )
+    sts["spec"].update({"serviceName": name, **spec})
+    return sts
 
 
 def names(cluster: Cluster, selector: str, live_only: bool = True) -> list[str]:
@@ -231,34 +225,12 @@ def test_pods_of_deleted_node_are_failed_and_removed(make_cluster: Callable[...,
 
 
 def _crd(group: str, plural: str, kind: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": [
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "storage": False,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                },
-                {
-                    "name": "v1beta1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                },
-            ],
-        },
-    }
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    crd = custom_resource_definition(
+        group, kind, versions=("v1alpha1", "v1beta1"), storage="v1beta1", schema=schema, subresources={}
+    )
+    assert crd["spec"]["names"]["plural"] == plural
+    return crd
 
 
 def test_gc_collects_dependents_of_every_custom_kind(make_cluster: Callable[..., Cluster]) -> None:

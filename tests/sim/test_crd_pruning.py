@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import custom_resource_definition
 from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.pruning import MAX_DEPTH, prune_custom_object
@@ -52,25 +53,7 @@ SCHEMA: dict[str, Any] = {
         "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
     },
 }
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {"openAPIV3Schema": SCHEMA},
-                "subresources": {"status": {}},
-            }
-        ],
-    },
-}
+CRD = custom_resource_definition("example.com", "Widget", schema=SCHEMA)
 WIDGETS = "example.com/v1/widgets"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import custom_resource_definition, scale_subresource
 from py_engine.semantics.clock import VirtualClock
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.defaulting import default_custom_object, needs_defaults
@@ -482,32 +483,9 @@ SCHEMA: dict[str, Any] = obj_schema(
         selector={"type": "string"},
     ),
 )
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {"openAPIV3Schema": SCHEMA},
-                "subresources": {
-                    "status": {},
-                    "scale": {
-                        "specReplicasPath": ".spec.replicas",
-                        "statusReplicasPath": ".status.replicas",
-                        "labelSelectorPath": ".status.selector",
-                    },
-                },
-            }
-        ],
-    },
-}
+CRD = custom_resource_definition(
+    "example.com", "Widget", schema=SCHEMA, subresources={"status": {}, "scale": scale_subresource()}
+)
 WIDGETS = "example.com/v1/widgets"
 CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 

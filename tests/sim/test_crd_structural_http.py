@@ -11,6 +11,7 @@ import kubernetes
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from benchmarks.kube_objects import custom_resource_definition, scale_subresource
 from py_engine.sim.apiserver import ApiServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -39,32 +40,9 @@ SCHEMA: dict[str, Any] = {
         },
     },
 }
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "gadgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {"openAPIV3Schema": SCHEMA},
-                "subresources": {
-                    "status": {},
-                    "scale": {
-                        "specReplicasPath": ".spec.replicas",
-                        "statusReplicasPath": ".status.replicas",
-                        "labelSelectorPath": ".status.selector",
-                    },
-                },
-            }
-        ],
-    },
-}
+CRD = custom_resource_definition(
+    "example.com", "Gadget", schema=SCHEMA, subresources={"status": {}, "scale": scale_subresource()}
+)
 ARGS = ("example.com", "v1", "default", "gadgets")
 
 

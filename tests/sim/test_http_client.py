@@ -11,6 +11,7 @@ import pytest
 from kubernetes.client import ApiException
 from webhook_testkit import CRD
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 
@@ -237,16 +238,8 @@ def test_crd_served_workloadspread(
     ext = kubernetes.client.ApiextensionsV1Api(k8s_client)
     raw(ext.create_custom_resource_definition(CRD, _preload_content=False))
     args = ("spreadgate.dev", "v1alpha1", "default", "workloadspreads")
-    ws = {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
-            "subsets": [{"name": "a", "maxReplicas": 2}],
-        },
-        "status": {"observedGeneration": 99},
-    }
+    ws = workload_spread("ws", [{"name": "a", "maxReplicas": 2}], target="d", namespace=None)
+    ws["status"] = {"observedGeneration": 99}
     created = custom_objects.create_namespaced_custom_object(*args, ws)
     assert "status" not in created and created["metadata"]["generation"] == 1
     status = custom_objects.patch_namespaced_custom_object_status(

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kubectl_kit import KUBECTL
+from kubectl_kit import KUBECTL, SPREAD_COLUMNS
 
 from py_engine.sim.apiserver import ApiServer
 
@@ -77,15 +77,7 @@ def test_kubectl_prints_crd_columns_and_explains_the_crd(
         applied.stderr
     )
     listing = kubectl("get", "sgws").stdout.splitlines()
-    assert listing[0].split() == [
-        "NAME",
-        "WORKLOAD-KIND",
-        "WORKLOAD",
-        "STRATEGY",
-        "ADAPTIVE-RESCHEDULE-SECONDS",
-        "FIRST-SUBSET-PODS",
-        "AGE",
-    ]
+    assert listing[0].split() == SPREAD_COLUMNS
     assert listing[1].split()[:3] == ["api-zones", "Deployment", "api"]
     explained = kubectl("explain", "sgws.spec.subsets")
     assert explained.returncode == 0, explained.stderr

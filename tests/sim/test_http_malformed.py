@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
+import cluster_fixtures
 import kubernetes
 import pytest
 import urllib3
-from cluster_fixtures import AdminPool
 
 from py_engine.sim.http_server import RunningServer
 
@@ -21,11 +20,7 @@ POD = {
 }
 
 
-@pytest.fixture
-def http(https_server: RunningServer) -> Iterator[urllib3.HTTPSConnectionPool]:
-    pool = AdminPool(https_server, maxsize=1)
-    yield pool
-    pool.close()
+http = cluster_fixtures.admin_http  # the fixture, under the name the tests use
 
 
 def call(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.kube_objects import role_binding
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 from py_engine.sim.identity import UserInfo
@@ -39,13 +40,7 @@ def _runner(kubeconfig: str, home: Path) -> Kubectl:
 def _grant(api: ApiServer) -> None:
     api.create("v1/namespaces", None, {"metadata": {"name": "team-a"}})
     api.create(
-        f"{RBAC}/rolebindings",
-        "team-a",
-        {
-            "metadata": {"name": "devs-edit"},
-            "subjects": [{"kind": "Group", "name": "devs"}],
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
-        },
+        f"{RBAC}/rolebindings", "team-a", role_binding("devs-edit", "edit", "devs", subject_kind="Group")
     )
     api.create(
         f"{RBAC}/roles",
@@ -57,15 +52,8 @@ def _grant(api: ApiServer) -> None:
             ],
         },
     )
-    api.create(
-        f"{RBAC}/rolebindings",
-        "team-a",
-        {
-            "metadata": {"name": "alice-one-secret"},
-            "subjects": [{"kind": "User", "name": "alice"}],
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "one-secret"},
-        },
-    )
+    alice = role_binding("alice-one-secret", "one-secret", "alice", role_kind="Role")
+    api.create(f"{RBAC}/rolebindings", "team-a", alice)
 
 
 def test_can_i_as_the_admin_and_as_impersonated_users(

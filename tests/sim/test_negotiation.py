@@ -4,6 +4,7 @@ API server answers over HTTPS to get, update of the status subresource, patch an
 from __future__ import annotations
 
 import pytest
+import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
 from py_engine.apiclient import Conflict
@@ -13,10 +14,7 @@ from py_engine.sim.negotiation import partial_metadata_version
 pytestmark = pytest.mark.timeout(30)
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 @pytest.mark.parametrize(

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
+import cluster_fixtures
 import pytest
 import urllib3
-from cluster_fixtures import AdminPool
 
 from py_engine.assembled_stack import load_crd
 from py_engine.sim.apiserver import ApiServer
-from py_engine.sim.http_server import RunningServer
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,11 +22,7 @@ GV = "apis/spreadgate.dev/v1alpha1"
 SCHEMA = "dev.spreadgate.v1alpha1.WorkloadSpread"
 
 
-@pytest.fixture
-def http(https_server: RunningServer) -> Iterator[urllib3.HTTPSConnectionPool]:
-    pool = AdminPool(https_server, maxsize=2)
-    yield pool
-    pool.close()
+http = cluster_fixtures.admin_http  # the fixture, under the name the tests use
 
 
 def get(

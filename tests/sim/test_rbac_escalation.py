@@ -12,6 +12,7 @@ import pytest
 from kubernetes.client import RbacAuthorizationV1Api
 from kubernetes.client.exceptions import ApiException
 
+from benchmarks.kube_objects import role_binding
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 from py_engine.sim.identity import UserInfo
@@ -98,15 +99,7 @@ def alice_rbac(
 ) -> Iterator[RbacAuthorizationV1Api]:
     """Alice is `admin` of namespace team-a (a RoleBinding), nothing else."""
     apiserver.create("v1/namespaces", None, {"metadata": {"name": "team-a"}})
-    apiserver.create(
-        f"{RBAC}/rolebindings",
-        "team-a",
-        {
-            "metadata": {"name": "alice-admin"},
-            "subjects": [{"kind": "User", "name": "alice"}],
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
-        },
-    )
+    apiserver.create(f"{RBAC}/rolebindings", "team-a", role_binding("alice-admin", "admin", "alice"))
     token = https_server.issue_token(UserInfo("alice", ("devs",)))
     path = https_server.write_kubeconfig(str(tmp_path / "alice"), "team-a", token=token, user_name="alice")
     cfg = kubernetes.client.Configuration()
@@ -119,11 +112,7 @@ def alice_rbac(
 
 
 def _binding(name: str, kind: str, role: str) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name},
-        "subjects": [{"kind": "User", "name": "bob"}],
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
-    }
+    return role_binding(name, role, "bob", role_kind=kind)
 
 
 def _refused(call: Any) -> str:
@@ -210,15 +199,7 @@ def test_bind_and_escalate_verbs_lift_the_check(
             ],
         },
     )
-    apiserver.create(
-        f"{RBAC}/rolebindings",
-        "team-a",
-        {
-            "metadata": {"name": "alice-delegate"},
-            "subjects": [{"kind": "User", "name": "alice"}],
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "delegate"},
-        },
-    )
+    apiserver.create(f"{RBAC}/rolebindings", "team-a", role_binding("alice-delegate", "delegate", "alice"))
     alice_rbac.create_namespaced_role_binding("team-a", _binding("bob-root", "ClusterRole", "cluster-admin"))
     alice_rbac.create_namespaced_role(
         "team-a",
@@ -253,17 +234,7 @@ def test_aggregation_rules_need_cluster_admin(
         },
     )
     apiserver.create(
-        f"{RBAC}/clusterrolebindings",
-        None,
-        {
-            "metadata": {"name": "alice-role-writer"},
-            "subjects": [{"kind": "User", "name": "alice"}],
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "role-writer",
-            },
-        },
+        f"{RBAC}/clusterrolebindings", None, role_binding("alice-role-writer", "role-writer", "alice")
     )
     message = _refused(
         lambda: alice_rbac.create_cluster_role(

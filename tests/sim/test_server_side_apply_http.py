@@ -11,9 +11,10 @@ from typing import Any
 
 import kubernetes
 import pytest
-import urllib3
 from kubernetes.client import ApiException
 
+from benchmarks.common import loopback_pool
+from benchmarks.kube_objects import workload_spread
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 
@@ -295,13 +296,7 @@ def test_a_malformed_apply_is_a_client_error_never_a_crash(
     https_server: RunningServer, apps_v1: kubernetes.client.AppsV1Api
 ) -> None:
     apply(apps_v1, deployment(2), "alice")
-    pool = urllib3.HTTPSConnectionPool(
-        "127.0.0.1",
-        https_server.port,
-        cert_reqs="CERT_REQUIRED",
-        ca_cert_data=https_server.ca_pem,
-        retries=False,
-    )
+    pool = loopback_pool(https_server.port, https_server.ca_pem)
     try:
         for body in MALFORMED:
             resp = pool.request(
@@ -333,16 +328,8 @@ def test_fields_a_crd_schema_prunes_are_not_owned(
     from py_engine.assembled_stack import load_crd
 
     apiserver.create("apiextensions.k8s.io/v1/customresourcedefinitions", None, load_crd())
-    spread = {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "s"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [{"name": "a", "maxReplicas": 1}],
-            "bogus": 1,
-        },
-    }
+    spread = workload_spread("s", [{"name": "a", "maxReplicas": 1}], namespace=None)
+    spread["spec"]["bogus"] = 1
     resp = custom_objects.patch_namespaced_custom_object(
         "spreadgate.dev",
         "v1alpha1",

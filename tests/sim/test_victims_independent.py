@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vectors import load_vector_file
+from victim_strategies import pod_groups
 
 from py_engine.scaledown import get_pods_to_delete, read_pods
 from py_engine.sim.controllers.victims import choose_victims, deletion_cost, deletion_order
@@ -130,57 +131,16 @@ def test_removing_every_pod_needs_no_order_and_nothing_is_removed_for_no_diff() 
     assert choose_victims(pods, None, 0, NOW) == []
 
 
-_PHASES = st.sampled_from(["Pending", "Running", "Unknown"])
-
-
-@st.composite
-def _pods(draw: st.DrawFn) -> list[dict[str, Any]]:
-    count = draw(st.integers(min_value=2, max_value=14))
-    ages = draw(
-        st.lists(
-            st.integers(min_value=1, max_value=90 * 86_400),
-            min_size=2 * count,
-            max_size=2 * count,
-            unique=True,
-        )
-    )
-    pods = []
-    for index in range(count):
-        ready = draw(st.booleans())
-        status: dict[str, Any] = {
-            "phase": draw(_PHASES),
-            "containerStatuses": [{"restartCount": draw(st.integers(0, 3))}],
-        }
-        if ready:
-            since = NOW - timedelta(seconds=ages[2 * index])
-            status["conditions"] = [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "lastTransitionTime": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                }
-            ]
-        annotations = {}
-        if draw(st.booleans()):
-            annotations[COST] = draw(st.sampled_from(["-5", "0", "3", "100", "+1", "08", "x"]))
-        created = NOW - timedelta(seconds=ages[2 * index + 1])
-        pods.append(
-            {
-                "metadata": {
-                    "name": f"p{index}",
-                    "uid": f"uid-{index:02d}",
-                    "annotations": annotations,
-                    "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                },
-                "spec": {"nodeName": draw(st.sampled_from(["", "n1", "n2", "n3"]))},
-                "status": status,
-            }
-        )
-    return pods
+COSTS = ["-5", "0", "3", "100", "+1", "08", "x"]  # valid, signed, leading zero, not a number
 
 
 @settings(max_examples=150, deadline=None)
-@given(pods=_pods(), data=st.data())
+@given(
+    pods=pod_groups(
+        NOW, max_count=14, max_age_days=90, max_restarts=3, costs=COSTS, nodes=["", "n1", "n2", "n3"]
+    ),
+    data=st.data(),
+)
 def test_the_emulator_and_the_product_model_agree_when_the_order_is_total(
     pods: list[dict[str, Any]], data: st.DataObject
 ) -> None:

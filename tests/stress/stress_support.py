@@ -36,8 +36,14 @@ from typing import Any
 import jsonpatch
 import urllib3
 from polling import wait_until
-from webhook_testkit import CRD, SPREADS, WebhookProcess, shared_ca, spread, write_cert
+from webhook_testkit import CRD, SPREADS, WebhookProcess, shared_ca, spread, webhook_https, write_cert
 
+from benchmarks.kube_objects import (
+    admission_review,
+    create_deployment_and_replicaset,
+    pod_create_request,
+    replicaset_pod,
+)
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS, KubeClient
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.semantics.clock import RealClock
@@ -95,9 +101,7 @@ def start_webhook(env: Env, name: str, *extra: str) -> WebhookProcess:
 
 
 def http_pool() -> urllib3.PoolManager:
-    return urllib3.PoolManager(
-        maxsize=64, block=True, cert_reqs="CERT_REQUIRED", ca_cert_data=shared_ca().cert_pem, retries=False
-    )
+    return webhook_https(maxsize=64, block=True, timeout=120.0)
 
 
 def wait_ready(http: urllib3.PoolManager, procs: list[WebhookProcess]) -> None:
@@ -147,38 +151,8 @@ class Workload:
 
 
 def workload(env: Env, name: str, replicas: int, caps: dict[str, int]) -> Workload:
-    template = {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.client.create(
-        DEPLOYMENTS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": name},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template},
-        },
-    )
-    rs = env.client.create(
-        REPLICASETS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": f"{name}-abc",
-                "labels": {"app": name, "pod-template-hash": "abc"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": name,
-                        "uid": dep["metadata"]["uid"],
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template},
-        },
+    rs = create_deployment_and_replicaset(
+        env.client, DEPLOYMENTS, REPLICASETS, name, replicas=replicas, template_hash="abc"
     )
     env.client.create(
         SPREADS,
@@ -189,41 +163,11 @@ def workload(env: Env, name: str, replicas: int, caps: dict[str, int]) -> Worklo
 
 
 def pod_of(w: Workload) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "generateName": f"{w.name}-abc-",
-            "namespace": "default",
-            "labels": {"app": w.name, "pod-template-hash": "abc"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": f"{w.name}-abc",
-                    "uid": w.rs["metadata"]["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
+    return replicaset_pod(w.rs["metadata"]["uid"], app=w.name, template_hash="abc")
 
 
 def review_of(pod: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": str(uuid.uuid4()),
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "namespace": "default",
-            "operation": "CREATE",
-            "object": pod,
-            "dryRun": False,
-        },
-    }
+    return admission_review(pod_create_request(pod, str(uuid.uuid4())))
 
 
 @dataclass

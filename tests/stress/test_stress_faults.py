@@ -41,7 +41,7 @@ from stress_support import (
     wait_spread_seen,
     workload,
 )
-from webhook_testkit import WebhookProcess
+from webhook_testkit import WebhookProcess, webhook_processes
 
 pytestmark = [
     pytest.mark.stress,
@@ -76,14 +76,7 @@ def env(tmp_path: Path) -> Iterator[Env]:
         yield e
 
 
-@pytest.fixture
-def procs() -> Iterator[list[WebhookProcess]]:
-    made: list[WebhookProcess] = []
-    try:
-        yield made
-    finally:
-        for p in made:
-            p.stop()
+procs = webhook_processes  # the fixture, under the name the tests use
 
 
 def start(env: Env, procs: list[WebhookProcess], count: int, *extra: str) -> list[WebhookProcess]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-import regorus
 import yaml
+from gatekeeper_kit import gatekeeper_violations as kit_violations
+from gatekeeper_kit import template_engine as kit_template_engine
 
 from py_engine.cli import main
 from py_engine.policy import load_policy_sources
@@ -21,25 +21,13 @@ EXAMPLES = REPO / "manifests" / "examples"
 
 def template_engine() -> Any:
     """A regorus engine holding only the template's Rego, as Gatekeeper would load it."""
-    template = yaml.safe_load((GATEKEEPER / "constraint-template.yaml").read_text())
-    source = template["spec"]["targets"][0]["code"][0]["source"]
-    assert source["version"] == "v1"
-    engine = regorus.Engine()
-    engine.add_policy("template.rego", source["rego"])
-    return engine
+    return kit_template_engine("constraint-template.yaml")
 
 
 def gatekeeper_violations(
     engine: Any, obj: dict[str, Any], parameters: dict[str, Any] | None = None
 ) -> list[Any]:
-    engine.set_input(
-        {
-            "review": {"object": obj, "operation": "CREATE", "kind": {"kind": obj.get("kind")}},
-            "parameters": parameters or {},
-        }
-    )
-    result: list[Any] = json.loads(engine.eval_rule_as_json("data.spreadgate.validation.violation"))
-    return result
+    return kit_violations(engine, "data.spreadgate.validation.violation", obj, parameters)
 
 
 def test_checked_in_files_are_current() -> None:

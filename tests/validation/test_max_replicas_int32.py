@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.policy import create_engine
 from py_engine.validation import build_review_input, validate_spread
 
@@ -18,15 +19,7 @@ FIELD = "spec.subsets[0].maxReplicas"
 
 
 def _spread(cap: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [{"name": "a", "maxReplicas": cap}, {"name": "b"}],
-        },
-    }
+    return workload_spread("ws", [{"name": "a", "maxReplicas": cap}, {"name": "b"}])
 
 
 def _fields(cap: Any) -> set[str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import united_deployment, workload_spread
 from py_engine.policy import create_engine
 from py_engine.validation import build_review_input, validate_spread
 from py_engine.workloadspread.admission.patch_guard import PatchGuard
@@ -32,15 +33,7 @@ POD = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": 
 
 
 def _spread(patch: Any, **subset_extra: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default", "uid": "u", "generation": 1},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [{"name": "a", "patch": patch, **subset_extra}],
-        },
-    }
+    return workload_spread("ws", [{"name": "a", "patch": patch, **subset_extra}], uid="u", generation=1)
 
 
 def _fields(patch: Any, allowed: tuple[str, ...] = (), **subset_extra: Any) -> set[str]:
@@ -195,33 +188,13 @@ def test_the_gatekeeper_parameter_re_allows_too() -> None:
 def test_a_uniteddeployment_patch_keeps_the_fields_its_author_is_authorized_for() -> None:
     from py_engine.validation.uniteddeployment import build_ud_review_input, validate_uniteddeployment
 
-    template = {
-        "metadata": {"labels": {"app": "ud"}},
-        "spec": {
-            "selector": {"matchLabels": {"app": "ud"}},
-            "template": {
-                "metadata": {"labels": {"app": "ud"}},
-                "spec": {"containers": [{"name": "c", "image": "i"}]},
-            },
-        },
-    }
     patch = {
         "spec": {
             "containers": [{"name": "c", "image": "i-arm64", "envFrom": [{"secretRef": {"name": "s"}}]}],
             "runtimeClassName": "kata",
         }
     }
-    united = {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "ud", "namespace": "default"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "ud"}},
-            "template": {"deploymentTemplate": template},
-            "topology": {"subsets": [{"name": "a", "patch": patch}, {"name": "b"}]},
-        },
-    }
+    united = united_deployment("ud", [{"name": "a", "patch": patch}, {"name": "b"}])
     assert validate_uniteddeployment(ENGINE, build_ud_review_input(united)) == []
     united["spec"]["topology"]["subsets"][0]["patch"] = {
         "metadata": {"annotations": {"sidecar.istio.io/inject": "false"}}

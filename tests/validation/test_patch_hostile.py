@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.policy import create_engine
 from py_engine.validation import build_review_input, validate_spread
 from py_engine.workloadspread.admission.patch_guard import PatchGuard
@@ -51,15 +52,7 @@ json_values = st.recursive(
 
 
 def _spread(patch: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default", "uid": "u", "generation": 1},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [{"name": "a", "patch": patch}],
-        },
-    }
+    return workload_spread("ws", [{"name": "a", "patch": patch}], uid="u", generation=1)
 
 
 WORKLOAD = {

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import united_deployment, workload_spread
 from py_engine.policy import PolicyError, create_engine
 from py_engine.semantics.clock import RealClock
 from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
@@ -41,41 +42,11 @@ def spread(name: str = "ws", target: str = "web", patch: Any = None) -> dict[str
     subset: dict[str, Any] = {"name": "a", "maxReplicas": 1}
     if patch is not None:
         subset["patch"] = patch
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
-            "subsets": [subset, {"name": "b"}],
-        },
-    }
+    return workload_spread(name, [subset, {"name": "b"}], target=target, namespace=NAMESPACE)
 
 
 def united(replicas: int = 2) -> dict[str, Any]:
-    labels = {"app": "ud"}
-    return {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "ud", "namespace": NAMESPACE},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "deploymentTemplate": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "selector": {"matchLabels": labels},
-                        "template": {
-                            "metadata": {"labels": labels},
-                            "spec": {"containers": [{"name": "c", "image": "i"}]},
-                        },
-                    },
-                }
-            },
-            "topology": {"subsets": [{"name": "a"}, {"name": "b"}]},
-        },
-    }
+    return united_deployment("ud", [{"name": "a"}, {"name": "b"}], replicas=replicas, namespace=NAMESPACE)
 
 
 def invalid_spread() -> dict[str, Any]:
@@ -152,6 +123,11 @@ def request(obj: Any, operation: str = "CREATE", user: Any = EDITOR, old: Any = 
     return req
 
 
+def verdict_of(verdict: Any) -> tuple[Any, ...]:
+    """(allowed, outcome, code, reason) of a review's verdict."""
+    return (verdict.allowed, verdict.outcome, verdict.code, verdict.reason)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_valid_object_by_an_allowed_author_is_allowed(kind: str) -> None:
     review, valid, _ = KINDS[kind]
@@ -174,12 +150,7 @@ def test_an_object_of_another_kind_is_a_bad_request(kind: str) -> None:
     other = united() if kind == "workloadspread" else spread()
     for obj in (other, None, {"kind": kind}):
         verdict = review(service(), request(obj))
-        assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
-            False,
-            "error",
-            400,
-            "BadRequest",
-        )
+        assert verdict_of(verdict) == (False, "error", 400, "BadRequest")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -187,12 +158,7 @@ def test_violations_are_one_422_and_the_author_is_not_asked(kind: str) -> None:
     review, _, invalid = KINDS[kind]
     grants = Grants()
     verdict = review(service(grants), request(invalid(), user=STRANGER))
-    assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
-        False,
-        "invalid",
-        422,
-        "Invalid",
-    )
+    assert verdict_of(verdict) == (False, "invalid", 422, "Invalid")
     assert verdict.message and grants.asked == []
 
 
@@ -200,12 +166,7 @@ def test_violations_are_one_422_and_the_author_is_not_asked(kind: str) -> None:
 def test_an_engine_that_fails_or_is_missing_is_a_500(kind: str) -> None:
     review, valid, _ = KINDS[kind]
     failed = review(service(engine=FailingEngine()), request(valid()))
-    assert (failed.allowed, failed.outcome, failed.code, failed.reason) == (
-        False,
-        "error",
-        500,
-        "InternalError",
-    )
+    assert verdict_of(failed) == (False, "error", 500, "InternalError")
     assert "validation failed to run: the engine is down" in failed.message
     missing = review(service(engine=None), request(valid()))
     assert (missing.allowed, missing.code) == (
@@ -218,12 +179,7 @@ def test_an_engine_that_fails_or_is_missing_is_a_500(kind: str) -> None:
 def test_an_author_without_the_rights_is_forbidden(kind: str) -> None:
     review, valid, _ = KINDS[kind]
     verdict = review(service(Grants()), request(valid(), user=STRANGER))
-    assert (verdict.allowed, verdict.outcome, verdict.code, verdict.reason) == (
-        False,
-        "forbidden",
-        403,
-        "Forbidden",
-    )
+    assert verdict_of(verdict) == (False, "forbidden", 403, "Forbidden")
     assert 'user "mallory" may not' in verdict.message
 
 

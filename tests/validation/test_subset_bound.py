@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from benchmarks.kube_objects import united_deployment, workload_spread
 from py_engine.model.constants import MAX_SUBSETS
 from py_engine.policy import create_engine
 from py_engine.validation import build_review_input, validate_spread
@@ -26,32 +27,11 @@ ENGINE = create_engine()
 
 
 def spread(subsets: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": subsets,
-        },
-    }
+    return workload_spread("ws", subsets)
 
 
 def united(subsets: list[dict[str, Any]]) -> dict[str, Any]:
-    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    return {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "ud", "namespace": "default"},
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "deploymentTemplate": {"metadata": {"labels": {"app": "web"}}, "spec": {"template": template}}
-            },
-            "topology": {"subsets": subsets},
-        },
-    }
+    return united_deployment("ud", subsets, replicas=3, app="web", workload_selector=False)
 
 
 def ud_review(obj: dict[str, Any], operation: str = "CREATE", old: dict[str, Any] | None = None) -> Any:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import regorus
 import yaml
+from gatekeeper_kit import gatekeeper_violations as kit_violations
+from gatekeeper_kit import template_engine as kit_template_engine
 
 from py_engine.cli import main
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
@@ -90,28 +91,13 @@ def test_generator_writes_the_ud_documents(tmp_path: Path) -> None:
 
 def template_engine() -> Any:
     """A regorus engine holding only the template's Rego and libraries, as Gatekeeper loads them."""
-    template = yaml.safe_load((GATEKEEPER / UD_TEMPLATE_FILE).read_text())
-    source = template["spec"]["targets"][0]["code"][0]["source"]
-    assert source["version"] == "v1"
-    engine = regorus.Engine()
-    engine.add_policy("template.rego", source["rego"])
-    for i, lib in enumerate(source["libs"]):
-        assert lib.startswith("package lib.")  # Gatekeeper's rule for library packages
-        engine.add_policy(f"lib{i}.rego", lib)
-    return engine
+    return kit_template_engine(UD_TEMPLATE_FILE)
 
 
 def gatekeeper_violations(
     engine: Any, obj: dict[str, Any], parameters: dict[str, Any] | None = None
 ) -> list[Any]:
-    engine.set_input(
-        {
-            "review": {"object": obj, "operation": "CREATE", "kind": {"kind": obj.get("kind")}},
-            "parameters": parameters or {},
-        }
-    )
-    result: list[Any] = json.loads(engine.eval_rule_as_json("data.spreadgate.uniteddeployment.violation"))
-    return result
+    return kit_violations(engine, "data.spreadgate.uniteddeployment.violation", obj, parameters)
 
 
 @pytest.mark.timeout(60)

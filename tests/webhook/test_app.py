@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from metrics_kit import value
 from webhook_testkit import AnswersAtOnce, StubValidation
 
+from benchmarks.kube_objects import admission_review, pod_create_request
 from py_engine.metrics import CONTENT_TYPE
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
@@ -57,16 +58,8 @@ def setup() -> Any:
 
 def review(uid: str = "u-1", version: str = "admission.k8s.io/v1", **request: Any) -> dict[str, Any]:
     return {
+        **admission_review({**pod_create_request({"metadata": {}}, uid), **request}),
         "apiVersion": version,
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "operation": "CREATE",
-            "namespace": "default",
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "object": {"metadata": {}},
-            **request,
-        },
     }
 
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.kube_objects import united_deployment, workload, workload_spread
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
 from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
@@ -21,19 +22,9 @@ from py_engine.workloadspread.admission.service import AdmissionService
 from webhook.app import create_app
 
 ENGINE = create_engine()
-DEPLOYMENT = {
-    "apiVersion": "apps/v1",
-    "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "team-a", "uid": "d1"},
-    "spec": {
-        "replicas": 3,
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-        },
-    },
-}
+DEPLOYMENT = workload(
+    "Deployment", "web", replicas=3, namespace="team-a", uid="d1", container="main", image="nginx"
+)
 EDITOR = {
     "username": "erin",
     "uid": "e-1",
@@ -79,40 +70,11 @@ def _spread(patch: Any = None) -> dict[str, Any]:
     subset: dict[str, Any] = {"name": "a", "maxReplicas": 1}
     if patch is not None:
         subset["patch"] = patch
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "team-a"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": [subset, {"name": "b"}],
-        },
-    }
+    return workload_spread("ws", [subset, {"name": "b"}], namespace="team-a")
 
 
 def _united() -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {"name": "ud", "namespace": "team-a"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "ud"}},
-            "template": {
-                "deploymentTemplate": {
-                    "metadata": {"labels": {"app": "ud"}},
-                    "spec": {
-                        "selector": {"matchLabels": {"app": "ud"}},
-                        "template": {
-                            "metadata": {"labels": {"app": "ud"}},
-                            "spec": {"containers": [{"name": "c", "image": "i"}]},
-                        },
-                    },
-                }
-            },
-            "topology": {"subsets": [{"name": "a"}, {"name": "b"}]},
-        },
-    }
+    return united_deployment("ud", [{"name": "a"}, {"name": "b"}], namespace="team-a")
 
 
 def _review(client: Any, path: str, obj: Any, user: Any, operation: str = "CREATE", old: Any = None) -> Any:

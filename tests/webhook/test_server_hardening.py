@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from attack_kit import review as attack_review
 from polling import wait_until
 from webhook_testkit import AnswersAtOnce, StubValidation, shared_ca, write_cert
 
@@ -94,19 +95,7 @@ def read_response(sock: ssl.SSLSocket) -> tuple[int, bytes]:
 
 
 def review(uid: str = "u-1", obj: Any = None) -> bytes:
-    return json.dumps(
-        {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": uid,
-                "operation": "CREATE",
-                "namespace": "default",
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "object": obj if obj is not None else {"metadata": {}},
-            },
-        }
-    ).encode()
+    return attack_review(uid, obj)
 
 
 @pytest.fixture

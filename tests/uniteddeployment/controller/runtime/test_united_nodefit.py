@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import united_deployment
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.placement.inventory import build_node_inventory
 from py_engine.policy import create_engine
@@ -35,63 +36,34 @@ def node(
     }
 
 
+def _pool_term(pool: str) -> dict[str, Any]:
+    return {"matchExpressions": [{"key": POOL, "operator": "In", "values": [pool]}]}
+
+
 def ud(
     schedule: str = "Adaptive",
     annotations: dict[str, str] | None = None,
     cpu: str = "1",
     patch_cpu: str | None = None,
 ) -> UnitedDeployment:
-    second: dict[str, Any] = {
-        "name": "b",
-        "nodeSelectorTerm": {"matchExpressions": [{"key": POOL, "operator": "In", "values": ["b"]}]},
-    }
+    second: dict[str, Any] = {"name": "b", "nodeSelectorTerm": _pool_term("b")}
     if patch_cpu:
         second["patch"] = {
             "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": patch_cpu}}}]}
         }
-    obj = {
-        "apiVersion": "spreadgate.dev/v1beta1",
-        "kind": "UnitedDeployment",
-        "metadata": {
-            "name": "web",
-            "namespace": "default",
-            "uid": "u1",
-            "generation": 1,
-            "annotations": annotations or {},
-        },
-        "spec": {
-            "replicas": 5,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "deploymentTemplate": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {
-                        "template": {
-                            "metadata": {"labels": {"app": "web"}},
-                            "spec": {
-                                "containers": [
-                                    {"name": "main", "image": "x", "resources": {"requests": {"cpu": cpu}}}
-                                ]
-                            },
-                        }
-                    },
-                }
-            },
-            "topology": {
-                "scheduleStrategy": {"type": schedule},
-                "subsets": [
-                    {
-                        "name": "a",
-                        "maxReplicas": 3,
-                        "nodeSelectorTerm": {
-                            "matchExpressions": [{"key": POOL, "operator": "In", "values": ["a"]}]
-                        },
-                    },
-                    second,
-                ],
-            },
-        },
-    }
+    first = {"name": "a", "maxReplicas": 3, "nodeSelectorTerm": _pool_term("a")}
+    pod_spec = {"containers": [{"name": "main", "image": "x", "resources": {"requests": {"cpu": cpu}}}]}
+    obj = united_deployment(
+        "web",
+        [first, second],
+        replicas=5,
+        pod_spec=pod_spec,
+        workload_selector=False,
+        uid="u1",
+        generation=1,
+        annotations=annotations or {},
+    )
+    obj["spec"]["topology"]["scheduleStrategy"] = {"type": schedule}
     return UnitedDeployment.from_object(obj)
 
 

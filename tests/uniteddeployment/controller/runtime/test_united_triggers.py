@@ -71,27 +71,26 @@ def test_a_pod_bound_to_a_node_refreshes_node_fit_of_adaptive_unitedeployments()
     assert inventory and set(keys) == {"default/web", "default/api"}  # web is Adaptive, api selects the pod
 
 
-def test_owned_workloads_route_to_their_owner_and_orphans_to_selecting_unitedeployments() -> None:
-    t, keys, _ = triggers(UDS)
-    owned = {
+def _web_workload(owner_kind: str, owner: str) -> dict[str, Any]:
+    """Workload `w` (label app=web) in default, controlled by `owner_kind`/`owner`."""
+    controller = {"kind": owner_kind, "name": owner, "controller": True}
+    return {
         "metadata": {
             "name": "w",
             "namespace": "default",
             "labels": {"app": "web"},
-            "ownerReferences": [{"kind": "UnitedDeployment", "name": "web", "controller": True}],
+            "ownerReferences": [controller],
         }
     }
+
+
+def test_owned_workloads_route_to_their_owner_and_orphans_to_selecting_unitedeployments() -> None:
+    t, keys, _ = triggers(UDS)
+    owned = _web_workload(owner_kind="UnitedDeployment", owner="web")
     t._on_owned("MODIFIED", owned, None)
     assert keys == ["default/web"]
     keys.clear()
-    foreign = {
-        "metadata": {
-            "name": "w",
-            "namespace": "default",
-            "labels": {"app": "web"},
-            "ownerReferences": [{"kind": "Deployment", "name": "x", "controller": True}],
-        }
-    }
+    foreign = _web_workload(owner_kind="Deployment", owner="x")
     t._on_owned("ADDED", foreign, None)
     assert keys == []
     orphan = {"metadata": {"name": "w", "namespace": "default", "labels": {"app": "web"}}}

@@ -16,12 +16,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import webhook_testkit
+from live_service import start_live_service
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
+from benchmarks.kube_objects import create_deployment_and_replicaset, pod_create_request, replicaset_pod
 from py_engine.policy import create_engine
-from py_engine.semantics.clock import RealClock
-from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView
 from py_engine.workloadspread.admission.service import AdmissionService
 
@@ -31,45 +32,13 @@ ENGINE = create_engine()  # one engine for the module (regorus engines are bound
 ADMISSIONS = 5
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def workload(env: KubeEnv, namespace: str, app: str) -> dict[str, Any]:
     """A Deployment and its ReplicaSet; returns the ReplicaSet."""
-    template = {"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.api.create(
-        "apps/v1/deployments",
-        namespace,
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": app},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}}, "template": template},
-        },
-    )
-    return env.api.create(
-        "apps/v1/replicasets",
-        namespace,
-        {  # type: ignore[no-any-return]
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": f"{app}-h",
-                "labels": {"app": app, "pod-template-hash": "h"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": app,
-                        "uid": dep["metadata"]["uid"],
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}}, "template": template},
-        },
+    return create_deployment_and_replicaset(
+        env.api, "apps/v1/deployments", "apps/v1/replicasets", app, replicas=1, namespace=namespace
     )
 
 
@@ -93,29 +62,9 @@ def grow(env: KubeEnv, first: int, spreads: int, pods_each: int) -> None:
             ),
         )
         for i in range(pods_each):
-            env.api.create(
-                "v1/pods",
-                namespace,
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {
-                        "name": f"app-{k}-h-{i}",
-                        "labels": {"app": f"app-{k}"},
-                        "ownerReferences": [
-                            {
-                                "apiVersion": "apps/v1",
-                                "kind": "ReplicaSet",
-                                "name": f"app-{k}-h",
-                                "uid": rs["metadata"]["uid"],
-                                "controller": True,
-                            }
-                        ],
-                    },
-                    "spec": {"nodeName": f"node-{i % 10}", "containers": [{"name": "c", "image": "i"}]},
-                    "status": {"phase": "Running"},
-                },
-            )
+            pod = replicaset_pod(rs["metadata"]["uid"], app=f"app-{k}", name=f"app-{k}-h-{i}", namespace=None)
+            pod["spec"]["nodeName"] = f"node-{i % 10}"
+            env.api.create("v1/pods", namespace, {**pod, "status": {"phase": "Running"}})
 
 
 SPREADS_PATH = "spreadgate.dev/v1alpha1/workloadspreads"
@@ -137,15 +86,11 @@ def cluster(env: KubeEnv) -> Iterator[tuple[KubeEnv, AdmissionService, LiveAdmis
     rs = workload(env, "default", "web")
     env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 1000}, {"name": "b"}]))
     grow(env, 0, 2, 10)
-    clock = RealClock()
     # inventory_interval 0: the node inventory is as fresh as the caches (the worst case for
     # work inside an admission; the shipped interval only spaces the same work out).
-    view = LiveAdmissionView(
-        env.client, clock, node_simulation=True, watch_timeout_seconds=30, inventory_interval=0.0
-    ).start()
-    assert view.wait_ready(10)
-    committer = Committer(KubeStatusStore(env.client, SPREADS, view.spreads), clock)
-    service = AdmissionService(view, committer, clock, engine=ENGINE)
+    service, view = start_live_service(
+        env.client, ENGINE, view_options={"node_simulation": True, "inventory_interval": 0.0}
+    )
     try:
         yield env, service, view, rs
     finally:
@@ -153,32 +98,7 @@ def cluster(env: KubeEnv) -> Iterator[tuple[KubeEnv, AdmissionService, LiveAdmis
 
 
 def pod_request(rs: dict[str, Any], n: int) -> dict[str, Any]:
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"web-h-{n}",
-            "labels": {"app": "web", "pod-template-hash": "h"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-h",
-                    "uid": rs["metadata"]["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-    return {
-        "uid": f"u{n}",
-        "operation": "CREATE",
-        "namespace": "default",
-        "name": f"web-h-{n}",
-        "resource": {"group": "", "version": "v1", "resource": "pods"},
-        "object": pod,
-    }
+    return pod_create_request(replicaset_pod(rs["metadata"]["uid"], name=f"web-h-{n}"), uid=f"u{n}")
 
 
 def admit_counting(

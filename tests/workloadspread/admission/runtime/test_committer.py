@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
 from py_engine.apiclient import KubeClient, WatchCache
@@ -29,10 +30,7 @@ from py_engine.workloadspread.admission.runtime.committer import (
 CLOCK = RealClock()
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def held(status: Any) -> list[str]:

@@ -82,6 +82,19 @@ def holders(store: MemoryStore) -> list[str]:
     return list(store.objects[("default", "ws")]["status"].get("holders") or [])
 
 
+def hold_first_write(store: Any, clock: Clock, committer: Committer, answers: Answers) -> threading.Thread:
+    """Closes the store's gate and starts a thread whose async submit of holder "first" is
+    then on the wire (waiting at the gate); the caller opens the gate and joins it."""
+    store.gate.clear()
+    first = threading.Thread(
+        target=committer.submit_async,
+        args=("default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")),
+    )
+    first.start()
+    assert store.writing.wait(5)
+    return first
+
+
 def test_async_and_blocking_submits_are_answered_once_and_counted_exactly() -> None:
     store, clock, committer, answers = one_spread(MemoryStore(), seed=1)
     blocking: dict[str, bool] = {}
@@ -153,13 +166,7 @@ def test_a_blocking_leader_returns_after_its_own_batch_while_async_requests_wait
 def test_an_async_request_whose_deadline_passed_behind_a_write_fails_cleanly() -> None:
     clock = VirtualClock(datetime(2024, 6, 1, tzinfo=UTC))
     store, _, committer, answers = one_spread(GatedStore(), clock, linger=0.0)  # a virtual clock never moves
-    store.gate.clear()
-    first = threading.Thread(
-        target=committer.submit_async,
-        args=("default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")),
-    )
-    first.start()
-    assert store.writing.wait(5)
+    first = hold_first_write(store, clock, committer, answers)
     committer.submit_async(
         "default", "ws", take_slot("late", 10), clock.monotonic() + 1, answers.for_key("late")
     )
@@ -179,13 +186,7 @@ def test_a_failing_continuation_is_logged_once_and_spoils_nothing(caplog: pytest
     def broken(result: Any, error: BaseException | None) -> None:
         raise RuntimeError("continuation bug")
 
-    store.gate.clear()
-    first = threading.Thread(
-        target=committer.submit_async,
-        args=("default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")),
-    )
-    first.start()
-    assert store.writing.wait(5)
+    first = hold_first_write(store, clock, committer, answers)
     committer.submit_async("default", "ws", take_slot("bad", 10), clock.monotonic() + 5, broken)
     committer.submit_async(
         "default", "ws", take_slot("after", 10), clock.monotonic() + 5, answers.for_key("after")
@@ -216,13 +217,7 @@ class BrokenAfterConflict(GatedStore):
 
 def test_requests_that_join_a_retry_are_answered_when_the_write_then_fails() -> None:
     store, clock, committer, answers = one_spread(BrokenAfterConflict(), linger=0.0, conflict_backoff=0.0)
-    store.gate.clear()
-    first = threading.Thread(
-        target=committer.submit_async,
-        args=("default", "ws", take_slot("first", 10), clock.monotonic() + 5, answers.for_key("first")),
-    )
-    first.start()
-    assert store.writing.wait(5)
+    first = hold_first_write(store, clock, committer, answers)
     for key in ("joined-1", "joined-2"):  # queued while the first write is on the wire; the retry takes them
         committer.submit_async(
             "default", "ws", take_slot(key, 10), clock.monotonic() + 5, answers.for_key(key)

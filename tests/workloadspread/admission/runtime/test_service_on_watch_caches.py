@@ -6,72 +6,41 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import webhook_testkit
+from live_service import start_live_service
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
+from benchmarks.kube_objects import (
+    controller_ref,
+    create_deployment_and_replicaset,
+    pod_create_request,
+    replicaset_pod,
+    workload,
+)
 from py_engine.apiclient import DEPLOYMENTS, NAMESPACES, REPLICASETS
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
 from py_engine.validation.service import ValidationService
-from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView
-from py_engine.workloadspread.admission.service import AdmissionService, ServiceConfig
+from py_engine.workloadspread.admission.service import AdmissionService
 
 # One engine for the module's lifetime: a regorus engine dropped by the garbage collector on
 # another thread raises "unsendable" (reported to the policy engineer).
 ENGINE = create_engine()
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 def make_service(env: KubeEnv, **config: Any) -> tuple[AdmissionService, LiveAdmissionView]:
-    clock = RealClock()
-    view = LiveAdmissionView(env.client, clock, node_simulation=False, watch_timeout_seconds=30).start()
-    assert view.wait_ready(10)
-    committer = Committer(KubeStatusStore(env.client, SPREADS, view.spreads), clock)
-    return AdmissionService(view, committer, clock, engine=ENGINE, config=ServiceConfig(**config)), view
+    return start_live_service(env.client, ENGINE, **config)
 
 
 @pytest.fixture
 def objects(env: KubeEnv) -> dict[str, Any]:
-    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.client.create(
-        DEPLOYMENTS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web"},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        },
-    )
-    rs = env.client.create(
-        REPLICASETS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-h",
-                "labels": {"app": "web", "pod-template-hash": "h"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": dep["metadata"]["uid"],
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        },
-    )
+    rs = create_deployment_and_replicaset(env.client, DEPLOYMENTS, REPLICASETS)
     env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 1}, {"name": "b"}]))
     return rs
 
@@ -79,7 +48,6 @@ def objects(env: KubeEnv) -> dict[str, Any]:
 @pytest.fixture
 def service(env: KubeEnv, objects: dict[str, Any]) -> Iterator[AdmissionService]:
     svc, view = make_service(env)
-    wait_until(lambda: view.spreads.get("default", "ws") is not None, 5, "spread cached")
     yield svc
     view.stop()
 
@@ -87,34 +55,9 @@ def service(env: KubeEnv, objects: dict[str, Any]) -> Iterator[AdmissionService]
 def pod_request(
     rs: dict[str, Any], name: str = "web-h-1", dry_run: bool = False, **meta: Any
 ) -> dict[str, Any]:
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "labels": {"app": "web", "pod-template-hash": "h"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-h",
-                    "uid": rs["metadata"]["uid"],
-                    "controller": True,
-                }
-            ],
-            **meta,
-        },
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-    return {
-        "uid": "u",
-        "operation": "CREATE",
-        "namespace": "default",
-        "name": name,
-        "dryRun": dry_run,
-        "resource": {"group": "", "version": "v1", "resource": "pods"},
-        "object": pod,
-    }
+    pod = replicaset_pod(rs["metadata"]["uid"], name=name)
+    pod["metadata"].update(meta)
+    return pod_create_request(pod, dry_run=dry_run)
 
 
 def status_of(env: KubeEnv) -> Any:
@@ -175,7 +118,6 @@ def test_commit_failure_modes(env: KubeEnv, objects: dict[str, Any]) -> None:
     for mode, allowed in (("deny", False), ("allow-unmodified", True)):
         svc, view = make_service(env, on_commit_failure=mode, commit_timeout=0.2)
         try:
-            wait_until(lambda view=view: view.spreads.get("default", "ws") is not None, 5, "spread cached")
             decision = svc.mutate_pod(pod_request(objects))
             assert decision.allowed is allowed and decision.outcome == "commit-failed"
             assert decision.patch is None
@@ -206,7 +148,6 @@ def test_allow_unmodified_removes_a_matched_annotation_the_pod_arrived_with(
     env.faults.set_spec("workloadspreads/status:update:conflict=1")
     svc, view = make_service(env, on_commit_failure="allow-unmodified", commit_timeout=0.2)
     try:
-        wait_until(lambda: view.spreads.get("default", "ws") is not None, 5, "spread cached")
         forged = '{"name":"ws","subset":"a"}'
         request = pod_request(
             objects, annotations={MATCHED_ANNOTATION: forged, "apps.kruise.io/matched-workloadspread": forged}
@@ -226,23 +167,7 @@ def test_allow_unmodified_removes_a_matched_annotation_the_pod_arrived_with(
 def test_a_pod_no_spread_governs_loses_spreadgates_key_only(
     env: KubeEnv, service: AdmissionService, objects: dict[str, Any]
 ) -> None:
-    solo = env.client.create(
-        REPLICASETS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {"name": "solo"},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "solo"}},
-                "template": {
-                    "metadata": {"labels": {"app": "solo"}},
-                    "spec": {"containers": [{"name": "c", "image": "i"}]},
-                },
-            },
-        },
-    )
+    solo = env.client.create(REPLICASETS, "default", workload("ReplicaSet", "solo"))
     forged = '{"name":"ws","subset":"a"}'
     request = pod_request(
         objects,
@@ -250,13 +175,7 @@ def test_a_pod_no_spread_governs_loses_spreadgates_key_only(
         annotations={MATCHED_ANNOTATION: forged, "apps.kruise.io/matched-workloadspread": forged},
     )
     request["object"]["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "name": "solo",
-            "uid": solo["metadata"]["uid"],
-            "controller": True,
-        }
+        controller_ref("ReplicaSet", "solo", solo["metadata"]["uid"])
     ]
     wait_until(
         lambda: service.view.lookup("apps/v1", "ReplicaSet", "default", "solo") is not None, 5, "solo cached"

@@ -9,16 +9,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from polling import wait_until
+import webhook_testkit
+from live_service import start_live_service
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
+from benchmarks.kube_objects import create_deployment_and_replicaset, pod_create_request, replicaset_pod
 from py_engine.apiclient import DEPLOYMENTS, REPLICASETS
 from py_engine.policy import create_engine
-from py_engine.semantics.clock import RealClock
 from py_engine.validation.service import ValidationConfig, ValidationService
-from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from py_engine.workloadspread.admission.runtime.service_view import LiveAdmissionView
-from py_engine.workloadspread.admission.service import AdmissionService, ServiceConfig
+from py_engine.workloadspread.admission.service import AdmissionService
 
 # One engine for the module's lifetime (see tests/workloadspread/admission/test_service.py).
 ENGINE = create_engine()
@@ -28,46 +28,12 @@ PRIVILEGED = {
 }
 
 
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
+env = webhook_testkit.env  # the fixture, used by name
 
 
 @pytest.fixture
 def rs(env: KubeEnv) -> dict[str, Any]:
-    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    dep = env.client.create(
-        DEPLOYMENTS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web"},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        },
-    )
-    replica_set: dict[str, Any] = env.client.create(
-        REPLICASETS,
-        "default",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-h",
-                "labels": {"app": "web", "pod-template-hash": "h"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": dep["metadata"]["uid"],
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        },
-    )
+    replica_set = create_deployment_and_replicaset(env.client, DEPLOYMENTS, REPLICASETS)
     # Stored directly: the embedded API server runs no validating webhook here, as in a cluster
     # where the spread predates the rule or validation was down.
     env.client.create(SPREADS, "default", spread("ws", [{"name": "a", "patch": PRIVILEGED}]))
@@ -79,13 +45,9 @@ def service_factory(env: KubeEnv, rs: dict[str, Any]) -> Iterator[Any]:
     views: list[LiveAdmissionView] = []
 
     def make(**config: Any) -> AdmissionService:
-        clock = RealClock()
-        view = LiveAdmissionView(env.client, clock, node_simulation=False, watch_timeout_seconds=30).start()
+        service, view = start_live_service(env.client, ENGINE, **config)
         views.append(view)
-        assert view.wait_ready(10)
-        wait_until(lambda: view.spreads.get("default", "ws") is not None, 5, "spread cached")
-        committer = Committer(KubeStatusStore(env.client, SPREADS, view.spreads), clock)
-        return AdmissionService(view, committer, clock, engine=ENGINE, config=ServiceConfig(**config))
+        return service
 
     yield make
     for view in views:
@@ -98,32 +60,7 @@ def validation_of(service: AdmissionService, **config: Any) -> ValidationService
 
 
 def pod_request(rs: dict[str, Any], name: str) -> dict[str, Any]:
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "labels": {"app": "web", "pod-template-hash": "h"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web-h",
-                    "uid": rs["metadata"]["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-    return {
-        "uid": "u",
-        "operation": "CREATE",
-        "namespace": "default",
-        "name": name,
-        "resource": {"group": "", "version": "v1", "resource": "pods"},
-        "object": pod,
-    }
+    return pod_create_request(replicaset_pod(rs["metadata"]["uid"], name=name))
 
 
 def _paths(patch: list[dict[str, Any]] | None) -> list[str]:

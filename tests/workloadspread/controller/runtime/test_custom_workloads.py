@@ -9,17 +9,17 @@ change of the custom replicas path triggers a sync.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 import webhook_testkit
+from cli_kit import run_cli
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, spread
 
+from benchmarks.kube_objects import container_spec, controller_ref, custom_resource_definition, placed_pod
 from py_engine.apiclient import CRDS, PODS, Resource
 from py_engine.apiclient.discovery import discover_resource
-from py_engine.cli import main
 from py_engine.model.workloads import whitelist_from_flags
 from py_engine.runtime.manager import Manager
 from py_engine.semantics.clock import RealClock
@@ -35,58 +35,16 @@ FLAG = "game.kruise.io/GameServerSet=spec.replicas"
 
 def install_game_server_set(env: KubeEnv, replicas: int) -> None:
     """The CRD, a GameServerSet `gss` and three pods it owns: two placed in subset a, one in b."""
-    env.client.create(
-        CRDS,
-        None,
-        {
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "gameserversets.game.kruise.io"},
-            "spec": {
-                "group": "game.kruise.io",
-                "scope": "Namespaced",
-                "names": {"plural": "gameserversets", "singular": "gameserverset", "kind": "GameServerSet"},
-                "versions": [
-                    {
-                        "name": "v1alpha1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {
-                            "openAPIV3Schema": {
-                                "type": "object",
-                                "x-kubernetes-preserve-unknown-fields": True,
-                            }
-                        },
-                    }
-                ],
-            },
-        },
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    crd = custom_resource_definition(
+        "game.kruise.io", "GameServerSet", versions=("v1alpha1",), schema=schema, subresources={}
     )
+    env.client.create(CRDS, None, crd)
     gss = wait_until(lambda: _create_gss(env, replicas), what="the GameServerSet resource to be served")
-    owner = {
-        "apiVersion": "game.kruise.io/v1alpha1",
-        "kind": "GameServerSet",
-        "name": "gss",
-        "uid": gss["metadata"]["uid"],
-        "controller": True,
-    }
+    owner = controller_ref("GameServerSet", "gss", gss["metadata"]["uid"], "game.kruise.io/v1alpha1")
     for name, subset in (("gss-0", "a"), ("gss-1", "a"), ("gss-2", "b")):
         env.client.create(
-            PODS,
-            "default",
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": name,
-                    "namespace": "default",
-                    "ownerReferences": [owner],
-                    "annotations": {
-                        "spreadgate.dev/matched-workloadspread": json.dumps({"name": "ws", "subset": subset})
-                    },
-                },
-                "spec": {"containers": [{"name": "game", "image": "game:1"}]},
-            },
+            PODS, "default", placed_pod(name, owner, subset, spec=container_spec("game", "game:1"))
         )
     env.client.create(
         SPREADS,
@@ -165,20 +123,8 @@ def test_the_running_controller_watches_the_custom_kind(kube_env: KubeEnv) -> No
 
 def test_the_controller_cli_accepts_the_flag(kube_env: KubeEnv, capsys: pytest.CaptureFixture[str]) -> None:
     install_game_server_set(kube_env, 3)
-    assert (
-        main(
-            [
-                "controller",
-                "--kubeconfig",
-                kube_env.kubeconfig,
-                "--once",
-                "--no-united-deployments",
-                "--custom-workload",
-                FLAG,
-            ]
-        )
-        == 0
-    )
-    out = capsys.readouterr().out
+    once = ["--once", "--no-united-deployments", "--custom-workload", FLAG]
+    code, out, _ = run_cli(capsys, "controller", "--kubeconfig", kube_env.kubeconfig, *once)
+    assert code == 0
     assert "default/ws: synced" in out and "TargetNotFound" not in out
     assert subsets(kube_env) == {"a": (2, 0), "b": (1, -1)} and target_conditions(kube_env) == []

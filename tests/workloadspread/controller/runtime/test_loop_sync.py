@@ -8,6 +8,7 @@ import webhook_testkit
 from webhook_testkit import SPREADS, KubeEnv, spread
 from workload_objects import pod, replicaset
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.apiclient import PODS, REPLICASETS
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.workloadspread.controller.runtime.loop import SpreadController
@@ -78,19 +79,7 @@ def test_a_deleted_spread_is_forgotten_and_a_malformed_one_is_retried(kube_env: 
     # slow enough machine, and the key would be retried within the same step).
     controller, source = setup(kube_env, VirtualClock(datetime(2026, 1, 1, tzinfo=UTC)))
     # The schema admits it (maxReplicas is int-or-string); the webhook, absent here, would not.
-    kube_env.client.create(
-        SPREADS,
-        "default",
-        {
-            "apiVersion": "spreadgate.dev/v1alpha1",
-            "kind": "WorkloadSpread",
-            "metadata": {"name": "bad", "namespace": "default"},
-            "spec": {
-                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "subsets": [{"name": "a", "maxReplicas": "half"}],
-            },
-        },
-    )
+    kube_env.client.create(SPREADS, "default", workload_spread("bad", [{"name": "a", "maxReplicas": "half"}]))
     source.refresh()
     reports = {r.key: r for r in controller.step()}
     assert reports["default/bad"].outcome == "error" and "WorkloadSpread" in reports["default/bad"].error

@@ -16,6 +16,7 @@ import webhook_testkit
 import yaml
 from webhook_testkit import SPREADS, KubeEnv, spread
 
+from benchmarks.kube_objects import workload
 from py_engine.apiclient import REPLICASETS, Resource
 from py_engine.logsetup import record_fields
 from py_engine.model.workloads import parse_whitelist
@@ -34,19 +35,7 @@ EVENTS = Resource("", "v1", "events", True, "Event")
 
 
 def replicaset() -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
-            },
-        },
-    }
+    return workload("ReplicaSet", "web", namespace="default", container="app", image="nginx:1")
 
 
 def target_conditions(status: dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 import webhook_testkit
+from cli_kit import run_cli
 from logging_kit import root_logger_restored
 from webhook_testkit import SPREADS, KubeEnv, spread
 from workload_objects import pod, replicaset
 
 from py_engine.apiclient import PODS, REPLICASETS
-from py_engine.cli import main
 from py_engine.logsetup import record_fields
 from py_engine.semantics.clock import RealClock
 from py_engine.workloadspread.controller.reconcile import reconcile
@@ -128,21 +128,10 @@ def test_the_controller_cli_writes_the_failure_as_one_json_line(
 ) -> None:
     setup(kube_env)
     kube_env.faults.set_spec("workloadspreads/status:update:error500=1")
-    assert (
-        main(
-            [
-                "controller",
-                "--kubeconfig",
-                kube_env.kubeconfig,
-                "--once",
-                "--log-format",
-                "json",
-                "--no-united-deployments",
-            ]
-        )
-        == 1
-    )
-    err = capsys.readouterr().err.splitlines()
+    once = ["--once", "--log-format", "json", "--no-united-deployments"]
+    code, _, stderr = run_cli(capsys, "controller", "--kubeconfig", kube_env.kubeconfig, *once)
+    assert code == 1
+    err = stderr.splitlines()
     entries = [json.loads(line) for line in err if line.startswith("{")]
     assert [line for line in err if not line.startswith("{")] == []  # the summary is a record too
     [failed, summary] = entries
