@@ -42,6 +42,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -76,6 +77,30 @@ API_TIMEOUT = 120.0
 """The webhooks' client timeout here: the embedded API server answers a LIST in one piece, built
 before its first byte (no pagination, no streaming), and 50,000 pods of 4.4 KB take longer than
 the shipped 10 s read timeout on a loaded machine; a real API server streams the list."""
+
+
+COMMITTER_COUNTERS = (
+    "writes",
+    "conflicts",
+    "reads",
+    "retries",
+    "backoffs",
+    "refreshed",
+    "stale_skips",
+    "committed",
+)
+"""The committers' counters a burst reports (`CommitterStats`)."""
+COUNTED = (*COMMITTER_COUNTERS, "requests", "cpu", "proxy_cpu", "api_cpu")
+"""What a burst counts, summed over rounds (per pod in the report)."""
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (/proc; 0 where absent)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def load_averages() -> str:
@@ -513,13 +538,17 @@ class Replicas:
         self.url = f"https://127.0.0.1:{json.loads(self.proxy.stdout.readline())['port']}"
 
     def committer(self) -> JSON:
-        """The committers' counters summed over the live replicas."""
-        total: JSON = {"writes": 0, "conflicts": 0, "reads": 0}
+        """The committers' counters summed over the live replicas, their CPU seconds (`cpu`) and
+        the proxy's (`proxy_cpu`), to see where a burst's time goes."""
+        total: JSON = {key: 0 for key in COMMITTER_COUNTERS} | {"cpu": 0.0, "batches": 0}
         for hook in self.hooks:
             if hook.proc.poll() is None:
-                stats = hook.stats()["committer"]
-                for key in total:
-                    total[key] += stats[key]
+                stats = hook.stats()
+                total["cpu"] += stats["cpu"]
+                for key in COMMITTER_COUNTERS:
+                    total[key] += stats["committer"].get(key, 0)
+                total["batches"] += sum(stats["committer"]["batch_sizes"].values())
+        total["proxy_cpu"] = process_cpu(self.proxy.pid) if self.proxy is not None else 0.0
         return total
 
     def close(self) -> None:
@@ -594,6 +623,7 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
         template = bench.template()
         before = replicas.committer()
         before_requests = bench.server.requests
+        before_api_cpu = time.process_time()
         proc = run_load(
             replicas.url + "/mutate/pods",
             bench.ca.cert_pem,
@@ -613,6 +643,7 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
             replicas.hooks[0].proc.send_signal(signal.SIGKILL)
         result = finish_load(proc, strict=kill_after is None)
         requests = bench.server.requests - before_requests
+        api_cpu = time.process_time() - before_api_cpu
         after = replicas.committer()
     finally:
         bench.api.faults.clear()
@@ -628,9 +659,10 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
         "p99": pct(result["latencies"], 99),
         "pods": pods,
         "killed_at": killed_at,
+        "api_cpu": api_cpu,
     }
     if kill_after is None:  # every replica answered: the counters cover the whole burst
-        out |= {key: after[key] - before[key] for key in ("writes", "conflicts", "reads")}
+        out |= {key: after[key] - before[key] for key in (*COMMITTER_COUNTERS, "batches", "cpu", "proxy_cpu")}
     return out
 
 
@@ -708,11 +740,17 @@ def replicas_run(quick: bool) -> JSON:
             for _ in range(BURST_ROUNDS):
                 runs["one"].append(burst(bench, one, count))
                 runs["three"].append(burst(bench, three, count))
+            # Each round's pair (one process, then the three, back to back): the spread of the ratio.
+            out["ratios"] = [
+                (t["admitted"] / t["wall"]) / (o["admitted"] / o["wall"])
+                for o, t in zip(runs["one"], runs["three"], strict=True)
+            ]
             for key, done in runs.items():
                 best = dict(max(done, key=lambda r: r["admitted"] / r["wall"]))
+                best["rates"] = [r["admitted"] / r["wall"] for r in done]
                 # Caps and counters over every round: any pod over a cap in any burst counts.
                 best["subsets"] = dict(best["subsets"], over=sum(r["subsets"]["over"] for r in done))
-                for counter in ("writes", "conflicts", "requests"):
+                for counter in (*COUNTED, "batches"):
                     best[counter] = (
                         sum(r[counter] for r in done) * best["admitted"] / sum(r["admitted"] for r in done)
                     )
@@ -852,6 +890,30 @@ def main(quick: bool = False) -> dict[str, Any]:
     )
 
     rep = replicas_run(quick)
+    report_replicas(rep)
+    print(
+        f"  controller steady state ({small['pods']:,} pods / {small['spreads']} spreads): "
+        f"{small['controller_rps']:.2f} non-watch requests/s; "
+        f"idle webhook: {max(r['idle_rps'] for r in by_size):.2f} requests/s at most"
+    )
+    return {
+        "sizes": by_size,
+        "memory_point": memory_point,
+        "cpu_growth": cpu_growth,
+        "p99_growth": p99_growth,
+        "raw_cpu_growth": raw_cpu_growth,
+        "rss_per_1000_pods": per_pod * 1000,
+        "rss_per_100_spreads": per_spread * 100,
+        "rss_base": base,
+        "rss_without_simulation": large["rss_without_simulation"],
+        "replicas": rep,
+        "quick": quick,
+        "load": load_averages(),
+    }
+
+
+def report_replicas(rep: JSON) -> None:
+    """The replicas' tables: the bursts, then where their time goes (per admitted pod)."""
     print(f"  load average after the replicas: {load_averages()}")
     rep_rows = []
     for key, label in (
@@ -911,25 +973,48 @@ def main(quick: bool = False) -> dict[str, Any]:
         f"for {fin['expected']} admitted and created; "
         f"lost or double-counted: {fin['lost']} (first errors: {rep['killed']['error_samples']})"
     )
-    print(
-        f"  controller steady state ({small['pods']:,} pods / {small['spreads']} spreads): "
-        f"{small['controller_rps']:.2f} non-watch requests/s; "
-        f"idle webhook: {max(r['idle_rps'] for r in by_size):.2f} requests/s at most"
+    rows = []
+    for key, label in (("one", "1 process"), ("three", f"{REPLICAS} replicas")):
+        r = rep[key]
+        per_pod = r["admitted"]
+        rows.append(
+            [
+                label,
+                " / ".join(f"{rate:.0f}" for rate in r["rates"]),
+                f"{r['cpu'] / per_pod * 1e3:.2f}",
+                f"{r['proxy_cpu'] / per_pod * 1e3:.2f}",
+                f"{r['api_cpu'] / per_pod * 1e3:.2f}",
+                f"{r['reads'] / per_pod:.3f}",
+                f"{r['retries'] / per_pod:.3f}",
+                f"{r['backoffs'] / per_pod:.3f}",
+                f"{r['refreshed'] / per_pod:.3f}",
+                f"{r['stale_skips'] / per_pod:.3f}",
+                f"{r['committed'] / max(r['batches'], 1):.1f}",
+            ]
+        )
+    print_table(
+        "Where a burst's time goes, per admitted pod (all rounds)",
+        [
+            "webhooks",
+            "pods/s each round",
+            "webhook CPU ms",
+            "proxy CPU ms",
+            "API server CPU ms",
+            "GETs",
+            "retries",
+            "backoffs",
+            "from cache",
+            "not sent",
+            "mean batch",
+        ],
+        rows,
     )
-    return {
-        "sizes": by_size,
-        "memory_point": memory_point,
-        "cpu_growth": cpu_growth,
-        "p99_growth": p99_growth,
-        "raw_cpu_growth": raw_cpu_growth,
-        "rss_per_1000_pods": per_pod * 1000,
-        "rss_per_100_spreads": per_spread * 100,
-        "rss_base": base,
-        "rss_without_simulation": large["rss_without_simulation"],
-        "replicas": rep,
-        "quick": quick,
-        "load": load_averages(),
-    }
+    best = {key: rep[key]["admitted"] / rep[key]["wall"] for key in ("one", "three")}
+    print(
+        "  3 replicas / 1 process, round by round: "
+        + ", ".join(f"{ratio:.2f}x" for ratio in rep["ratios"])
+        + f"; best of each: {best['three'] / best['one']:.2f}x"
+    )
 
 
 def targets(result: dict[str, Any], quick: bool) -> list[Target]:
@@ -996,4 +1081,9 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
 
 if __name__ == "__main__":
     print(machine_description())
-    main(quick="--quick" in sys.argv)
+    if "--replicas" in sys.argv:  # the replicas part alone: `python -m benchmarks.bench_scale --replicas`
+        print(f"  load average before: {load_averages()}")
+        report_replicas(replicas_run(quick="--quick" in sys.argv))
+        print(f"  load average after: {load_averages()}")
+    else:
+        main(quick="--quick" in sys.argv)
