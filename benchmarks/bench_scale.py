@@ -87,6 +87,7 @@ COMMITTER_COUNTERS = (
     "backoffs",
     "refreshed",
     "stale_skips",
+    "applied",
     "committed",
 )
 """The committers' counters a burst reports (`CommitterStats`)."""
@@ -989,6 +990,7 @@ def report_replicas(rep: JSON) -> None:
                 f"{r['backoffs'] / per_pod:.3f}",
                 f"{r['refreshed'] / per_pod:.3f}",
                 f"{r['stale_skips'] / per_pod:.3f}",
+                f"{r['applied'] / per_pod:.2f}",
                 f"{r['committed'] / max(r['batches'], 1):.1f}",
             ]
         )
@@ -1005,6 +1007,7 @@ def report_replicas(rep: JSON) -> None:
             "backoffs",
             "from cache",
             "not sent",
+            "applies",
             "mean batch",
         ],
         rows,

@@ -222,6 +222,8 @@ class CommitterStats:
     """Pauses taken before a retry (a 429, or a 409 that no newer object explains)."""
     refreshed: int = 0
     """Retries after a 409 that took the newer object from the watch cache instead of a GET."""
+    applied: int = 0
+    """Requests applied, counting each time a retry applies them again."""
     stale_skips: int = 0
     """Batches not sent because the watch cache showed a newer object while they were applied
     (the write could only have been answered 409)."""
@@ -246,6 +248,7 @@ class CommitterStats:
                 "backoffs": self.backoffs,
                 "refreshed": self.refreshed,
                 "stale_skips": self.stale_skips,
+                "applied": self.applied,
                 "timeouts": self.timeouts,
                 "errors": self.errors,
                 "committed": self.committed,
@@ -626,6 +629,7 @@ class Committer:
             obj = _working_copy(base)
             changed = False
             results: dict[int, Any] = {}
+            self.stats.add(applied=len(batch))
             for r in batch:
                 try:
                     new, result = r.apply(obj)
