@@ -324,14 +324,25 @@ class _Slot:
         self.caught_up = False
 
     def supersede(self, *objs: JSON | None) -> None:
-        """Note these objects' resourceVersions as older than the newest."""
-        for obj in objs:
-            rv = _rv(obj)
-            if rv:
-                self.superseded.pop(rv, None)
-                self.superseded[rv] = None
-        while len(self.superseded) > _SUPERSEDED:
-            del self.superseded[next(iter(self.superseded))]
+        """Note these objects' resourceVersions as older than the newest (under the slot's lock:
+        a dry run reads from any thread while the leader writes)."""
+        with self.lock:
+            for obj in objs:
+                rv = _rv(obj)
+                if rv:
+                    self.superseded.pop(rv, None)
+                    self.superseded[rv] = None
+            while len(self.superseded) > _SUPERSEDED:
+                del self.superseded[next(iter(self.superseded))]
+
+    def current_after_all(self, obj: JSON) -> bool:
+        """Take `obj`'s resourceVersion off the superseded ones; whether it was on them."""
+        rv = _rv(obj)
+        with self.lock:
+            if rv not in self.superseded:
+                return False
+            del self.superseded[rv]
+            return True
 
     def newer_in_cache(self, cached: JSON | None) -> bool:
         """Whether the watch cache's copy is none this process knows to be superseded."""
@@ -735,10 +746,7 @@ class Committer:
             slot.caught_up = True
             return cached
         got = self._read(slot, namespace, name, fresh=True, timeout=timeout)
-        if _rv(got) in slot.superseded:  # the very object written over: current after all
-            del slot.superseded[_rv(got)]
-            return None
-        return got
+        return None if slot.current_after_all(got) else got  # the very object written over: no writer won
 
     def _sleep_before_retry(self, backoff: float, batch: list[_Request[Any]]) -> None:
         """Jittered pause before a retry that no other writer's success explains (a 429, a 409
