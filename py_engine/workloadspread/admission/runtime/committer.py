@@ -32,10 +32,15 @@ batched into the next single write:
   request is answered or leadership is handed to it. A condition variable
   notified per batch woke every waiting thread (about 60 at 64 concurrent
   admissions) only for most of them to find nothing changed and sleep again.
-* On 409 Conflict the batch is re-applied to an object re-read from the API
-  (an apply depends on its input alone, so this is safe) until the write succeeds or the
-  requests' deadlines pass. Several webhook processes stay exact because they
-  contend through resourceVersion, exactly like the reference.
+* On 409 Conflict the batch is re-applied to a newer object (an apply depends on its input
+  alone, so this is safe) until the write succeeds or the requests' deadlines pass, with the
+  requests that arrived meanwhile joining it. Several webhook processes stay exact because
+  they contend through resourceVersion, exactly like the reference. Between replicas a 409
+  is the normal case: another writer's write succeeded and is on its way to the watch cache,
+  so the retry takes the cache's copy once it is newer (waiting up to `conflict_wait`) and
+  goes at once; only when no newer copy comes is the spread read from the API, and only when
+  that read shows the very resourceVersion refused (no other writer won) does the retry wait
+  a jittered backoff (docs/scale.md, "Replicas: the committer's conflict path").
 * A request whose deadline passes before its batch is written fails with
   `CommitTimeout` and nothing of it is written; a request inside a batch whose
   write is already on the wire waits for that write's outcome, so a request is
@@ -44,9 +49,11 @@ batched into the next single write:
   it, which is at most one write later (that write's own timeout ends at the
   batch's latest deadline, no later than the request's).
 * Freshest object: the last object this process wrote or read from the API is
-  used until the watch cache has shown that same resourceVersion; from then on
-  the watch cache is newer. resourceVersions are only compared for equality
-  (they are opaque); a wrong guess costs one 409, never a miscount.
+  used until the watch cache has shown that same resourceVersion, or one this process does
+  not know to be superseded (a peer wrote since); from then on the watch cache is newer. A
+  batch whose base the cache shows superseded once it is applied is applied again instead of
+  being sent. resourceVersions are only compared for equality (they are opaque; each slot
+  remembers the ones it saw superseded); a wrong guess costs one 409, never a miscount.
 * `dry_run=True` decides on the freshest known object and never writes.
 * Per-spread state lives only while it is useful: a spread's slot is dropped
   once no request uses it and it has been idle for `idle_ttl` seconds, or,
