@@ -37,6 +37,7 @@ from py_engine.uniteddeployment.controller.state import UnitedState
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 NAMESPACE = "default"
+POD_HASH = "7c9d8b5f4"  # the pod-template-hash of every subset's one ReplicaSet
 SUBSETS = 5
 REPLICAS = 20
 JSON = dict[str, Any]
@@ -114,20 +115,30 @@ class Namespace:
         return writes
 
     def run_workloads(self) -> None:
-        """What the Deployment controllers and kubelets would do: pods for every replica, Ready."""
+        """What the Deployment controllers and kubelets would do: pods for every replica, Ready,
+        controlled by the Deployment's ReplicaSet and labelled with its hash, as real pods are."""
         self.pods = []
         for workload in self.workloads:
             replicas = int(workload["spec"]["replicas"])
-            labels = workload["spec"]["template"]["metadata"]["labels"]
+            labels = {**workload["spec"]["template"]["metadata"]["labels"], "pod-template-hash": POD_HASH}
+            replica_set = f"{workload['metadata']['name']}-{POD_HASH}"
+            owner = {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "name": replica_set,
+                "uid": f"uid-{replica_set}",
+                "controller": True,
+            }
             for i in range(replicas):
                 self.pods.append(
                     {
                         "apiVersion": "v1",
                         "kind": "Pod",
                         "metadata": {
-                            "name": f"{workload['metadata']['name']}-{i}",
+                            "name": f"{replica_set}-{i}",
                             "namespace": NAMESPACE,
                             "labels": dict(labels),
+                            "ownerReferences": [dict(owner)],
                         },
                         "spec": {"nodeName": "n"},
                         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},

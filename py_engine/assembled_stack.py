@@ -5,24 +5,31 @@ the WorkloadSpread CRD from `manifests/base/crd.yaml` (and, unless `united=False
 the UnitedDeployment CRD, minimal Kruise CloneSet/StatefulSet CRDs and the
 UnitedDeployment controller beside the WorkloadSpread one), starts the real webhook
 on 127.0.0.1 with a certificate from a throwaway CA and registers it, and runs
-the real controller loop. The webhook and the controller authenticate as their
+the real controllers. The webhook and the controller authenticate as their
 ServiceAccounts (`spreadgate-system/spreadgate-webhook`, `.../spreadgate-controller`)
 under the shipped RBAC (`manifests/base/rbac-*.yaml`, applied at start), which the
 embedded cluster enforces, so a grant the code needs and the manifests lack fails here
 as it would in a real cluster (`component_identities=False`: both run as the
-administrator). The kubeconfig written for people is the administrator's. Two modes:
+administrator). The kubeconfig written for people is the administrator's.
 
-* **virtual** (`spreadgate simulate`, deterministic tests): the cluster is
-  stepped on a `VirtualClock`; the controller reads fresh lists each pass
-  (`ListedSource`) and is stepped right after the cluster's loops; `settle()`
-  runs passes until nothing writes, moving virtual time to the next pending
+The controllers are composed in one place, `start_controller`: it builds the mode's
+Manager and adds the WorkloadSpread controller and (unless `united=False`) the
+UnitedDeployment one through their products' entry points (`add_spread_controller`,
+`add_united_controller`), as `spreadgate controller` does; the stack builds no
+controller or source itself. Two modes:
+
+* **virtual** (`spreadgate simulate`, the demo, deterministic tests): the cluster is
+  stepped on a `VirtualClock`, and so are the controllers, by a `SteppedManager`
+  (`py_engine.runtime.stepped`): each pass refreshes a controller's listed source and
+  runs it, right after the cluster's loops, with no threads and no leader election;
+  `settle()` runs passes until nothing writes, moving virtual time to the next pending
   deadline (kubelet delays, controller requeues) up to a bound. The webhook
   stamps its records with virtual time but waits in real time (`HybridClock`):
   its commit deadlines and back-offs are about the HTTP round trips it makes.
 * **real** (`spreadgate cluster`, watch-driven tests): the cluster runs its
   threads and the controllers run as in production: one `Manager`
   (`py_engine.runtime.manager`) with both controllers over shared watch caches,
-  triggers and workers, as `spreadgate controller` builds it, all in real time.
+  triggers and workers, all in real time (no election: a single replica).
 """
 
 from __future__ import annotations
@@ -50,7 +57,9 @@ from py_engine.resources import (
     read_yaml,
     read_yaml_documents,
 )
+from py_engine.runtime.listing import ListedLists
 from py_engine.runtime.manager import Manager
+from py_engine.runtime.stepped import SteppedManager
 from py_engine.semantics.clock import Clock, RealClock, VirtualClock
 from py_engine.sim.cluster import Cluster
 from py_engine.sim.kubelet import KubeletConfig
@@ -58,10 +67,8 @@ from py_engine.sim.tls import CertificateAuthority
 from py_engine.uniteddeployment.controller.runtime.loop import UnitedController, UnitedOptions
 from py_engine.uniteddeployment.controller.runtime.resources import kruise_workload_crds
 from py_engine.uniteddeployment.controller.runtime.runtime import add_united_controller
-from py_engine.uniteddeployment.controller.runtime.source import ListedUnitedSource
 from py_engine.workloadspread.controller.runtime.daemon import add_spread_controller
 from py_engine.workloadspread.controller.runtime.loop import LoopOptions, SpreadController
-from py_engine.workloadspread.controller.runtime.sources import ListedSource
 from webhook.runtime import Webhook, WebhookOptions
 
 log = logging.getLogger(__name__)
@@ -160,6 +167,11 @@ def poll(condition: Callable[[], Any], timeout: float, what: str) -> Any:
         time.sleep(0.01)
 
 
+def _listed(controller: SpreadController | UnitedController | None) -> ListedLists | None:
+    source = controller.source if controller is not None else None
+    return source if isinstance(source, ListedLists) else None
+
+
 class StackNotStable(RuntimeError):
     """`settle()` ran out of passes or real time with work still pending."""
 
@@ -203,14 +215,14 @@ class Stack:
         self.api = self.cluster.api
         self.hook: Webhook | None = None
         self.client: KubeClient | None = None
+        # What `start_controller` composed: the mode's Manager and the controllers it runs
+        # (kept for tests and tools that inspect a controller's reports or metrics).
+        self.manager: Manager | SteppedManager | None = None
         self.controller: SpreadController | None = None
-        self.manager: Manager | None = None
-        self.source: ListedSource | None = None
         # UnitedDeployments (on by default): the CRD, Kruise's workload CRDs when absent, the controller.
         self.united = united
         self.united_options = united_options or UnitedOptions()
         self.united_controller: UnitedController | None = None
-        self.united_source: ListedUnitedSource | None = None
 
     # ------------------------------------------------------------ lifecycle
 
@@ -283,38 +295,40 @@ class Stack:
         )
 
     def start_controller(self) -> None:
-        """Start (or restart, after `stop_controller`) the controller loop."""
+        """Start (or restart, after `stop_controller`) the controllers: the one place they are
+        composed, the same way in both modes (see the module docstring)."""
         kubeconfig = self.controller_kubeconfig or str(self.cluster.kubeconfig_path)
         self.client = KubeClient.load(kubeconfig, timeout=10)
-        if not self.virtual:
-            self.manager = Manager(self.client, clock=self.clock, watch_timeout_seconds=60)
-            self.controller = add_spread_controller(self.manager, options=self.options)
-            if self.united:
-                self.united_controller = add_united_controller(self.manager, options=self.united_options)
-            self.manager.start()
-            return
-        self.source = ListedSource(self.client)
-        self.controller = SpreadController(self.client, self.source, self.clock, self.options)
+        manager: Manager | SteppedManager
+        if self.virtual:
+            manager = SteppedManager(self.client, clock=self.clock, owns_client=True)
+        else:
+            manager = Manager(self.client, clock=self.clock, watch_timeout_seconds=60, owns_client=True)
+        self.manager = manager
+        self.controller = add_spread_controller(manager, options=self.options)
         if self.united:
-            self.united_source = ListedUnitedSource(self.client)
-            self.united_controller = UnitedController(
-                self.client, self.united_source, self.clock, self.united_options
-            )
+            self.united_controller = add_united_controller(manager, options=self.united_options)
+        manager.start()
 
     def stop_controller(self) -> None:
-        """Stop the controller as a crash would leave things: no cleanup writes."""
+        """Stop the controllers as a crash would leave things: no cleanup writes."""
         if self.manager is not None:
-            self.manager.stop()
+            self.manager.stop()  # closes the client too
             self.manager = None
-        elif self.united_controller is not None:
-            self.united_controller.stop()
-        self.united_controller = None
-        self.united_source = None
-        if self.client is not None:
-            self.client.close()
-            self.client = None
+        self.client = None
         self.controller = None
-        self.source = None
+        self.united_controller = None
+
+    @property
+    def source(self) -> ListedLists | None:
+        """The WorkloadSpread controller's listed source (virtual mode; None otherwise)."""
+        return _listed(self.controller)
+
+    @property
+    def united_source(self) -> ListedLists | None:
+        """The UnitedDeployment controller's listed source (virtual mode; None otherwise), for
+        tests that refresh and step that controller alone."""
+        return _listed(self.united_controller)
 
     def close(self) -> None:
         self.stop_controller()
@@ -364,22 +378,16 @@ class Stack:
     # ------------------------------------------------------------ stepping
 
     def controller_step(self) -> int:
-        """One controller pass on fresh lists (virtual mode); returns its API writes."""
-        if self.controller is None or self.source is None:
+        """One pass of every controller on fresh lists (virtual mode); returns their API writes."""
+        if not isinstance(self.manager, SteppedManager):
             return 0
-        self.source.refresh()
-        writes = sum(r.writes.total for r in self.controller.step())
-        if self.united_controller is not None and self.united_source is not None:
-            self.united_source.refresh()
-            writes += sum(r.writes.total for r in self.united_controller.step())
-        return writes
+        return self.manager.step()
 
     def next_deadline(self) -> float | None:
+        """The earliest pending deadline: the cluster's loops' or a controller's requeue."""
         deadlines = [self.cluster.next_deadline()]
-        if self.controller is not None:
-            deadlines.append(self.controller.next_deadline())
-        if self.united_controller is not None:
-            deadlines.append(self.united_controller.next_deadline())
+        if isinstance(self.manager, SteppedManager):
+            deadlines.append(self.manager.next_deadline())
         present = [d for d in deadlines if d is not None]
         return min(present) if present else None
 

@@ -2,7 +2,9 @@
 
 `manager` (the `Manager`: any number of controllers over one client, one watch cache per
 resource, one leader election, one `/metrics` body; used by `spreadgate controller` and the
-embedded stack), `reconciler` (work queue, workers, retries, failure logging), `workqueue`
+embedded stack in real time), `stepped` (the `SteppedManager`: the same controllers, added
+the same way, run in steps on listed sources without threads or election; the embedded
+stack in virtual time), `reconciler` (work queue, workers, retries, failure logging), `workqueue`
 (dedup and rate limits), `cachegroup` (watch caches shared per resource, grouped per
 controller) and `listing` (the fresh lists a `--once` or stepped sync reads), `leader` (the
 Lease), `events` (core/v1 Events on the reconciled objects; the Event body itself is

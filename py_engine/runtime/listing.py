@@ -1,12 +1,12 @@
 """Lists taken at one moment, for the listed sources of both controllers.
 
-`sources.ListedSource` (WorkloadSpread) and
+`py_engine.workloadspread.controller.runtime.sources.ListedSource` (WorkloadSpread) and
 `py_engine.uniteddeployment.controller.runtime.source.ListedUnitedSource` serve `--once` and the
-stepped simulator: every read of a sync comes from lists taken at
-their last `refresh()`, so a sync sees exactly the API server's state at that moment, with
-no watch lag to wait for. What they list differs; how a list is taken (namespace scope,
-API list order), swapped in and read back under one lock is this base class, so the two
-cannot drift apart (the watch-cache counterpart is `cachegroup.CacheGroup`).
+stepped Manager (`stepped.SteppedManager`, which the virtual-time stack runs): every read of a
+sync comes from lists taken at their last `refresh()`, so a sync sees exactly the API server's
+state at that moment, with no watch lag to wait for. What they list differs; how a list is
+taken (namespace scope, API list order), swapped in and read back under one lock is this base
+class, so the two cannot drift apart (the watch-cache counterpart is `cachegroup.CacheGroup`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ class ListedLists:
     their type (`_typed`), keep what they derive from the lists (indexes) with `_derived` and
     drop it when the lists change (`_lists_replaced`). `_lock` guards `_lists` and those memos.
     """
+
+    def refresh(self) -> None:
+        """List every resource a sync reads (raises `KubeError` when the API fails); a
+        `SteppedManager` calls it right before each pass of the controller reading it."""
+        raise NotImplementedError(f"{type(self).__name__} does not say what it lists")
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None) -> None:
         self.client = client

@@ -19,7 +19,8 @@ reads and writes, so everything around a sync lives here once:
 * **two ways to drive it**, same sync code: threads (`start()`/`stop()`, workers
   blocked on the queue plus a resync timer that enqueues every key, as informers'
   resync does) or steps (`step()`, `next_deadline()`) for `--once` and the
-  virtual-time stack. `stop()` joins every thread it started.
+  virtual-time stack (whose `stepped.SteppedManager` calls them). `stop()` joins every
+  thread it started.
 """
 
 from __future__ import annotations

@@ -237,7 +237,11 @@ def test_controller_deployment_elects_a_leader(path: str) -> None:
         args.leader_elect and args.lease_namespace == NAMESPACE and args.lease_name == "spreadgate-controller"
     )
     c = container(deployment, "controller")
-    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert (c["readinessProbe"]["httpGet"]["path"], c["livenessProbe"]["httpGet"]["path"]) == (
+        "/readyz",
+        "/healthz",
+    )
+    assert c["readinessProbe"]["httpGet"]["port"] == c["livenessProbe"]["httpGet"]["port"] == "metrics"
     metrics_port = next(p for p in c["ports"] if p["name"] == "metrics")["containerPort"]
     assert args.metrics_port == metrics_port
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "spreadgate-controller"

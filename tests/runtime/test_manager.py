@@ -235,3 +235,62 @@ def test_both_products_read_pods_nodes_and_shared_workload_kinds_from_one_cache(
     resources = [cache.resource for cache in m.caches.caches()]
     assert len(resources) == len(set(resources))
     assert [c.name for c in m.controllers] == ["workloadspread", "uniteddeployment"]
+
+
+class Recording(Loop):
+    """Notes what `is_leading()` read when the Manager started or stopped it."""
+
+    def __init__(self, m: Manager, name: str, seen: list[tuple[str, str, bool]]) -> None:
+        self.metrics = Metrics()
+        super().__init__(
+            m.clock, Options(workers=1, resync_seconds=3600.0), self.metrics, (f"{name}_d", "D.")
+        )
+        self.manager, self.name, self.seen = m, name, seen
+
+    def start(self) -> Recording:
+        self.seen.append(("start", self.name, self.manager.is_leading()))
+        return super().start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.seen.append(("stop", self.name, self.manager.is_leading()))
+        super().stop(timeout)
+
+
+def recording(m: Manager, env: KubeEnv, seen: list[tuple[str, str, bool]]) -> None:
+    for name in ("one", "two"):
+        loop = Recording(m, name, seen)
+        source = Caches(env, m.caches, pods=f"{name}-pods", other=NODES)
+        m.add(Managed(name, source, loop, loop.metrics, (f"{name}_leader", "Leads.")))
+
+
+def test_the_leading_flag_is_set_after_the_workers_start_and_cleared_before_they_stop(env: KubeEnv) -> None:
+    """`is_leading()` implies the workers run (py_engine/runtime/manager.py): every loop is
+    started while the flag still reads False, and stopped after it reads False again, on every
+    path: run unelected and `stop()`; win the Lease, lose it, `stop()`."""
+    seen: list[tuple[str, str, bool]] = []
+    m = manager(env, clock(), None)
+    recording(m, env, seen)
+    m.start(sync_timeout=10)
+    assert m.is_leading() and value(m.render_metrics(), "one_leader") == 1
+    m.stop()
+    assert seen == [
+        ("start", "one", False),
+        ("start", "two", False),
+        ("stop", "one", False),
+        ("stop", "two", False),
+    ]
+
+    seen.clear()
+    lost: list[str] = []
+    elected = manager(env, clock(), "a", lost)
+    recording(elected, env, seen)
+    elected.start(sync_timeout=10)
+    try:
+        assert elected.wait_leading(5)
+        assert seen == [("start", "one", False), ("start", "two", False)]
+        steal(env)
+        wait_until(lambda: lost == ["a"], 5, "on_lost")
+        assert seen[2:] == [("stop", "one", False), ("stop", "two", False)]
+    finally:
+        elected.stop()
+    assert all(not leading for _, _, leading in seen)

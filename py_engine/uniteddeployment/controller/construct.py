@@ -195,6 +195,19 @@ def _pod_template(spec: JSON, subset: UdSubset, labels: Mapping[str, str]) -> No
         spec["template"] = patched
 
 
+def workload_metadata(
+    ud: UnitedDeployment, subset: UdSubset, revision: str, existing: Mapping[str, Any]
+) -> JSON:
+    """The metadata `build_workload` gives an existing workload, without building the rest: the
+    update triggers read only the metadata (`plan._needs_update`), and a steady pass over 1,000
+    UnitedDeployments spent a quarter of its time building specs it then dropped (issue 28)."""
+    obj: JSON = {
+        "metadata": dict(as_map(existing.get("metadata")))
+    }  # _metadata replaces, never edits, its values
+    _metadata(obj, ud, subset, revision, uses_kruise_keys(existing))
+    return dict(obj["metadata"])
+
+
 def build_workload(
     ud: UnitedDeployment,
     subset: UdSubset,
@@ -205,7 +218,9 @@ def build_workload(
     """The subset workload as it should be; `existing` is never modified."""
     template = ud.template
     if existing is not None:
-        obj: JSON = json_copy(dict(existing))  # decoded JSON: json_copy, a fraction of deepcopy's cost
+        # Decoded JSON: json_copy, a fraction of deepcopy's cost; the spec is built anew below, so
+        # the existing one (the pod template: most of the object) is not copied.
+        obj: JSON = json_copy({key: value for key, value in existing.items() if key != "spec"})
     else:
         obj = {
             "apiVersion": template.api_version,

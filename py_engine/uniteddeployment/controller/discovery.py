@@ -8,10 +8,10 @@ others deleted (before allocating, as Kruise). An orphan is adopted only when it
 names this UnitedDeployment (`ownership.names_ud`), is of the template's kind
 and fills a spec subset that has no workload; an orphan is never deleted. Owned
 workloads the selector no longer matches are released (owner reference removed).
-Each workload's pods are the ones it controls (`ownership.owns_pod`). Kruise
-adopts every matching orphan (and deletes those of another kind) and fails the
-whole listing on an owned workload without a subset label; here the latter is
-reported (docs/uniteddeployment.md, "Subset workloads" and "Adoption").
+Each workload's pods are the ones it controls (`ownership.owns_pod`, asked only about the
+candidates `podowners.PodOwners` finds). Kruise adopts every matching orphan (and deletes
+those of another kind) and fails the whole listing on an owned workload without a subset
+label; here the latter is reported (docs/uniteddeployment.md, "Subset workloads" and "Adoption").
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from py_engine.uniteddeployment.controller import kruise_layout
 from py_engine.uniteddeployment.controller.ownership import (
     names_ud,
     ownership,
-    pod_owner_test,
     reference,
     released,
     selected,
 )
 from py_engine.uniteddeployment.controller.podfacts import revision_of, subset_of
+from py_engine.uniteddeployment.controller.podowners import PodOwners
 
 JSON = dict[str, Any]
 Obj = Mapping[str, Any]
@@ -124,12 +124,6 @@ class Discovery:
     release: tuple[JSON, ...] = ()
 
 
-def pods_of(workload: Obj, pods: Sequence[Obj]) -> tuple[Obj, ...]:
-    """The pods `workload` controls (`ownership.owns_pod`): a duplicate's pods are its own."""
-    owns = pod_owner_test(workload)
-    return tuple(p for p in pods if owns(p))
-
-
 def _candidates(ud: UnitedDeployment, workloads: Sequence[Obj]) -> tuple[list[Obj], list[Obj], list[JSON]]:
     """The owned and adoptable workloads the selector matches, owned first; and the owned
     ones it no longer matches, released."""
@@ -156,6 +150,7 @@ def _candidates(ud: UnitedDeployment, workloads: Sequence[Obj]) -> tuple[list[Ob
 def discover(ud: UnitedDeployment, workloads: Sequence[Obj], pods: Sequence[Obj]) -> Discovery:
     active = (ud.template.api_version.split("/")[0], ud.template.kind)
     owned, orphans, release = _candidates(ud, workloads)
+    pods_by_owner = PodOwners(pods)  # a duplicate's pods are its own
     found: dict[str, SubsetWorkload] = {}
     delete: list[JSON] = []
     duplicates: list[JSON] = []
@@ -172,7 +167,7 @@ def discover(ud: UnitedDeployment, workloads: Sequence[Obj], pods: Sequence[Obj]
         elif subset in found:
             duplicates.append(reference(obj))
         else:
-            found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_of(obj, pods))
+            found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_by_owner.of(obj))
     for obj in orphans:  # never deleted: adopted only into a spec subset that has no workload
         subset = subset_of(obj)
         if (
@@ -181,7 +176,7 @@ def discover(ud: UnitedDeployment, workloads: Sequence[Obj], pods: Sequence[Obj]
             and subset not in found
             and ud.subset(subset) is not None
         ):
-            found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_of(obj, pods), adopt=True)
+            found[subset] = SubsetWorkload(subset=subset, obj=obj, pods=pods_by_owner.of(obj), adopt=True)
     for name, workload in list(found.items()):
         if ud.subset(name) is None:
             delete.append(reference(workload.obj))

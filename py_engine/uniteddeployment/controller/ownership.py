@@ -140,14 +140,23 @@ def pod_owner_test(workload: Obj) -> Callable[[Obj], bool]:
     return owns
 
 
-def _through_replicaset(ref: Mapping[str, Any], deployment: Obj, pod: Obj) -> bool:
+def deployment_behind(ref: Mapping[str, Any], pod: Obj) -> str | None:
+    """The name of the only Deployment that can control `pod` through the ReplicaSet `ref`
+    names: `<deployment>-<pod-template-hash>` with the pod's hash, else the name up to its
+    last dash; None when `ref` is not an apps ReplicaSet or the name does not end in the hash."""
     if ref.get("kind") != "ReplicaSet" or objects.api_group(ref.get("apiVersion")) != "apps":
-        return False
-    name, owner = str(ref.get("name") or ""), str(objects.meta(deployment).get("name") or "")
-    pod_hash = objects.labels(pod).get(_POD_TEMPLATE_HASH)
+        return None
+    name = str(ref.get("name") or "")
+    labels = objects.meta(pod).get("labels")
+    pod_hash = labels.get(_POD_TEMPLATE_HASH) if isinstance(labels, Mapping) else None
     if isinstance(pod_hash, str) and pod_hash:
-        return name == f"{owner}-{pod_hash}"
-    return name.rpartition("-")[0] == owner
+        suffix = f"-{pod_hash}"
+        return name[: -len(suffix)] if name.endswith(suffix) else None
+    return name.rpartition("-")[0]
+
+
+def _through_replicaset(ref: Mapping[str, Any], deployment: Obj, pod: Obj) -> bool:
+    return deployment_behind(ref, pod) == str(objects.meta(deployment).get("name") or "")
 
 
 def released(obj: Obj, ud: UnitedDeployment) -> dict[str, Any]:

@@ -9,11 +9,11 @@ so each OR branch keeps its own constraints. Kruise uses only `matchExpressions`
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from py_engine.model.uniteddeployment import UdSubset
+from py_engine.semantics.jsoncopy import json_copy
 from py_engine.uniteddeployment.controller.jsonview import as_list
 
 JSON = dict[str, Any]
@@ -45,9 +45,9 @@ def attach_node_affinity(pod_spec: JSON, term: Mapping[str, Any] | None) -> None
     for existing in terms:
         entry = dict(existing) if isinstance(existing, Mapping) else {}
         if expressions:
-            entry["matchExpressions"] = as_list(entry.get("matchExpressions")) + copy.deepcopy(expressions)
+            entry["matchExpressions"] = as_list(entry.get("matchExpressions")) + json_copy(expressions)
         if fields:
-            entry["matchFields"] = as_list(entry.get("matchFields")) + copy.deepcopy(fields)
+            entry["matchFields"] = as_list(entry.get("matchFields")) + json_copy(fields)
         merged.append(entry)
     required["nodeSelectorTerms"] = merged
 
@@ -56,4 +56,4 @@ def attach_tolerations(pod_spec: JSON, subset: UdSubset) -> None:
     if subset.tolerations:
         current = pod_spec.get("tolerations")
         base = list(current) if isinstance(current, list) else []
-        pod_spec["tolerations"] = base + [copy.deepcopy(dict(t)) for t in subset.tolerations]
+        pod_spec["tolerations"] = base + [json_copy(dict(t)) for t in subset.tolerations]

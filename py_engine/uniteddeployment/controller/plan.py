@@ -26,7 +26,12 @@ from py_engine.semantics import objects
 from py_engine.uniteddeployment.controller.allocation import AllocationError
 from py_engine.uniteddeployment.controller.allocator import allocate
 from py_engine.uniteddeployment.controller.conditions import find, make, set_condition
-from py_engine.uniteddeployment.controller.construct import ConstructionError, SubsetTarget, build_workload
+from py_engine.uniteddeployment.controller.construct import (
+    ConstructionError,
+    SubsetTarget,
+    build_workload,
+    workload_metadata,
+)
 from py_engine.uniteddeployment.controller.discovery import Discovery, SubsetWorkload, discover
 from py_engine.uniteddeployment.controller.gojson import EncodingError
 from py_engine.uniteddeployment.controller.jsonview import as_map
@@ -237,13 +242,12 @@ def _node_of(pod: Obj) -> str:
     return node if isinstance(node, str) else ""
 
 
-def _needs_update(workload: SubsetWorkload, desired: Obj, target: SubsetTarget) -> bool:
+def _needs_update(workload: SubsetWorkload, desired_meta: Obj, target: SubsetTarget) -> bool:
     """Kruise's triggers (revision label, replicas, partition, patch annotation) read off the
-    built object, plus adoption and template metadata changes; no idempotent rewrites."""
+    built object's metadata, plus adoption and template metadata changes; no idempotent rewrites."""
     if workload.adopt or workload.spec_replicas != target.replicas:
         return True
     current_meta = as_map(workload.obj.get("metadata"))
-    desired_meta = as_map(desired.get("metadata"))
     if any(
         _compared(current_meta, key) != _compared(desired_meta, key)
         for key in ("labels", "annotations", "ownerReferences")
@@ -334,6 +338,13 @@ def _subset_writes(
             target.replicas, target.partition, verdict.reserved_pods if verdict else 0, condition
         )
         writes.scaled_up |= workload is None or target.replicas > workload.spec_replicas
+        if (
+            workload is not None
+            and subset.patch is None  # then building cannot fail: no error goes unreported
+            and not _needs_update(workload, workload_metadata(ud, subset, revision, workload.obj), target)
+        ):
+            writes.delete.extend(_stuck_pods(workload, revision, target.partition))
+            continue
         try:
             desired = build_workload(ud, subset, revision, target, workload.obj if workload else None)
         except ConstructionError as exc:
@@ -345,7 +356,7 @@ def _subset_writes(
         if workload is None:
             writes.create.append(desired)
             continue
-        if _needs_update(workload, desired, target):
+        if _needs_update(workload, as_map(desired.get("metadata")), target):
             writes.update.append(desired)
         writes.delete.extend(_stuck_pods(workload, revision, target.partition))
     writes.update.extend(_relabels(discovery, verdicts))

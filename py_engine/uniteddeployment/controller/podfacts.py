@@ -30,8 +30,11 @@ def _section(obj: Obj, key: str) -> Mapping[str, Any]:
 
 
 def label(obj: Obj, key: str, fallback: str) -> str | None:
-    """The value under `key`, else under `fallback` (Kruise's), else None."""
-    found = objects.labels(obj)
+    """The value under `key`, else under `fallback` (Kruise's), else None. Reads the labels in
+    place: `objects.labels` copies them, once per pod per pass (issue 28)."""
+    found = objects.meta(obj).get("labels")
+    if not isinstance(found, objects.JSON_OBJECT):
+        return None
     for name in (key, fallback):
         value = found.get(name)
         if isinstance(value, str):

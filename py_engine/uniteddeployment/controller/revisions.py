@@ -18,6 +18,7 @@ from typing import Any
 
 from py_engine.model.ud_constants import REVISION_HASH_LABEL
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.semantics.jsoncopy import json_copy
 from py_engine.semantics.objects import name as object_name
 from py_engine.uniteddeployment.controller.construct import owner_reference
 from py_engine.uniteddeployment.controller.gojson import EncodingError, go_json, history_hash
@@ -30,8 +31,9 @@ NAME_PREFIX_LIMIT = 223
 
 
 def revision_data(ud: UnitedDeployment) -> JSON:
-    template = copy.deepcopy(dict(as_map(as_map(ud.raw.get("spec")).get("template"))))
-    template["$patch"] = "replace"
+    """The ControllerRevision's data: the template, replaced whole. Shares the template's
+    values with `ud.raw` (read for the hash on every pass); `_new_revision` copies it."""
+    template = {**as_map(as_map(ud.raw.get("spec")).get("template")), "$patch": "replace"}
     return {"spec": {"template": template}}
 
 
@@ -85,7 +87,7 @@ def _new_revision(ud: UnitedDeployment, name: str, digest: str, number: int) -> 
             "labels": labels,
             "ownerReferences": [owner_reference(ud)],
         },
-        "data": revision_data(ud),
+        "data": json_copy(revision_data(ud)),
         "revision": number,
     }
 

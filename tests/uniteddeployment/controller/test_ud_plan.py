@@ -10,6 +10,7 @@ import pytest
 from ud_testkit import ud_object
 
 from py_engine.semantics.timeutil import format_time
+from py_engine.uniteddeployment.controller.construct import workload_metadata
 from py_engine.uniteddeployment.controller.plan import Plan, plan
 from py_engine.uniteddeployment.controller.revisions import revision_name
 from py_engine.uniteddeployment.controller.state import StateError, UnitedState, state_from_objects
@@ -404,3 +405,39 @@ def test_reservation_mode_subset_added_later_starts_marked() -> None:
         format_time(NOW),
     )
     assert "conditions" not in entries["s0"]
+
+
+def test_a_steady_pass_builds_only_the_subsets_with_a_patch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The update triggers read the metadata only, so a subset without a patch (whose building
+    cannot fail) is not built in full when nothing changed (issue 28); one with a patch still is,
+    so a patch that no longer applies is still reported on every pass."""
+    from py_engine.uniteddeployment.controller import plan as plan_module
+
+    built: list[str] = []
+    build = plan_module.build_workload
+
+    def counting(ud: Any, subset: Any, *args: Any, **kwargs: Any) -> Any:
+        built.append(subset.name)
+        return build(ud, subset, *args, **kwargs)
+
+    objects = steady_objects()
+    monkeypatch.setattr(plan_module, "build_workload", counting)
+    assert run(objects).update == () and built == []
+    objects[0] = copy.deepcopy(objects[0])
+    objects[0]["spec"]["topology"]["subsets"][1]["patch"] = {"metadata": {"labels": {"tier": "x"}}}
+    result = run(objects)
+    assert built == ["b"] and [o["metadata"]["name"] for o in result.update] == ["web-b-x2"]
+    # A workload already carrying the metadata of a patch that cannot apply (restored from a
+    # backup, say): nothing to update, but the error is still reported.
+    objects[0]["spec"]["topology"]["subsets"][1]["patch"] = {"metadata": None}
+    ud = state_from_objects(objects).ud
+    index = next(i for i, o in enumerate(objects) if o["metadata"].get("name") == "web-b-x2")
+    revision = revision_name(ud, 0)[0]
+    objects[index] = {
+        **objects[index],
+        "metadata": workload_metadata(ud, ud.subset("b"), revision, objects[index]),
+    }
+    built.clear()
+    result = run(objects)
+    assert built == ["b"] and result.update == ()
+    assert result.errors == ("subset b: the patch removed the pod template's metadata",)

@@ -6,9 +6,12 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ud_testkit import ud_object
 
 from py_engine.model.uniteddeployment import UnitedDeployment
+from py_engine.uniteddeployment.controller import gojson
 from py_engine.uniteddeployment.controller.gojson import (
     EncodingError,
     fnv1_32,
@@ -56,6 +59,52 @@ def test_go_encoding() -> None:
     assert go_json("é\u2028") == '"é\\u2028"'
     with pytest.raises(EncodingError):
         go_json(float("nan"))
+
+
+def test_go_encoding_of_plain_trees() -> None:
+    """Trees without floats take the C encoder (issue 28): the same bytes Go writes."""
+    tree = {"z": {"y": [True, False, None, "a<b>&c"]}, "\u00e9": 1, "a": -3, "b": (1, "\u2029")}
+    assert (
+        go_json(tree)
+        == '{"a":-3,"b":[1,"\\u2029"],"z":{"y":[true,false,null,"a\\u003cb\\u003e\\u0026c"]},"\u00e9":1}'
+    )
+    assert go_json("\n\t\u0001") == '"\\n\\t\\u0001"'
+    assert go_json({"n": 2**53 - 1}) == '{"n":9007199254740991}'
+    assert go_json({"n": 2**53 + 1}) == '{"n":9007199254740992}'  # float64, as Go decodes it
+    assert go_json({"n": -(2**53) - 1}) == '{"n":-9007199254740992}'
+    assert go_json({1: "x", "a": [0.5]}) == '{"1":"x","a":[0.5]}'
+    assert go_json([]) == "[]" and go_json({}) == "{}"
+    with pytest.raises(EncodingError):
+        go_json({"a": [object()]})
+
+
+json_trees = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_trees)
+def test_the_c_encoder_and_the_value_by_value_encoder_agree(tree: Any) -> None:
+    try:
+        slow = gojson._encode(tree)
+    except EncodingError:
+        with pytest.raises(EncodingError):
+            go_json(tree)
+        return
+    assert go_json(tree) == slow
+
+
+def test_a_new_revision_does_not_share_the_template() -> None:
+    ud = model()
+    plan = plan_revisions(ud, [])
+    (created,) = plan.create
+    created["data"]["spec"]["template"]["deploymentTemplate"]["spec"]["replicas"] = 99
+    assert "replicas" not in ud.raw["spec"]["template"]["deploymentTemplate"]["spec"]
 
 
 def test_fnv1_and_safe_encoding() -> None:

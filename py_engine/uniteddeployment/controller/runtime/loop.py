@@ -17,7 +17,8 @@ collects them and finishes the sync).
 
 Two ways to drive it, as the WorkloadSpread loop: threads (`start()`/`stop()`)
 fed by watch triggers and a periodic resync, or steps (`step()`,
-`next_deadline()`) for `--once` and the virtual-time stack.
+`next_deadline()`) for `--once` and the virtual-time stack (through
+`py_engine.runtime.stepped.SteppedManager`).
 """
 
 from __future__ import annotations

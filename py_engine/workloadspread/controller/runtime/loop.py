@@ -15,7 +15,7 @@ Two ways to drive it, same sync code:
   `Triggers` from watch caches and by the resync timer;
 * steps (`step()`, `next_deadline()`): the caller enqueues every spread and
   processes what is ready, synchronously — `--once` and the virtual-time
-  simulator use this.
+  stack (through `py_engine.runtime.stepped.SteppedManager`) use this.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from py_engine.uniteddeployment.controller.discovery import pods_of
+from py_engine.uniteddeployment.controller.podowners import pods_of
 from py_engine.uniteddeployment.controller.runtime.source import OwnedIndex, PodIndex
 
 pytestmark = pytest.mark.timeout(60)
