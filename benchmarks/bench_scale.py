@@ -737,13 +737,15 @@ def replicas_run(quick: bool) -> JSON:
         bench = Bench(Path(tmp))
         started: list[Replicas] = []
         try:
-            setups = {
-                "one": Replicas(bench, 1, TOTAL_THREADS, proxied=False),
+            setups: dict[str, Replicas] = {}
+            for key, processes, threads, proxied in (
+                ("one", 1, TOTAL_THREADS, False),
                 # The same process behind the same proxy: what the proxy costs, as a reference.
-                "one_proxied": Replicas(bench, 1, TOTAL_THREADS),
-                "three": Replicas(bench, REPLICAS, TOTAL_THREADS // REPLICAS),
-            }
-            started.extend(setups.values())
+                ("one_proxied", 1, TOTAL_THREADS, True),
+                ("three", REPLICAS, TOTAL_THREADS // REPLICAS, True),
+            ):
+                setups[key] = Replicas(bench, processes, threads, proxied=proxied)
+                started.append(setups[key])
             three = setups["three"]
             runs: dict[str, list[JSON]] = {key: [] for key in setups}
             for _ in range(BURST_ROUNDS):
