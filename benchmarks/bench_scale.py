@@ -17,9 +17,11 @@ from `python -m benchmarks.loadgen`; replicas sit behind `python -m benchmarks.r
    synced. One more point, (1,000 pods, 1,000 spreads), separates memory per spread from
    memory per pod.
 2. Replicas. A spread with caps 400 / 400 / none and a 1,500-pod burst at 10 ms injected
-   status-write latency: one webhook process with 66 threads (baseline) and three with 22
-   each behind the proxy, bursts alternated three times (each keeps its best throughput;
-   writes, conflicts and requests per pod over all three); then the three again with one
+   status-write latency: one webhook process with 66 threads (baseline), the same behind the
+   proxy (a reference: what the proxy's copying costs), and three with 22 each behind the
+   proxy, bursts alternated three times (each keeps its best throughput; writes, conflicts,
+   requests, GETs, applies and CPU per pod over all three; the ratios of every round printed
+   to show their spread); then the three again with one
    replica killed (SIGKILL) once a third of the burst is reserved. Every allowed answer's patch is read
    back: pods per subset against
    its cap. After the kill run, every admitted pod is created in the API server and the real
@@ -34,7 +36,8 @@ normalised by the same size's /noop, so machine load cancels); replicas: 0 pods 
 non-watch requests per second in steady state.
 
 Run: `python -m benchmarks bench_scale` (about 6 minutes on a loaded 2-core machine; `--quick`
-at 1,000 / 5,000 pods and a 600-pod burst, about 2 minutes).
+at 1,000 / 5,000 pods and a 600-pod burst, about 2 minutes). The replicas part alone:
+`python -m benchmarks.bench_scale --replicas` (about a minute; with `--quick`, the 600-pod burst).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -76,6 +80,31 @@ API_TIMEOUT = 120.0
 """The webhooks' client timeout here: the embedded API server answers a LIST in one piece, built
 before its first byte (no pagination, no streaming), and 50,000 pods of 4.4 KB take longer than
 the shipped 10 s read timeout on a loaded machine; a real API server streams the list."""
+
+
+COMMITTER_COUNTERS = (
+    "writes",
+    "conflicts",
+    "reads",
+    "retries",
+    "backoffs",
+    "refreshed",
+    "stale_skips",
+    "applied",
+    "committed",
+)
+"""The committers' counters a burst reports (`CommitterStats`)."""
+COUNTED = (*COMMITTER_COUNTERS, "requests", "cpu", "proxy_cpu", "api_cpu")
+"""What a burst counts, summed over rounds (per pod in the report)."""
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (/proc; 0 where absent)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def load_averages() -> str:
@@ -491,10 +520,10 @@ def measure_size(
 class Replicas:
     """`count` webhook processes behind the round-robin proxy; `url` is the proxy's."""
 
-    def __init__(self, bench: Bench, count: int, threads: int) -> None:
+    def __init__(self, bench: Bench, count: int, threads: int, *, proxied: bool = True) -> None:
         self.hooks = [start_webhook(bench, threads=threads) for _ in range(count)]
         self.proxy: subprocess.Popen[str] | None = None
-        if count == 1:
+        if not proxied:
             self.url = self.hooks[0].url
             return
         backends = [
@@ -513,13 +542,17 @@ class Replicas:
         self.url = f"https://127.0.0.1:{json.loads(self.proxy.stdout.readline())['port']}"
 
     def committer(self) -> JSON:
-        """The committers' counters summed over the live replicas."""
-        total: JSON = {"writes": 0, "conflicts": 0, "reads": 0}
+        """The committers' counters summed over the live replicas, their CPU seconds (`cpu`) and
+        the proxy's (`proxy_cpu`), to see where a burst's time goes."""
+        total: JSON = {key: 0 for key in COMMITTER_COUNTERS} | {"cpu": 0.0, "batches": 0}
         for hook in self.hooks:
             if hook.proc.poll() is None:
-                stats = hook.stats()["committer"]
-                for key in total:
-                    total[key] += stats[key]
+                stats = hook.stats()
+                total["cpu"] += stats["cpu"]
+                for key in COMMITTER_COUNTERS:
+                    total[key] += stats["committer"].get(key, 0)
+                total["batches"] += sum(stats["committer"]["batch_sizes"].values())
+        total["proxy_cpu"] = process_cpu(self.proxy.pid) if self.proxy is not None else 0.0
         return total
 
     def close(self) -> None:
@@ -594,6 +627,7 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
         template = bench.template()
         before = replicas.committer()
         before_requests = bench.server.requests
+        before_api_cpu = time.process_time()
         proc = run_load(
             replicas.url + "/mutate/pods",
             bench.ca.cert_pem,
@@ -613,6 +647,7 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
             replicas.hooks[0].proc.send_signal(signal.SIGKILL)
         result = finish_load(proc, strict=kill_after is None)
         requests = bench.server.requests - before_requests
+        api_cpu = time.process_time() - before_api_cpu
         after = replicas.committer()
     finally:
         bench.api.faults.clear()
@@ -628,9 +663,10 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
         "p99": pct(result["latencies"], 99),
         "pods": pods,
         "killed_at": killed_at,
+        "api_cpu": api_cpu,
     }
     if kill_after is None:  # every replica answered: the counters cover the whole burst
-        out |= {key: after[key] - before[key] for key in ("writes", "conflicts", "reads")}
+        out |= {key: after[key] - before[key] for key in (*COMMITTER_COUNTERS, "batches", "cpu", "proxy_cpu")}
     return out
 
 
@@ -699,20 +735,34 @@ def replicas_run(quick: bool) -> JSON:
     out: JSON = {"burst": count, "rounds": BURST_ROUNDS}
     with tempfile.TemporaryDirectory(prefix="bench-replicas-") as tmp:
         bench = Bench(Path(tmp))
-        one: Replicas | None = None
-        three: Replicas | None = None
+        started: list[Replicas] = []
         try:
-            one = Replicas(bench, 1, TOTAL_THREADS)
-            three = Replicas(bench, REPLICAS, TOTAL_THREADS // REPLICAS)
-            runs: dict[str, list[JSON]] = {"one": [], "three": []}
+            setups: dict[str, Replicas] = {}
+            for key, processes, threads, proxied in (
+                ("one", 1, TOTAL_THREADS, False),
+                # The same process behind the same proxy: what the proxy costs, as a reference.
+                ("one_proxied", 1, TOTAL_THREADS, True),
+                ("three", REPLICAS, TOTAL_THREADS // REPLICAS, True),
+            ):
+                setups[key] = Replicas(bench, processes, threads, proxied=proxied)
+                started.append(setups[key])
+            three = setups["three"]
+            runs: dict[str, list[JSON]] = {key: [] for key in setups}
             for _ in range(BURST_ROUNDS):
-                runs["one"].append(burst(bench, one, count))
-                runs["three"].append(burst(bench, three, count))
+                for key, setup in setups.items():
+                    runs[key].append(burst(bench, setup, count))
+            # Each round's bursts run back to back: the spread of the ratios round by round.
+            for base in ("one", "one_proxied"):
+                out[f"ratios_{base}"] = [
+                    (t["admitted"] / t["wall"]) / (o["admitted"] / o["wall"])
+                    for o, t in zip(runs[base], runs["three"], strict=True)
+                ]
             for key, done in runs.items():
                 best = dict(max(done, key=lambda r: r["admitted"] / r["wall"]))
+                best["rates"] = [r["admitted"] / r["wall"] for r in done]
                 # Caps and counters over every round: any pod over a cap in any burst counts.
                 best["subsets"] = dict(best["subsets"], over=sum(r["subsets"]["over"] for r in done))
-                for counter in ("writes", "conflicts", "requests"):
+                for counter in (*COUNTED, "batches"):
                     best[counter] = (
                         sum(r[counter] for r in done) * best["admitted"] / sum(r["admitted"] for r in done)
                     )
@@ -720,11 +770,10 @@ def replicas_run(quick: bool) -> JSON:
             out["killed"] = burst(bench, three, count, kill_after=1 / 3)
             out["finalised"] = finalise(bench, Path(tmp), out["killed"]["spread"], out["killed"]["pods"])
         finally:
-            for replicas in (one, three):
-                if replicas is not None:
-                    replicas.close()
+            for replicas in started:
+                replicas.close()
             bench.close()
-    for run in ("one", "three", "killed"):
+    for run in ("one", "one_proxied", "three", "killed"):
         out[run].pop("pods")
     return out
 
@@ -852,10 +901,35 @@ def main(quick: bool = False) -> dict[str, Any]:
     )
 
     rep = replicas_run(quick)
+    report_replicas(rep)
+    print(
+        f"  controller steady state ({small['pods']:,} pods / {small['spreads']} spreads): "
+        f"{small['controller_rps']:.2f} non-watch requests/s; "
+        f"idle webhook: {max(r['idle_rps'] for r in by_size):.2f} requests/s at most"
+    )
+    return {
+        "sizes": by_size,
+        "memory_point": memory_point,
+        "cpu_growth": cpu_growth,
+        "p99_growth": p99_growth,
+        "raw_cpu_growth": raw_cpu_growth,
+        "rss_per_1000_pods": per_pod * 1000,
+        "rss_per_100_spreads": per_spread * 100,
+        "rss_base": base,
+        "rss_without_simulation": large["rss_without_simulation"],
+        "replicas": rep,
+        "quick": quick,
+        "load": load_averages(),
+    }
+
+
+def report_replicas(rep: JSON) -> None:
+    """The replicas' tables: the bursts, then where their time goes (per admitted pod)."""
     print(f"  load average after the replicas: {load_averages()}")
     rep_rows = []
     for key, label in (
         ("one", f"1 process x {TOTAL_THREADS} threads (best of {rep['rounds']})"),
+        ("one_proxied", f"the same behind the proxy (reference, best of {rep['rounds']})"),
         (
             "three",
             f"{REPLICAS} replicas x {TOTAL_THREADS // REPLICAS} threads, round robin "
@@ -911,25 +985,55 @@ def main(quick: bool = False) -> dict[str, Any]:
         f"for {fin['expected']} admitted and created; "
         f"lost or double-counted: {fin['lost']} (first errors: {rep['killed']['error_samples']})"
     )
-    print(
-        f"  controller steady state ({small['pods']:,} pods / {small['spreads']} spreads): "
-        f"{small['controller_rps']:.2f} non-watch requests/s; "
-        f"idle webhook: {max(r['idle_rps'] for r in by_size):.2f} requests/s at most"
+    rows = []
+    for key, label in (
+        ("one", "1 process"),
+        ("one_proxied", "1 process, proxied"),
+        ("three", f"{REPLICAS} replicas"),
+    ):
+        r = rep[key]
+        per_pod = r["admitted"]
+        rows.append(
+            [
+                label,
+                " / ".join(f"{rate:.0f}" for rate in r["rates"]),
+                f"{r['cpu'] / per_pod * 1e3:.2f}",
+                f"{r['proxy_cpu'] / per_pod * 1e3:.2f}",
+                f"{r['api_cpu'] / per_pod * 1e3:.2f}",
+                f"{r['reads'] / per_pod:.3f}",
+                f"{r['retries'] / per_pod:.3f}",
+                f"{r['backoffs'] / per_pod:.3f}",
+                f"{r['refreshed'] / per_pod:.3f}",
+                f"{r['stale_skips'] / per_pod:.3f}",
+                f"{r['applied'] / per_pod:.2f}",
+                f"{r['committed'] / max(r['batches'], 1):.1f}",
+            ]
+        )
+    print_table(
+        "Where a burst's time goes, per admitted pod (all rounds)",
+        [
+            "webhooks",
+            "pods/s each round",
+            "webhook CPU ms",
+            "proxy CPU ms",
+            "API server CPU ms",
+            "GETs",
+            "retries",
+            "backoffs",
+            "from cache",
+            "not sent",
+            "applies",
+            "mean batch",
+        ],
+        rows,
     )
-    return {
-        "sizes": by_size,
-        "memory_point": memory_point,
-        "cpu_growth": cpu_growth,
-        "p99_growth": p99_growth,
-        "raw_cpu_growth": raw_cpu_growth,
-        "rss_per_1000_pods": per_pod * 1000,
-        "rss_per_100_spreads": per_spread * 100,
-        "rss_base": base,
-        "rss_without_simulation": large["rss_without_simulation"],
-        "replicas": rep,
-        "quick": quick,
-        "load": load_averages(),
-    }
+    best = {key: rep[key]["admitted"] / rep[key]["wall"] for key in ("one", "one_proxied", "three")}
+    for base, label in (("one", "1 process"), ("one_proxied", "1 process behind the same proxy")):
+        print(
+            f"  3 replicas / {label}, round by round: "
+            + ", ".join(f"{ratio:.2f}x" for ratio in rep[f"ratios_{base}"])
+            + f"; best of each: {best['three'] / best[base]:.2f}x"
+        )
 
 
 def targets(result: dict[str, Any], quick: bool) -> list[Target]:
@@ -937,6 +1041,7 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
     span = f"{small['pods']:,}/{small['spreads']} -> {large['pods']:,}/{large['spreads']}"
     rep = result["replicas"]
     one, three, killed, fin = rep["one"], rep["three"], rep["killed"], rep["finalised"]
+    proxied = rep["one_proxied"]
     rate_one, rate_three = one["admitted"] / one["wall"], three["admitted"] / three["wall"]
     applies = None if quick else True
     return [
@@ -980,7 +1085,8 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
         ),
         Target(
             f"{REPLICAS} replicas vs 1 process, same {TOTAL_THREADS} threads: throughput",
-            f"{rate_three / rate_one:.2f}x ({rate_three:.0f} / {rate_one:.0f} pods/s)",
+            f"{rate_three / rate_one:.2f}x ({rate_three:.0f} / {rate_one:.0f} pods/s; "
+            f"{rate_three / (proxied['admitted'] / proxied['wall']):.2f}x one process behind the proxy)",
             ">= 1.0x",
             applies and rate_three >= rate_one,
         ),
@@ -996,4 +1102,9 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
 
 if __name__ == "__main__":
     print(machine_description())
-    main(quick="--quick" in sys.argv)
+    if "--replicas" in sys.argv:  # the replicas part alone: `python -m benchmarks.bench_scale --replicas`
+        print(f"  load average before: {load_averages()}")
+        report_replicas(replicas_run(quick="--quick" in sys.argv))
+        print(f"  load average after: {load_averages()}")
+    else:
+        main(quick="--quick" in sys.argv)

@@ -32,10 +32,15 @@ batched into the next single write:
   request is answered or leadership is handed to it. A condition variable
   notified per batch woke every waiting thread (about 60 at 64 concurrent
   admissions) only for most of them to find nothing changed and sleep again.
-* On 409 Conflict the batch is re-applied to an object re-read from the API
-  (an apply depends on its input alone, so this is safe) until the write succeeds or the
-  requests' deadlines pass. Several webhook processes stay exact because they
-  contend through resourceVersion, exactly like the reference.
+* On 409 Conflict the batch is re-applied to a newer object (an apply depends on its input
+  alone, so this is safe) until the write succeeds or the requests' deadlines pass, with the
+  requests that arrived meanwhile joining it. Several webhook processes stay exact because
+  they contend through resourceVersion, exactly like the reference. Between replicas a 409
+  is the normal case: another writer's write succeeded and is on its way to the watch cache,
+  so the retry takes the cache's copy once it is newer (waiting up to `conflict_wait`) and
+  goes at once; only when no newer copy comes is the spread read from the API, and only when
+  that read shows the very resourceVersion refused (no other writer won) does the retry wait
+  a jittered backoff (docs/scale.md, "Replicas: the committer's conflict path").
 * A request whose deadline passes before its batch is written fails with
   `CommitTimeout` and nothing of it is written; a request inside a batch whose
   write is already on the wire waits for that write's outcome, so a request is
@@ -44,9 +49,11 @@ batched into the next single write:
   it, which is at most one write later (that write's own timeout ends at the
   batch's latest deadline, no later than the request's).
 * Freshest object: the last object this process wrote or read from the API is
-  used until the watch cache has shown that same resourceVersion; from then on
-  the watch cache is newer. resourceVersions are only compared for equality
-  (they are opaque); a wrong guess costs one 409, never a miscount.
+  used until the watch cache has shown that same resourceVersion, or one this process does
+  not know to be superseded (a peer wrote since); from then on the watch cache is newer. A
+  batch whose base the cache shows superseded once it is applied is applied again instead of
+  being sent. resourceVersions are only compared for equality (they are opaque; each slot
+  remembers the ones it saw superseded); a wrong guess costs one 409, never a miscount.
 * `dry_run=True` decides on the freshest known object and never writes.
 * Per-spread state lives only while it is useful: a spread's slot is dropped
   once no request uses it and it has been idle for `idle_ttl` seconds, or,
@@ -69,11 +76,12 @@ import logging
 import queue
 import random
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from py_engine.apiclient import (
     Conflict,
@@ -112,6 +120,8 @@ __all__ = [
 ]
 
 _MIN_REQUEST_TIMEOUT = 0.05
+_SUPERSEDED = 64
+"""resourceVersions a slot remembers as superseded (`_Slot.superseded`)."""
 
 
 class StatusStore(Protocol):
@@ -131,13 +141,58 @@ class StatusStore(Protocol):
         ...
 
 
+@runtime_checkable
+class FollowedStatusStore(Protocol):
+    """A `StatusStore` whose watch cache can be waited on (`KubeStatusStore` with a cache)."""
+
+    def wait_cached(
+        self, namespace: str, name: str, superseded: Collection[str], timeout: float
+    ) -> JSON | None:
+        """The cached copy once its resourceVersion is none of `superseded` (at once when it
+        already is), or None after `timeout` seconds."""
+        ...
+
+
 class KubeStatusStore:
-    """`StatusStore` on a `KubeClient` and (optionally) the resource's `WatchCache`."""
+    """`StatusStore` on a `KubeClient` and (optionally) the resource's `WatchCache`, which
+    `wait_cached` follows: a handler on the cache wakes the waiters on every change."""
 
     def __init__(self, client: KubeClient, resource: Resource, cache: WatchCache | None = None) -> None:
         self.client = client
         self.resource = resource
         self.cache = cache
+        self._changed = threading.Condition()
+        self._waiting = 0
+        if cache is not None:
+            cache.add_handler(self._on_change)
+
+    def _on_change(self, kind: str, obj: JSON, old: JSON | None) -> None:
+        """Wake the waiters (the cache has stored `obj` before calling its handlers, so a waiter
+        that registers after this unlocked read finds the new copy itself)."""
+        if self._waiting:
+            with self._changed:
+                self._changed.notify_all()
+
+    def wait_cached(
+        self, namespace: str, name: str, superseded: Collection[str], timeout: float
+    ) -> JSON | None:
+        if self.cache is None:
+            return None
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            self._waiting += 1
+            try:
+                for _ in range(1000):  # woken once per change of any cached spread; bounded anyway
+                    obj = self.cache.get(namespace, name)
+                    if obj is not None and _rv(obj) not in superseded:
+                        return obj
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self._changed.wait(remaining)
+            finally:
+                self._waiting -= 1
+        return None
 
     def get(self, namespace: str, name: str, *, timeout: float) -> JSON:
         return self.client.get(self.resource, namespace, name, timeout=timeout)
@@ -168,6 +223,17 @@ class CommitterStats:
     writes: int = 0
     conflicts: int = 0
     reads: int = 0
+    retries: int = 0
+    """Write attempts after the first of a batch (after a 409 or a 429)."""
+    backoffs: int = 0
+    """Pauses taken before a retry (a 429, or a 409 that no newer object explains)."""
+    refreshed: int = 0
+    """Retries after a 409 that took the newer object from the watch cache instead of a GET."""
+    applied: int = 0
+    """Requests applied, counting each time a retry applies them again."""
+    stale_skips: int = 0
+    """Batches not sent because the watch cache showed a newer object while they were applied
+    (the write could only have been answered 409)."""
     timeouts: int = 0
     errors: int = 0
     committed: int = 0
@@ -185,6 +251,11 @@ class CommitterStats:
                 "writes": self.writes,
                 "conflicts": self.conflicts,
                 "reads": self.reads,
+                "retries": self.retries,
+                "backoffs": self.backoffs,
+                "refreshed": self.refreshed,
+                "stale_skips": self.stale_skips,
+                "applied": self.applied,
                 "timeouts": self.timeouts,
                 "errors": self.errors,
                 "committed": self.committed,
@@ -247,6 +318,10 @@ class _Slot:
         self.leading = False
         self.known: JSON | None = None
         self.caught_up = False
+        self.superseded: dict[str, None] = {}
+        """resourceVersions known to be older than the newest object (in the order learnt,
+        at most `_SUPERSEDED` of them): the base of every write (written over or answered 409),
+        the object a GET or a write replaced. Only compared for equality."""
         self.last_commit = float("-inf")
         self.users = 0  # submits holding this slot (guarded by the committer's slots lock)
         self.idle_since = float("-inf")
@@ -254,6 +329,31 @@ class _Slot:
     def remember(self, obj: JSON) -> None:
         self.known = obj
         self.caught_up = False
+
+    def supersede(self, *objs: JSON | None) -> None:
+        """Note these objects' resourceVersions as older than the newest (under the slot's lock:
+        a dry run reads from any thread while the leader writes)."""
+        with self.lock:
+            for obj in objs:
+                rv = _rv(obj)
+                if rv:
+                    self.superseded.pop(rv, None)
+                    self.superseded[rv] = None
+            while len(self.superseded) > _SUPERSEDED:
+                del self.superseded[next(iter(self.superseded))]
+
+    def current_after_all(self, obj: JSON) -> bool:
+        """Take `obj`'s resourceVersion off the superseded ones; whether it was on them."""
+        rv = _rv(obj)
+        with self.lock:
+            if rv not in self.superseded:
+                return False
+            del self.superseded[rv]
+            return True
+
+    def newer_in_cache(self, cached: JSON | None) -> bool:
+        """Whether the watch cache's copy is none this process knows to be superseded."""
+        return cached is not None and _rv(cached) not in self.superseded
 
 
 def _working_copy(base: JSON) -> JSON:
@@ -295,6 +395,7 @@ class Committer:
         batching: bool = True,
         max_batch: int = 256,
         conflict_backoff: float = 0.005,
+        conflict_wait: float = 0.05,
         linger: float = 0.01,
         burst_window: float = 0.1,
         seed: int | None = None,
@@ -309,6 +410,8 @@ class Committer:
         self.clock = clock
         self.max_batch = max_batch if batching else 1
         self.conflict_backoff = conflict_backoff
+        self.conflict_wait = conflict_wait
+        self._followed = store if isinstance(store, FollowedStatusStore) else None
         self.linger = linger if batching else 0.0
         self.burst_window = burst_window
         self.stats = CommitterStats()
@@ -523,7 +626,7 @@ class Committer:
         appended to `batch` itself, so a caller that fails the unanswered ones after an
         exception reaches every request this commit took."""
         owned = batch
-        fresh = False
+        base: JSON | None = None  # the object to apply on, when a retry already has it
         backoff = self.conflict_backoff
         while batch:
             now = self.clock.monotonic()
@@ -535,7 +638,8 @@ class Committer:
                 return
             timeout = max(max(r.deadline for r in batch) - now, _MIN_REQUEST_TIMEOUT)
             try:
-                base = self._read(slot, namespace, name, fresh=fresh, timeout=timeout)
+                if base is None:
+                    base = self._read(slot, namespace, name, fresh=False, timeout=timeout)
             except CommitFailed as exc:
                 for r in batch:
                     self._fail(r, exc)
@@ -543,6 +647,7 @@ class Committer:
             obj = _working_copy(base)
             changed = False
             results: dict[int, Any] = {}
+            self.stats.add(applied=len(batch))
             for r in batch:
                 try:
                     new, result = r.apply(obj)
@@ -558,21 +663,43 @@ class Committer:
                 for r in batch:
                     self._succeed(r, results[id(r)])
                 return
+            applied_on, base = base, None
+            cached = self.store.cached(namespace, name)
+            if _rv(cached) != _rv(applied_on) and slot.newer_in_cache(cached):
+                # Another writer's object arrived while the batch was applied: this write could
+                # only be answered 409. Apply again on the newer one, with what arrived meanwhile.
+                self.stats.add(stale_skips=1)
+                slot.supersede(applied_on, slot.known)
+                slot.caught_up = True
+                base = cached
+                batch = self._join(slot, owned, batch)
+                continue
             try:
                 written = self.store.replace_status(namespace, name, obj, timeout=timeout)
             except Conflict:
-                self.stats.add(conflicts=1)
-                fresh = True
-                self._sleep_before_retry(backoff, batch)
-                backoff = min(backoff * 2, 0.1)
+                self.stats.add(conflicts=1, retries=1)
+                slot.supersede(applied_on, slot.known)
+                try:
+                    base = self._after_conflict(slot, namespace, name, batch, timeout)
+                except CommitFailed as exc:
+                    for r in batch:
+                        self._fail(r, exc)
+                    return
+                if base is None:  # no newer object: not another writer's success; wait, re-read
+                    self._sleep_before_retry(backoff, batch)
+                    backoff = min(backoff * 2, 0.1)
                 # The retry is a new write anyway: let what arrived meanwhile ride along.
-                joined = self._take(slot, self.max_batch - len(batch))
-                owned.extend(joined)
-                batch = batch + joined
+                batch = self._join(slot, owned, batch)
                 continue
             except TooManyRequests:
-                fresh = True
+                self.stats.add(retries=1)
                 self._sleep_before_retry(backoff * 4, batch)
+                try:
+                    base = self._read(slot, namespace, name, fresh=True, timeout=timeout)
+                except CommitFailed as exc:
+                    for r in batch:
+                        self._fail(r, exc)
+                    return
                 continue
             except NotFound:
                 for r in batch:
@@ -583,6 +710,7 @@ class Committer:
                 for r in batch:
                     self._fail(r, CommitError(f"writing status of WorkloadSpread {namespace}/{name}: {exc}"))
                 return
+            slot.supersede(applied_on)
             slot.remember(written)
             slot.last_commit = self.clock.monotonic()
             with self.stats.lock:
@@ -594,28 +722,68 @@ class Committer:
             # with CommitTimeout when their deadline passed while the write was on the wire.
             return
 
+    def _join(
+        self, slot: _Slot, owned: list[_Request[Any]], batch: list[_Request[Any]]
+    ) -> list[_Request[Any]]:
+        """`batch` with the requests that arrived meanwhile (up to `max_batch`), also recorded in
+        `owned` (the list the leader fails on an exception)."""
+        joined = self._take(slot, self.max_batch - len(batch))
+        owned.extend(joined)
+        return batch + joined
+
+    def _after_conflict(
+        self, slot: _Slot, namespace: str, name: str, batch: list[_Request[Any]], timeout: float
+    ) -> JSON | None:
+        """The object to retry on after a 409, or None when nothing newer exists (the 409 was
+        not another writer's success: the caller backs off before reading again).
+
+        A 409 on a status write almost always means another writer (a replica, the
+        controller) moved the resourceVersion, and its write is then already on its way to
+        the watch cache: the cache's copy is taken as soon as it is none this process knows
+        to be superseded, waiting for it up to `conflict_wait` (never past the batch's
+        earliest deadline), instead of a GET. Only when it does not come is the spread read
+        from the API server."""
+        cached = self.store.cached(namespace, name)
+        if not slot.newer_in_cache(cached) and self._followed is not None:
+            room = min(r.deadline for r in batch) - self.clock.monotonic()
+            wait = min(self.conflict_wait, room)
+            cached = self._followed.wait_cached(namespace, name, slot.superseded, wait) if wait > 0 else None
+        if cached is not None and slot.newer_in_cache(cached):
+            self.stats.add(refreshed=1)
+            slot.caught_up = True
+            return cached
+        got = self._read(slot, namespace, name, fresh=True, timeout=timeout)
+        return None if slot.current_after_all(got) else got  # the very object written over: no writer won
+
     def _sleep_before_retry(self, backoff: float, batch: list[_Request[Any]]) -> None:
-        """Jittered pause after a conflict so competing processes interleave, never past a deadline."""
+        """Jittered pause before a retry that no other writer's success explains (a 429, a 409
+        with the resourceVersion unchanged), never past a deadline."""
         room = min(r.deadline for r in batch) - self.clock.monotonic()
         pause = min(backoff * (0.5 + self._random.random()), max(room, 0.0))
         if pause > 0:
+            self.stats.add(backoffs=1)
             self.clock.sleep(pause)
 
     # --------------------------------------------------------------- reading
 
     def _read(self, slot: _Slot, namespace: str, name: str, *, fresh: bool, timeout: float) -> JSON:
+        """The freshest object known (`fresh=False`), else one read from the API server.
+
+        Freshest: the watch cache's copy once it has shown the object this process last wrote
+        or read (`caught_up`), or when it holds one this process does not know to be
+        superseded (another replica wrote since); the object last written or read while the
+        cache is behind."""
+        cached = self.store.cached(namespace, name)
+        known = slot.known
         if not fresh:
-            cached = self.store.cached(namespace, name)
-            known = slot.known
-            if known is None:
-                if cached is not None:
-                    return cached
-            elif cached is not None and _rv(cached) == _rv(known):
+            if cached is not None and (known is None or slot.caught_up or _rv(cached) == _rv(known)):
+                slot.caught_up = known is not None
+                return cached
+            if cached is not None and slot.newer_in_cache(cached):
+                slot.supersede(known)
                 slot.caught_up = True
                 return cached
-            elif slot.caught_up and cached is not None:
-                return cached
-            elif not slot.caught_up:
+            if known is not None and not slot.caught_up:
                 return known
         self.stats.add(reads=1)
         try:
@@ -625,6 +793,10 @@ class Committer:
         except KubeError as exc:
             self.stats.add(errors=1)
             raise CommitError(f"reading WorkloadSpread {namespace}/{name}: {exc}") from None
+        # What the cache and this process held before are no newer than what the server has now.
+        for older in (cached, known):
+            if older is not None and _rv(older) != _rv(obj):
+                slot.supersede(older)
         slot.remember(obj)
         return obj
 
