@@ -67,18 +67,20 @@ def stored(reason: str, *, status: str = "True", since: Any = EARLIER) -> dict[s
     }
 
 
+def missing_condition(since: str) -> dict[str, str]:
+    """The condition a missing ReplicaSet prod/web is stored as."""
+    return {
+        "type": "TargetNotFound",
+        "status": "True",
+        "reason": "WorkloadNotFound",
+        "message": MISSING_MESSAGE,
+        "lastTransitionTime": since,
+    }
+
+
 def test_a_missing_workload_appears_with_the_exact_condition_and_warning() -> None:
     check = check_target(spread([FOREIGN]), None, EMPTY_WHITELIST, NOW)
-    assert check.conditions == [
-        FOREIGN,
-        {
-            "type": "TargetNotFound",
-            "status": "True",
-            "reason": "WorkloadNotFound",
-            "message": MISSING_MESSAGE,
-            "lastTransitionTime": STAMP,
-        },
-    ]
+    assert check.conditions == [FOREIGN, missing_condition(STAMP)]
     assert check.problem is not None
     assert (check.problem.reason, check.problem.message) == ("WorkloadNotFound", MISSING_MESSAGE)
     assert check.appeared is True
@@ -109,16 +111,7 @@ def test_a_spread_without_a_namespace_is_described_in_default() -> None:
 
 def test_the_same_reason_keeps_its_transition_time_and_records_nothing() -> None:
     check = check_target(spread([FOREIGN, stored("WorkloadNotFound")]), None, EMPTY_WHITELIST, NOW)
-    assert check.conditions == [
-        FOREIGN,
-        {
-            "type": "TargetNotFound",
-            "status": "True",
-            "reason": "WorkloadNotFound",
-            "message": MISSING_MESSAGE,
-            "lastTransitionTime": EARLIER,
-        },
-    ]
+    assert check.conditions == [FOREIGN, missing_condition(EARLIER)]
     assert check.problem is not None and check.problem.reason == "WorkloadNotFound"
     assert check.appeared is False
     assert check.events == []
