@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mutant_support import MATCHED, spread_view
+
 from py_engine.model.workloadspread import Subset, WorkloadSpread
 from py_engine.workloadspread.controller.adoption import (
     NO_MATCH,
@@ -19,7 +21,6 @@ from py_engine.workloadspread.controller.adoption import (
     subset_score,
 )
 
-MATCHED = "spreadgate.dev/matched-workloadspread"
 IGNORE = "workloadspread.kruise.io/ignore-patch-existing-pods-metadata"
 
 
@@ -71,17 +72,7 @@ def name_is(value: str) -> dict[str, Any]:
 
 
 def spread(annotations: dict[str, str] | None = None) -> WorkloadSpread:
-    return WorkloadSpread.from_object(
-        {
-            "apiVersion": "spreadgate.dev/v1alpha1",
-            "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "default", "annotations": annotations or {}},
-            "spec": {
-                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
-                "subsets": [{"name": "a"}],
-            },
-        }
-    )
+    return spread_view(annotations=annotations)
 
 
 # --- the subset's required term is ANDed into each of the pod's own required terms ---

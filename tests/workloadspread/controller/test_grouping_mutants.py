@@ -9,25 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from mutant_support import MATCHED, spread_view
+
 from py_engine.model.workloadspread import WorkloadSpread
 from py_engine.workloadspread.controller.grouping import Adoption, group_pods
 
-MATCHED = "spreadgate.dev/matched-workloadspread"
 NODES = {"n1": {"metadata": {"name": "n1", "labels": {"zone": "z"}}}}
 
 
 def spread(subsets: list[dict[str, Any]]) -> WorkloadSpread:
-    return WorkloadSpread.from_object(
-        {
-            "apiVersion": "spreadgate.dev/v1alpha1",
-            "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "default"},
-            "spec": {
-                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
-                "subsets": subsets,
-            },
-        }
-    )
+    return spread_view(subsets)
 
 
 def pod(

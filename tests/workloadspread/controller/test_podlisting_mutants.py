@@ -10,42 +10,28 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mutant_support import (
+    CLONESET_REF,
+    WIDGET,
+    WIDGET_REF,
+    cloneset,
+    spread_view,
+)
 
 from py_engine.model.workloadspread import WorkloadSpread
 from py_engine.workloadspread.controller.errors import ReconcileError
 from py_engine.workloadspread.controller.podlisting import PodList, list_pods
 
-WIDGET_REF = {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
-WIDGET = {
-    "apiVersion": "example.com/v1",
-    "kind": "Widget",
-    "metadata": {"name": "w", "uid": "w-uid"},
-    "spec": {},
-}
-CLONESET_REF = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cs"}
-CLONESET = {
-    "apiVersion": "apps.kruise.io/v1alpha1",
-    "kind": "CloneSet",
-    "metadata": {"name": "cs", "uid": "cs-uid"},
-    "spec": {"replicas": 3},
-}
+CLONESET = cloneset(3)
 JOB_REF = {"apiVersion": "batch/v1", "kind": "Job", "name": "j"}
 BAD_SELECTOR = {"matchExpressions": [{"key": "app", "operator": "Sometimes", "values": ["x"]}]}
 X_SELECTOR = {"matchLabels": {"app": "x"}}
 
 
 def spread(target: dict[str, str], target_filter: dict[str, Any] | None = None) -> WorkloadSpread:
-    spec: dict[str, Any] = {"targetRef": target, "subsets": [{"name": "a"}]}
-    if target_filter is not None:
-        spec["targetFilter"] = target_filter
-    return WorkloadSpread.from_object(
-        {
-            "apiVersion": "spreadgate.dev/v1alpha1",
-            "kind": "WorkloadSpread",
-            "metadata": {"name": "ws", "namespace": "default"},
-            "spec": spec,
-        }
-    )
+    if target_filter is None:
+        return spread_view(None, target)
+    return spread_view(None, target, targetFilter=target_filter)
 
 
 def pod(name: str, app: str, owner_uid: str | None = None) -> dict[str, Any]:

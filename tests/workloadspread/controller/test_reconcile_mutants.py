@@ -11,41 +11,27 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from mutant_support import (
+    CLONESET_REF,
+    MATCHED,
+    WIDGET,
+    WIDGET_REF,
+    cloneset,
+    spread_object,
+)
+
 from py_engine.semantics.events import Event
 from py_engine.workloadspread.controller.reconcile import ClusterView, reconcile
 from py_engine.workloadspread.controller.slots import Slot, encode
 from py_engine.workloadspread.controller.target import TargetProblem
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
-MATCHED = "spreadgate.dev/matched-workloadspread"
 COST = "controller.kubernetes.io/pod-deletion-cost"
-CLONESET_REF = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cs"}
-WIDGET_REF = {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
-WIDGET = {
-    "apiVersion": "example.com/v1",
-    "kind": "Widget",
-    "metadata": {"name": "w", "uid": "w-uid"},
-    "spec": {},
-}
 NODES = {"n1": {"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}}}}
 
 
 def ws(target: dict[str, str], subsets: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default", "generation": 4},
-        "spec": {"targetRef": target, "subsets": subsets or [{"name": "a"}]},
-    }
-
-
-def cloneset(replicas: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": "cs", "uid": "cs-uid"},
-        "spec": {"replicas": replicas},
-    }
+    return spread_object(subsets, target)
 
 
 def pod(name: str, owner_uid: str, *, cost: int | None = None, app: str = "x") -> dict[str, Any]:

@@ -6,22 +6,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from py_engine.model.workloadspread import WorkloadSpread
+from mutant_support import spread_view
+
 from py_engine.workloadspread.controller.reschedule import reschedule
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 
-SPREAD = WorkloadSpread.from_object(
-    {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": "ws", "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
-            "subsets": [{"name": "a"}, {"name": "b"}],
-            "scheduleStrategy": {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}},
-        },
-    }
+SPREAD = spread_view(
+    [{"name": "a"}, {"name": "b"}],
+    scheduleStrategy={"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}},
 )
 
 
