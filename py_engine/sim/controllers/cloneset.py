@@ -41,6 +41,7 @@ from py_engine.sim.controllers.base import (
 from py_engine.sim.controllers.cloneset_victims import choose, kruise_available, kruise_order
 from py_engine.sim.controllers.podutil import is_active, is_available, is_ready, template_hash
 from py_engine.sim.controllers.replicaset import pod_from_template
+from py_engine.sim.controllers.writes import delete_through, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["CLONESET_CRD", "CloneSetController", "rolling_update_fields"]
@@ -213,20 +214,9 @@ class CloneSetController(Controller):
         return writes
 
     def _delete(self, cloneset: JSON, pod: JSON) -> int:
-        meta = pod["metadata"]
-        try:
-            result = self.api.delete(
-                PODS,
-                meta.get("namespace"),
-                meta["name"],
-                preconditions={"uid": meta["uid"]} if meta.get("uid") else None,
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
-        self.events.normal(cloneset, "SuccessfulDelete", f"succeed to delete pod {meta['name']}")
+        if delete_through(self.api, self.pod_informer, pod, by_uid=True) is None:
+            return 0
+        self.events.normal(cloneset, "SuccessfulDelete", f"succeed to delete pod {pod['metadata']['name']}")
         return 1
 
     def _update_status(self, cloneset: JSON, revision: str, min_ready: int) -> int:
@@ -258,22 +248,7 @@ class CloneSetController(Controller):
         }
         if all(current.get(key) == value for key, value in status.items()):
             return 0
-        meta = cloneset["metadata"]
-        try:
-            stored = self.api.patch(
-                self.resource,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": status},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.informers.get(self.resource).apply_local(stored)
-        return 1
+        return patch_status(self.api, self.informers.get(self.resource), cloneset, status)
 
 
 def _revision(pod: JSON) -> str:

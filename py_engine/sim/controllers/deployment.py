@@ -32,12 +32,14 @@ from typing import Any
 from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import (
     Controller,
+    Informer,
     controller_uid,
     new_owner_ref,
     object_key,
     owner_key,
 )
 from py_engine.sim.controllers.podutil import strip_label, template_hash
+from py_engine.sim.controllers.writes import delete_through, merge_patch, patch_status, patch_through
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = [
@@ -487,14 +489,8 @@ class DeploymentController(Controller):
                 self.rs_informer.apply_local(existing)
                 return existing, 0
             # A hash collision: bump collisionCount so the next hash differs.
-            self.api.patch(
-                DEPLOYMENTS,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": {"collisionCount": int(collision or 0) + 1}},
-                "merge",
-                subresource="status",
-            )
+            body = {"status": {"collisionCount": int(collision or 0) + 1}}
+            merge_patch(self.api, DEPLOYMENTS, deployment, body, subresource="status", tolerated=())
             self.queue.add(object_key(deployment))
             return None, 1
         self.rs_informer.apply_local(created)
@@ -512,31 +508,20 @@ class DeploymentController(Controller):
         wanted = max(max_revision(old_rss) + 1, _revision(new_rs))
         writes = 0
         if _revision(new_rs) != wanted:
-            meta = new_rs["metadata"]
-            updated = self.api.patch(
-                REPLICASETS,
-                meta.get("namespace"),
-                meta["name"],
-                {"metadata": {"annotations": {REVISION: str(wanted)}}},
-                "merge",
-            )
-            self.rs_informer.apply_local(updated)
+            self._annotate_revision(self.rs_informer, new_rs, wanted)
             writes += 1
         return writes + self._set_deployment_revision(deployment, wanted)
 
     def _set_deployment_revision(self, deployment: JSON, revision: int) -> int:
-        meta = deployment["metadata"]
-        if (meta.get("annotations") or {}).get(REVISION) == str(revision):
+        if (deployment["metadata"].get("annotations") or {}).get(REVISION) == str(revision):
             return 0
-        updated = self.api.patch(
-            DEPLOYMENTS,
-            meta.get("namespace"),
-            meta["name"],
-            {"metadata": {"annotations": {REVISION: str(revision)}}},
-            "merge",
-        )
-        self.d_informer.apply_local(updated)
+        self._annotate_revision(self.d_informer, deployment, revision)
         return 1
+
+    def _annotate_revision(self, informer: Informer, obj: JSON, revision: int) -> None:
+        """The Deployment and its new ReplicaSet carry the same revision annotation."""
+        body = {"metadata": {"annotations": {REVISION: str(revision)}}}
+        patch_through(self.api, informer, obj, body, tolerated=())
 
     def _scale_rs(self, deployment: JSON, rs: JSON, size: int) -> int:
         meta = rs["metadata"]
@@ -546,8 +531,7 @@ class DeploymentController(Controller):
             "metadata": {"annotations": {k: annotations[k] for k in (DESIRED_REPLICAS, MAX_REPLICAS)}},
         }
         before = int(rs.get("spec", {}).get("replicas") or 0)
-        updated = self.api.patch(REPLICASETS, meta.get("namespace"), meta["name"], patch, "merge")
-        self.rs_informer.apply_local(updated)
+        patch_through(self.api, self.rs_informer, rs, patch, tolerated=())
         if size != before:
             direction = "up" if size > before else "down"
             self.events.normal(
@@ -578,15 +562,8 @@ class DeploymentController(Controller):
             return 0
         writes = 0
         for rs in sorted(idle, key=lambda r: (_revision(r), _created(r)))[:excess]:
-            meta = rs["metadata"]
-            try:
-                result = self.api.delete(REPLICASETS, meta.get("namespace"), meta["name"])
-            except ApiError as exc:
-                if exc.code == 404:
-                    continue
-                raise
-            self.rs_informer.delete_local(result if result.get("kind") == "ReplicaSet" else rs)
-            writes += 1
+            if delete_through(self.api, self.rs_informer, rs) is not None:
+                writes += 1
         return writes
 
     def _fresh(self, rss: list[JSON]) -> list[JSON]:
@@ -607,19 +584,4 @@ class DeploymentController(Controller):
         current = deployment.get("status") or {}
         if all(current.get(k) == v for k, v in status.items()):
             return 0
-        meta = deployment["metadata"]
-        try:
-            updated = self.api.patch(
-                DEPLOYMENTS,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": status},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.d_informer.apply_local(updated)
-        return 1
+        return patch_status(self.api, self.d_informer, deployment, status)

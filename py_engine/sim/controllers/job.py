@@ -30,6 +30,7 @@ from py_engine.sim.controllers.replicaset import (
     pod_from_template,
     slow_start,
 )
+from py_engine.sim.controllers.writes import delete_through, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["JobController", "wanted_active"]
@@ -149,12 +150,10 @@ class JobController(Controller):
 
     def _delete(self, pods: list[JSON]) -> int:
         def delete_one(pod: JSON) -> Exception | None:
-            meta = pod["metadata"]
             try:
-                result = self.api.delete(PODS, meta.get("namespace"), meta["name"])
+                delete_through(self.api, self.pod_informer, pod)
             except ApiError as exc:
-                return None if exc.code == 404 else exc
-            self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
+                return exc
             return None
 
         errors = concurrently(pods, delete_one)
@@ -193,16 +192,8 @@ class JobController(Controller):
             status["conditions"] = conditions
         if all(current.get(k) == v for k, v in status.items()):
             return 0
-        meta = job["metadata"]
-        try:
-            result = self.api.patch(
-                JOBS, meta.get("namespace"), meta["name"], {"status": status}, "merge", subresource="status"
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.job_informer.apply_local(result)
+        if not patch_status(self.api, self.job_informer, job, status):
+            return 0
         if finishing == "Completed":
             self.events.normal(job, "Completed", "Job completed")
         elif finishing is not None:

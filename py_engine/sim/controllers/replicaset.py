@@ -35,6 +35,7 @@ from py_engine.sim.controllers.podutil import (
     is_ready,
     set_condition,
 )
+from py_engine.sim.controllers.writes import delete_through, patch_status, patch_through
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["BURST_REPLICAS", "ReplicaSetController", "pod_from_template", "replicaset_status", "slow_start"]
@@ -229,21 +230,9 @@ class ReplicaSetController(Controller):
         return claimed, writes
 
     def _set_owner_refs(self, pod: JSON, refs: list[JSON]) -> int:
-        meta = pod["metadata"]
-        try:
-            patched = self.api.patch(
-                PODS,
-                meta.get("namespace"),
-                meta["name"],
-                {"metadata": {"ownerReferences": refs, "uid": meta["uid"]}},
-                "merge",
-            )
-        except ApiError as exc:
-            if exc.code in (404, 409, 422):
-                return 0
-            raise
-        self.pod_informer.apply_local(patched)
-        return 1
+        body = {"metadata": {"ownerReferences": refs, "uid": pod["metadata"]["uid"]}}
+        patched = patch_through(self.api, self.pod_informer, pod, body, tolerated=(404, 409, 422))
+        return int(patched is not None)
 
     def _create_pods(self, rs: JSON, count: int) -> tuple[int, str | None]:
         template = rs.get("spec", {}).get("template") or {}
@@ -293,21 +282,13 @@ class ReplicaSetController(Controller):
         victims = victim_model.choose_victims(active, self._related_pods(rs), diff, self.clock.now())
 
         def delete_one(pod: JSON) -> Exception | None:
-            meta = pod["metadata"]
             try:
-                result = self.api.delete(
-                    PODS,
-                    meta.get("namespace"),
-                    meta["name"],
-                    preconditions={"uid": meta["uid"]} if meta.get("uid") else None,
-                )
-            except ApiError as exc:
-                if exc.code == 404:
-                    self.pod_informer.apply_event("DELETED", pod)
+                if delete_through(self.api, self.pod_informer, pod, by_uid=True) is None:
+                    self.pod_informer.apply_event("DELETED", pod)  # gone already: forget it now
                     return None
+            except ApiError as exc:
                 return exc
-            self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
-            self.events.normal(rs, "SuccessfulDelete", f"Deleted pod: {meta['name']}")
+            self.events.normal(rs, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
             return None
 
         errors = concurrently(victims, delete_one)
@@ -347,19 +328,4 @@ class ReplicaSetController(Controller):
         body = dict(status)
         if "conditions" not in body:
             body["conditions"] = None
-        meta = rs["metadata"]
-        try:
-            updated = self.api.patch(
-                REPLICASETS,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": body},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.rs_informer.apply_local(updated)
-        return 1
+        return patch_status(self.api, self.rs_informer, rs, body)

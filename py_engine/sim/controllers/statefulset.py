@@ -40,6 +40,7 @@ from py_engine.sim.controllers.base import (
     owner_key,
 )
 from py_engine.sim.controllers.podutil import is_available, is_ready, is_terminal, template_hash
+from py_engine.sim.controllers.writes import delete_through, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = [
@@ -224,18 +225,12 @@ class StatefulSetController(Controller):
         return created
 
     def _delete(self, sts: JSON, pod: JSON) -> int:
-        meta = pod["metadata"]
-        try:
-            result = self.api.delete(PODS, meta.get("namespace"), meta["name"])
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
+        if delete_through(self.api, self.pod_informer, pod) is None:
+            return 0
         self.events.normal(
             sts,
             "SuccessfulDelete",
-            f"delete Pod {meta['name']} in StatefulSet {sts['metadata']['name']} successful",
+            f"delete Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful",
         )
         return 1
 
@@ -272,22 +267,7 @@ class StatefulSetController(Controller):
         current = sts.get("status") or {}
         if all(current.get(k) == v for k, v in status.items()):
             return 0
-        meta = sts["metadata"]
-        try:
-            result = self.api.patch(
-                str(self.resource),
-                meta.get("namespace"),
-                meta["name"],
-                {"status": status},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.sts_informer.apply_local(result)
-        return 1
+        return patch_status(self.api, self.sts_informer, sts, status)
 
 
 class AdvancedStatefulSetController(StatefulSetController):
