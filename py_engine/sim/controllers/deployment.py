@@ -39,7 +39,7 @@ from py_engine.sim.controllers.base import (
     owner_key,
 )
 from py_engine.sim.controllers.podutil import strip_label, template_hash
-from py_engine.sim.controllers.writes import delete_through, merge_patch, patch_status, patch_through
+from py_engine.sim.controllers.writes import delete_through, merge_patch, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = [
@@ -521,7 +521,7 @@ class DeploymentController(Controller):
     def _annotate_revision(self, informer: Informer, obj: JSON, revision: int) -> None:
         """The Deployment and its new ReplicaSet carry the same revision annotation."""
         body = {"metadata": {"annotations": {REVISION: str(revision)}}}
-        patch_through(self.api, informer, obj, body, tolerated=())
+        merge_patch(self.api, informer, obj, body, tolerated=())
 
     def _scale_rs(self, deployment: JSON, rs: JSON, size: int) -> int:
         meta = rs["metadata"]
@@ -531,7 +531,7 @@ class DeploymentController(Controller):
             "metadata": {"annotations": {k: annotations[k] for k in (DESIRED_REPLICAS, MAX_REPLICAS)}},
         }
         before = int(rs.get("spec", {}).get("replicas") or 0)
-        patch_through(self.api, self.rs_informer, rs, patch, tolerated=())
+        merge_patch(self.api, self.rs_informer, rs, patch, tolerated=())
         if size != before:
             direction = "up" if size > before else "down"
             self.events.normal(

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from py_engine.semantics import objects
 from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import CRDS, Controller, crd_storage_resource, object_key
-from py_engine.sim.controllers.writes import delete_through, merge_patch, patch_through
+from py_engine.sim.controllers.writes import delete_through, merge_patch
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["DEFAULT_GC_RESOURCES", "GarbageCollector", "PodGC"]
@@ -248,7 +248,7 @@ class GarbageCollector(Controller):
                 "resourceVersion": meta.get("resourceVersion"),
             }
         }
-        return int(patch_through(self.api, self.informers.get(resource), obj, body) is not None)
+        return int(merge_patch(self.api, self.informers.get(resource), obj, body) is not None)
 
     def _remove_finalizer(self, resource: str, obj: JSON, finalizer: str) -> int:
         meta = obj["metadata"]

@@ -22,14 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from py_engine.semantics.timeutil import format_time
-from py_engine.sim.controllers.base import Controller, controller_uid, object_key, owner_key
+from py_engine.sim.controllers.base import controller_uid, object_key, owner_key
 from py_engine.sim.controllers.podutil import is_active, is_ready, set_condition
-from py_engine.sim.controllers.replicaset import (
-    MAX_CONCURRENT_CALLS,
-    concurrently,
-    pod_from_template,
-    slow_start,
-)
+from py_engine.sim.controllers.replicaset import PodOwnerController, concurrently
 from py_engine.sim.controllers.writes import delete_through, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
@@ -58,13 +53,11 @@ def _finished(job: JSON) -> bool:
     )
 
 
-class JobController(Controller):
+class JobController(PodOwnerController):
     """Reconciles `batch/v1` Jobs into pods."""
 
     name = "job"
     component = "job-controller"
-    # See `ReplicaSetController.concurrent_creates`.
-    concurrent_creates = MAX_CONCURRENT_CALLS
 
     def setup(self) -> None:
         self.job_informer = self.informers.get(JOBS)
@@ -130,23 +123,7 @@ class JobController(Controller):
         )
         meta["labels"] = labels
         template["metadata"] = meta
-
-        def create_one() -> Exception | None:
-            pod = pod_from_template(job, template, "batch/v1", "Job")
-            try:
-                created = self.api.create(PODS, job["metadata"].get("namespace"), pod)
-            except ApiError as exc:
-                self.events.warning(job, "FailedCreate", f"Error creating: {exc}")
-                return exc
-            self.pod_informer.apply_local(created)
-            self.events.normal(job, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
-            return None
-
-        created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
-        if errors:
-            self._record(f"{object_key(job)}: create pods: {errors[0]}")
-            self.queue.add_after(object_key(job), 1.0)
-        return created
+        return self._create_pods_of(job, template, ("batch/v1", "Job"), count)[0]
 
     def _delete(self, pods: list[JSON]) -> int:
         def delete_one(pod: JSON) -> Exception | None:

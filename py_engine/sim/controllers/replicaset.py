@@ -22,6 +22,7 @@ from py_engine.semantics.labels import selector_from_label_selector
 from py_engine.sim.controllers import victims as victim_model
 from py_engine.sim.controllers.base import (
     Controller,
+    Informer,
     controller_ref,
     controller_uid,
     new_owner_ref,
@@ -35,10 +36,17 @@ from py_engine.sim.controllers.podutil import (
     is_ready,
     set_condition,
 )
-from py_engine.sim.controllers.writes import delete_through, patch_status, patch_through
+from py_engine.sim.controllers.writes import delete_through, merge_patch, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
-__all__ = ["BURST_REPLICAS", "ReplicaSetController", "pod_from_template", "replicaset_status", "slow_start"]
+__all__ = [
+    "BURST_REPLICAS",
+    "PodOwnerController",
+    "ReplicaSetController",
+    "pod_from_template",
+    "replicaset_status",
+    "slow_start",
+]
 
 BURST_REPLICAS = 500
 MAX_CONCURRENT_CALLS = 16
@@ -133,14 +141,47 @@ def replicaset_status(rs: JSON, pods: Sequence[JSON], now: datetime) -> JSON:
     return status
 
 
-class ReplicaSetController(Controller):
+class PodOwnerController(Controller):
+    """A controller that creates pods from its objects' template (ReplicaSet, Job): the
+    slow-start create loop and its events are the same for both, as upstream's
+    `controller.PodControlInterface` is."""
+
+    # How many pod creates run at once; 1 makes the order of creates (and so of generated
+    # names and admission decisions) reproducible, for a seeded cluster.
+    concurrent_creates = MAX_CONCURRENT_CALLS
+    pod_informer: Informer
+
+    def _create_pods_of(
+        self, owner: JSON, template: JSON, owner_type: tuple[str, str], count: int
+    ) -> tuple[int, str | None]:
+        """Create `count` pods of `owner` (`owner_type`: its apiVersion and kind) in slow-start
+        batches; returns how many were created and the first error, if any (retried in 1 s)."""
+        namespace = owner["metadata"].get("namespace")
+
+        def create_one() -> Exception | None:
+            pod = pod_from_template(owner, template, *owner_type)
+            try:
+                created = self.api.create(PODS, namespace, pod)
+            except ApiError as exc:
+                self.events.warning(owner, "FailedCreate", f"Error creating: {exc}")
+                return exc
+            self.pod_informer.apply_local(created)
+            self.events.normal(owner, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+            return None
+
+        created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
+        if errors:
+            self._record(f"{object_key(owner)}: create pods: {errors[0]}")
+            self.queue.add_after(object_key(owner), 1.0)
+            return created, str(errors[0])
+        return created, None
+
+
+class ReplicaSetController(PodOwnerController):
     """Reconciles `apps/v1` ReplicaSets against their pods."""
 
     name = "replicaset"
     component = "replicaset-controller"
-    # How many pod creates run at once; 1 makes the order of creates (and so of generated
-    # names and admission decisions) reproducible, for a seeded cluster.
-    concurrent_creates = MAX_CONCURRENT_CALLS
 
     def setup(self) -> None:
         self.rs_informer = self.informers.get(REPLICASETS)
@@ -231,30 +272,12 @@ class ReplicaSetController(Controller):
 
     def _set_owner_refs(self, pod: JSON, refs: list[JSON]) -> int:
         body = {"metadata": {"ownerReferences": refs, "uid": pod["metadata"]["uid"]}}
-        patched = patch_through(self.api, self.pod_informer, pod, body, tolerated=(404, 409, 422))
+        patched = merge_patch(self.api, self.pod_informer, pod, body, tolerated=(404, 409, 422))
         return int(patched is not None)
 
     def _create_pods(self, rs: JSON, count: int) -> tuple[int, str | None]:
         template = rs.get("spec", {}).get("template") or {}
-        namespace = rs["metadata"].get("namespace")
-
-        def create_one() -> Exception | None:
-            pod = pod_from_template(rs, template, "apps/v1", "ReplicaSet")
-            try:
-                created = self.api.create(PODS, namespace, pod)
-            except ApiError as exc:
-                self.events.warning(rs, "FailedCreate", f"Error creating: {exc}")
-                return exc
-            self.pod_informer.apply_local(created)
-            self.events.normal(rs, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
-            return None
-
-        created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
-        if errors:
-            self._record(f"{object_key(rs)}: create pods: {errors[0]}")
-            self.queue.add_after(object_key(rs), 1.0)
-            return created, str(errors[0])
-        return created, None
+        return self._create_pods_of(rs, template, ("apps/v1", "ReplicaSet"), count)
 
     def _related_pods(self, rs: JSON) -> list[JSON] | None:
         """`getIndirectlyRelatedPods`: pods selected by every RS sharing this RS's

@@ -14,51 +14,41 @@ from collections.abc import Collection
 from py_engine.sim.controllers.base import Informer
 from py_engine.sim.interface import JSON, ApiError, ClusterAPI
 
-__all__ = ["delete_through", "merge_patch", "patch_status", "patch_through"]
+__all__ = ["delete_through", "merge_patch", "patch_status"]
 
 _GONE: Collection[int] = (404,)
 
 
 def merge_patch(
     api: ClusterAPI,
-    resource: str,
+    target: Informer | str,
     obj: JSON,
     body: JSON,
     *,
     subresource: str | None = None,
     tolerated: Collection[int] = _GONE,
 ) -> JSON | None:
-    """Merge-patch `obj` with `body`; None when the server answers one of the `tolerated` codes."""
+    """Merge-patch `obj` with `body`. `target` is the resource, or its informer, which then
+    records the answer. None when the server answers one of the `tolerated` codes."""
+    informer = target if isinstance(target, Informer) else None
+    resource = target.resource if isinstance(target, Informer) else target
     meta = obj["metadata"]
     try:
-        return api.patch(
+        result = api.patch(
             resource, meta.get("namespace"), meta["name"], body, "merge", subresource=subresource
         )
     except ApiError as exc:
         if exc.code in tolerated:
             return None
         raise
-
-
-def patch_through(
-    api: ClusterAPI,
-    informer: Informer,
-    obj: JSON,
-    body: JSON,
-    *,
-    subresource: str | None = None,
-    tolerated: Collection[int] = _GONE,
-) -> JSON | None:
-    """`merge_patch` of an object of `informer`'s resource, the answer recorded in `informer`."""
-    result = merge_patch(api, informer.resource, obj, body, subresource=subresource, tolerated=tolerated)
-    if result is not None:
+    if informer is not None:
         informer.apply_local(result)
     return result
 
 
 def patch_status(api: ClusterAPI, informer: Informer, obj: JSON, status: JSON) -> int:
     """Write `status` through the status subresource: 1 write, or 0 when the object is gone."""
-    return int(patch_through(api, informer, obj, {"status": status}, subresource="status") is not None)
+    return int(merge_patch(api, informer, obj, {"status": status}, subresource="status") is not None)
 
 
 def delete_through(
