@@ -26,13 +26,12 @@ the update revision).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 from py_engine.semantics.labels import selector_from_label_selector
 from py_engine.sim.controllers.base import (
     CRDS,
-    Controller,
+    ObjectController,
     controller_ref,
     controller_uid,
     crd_storage_resource,
@@ -76,7 +75,7 @@ def _scaled(value: Any, replicas: int, default: str) -> int:
     return _scaled(default, replicas, default) if text != default else 0
 
 
-class CloneSetController(Controller):
+class CloneSetController(ObjectController):
     """Reconciles `apps.kruise.io` CloneSets against their pods (module docstring)."""
 
     name = "cloneset"
@@ -98,8 +97,7 @@ class CloneSetController(Controller):
             return
         self.resource = stored[0]
         self.version = self.resource.split("/")[1]
-        informer = self.informers.get(self.resource)
-        informer.add_handler(lambda _event, obj: self.enqueue(object_key(obj)))
+        self.watch_primary(self.resource)
 
     def _on_pod(self, _event: str, pod: JSON) -> None:
         ref = controller_ref(pod)
@@ -107,16 +105,10 @@ class CloneSetController(Controller):
             namespace = pod["metadata"].get("namespace")
             self.enqueue(f"{namespace}/{ref['name']}" if namespace else str(ref["name"]))
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.informers.get(self.resource).keys()) if self.resource else []
-
     # ------------------------------------------------------------------- sync
 
-    def sync(self, key: str) -> int:
-        if self.resource is None:
-            return 0
-        cloneset = self.informers.get(self.resource).get_key(key)
-        if cloneset is None or cloneset["metadata"].get("deletionTimestamp"):
+    def reconcile(self, cloneset: JSON) -> int:
+        if cloneset["metadata"].get("deletionTimestamp"):
             return 0
         spec = cloneset.get("spec") or {}
         replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])

@@ -31,8 +31,8 @@ from typing import Any
 
 from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import (
-    Controller,
     Informer,
+    ObjectController,
     controller_uid,
     new_owner_ref,
     object_key,
@@ -289,20 +289,17 @@ def _complete(deployment: JSON, status: JSON) -> bool:
     )
 
 
-class DeploymentController(Controller):
+class DeploymentController(ObjectController):
     """Reconciles `apps/v1` Deployments into ReplicaSets."""
 
     name = "deployment"
     component = "deployment-controller"
 
     def setup(self) -> None:
-        self.d_informer = self.informers.get(DEPLOYMENTS)
-        self.rs_informer = self.informers.get(REPLICASETS)
+        self.d_informer = self.watch_primary(DEPLOYMENTS)
+        self.rs_informer = self.watch_owned(REPLICASETS, "Deployment")
         self.pod_informer = self.informers.get(PODS)
-        self.rs_informer.add_index("controller", controller_uid)
         self.pod_informer.add_index("controller", controller_uid)
-        self.d_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
-        self.rs_informer.add_handler(lambda _e, obj: self.enqueue(owner_key(obj, "Deployment")))
         self.pod_informer.add_handler(self._on_pod)
 
     def _on_pod(self, event: str, pod: JSON) -> None:
@@ -314,15 +311,9 @@ class DeploymentController(Controller):
         if rs is not None:
             self.enqueue(owner_key(rs, "Deployment"))
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.d_informer.keys())
-
     # ------------------------------------------------------------------- sync
 
-    def sync(self, key: str) -> int:
-        deployment = self.d_informer.get_key(key)
-        if deployment is None:
-            return 0
+    def reconcile(self, deployment: JSON) -> int:
         rss = [
             rs
             for rs in self.rs_informer.by_index("controller", str(deployment["metadata"]["uid"]))

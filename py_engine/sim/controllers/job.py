@@ -19,10 +19,7 @@ completes pods of Jobs after a configurable run time (see `kubelet.py`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from py_engine.semantics.timeutil import format_time
-from py_engine.sim.controllers.base import controller_uid, object_key, owner_key
 from py_engine.sim.controllers.podutil import is_active, is_ready, set_condition
 from py_engine.sim.controllers.replicaset import PodOwnerController, concurrently
 from py_engine.sim.controllers.writes import delete_through, patch_status
@@ -60,19 +57,10 @@ class JobController(PodOwnerController):
     component = "job-controller"
 
     def setup(self) -> None:
-        self.job_informer = self.informers.get(JOBS)
-        self.pod_informer = self.informers.get(PODS)
-        self.pod_informer.add_index("controller", controller_uid)
-        self.job_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
-        self.pod_informer.add_handler(lambda _e, obj: self.enqueue(owner_key(obj, "Job")))
+        self.job_informer = self.watch_primary(JOBS)
+        self.pod_informer = self.watch_owned(PODS, "Job")
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.job_informer.keys())
-
-    def sync(self, key: str) -> int:
-        job = self.job_informer.get_key(key)
-        if job is None:
-            return 0
+    def reconcile(self, job: JSON) -> int:
         pods = self.pod_informer.by_index("controller", str(job["metadata"]["uid"]))
         active = [p for p in pods if is_active(p)]
         succeeded = sum(1 for p in pods if p.get("status", {}).get("phase") == "Succeeded")

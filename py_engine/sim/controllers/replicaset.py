@@ -21,8 +21,8 @@ from typing import Any
 from py_engine.semantics.labels import selector_from_label_selector
 from py_engine.sim.controllers import victims as victim_model
 from py_engine.sim.controllers.base import (
-    Controller,
     Informer,
+    ObjectController,
     controller_ref,
     controller_uid,
     new_owner_ref,
@@ -141,7 +141,7 @@ def replicaset_status(rs: JSON, pods: Sequence[JSON], now: datetime) -> JSON:
     return status
 
 
-class PodOwnerController(Controller):
+class PodOwnerController(ObjectController):
     """A controller that creates pods from its objects' template (ReplicaSet, Job): the
     slow-start create loop and its events are the same for both, as upstream's
     `controller.PodControlInterface` is."""
@@ -184,12 +184,11 @@ class ReplicaSetController(PodOwnerController):
     component = "replicaset-controller"
 
     def setup(self) -> None:
-        self.rs_informer = self.informers.get(REPLICASETS)
+        self.rs_informer = self.watch_primary(REPLICASETS)
+        self.rs_informer.add_index("controller", controller_uid)
         self.pod_informer = self.informers.get(PODS)
         self.pod_informer.add_index("controller", controller_uid)
         self.pod_informer.add_index("namespace", lambda o: [str(o["metadata"].get("namespace", ""))])
-        self.rs_informer.add_index("controller", controller_uid)
-        self.rs_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
         self.pod_informer.add_handler(self._on_pod)
 
     def _on_pod(self, _event: str, pod: JSON) -> None:
@@ -203,15 +202,9 @@ class ReplicaSetController(PodOwnerController):
                 if rs["metadata"].get("namespace") == namespace:
                     self.enqueue(object_key(rs))
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.rs_informer.keys())
-
     # ------------------------------------------------------------------- sync
 
-    def sync(self, key: str) -> int:
-        rs = self.rs_informer.get_key(key)
-        if rs is None:
-            return 0
+    def reconcile(self, rs: JSON) -> int:
         writes = 0
         pods, adopt_writes = self._claim_pods(rs)
         writes += adopt_writes

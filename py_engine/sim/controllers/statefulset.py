@@ -27,17 +27,14 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from py_engine.sim.controllers.base import (
     CRDS,
-    Controller,
-    controller_uid,
+    ObjectController,
     crd_storage_resource,
     new_owner_ref,
     object_key,
-    owner_key,
 )
 from py_engine.sim.controllers.podutil import is_available, is_ready, is_terminal, template_hash
 from py_engine.sim.controllers.writes import delete_through, patch_status
@@ -105,7 +102,7 @@ def _healthy(pod: JSON) -> bool:
     return _running_and_ready(pod) and not pod["metadata"].get("deletionTimestamp")
 
 
-class StatefulSetController(Controller):
+class StatefulSetController(ObjectController):
     """Reconciles `apps/v1` StatefulSets into ordinal pods."""
 
     name = "statefulset"
@@ -114,26 +111,15 @@ class StatefulSetController(Controller):
     api_version = "apps/v1"
 
     def setup(self) -> None:
-        self.pod_informer = self.informers.get(PODS)
-        self.pod_informer.add_index("controller", controller_uid)
-        self.pod_informer.add_handler(lambda _e, obj: self.enqueue(owner_key(obj, "StatefulSet")))
+        self.pod_informer = self.watch_owned(PODS, "StatefulSet")
         if self.resource is not None:
             self._watch(self.resource)
 
     def _watch(self, resource: str) -> None:
         self.resource = resource
-        self.sts_informer = self.informers.get(resource)
-        self.sts_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
+        self.sts_informer = self.watch_primary(resource)
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.sts_informer.keys()) if self.resource is not None else []
-
-    def sync(self, key: str) -> int:
-        if self.resource is None:
-            return 0
-        sts = self.sts_informer.get_key(key)
-        if sts is None:
-            return 0
+    def reconcile(self, sts: JSON) -> int:
         spec = sts.get("spec", {})
         replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])
         start = int((spec.get("ordinals") or {}).get("start") or 0)
