@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import (
     Informer,
     ObjectController,
@@ -38,7 +37,7 @@ from py_engine.sim.controllers.base import (
     object_key,
     owner_key,
 )
-from py_engine.sim.controllers.podutil import strip_label, template_hash
+from py_engine.sim.controllers.podutil import set_condition, strip_label, template_hash
 from py_engine.sim.controllers.writes import delete_through, merge_patch, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
@@ -185,38 +184,6 @@ def scale_down_old_plan(deployment: JSON, new_rs: JSON | None, old_rss: Sequence
     return plan
 
 
-def _condition(
-    conditions: list[JSON], kind: str, status: str, reason: str, message: str, now: datetime
-) -> list[JSON]:
-    """Set a Deployment condition (lastUpdateTime moves on any change,
-    lastTransitionTime only when the status flips)."""
-    stamp = format_time(now)
-    out = [dict(c) for c in conditions]
-    for condition in out:
-        if condition.get("type") == kind:
-            if (condition.get("status"), condition.get("reason"), condition.get("message")) == (
-                status,
-                reason,
-                message,
-            ):
-                return out
-            if condition.get("status") != status:
-                condition["lastTransitionTime"] = stamp
-            condition.update(status=status, reason=reason, message=message, lastUpdateTime=stamp)
-            return out
-    out.append(
-        {
-            "type": kind,
-            "status": status,
-            "reason": reason,
-            "message": message,
-            "lastUpdateTime": stamp,
-            "lastTransitionTime": stamp,
-        }
-    )
-    return out
-
-
 def deployment_status(deployment: JSON, new_rs: JSON | None, all_rss: Sequence[JSON], now: datetime) -> JSON:
     """`calculateStatus` plus the Available and Progressing conditions."""
     current = deployment.get("status") or {}
@@ -236,46 +203,24 @@ def deployment_status(deployment: JSON, new_rs: JSON | None, all_rss: Sequence[J
     conditions = list(current.get("conditions") or [])
     _, max_unavailable = resolve_fenceposts(deployment)
     if available >= replicas - max_unavailable:
-        conditions = _condition(
-            conditions,
-            "Available",
-            "True",
-            "MinimumReplicasAvailable",
-            "Deployment has minimum availability.",
-            now,
-        )
+        availability = ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
     else:
-        conditions = _condition(
-            conditions,
-            "Available",
+        availability = (
             "False",
             "MinimumReplicasUnavailable",
             "Deployment does not have minimum availability.",
-            now,
         )
+    conditions = set_condition(conditions, "Available", *availability, now, update_time=True)
     if new_rs is not None:
         name = new_rs["metadata"]["name"]
         complete = (
             status["updatedReplicas"] == replicas and status["replicas"] == replicas and available == replicas
         )
         if complete:
-            conditions = _condition(
-                conditions,
-                "Progressing",
-                "True",
-                "NewReplicaSetAvailable",
-                f'ReplicaSet "{name}" has successfully progressed.',
-                now,
-            )
+            progress = ("NewReplicaSetAvailable", f'ReplicaSet "{name}" has successfully progressed.')
         else:
-            conditions = _condition(
-                conditions,
-                "Progressing",
-                "True",
-                "ReplicaSetUpdated",
-                f'ReplicaSet "{name}" is progressing.',
-                now,
-            )
+            progress = ("ReplicaSetUpdated", f'ReplicaSet "{name}" is progressing.')
+        conditions = set_condition(conditions, "Progressing", "True", *progress, now, update_time=True)
     status["conditions"] = conditions
     return status
 
@@ -352,16 +297,20 @@ class DeploymentController(ObjectController):
 
     # -------------------------------------------------------------- strategies
 
-    def _rolling(self, deployment: JSON, new_rs: JSON | None, old_rss: list[JSON]) -> int:
-        writes = 0
+    def _ensure_new_rs(
+        self, deployment: JSON, new_rs: JSON | None, old_rss: list[JSON]
+    ) -> tuple[JSON | None, int]:
+        """The ReplicaSet of the current template, created when missing (None when that failed)
+        or brought to the current revision, and the writes that took; both strategies start so."""
         if new_rs is None:
-            new_rs, created = self._create_new_rs(deployment, old_rss)
-            writes += created
-            if new_rs is None:
-                return writes
-        else:
-            writes += self._sync_revision(deployment, new_rs, old_rss)
-            new_rs = self.rs_informer.get_key(object_key(new_rs)) or new_rs
+            return self._create_new_rs(deployment, old_rss)
+        writes = self._sync_revision(deployment, new_rs, old_rss)
+        return self.rs_informer.get_key(object_key(new_rs)) or new_rs, writes
+
+    def _rolling(self, deployment: JSON, new_rs: JSON | None, old_rss: list[JSON]) -> int:
+        new_rs, writes = self._ensure_new_rs(deployment, new_rs, old_rss)
+        if new_rs is None:
+            return writes
         all_rss = [new_rs, *old_rss]
         # reconcileNewReplicaSet
         target = _replicas(deployment)
@@ -396,16 +345,12 @@ class DeploymentController(ObjectController):
             return writes + self._sync_status_now(deployment)
         if self._old_pods_running(old_rss):
             return self._sync_status_now(deployment)
+        existed = new_rs is not None
+        new_rs, writes = self._ensure_new_rs(deployment, new_rs, old_rss)
         if new_rs is None:
-            new_rs, created = self._create_new_rs(deployment, old_rss)
-            writes += created
-            if new_rs is None:
-                return writes
-        else:
-            writes += self._sync_revision(deployment, new_rs, old_rss)
-            new_rs = self.rs_informer.get_key(object_key(new_rs)) or new_rs
-            if _replicas(new_rs) != _replicas(deployment):
-                writes += self._scale_rs(deployment, new_rs, _replicas(deployment))
+            return writes
+        if existed and _replicas(new_rs) != _replicas(deployment):
+            writes += self._scale_rs(deployment, new_rs, _replicas(deployment))
         status = deployment_status(deployment, new_rs, self._fresh([new_rs, *old_rss]), self.clock.now())
         if _complete(deployment, status):
             writes += self._cleanup(deployment, old_rss)
