@@ -36,6 +36,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import (
+    WITH_REPLICAS,
+    add_allow_patch_field,
+    add_custom_workload,
+    add_versioned_kinds,
+)
 from py_engine.cli.preflight import opa_url
 from py_engine.cli.snapshot_input import InputError, now_from
 from py_engine.semantics import objects
@@ -78,19 +84,8 @@ def register(subparsers: Any) -> None:
         help="text summary, the JSON patch, the mutated pod (YAML), or one JSON object "
         "(default: %(default)s)",
     )
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND[=REPLICAS_PATH]",
-        help="accept this custom workload kind as a pod owner (repeatable)",
-    )
-    parser.add_argument(
-        "--versioned-kinds",
-        default="deployment,replicaset",
-        metavar="KINDS",
-        help="workload kinds with per-version status (default: deployment,replicaset)",
-    )
+    add_custom_workload(parser, "accept this custom workload kind as a pod owner (repeatable)", WITH_REPLICAS)
+    add_versioned_kinds(parser)
     parser.add_argument(
         "--generated-uid",
         metavar="UID",
@@ -102,14 +97,7 @@ def register(subparsers: Any) -> None:
         help="skip the Rego subset policy (only the reference's Schedulable check); the subset "
         "patch allowlist is still enforced",
     )
-    parser.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="pod field a subset patch may set beyond the default allowlist (repeatable), "
-        "as the webhook's flag",
-    )
+    add_allow_patch_field(parser, ", as the webhook's flag")
     parser.add_argument(
         "--opa-url",
         type=opa_url,

@@ -42,23 +42,21 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
+from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import WITH_REPLICAS, add_custom_workload, add_kubeconfig, add_versioned_kinds
 
 log = logging.getLogger("spreadgate.controller")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = command_parser(
+        subparsers,
         "controller",
+        __doc__,
         help="run the WorkloadSpread controller (status, deletion costs, rescheduling)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)",
-    )
+    add_kubeconfig(parser)
     parser.add_argument("--once", action="store_true", help="sync every spread once, then exit")
     parser.add_argument("--namespace", metavar="NS", help="only spreads (and pods) of this namespace")
     parser.add_argument("--workers", type=int, default=2, help="concurrent syncs (default 2)")
@@ -90,18 +88,9 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="default time an unschedulable subset stays skipped (default 300)",
     )
-    parser.add_argument(
-        "--versioned-kinds",
-        default="deployment,replicaset",
-        metavar="KINDS",
-        help="workload kinds with per-version status (default: deployment,replicaset)",
-    )
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND[=REPLICAS_PATH]",
-        help="read and watch this custom workload kind as a spread target (repeatable)",
+    add_versioned_kinds(parser)
+    add_custom_workload(
+        parser, "read and watch this custom workload kind as a spread target (repeatable)", WITH_REPLICAS
     )
     parser.add_argument("--leader-elect", action="store_true", help="run only while holding the Lease")
     parser.add_argument("--lease-name", default="spreadgate-controller", help="Lease name")

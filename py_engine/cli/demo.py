@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from py_engine.cli.helpformat import command_parser
-from py_engine.cli.preflight import port
+from py_engine.cli.options import add_embedded_ports
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 SCENARIO = "elastic-pool.yaml"
@@ -39,20 +39,7 @@ def register(subparsers: Any) -> None:
         help=f"the scenario to run (default: the shipped {SCENARIO}, "
         "manifests/examples/scenarios/ in the repository)",
     )
-    parser.add_argument(
-        "--port",
-        type=port,
-        default=0,
-        metavar="PORT",
-        help="HTTPS port of the embedded API server (default: a free port)",
-    )
-    parser.add_argument(
-        "--webhook-port",
-        type=port,
-        default=0,
-        metavar="PORT",
-        help="HTTPS port of the admission webhook (default: a free port)",
-    )
+    add_embedded_ports(parser)
     parser.set_defaults(handler=run)
 
 

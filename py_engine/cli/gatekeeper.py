@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import add_allow_patch_field, add_custom_workload
 
 
 def register(subparsers: Any) -> None:
@@ -38,23 +39,8 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="deprecated alias of --out-dir (removed in the next release)",
     )
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND",
-        help="custom workload kind the Constraint allows as a target (repeatable)",
-    )
-    parser.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help=(
-            "pod field a subset patch may set beyond the default allowlist (repeatable), "
-            "e.g. spec.nodeSelector"
-        ),
-    )
+    add_custom_workload(parser, "custom workload kind the Constraint allows as a target (repeatable)")
+    add_allow_patch_field(parser, ", e.g. spec.nodeSelector")
     parser.set_defaults(handler=run)
 
 

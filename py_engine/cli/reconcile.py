@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import WITH_REPLICAS, add_custom_workload
 from py_engine.semantics import objects
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
@@ -54,12 +55,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     parser.add_argument("--name", help="the WorkloadSpread to reconcile when the state holds several")
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND[=REPLICAS_PATH]",
-        help="read this custom workload kind as a spread target, as the controller's flag (repeatable)",
+    add_custom_workload(
+        parser,
+        "read this custom workload kind as a spread target, as the controller's flag (repeatable)",
+        WITH_REPLICAS,
     )
     parser.add_argument(
         "-o", "--output", choices=("table", "json"), default="table", help="(default: %(default)s)"

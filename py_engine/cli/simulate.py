@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from py_engine.cli.helpformat import command_parser
-from py_engine.cli.preflight import port
+from py_engine.cli.options import add_embedded_ports
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -63,20 +63,7 @@ def register(subparsers: Any) -> None:
         help="report format (default: %(default)s)",
     )
     parser.add_argument("--out", metavar="FILE", help="where -o html writes the page (required with -o html)")
-    parser.add_argument(
-        "--port",
-        type=port,
-        default=0,
-        metavar="PORT",
-        help="HTTPS port of the embedded API server (default: a free port)",
-    )
-    parser.add_argument(
-        "--webhook-port",
-        type=port,
-        default=0,
-        metavar="PORT",
-        help="HTTPS port of the admission webhook (default: a free port)",
-    )
+    add_embedded_ports(parser)
     parser.set_defaults(handler=run)
 
 

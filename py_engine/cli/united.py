@@ -36,6 +36,7 @@ import sys
 from typing import Any, TextIO
 
 from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import add_allow_patch_field
 
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 PROG = "spreadgate united plan"
@@ -57,13 +58,7 @@ def register(subparsers: Any) -> None:
     plan.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
     plan.add_argument("--name", help="the UnitedDeployment to plan when the state holds several")
     plan.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    plan.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="pod field a subset patch may set beyond the default allowlist (repeatable)",
-    )
+    add_allow_patch_field(plan, "")
     plan.set_defaults(handler=run)
 
 

@@ -25,6 +25,7 @@ import sys
 from typing import Any
 
 from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import add_allow_patch_field, add_custom_workload
 from py_engine.cli.preflight import opa_url
 from py_engine.semantics import objects
 
@@ -39,23 +40,10 @@ def register(subparsers: Any) -> None:
         help="validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies",
     )
     parser.add_argument("paths", nargs="+", metavar="FILE|DIR|-", help="manifests (YAML/JSON); - reads stdin")
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND",
-        help="allow targeting this custom workload kind (repeatable), e.g. game.kruise.io/GameServerSet",
+    add_custom_workload(
+        parser, "allow targeting this custom workload kind (repeatable), e.g. game.kruise.io/GameServerSet"
     )
-    parser.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help=(
-            "pod field a subset patch may set beyond the default allowlist (repeatable), "
-            "as the webhook's flag"
-        ),
-    )
+    add_allow_patch_field(parser, ", as the webhook's flag")
     parser.add_argument(
         "--opa-url",
         type=opa_url,

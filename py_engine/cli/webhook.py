@@ -45,6 +45,14 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
+from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import (
+    WITH_REPLICAS,
+    add_allow_patch_field,
+    add_custom_workload,
+    add_kubeconfig,
+    add_versioned_kinds,
+)
 from py_engine.cli.preflight import opa_url
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS
 from py_engine.validation.authorization import DEFAULT_TTL
@@ -66,17 +74,8 @@ def _positive_seconds(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "webhook",
-        help="serve the admission webhook (TLS)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)",
-    )
+    parser = command_parser(subparsers, "webhook", __doc__, help="serve the admission webhook (TLS)")
+    add_kubeconfig(parser)
     parser.add_argument(
         "--cert",
         required=True,
@@ -264,27 +263,11 @@ def register(subparsers: Any) -> None:
         help="deny a pod delete/eviction whose deletingPods record could not be written "
         "(default: allow it with a warning)",
     )
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND[=REPLICAS_PATH]",
-        help="accept this custom workload kind as a pod owner (repeatable)",
+    add_custom_workload(parser, "accept this custom workload kind as a pod owner (repeatable)", WITH_REPLICAS)
+    add_allow_patch_field(
+        parser, ", e.g. spec.nodeSelector or spec.containers[].volumeMounts; see docs/operations.md"
     )
-    parser.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="pod field a subset patch may set beyond the default allowlist (repeatable), e.g. "
-        "spec.nodeSelector or spec.containers[].volumeMounts; see docs/operations.md",
-    )
-    parser.add_argument(
-        "--versioned-kinds",
-        default="deployment,replicaset",
-        metavar="KINDS",
-        help="workload kinds with per-version status (default: deployment,replicaset)",
-    )
+    add_versioned_kinds(parser)
     parser.add_argument(
         "--disable-node-simulation",
         action="store_true",
