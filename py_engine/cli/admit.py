@@ -40,9 +40,10 @@ from py_engine.cli.options import (
     WITH_REPLICAS,
     add_allow_patch_field,
     add_custom_workload,
+    add_opa_url,
+    add_output,
     add_versioned_kinds,
 )
-from py_engine.cli.preflight import opa_url
 from py_engine.cli.snapshot_input import InputError, now_from
 from py_engine.semantics import objects
 
@@ -76,13 +77,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--now", metavar="T", help="RFC 3339 time of the decision (default: the current time)"
     )
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=("text", "patch", "pod", "json"),
-        default="text",
-        help="text summary, the JSON patch, the mutated pod (YAML), or one JSON object "
-        "(default: %(default)s)",
+    add_output(
+        parser,
+        ("text", "patch", "pod", "json"),
+        "text summary, the JSON patch, the mutated pod (YAML), or one JSON object (default: %(default)s)",
     )
     add_custom_workload(parser, "accept this custom workload kind as a pod owner (repeatable)", WITH_REPLICAS)
     add_versioned_kinds(parser)
@@ -98,12 +96,7 @@ def register(subparsers: Any) -> None:
         "patch allowlist is still enforced",
     )
     add_allow_patch_field(parser, ", as the webhook's flag")
-    parser.add_argument(
-        "--opa-url",
-        type=opa_url,
-        metavar="URL",
-        help="evaluate the subset policy in an OPA server instead of the embedded engine",
-    )
+    add_opa_url(parser, "evaluate the subset policy in an OPA server instead of the embedded engine")
     parser.set_defaults(handler=run)
 
 

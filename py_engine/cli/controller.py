@@ -199,15 +199,21 @@ def _once(
         if problem is not None:
             print(f"{report.key}: TargetNotFound ({problem.reason}): {problem.message}")
         failed += report.outcome not in ("synced", "gone")
+    _say_synced(json_log, "WorkloadSpread", len(reports), failed)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _say_synced(json_log: bool, kind: str, synced: int, failed: int) -> None:
+    """The closing line of a `--once` pass over one kind (a warning when any sync failed)."""
+    level = logging.WARNING if failed else logging.INFO
     _say(
         json_log,
-        f"synced {len(reports)} WorkloadSpread(s), {failed} failed",
-        logging.WARNING if failed else logging.INFO,
-        kind="WorkloadSpread",
-        synced=len(reports),
+        f"synced {synced} {kind}(s), {failed} failed",
+        level,
+        kind=kind,
+        synced=synced,
         failed=failed,
     )
-    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _united_served(client: Any) -> bool:
@@ -255,14 +261,7 @@ def _once_united(
             f"status={w.status} events={w.events}" + (f" ({report.error})" if report.error else "")
         )
         failed += report.outcome not in ("synced", "gone")
-    _say(
-        json_log,
-        f"synced {len(reports)} UnitedDeployment(s), {failed} failed",
-        logging.WARNING if failed else logging.INFO,
-        kind="UnitedDeployment",
-        synced=len(reports),
-        failed=failed,
-    )
+    _say_synced(json_log, "UnitedDeployment", len(reports), failed)
     return failed
 
 

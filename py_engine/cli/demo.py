@@ -83,18 +83,19 @@ def run(args: argparse.Namespace) -> int:
                 f"created Deployment {runner.name} and WorkloadSpread {runner.spread_name} "
                 f"({first}: max {cap}, {last}: the rest)"
             )
-            before = runner.pods()
-            say(f"scaling {runner.name} to {up} ...")
-            runner.apply(Step("scale", up, f"scale to {up}"))
-            after_up = runner.report(1, f"scale to {up}", before)
-            say(f"placement after scale-up to {up}:")
-            print(_placement(after_up), flush=True)
-            before = runner.pods()
-            say(f"scaling {runner.name} down to {down} ...")
-            runner.apply(Step("scale", down, f"scale to {down}"))
-            after_down = runner.report(2, f"scale to {down}", before)
-            say(f"placement after scale-down to {down}:")
-            print(_placement(after_down), flush=True)
+            steps = (
+                (up, f"scaling {runner.name} to {up} ...", f"placement after scale-up to {up}:"),
+                (down, f"scaling {runner.name} down to {down} ...", f"placement after scale-down to {down}:"),
+            )
+            reports = []
+            for index, (size, doing, done) in enumerate(steps, start=1):
+                before = runner.pods()
+                say(doing)
+                runner.apply(Step("scale", size, f"scale to {size}"))
+                reports.append(runner.report(index, f"scale to {size}", before))
+                say(done)
+                print(_placement(reports[-1]), flush=True)
+            after_up, after_down = reports
     except OSError as exc:
         print(
             f"spreadgate demo: error: the demo could not run: {exc.strerror or exc} "

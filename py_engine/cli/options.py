@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 
-from py_engine.cli.preflight import port
+from py_engine.cli.preflight import opa_url, port
 
 __all__ = [
     "add_allow_patch_field",
     "add_custom_workload",
     "add_embedded_ports",
     "add_kubeconfig",
+    "add_opa_url",
+    "add_output",
     "add_versioned_kinds",
 ]
 
@@ -65,6 +67,16 @@ def add_allow_patch_field(parser: argparse.ArgumentParser, tail: str) -> None:
         metavar="PATH",
         help=f"pod field a subset patch may set beyond the default allowlist (repeatable){tail}",
     )
+
+
+def add_opa_url(parser: argparse.ArgumentParser, help: str) -> None:
+    """`--opa-url` (checked by `preflight.opa_url`); `help` says what the server evaluates."""
+    parser.add_argument("--opa-url", type=opa_url, metavar="URL", help=help)
+
+
+def add_output(parser: argparse.ArgumentParser, choices: tuple[str, ...], help: str | None = None) -> None:
+    """`-o/--output`, one of `choices`, the first by default."""
+    parser.add_argument("-o", "--output", choices=choices, default=choices[0], help=help)
 
 
 def add_versioned_kinds(parser: argparse.ArgumentParser) -> None:

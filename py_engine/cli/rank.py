@@ -54,6 +54,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import add_output
 
 if TYPE_CHECKING:
     from py_engine.scaledown import Placement, PodFacts
@@ -119,7 +120,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--count", type=_non_negative, metavar="N", help="print only the victims of a scale-down by N"
     )
-    parser.add_argument("-o", "--output", choices=OUTPUTS, default="names", help="output format")
+    add_output(parser, OUTPUTS, "output format")
     parser.set_defaults(handler=run)
 
 

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from py_engine.cli.helpformat import command_parser
-from py_engine.cli.options import WITH_REPLICAS, add_custom_workload
+from py_engine.cli.options import WITH_REPLICAS, add_custom_workload, add_output
 from py_engine.cli.snapshot_input import add_snapshot_flags
 from py_engine.semantics import objects
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
@@ -59,9 +59,7 @@ def register(subparsers: Any) -> None:
         "read this custom workload kind as a spread target, as the controller's flag (repeatable)",
         WITH_REPLICAS,
     )
-    parser.add_argument(
-        "-o", "--output", choices=("table", "json"), default="table", help="(default: %(default)s)"
-    )
+    add_output(parser, ("table", "json"), "(default: %(default)s)")
     parser.set_defaults(handler=run)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from py_engine.cli.helpformat import command_parser
-from py_engine.cli.options import add_embedded_ports
+from py_engine.cli.options import add_embedded_ports, add_output
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -55,13 +55,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="seed of the generated pod names (default: %(default)s)",
     )
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=("table", "json", "html"),
-        default="table",
-        help="report format (default: %(default)s)",
-    )
+    add_output(parser, ("table", "json", "html"), "report format (default: %(default)s)")
     parser.add_argument("--out", metavar="FILE", help="where -o html writes the page (required with -o html)")
     add_embedded_ports(parser)
     parser.set_defaults(handler=run)

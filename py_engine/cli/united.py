@@ -36,7 +36,7 @@ import sys
 from typing import Any, TextIO
 
 from py_engine.cli.helpformat import command_parser
-from py_engine.cli.options import add_allow_patch_field
+from py_engine.cli.options import add_allow_patch_field, add_output
 from py_engine.cli.snapshot_input import add_snapshot_flags
 
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
         commands, "plan", __doc__, help="plan one UnitedDeployment sync over a snapshot of objects"
     )
     add_snapshot_flags(plan, objects_help="objects to plan over", name_help="the UnitedDeployment to plan")
-    plan.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    add_output(plan, ("table", "json"))
     add_allow_patch_field(plan, "")
     plan.set_defaults(handler=run)
 

@@ -25,8 +25,7 @@ import sys
 from typing import Any
 
 from py_engine.cli.helpformat import command_parser
-from py_engine.cli.options import add_allow_patch_field, add_custom_workload
-from py_engine.cli.preflight import opa_url
+from py_engine.cli.options import add_allow_patch_field, add_custom_workload, add_opa_url, add_output
 from py_engine.semantics import objects
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
@@ -44,18 +43,11 @@ def register(subparsers: Any) -> None:
         parser, "allow targeting this custom workload kind (repeatable), e.g. game.kruise.io/GameServerSet"
     )
     add_allow_patch_field(parser, ", as the webhook's flag")
-    parser.add_argument(
-        "--opa-url",
-        type=opa_url,
-        metavar="URL",
-        help="evaluate in an OPA server (REST Data API) instead of the embedded engine",
-    )
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=("text", "json", "junit", "github"),
-        default="text",
-        help="output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
+    add_opa_url(parser, "evaluate in an OPA server (REST Data API) instead of the embedded engine")
+    add_output(
+        parser,
+        ("text", "json", "junit", "github"),
+        "output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
         "(default: %(default)s)",
     )
     parser.set_defaults(handler=run)
@@ -148,17 +140,11 @@ def run(args: argparse.Namespace) -> int:
                 custom_workloads=custom,
                 allowed_patch_fields=patch_fields,
             )
-            violations = validate_spread(engine, policy_input)
-            checked.append((doc, violations))
-            report.append(
-                {"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]}
-            )
-            if violations and exit_code == EXIT_OK:
-                exit_code = EXIT_VIOLATIONS
+            checked.append((doc, validate_spread(engine, policy_input)))
         for doc in uds:  # UnitedDeployments: policies/uniteddeployment, one object at a time
             ud_input = build_ud_review_input(doc.obj, allowed_patch_fields=patch_fields)
-            violations = validate_uniteddeployment(engine, ud_input)
-            checked.append((doc, violations))
+            checked.append((doc, validate_uniteddeployment(engine, ud_input)))
+        for doc, violations in checked:
             report.append(
                 {"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]}
             )

@@ -51,9 +51,9 @@ from py_engine.cli.options import (
     add_allow_patch_field,
     add_custom_workload,
     add_kubeconfig,
+    add_opa_url,
     add_versioned_kinds,
 )
-from py_engine.cli.preflight import opa_url
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS
 from py_engine.validation.authorization import DEFAULT_TTL
 from webhook.collector import YOUNG_THRESHOLD, freeze_when_ready, tune_collector
@@ -182,12 +182,7 @@ def register(subparsers: Any) -> None:
     limits = parser.add_argument_group("connection limits (a client cannot stall the webhook)")
     for flag, kind, default, metavar, text in _LIMIT_FLAGS:
         limits.add_argument(flag, type=kind, default=default, metavar=metavar, help=text)
-    parser.add_argument(
-        "--opa-url",
-        metavar="URL",
-        type=opa_url,
-        help="evaluate Rego on this OPA server instead of in-process",
-    )
+    add_opa_url(parser, "evaluate Rego on this OPA server instead of in-process")
     parser.add_argument(
         "--validation-deadline",
         type=_positive_seconds,
