@@ -188,39 +188,24 @@ def _qos_class(spec: JSON) -> str:
 
 
 def validate_name(rd: ResourceDef, name: str) -> list[Cause]:
-    if rd.kind == "Namespace":
-        if len(name) > 63 or not _DNS_LABEL.match(name):
-            return [
-                (
-                    "metadata.name",
-                    "FieldValueInvalid",
-                    f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case '
-                    "alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                )
-            ]
-        return []
     if rd.kind == "CustomResourceDefinition":
         return []
-    if rd.group == "rbac.authorization.k8s.io":  # RBAC names are path segments (`system:discovery`)
-        if name in (".", "..") or "/" in name or "%" in name:
-            return [
-                (
-                    "metadata.name",
-                    "FieldValueInvalid",
-                    f"Invalid value: \"{name}\": may not be '.' or '..' and may not contain '/' or '%'",
-                )
-            ]
-        return []
-    if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
-        return [
-            (
-                "metadata.name",
-                "FieldValueInvalid",
-                f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
-                "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            )
-        ]
-    return []
+    if rd.kind == "Namespace":
+        bad = len(name) > 63 or not _DNS_LABEL.match(name)
+        rule = (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+            "and must start and end with an alphanumeric character"
+        )
+    elif rd.group == "rbac.authorization.k8s.io":  # RBAC names are path segments (`system:discovery`)
+        bad = name in (".", "..") or "/" in name or "%" in name
+        rule = "may not be '.' or '..' and may not contain '/' or '%'"
+    else:
+        bad = len(name) > 253 or not _DNS_SUBDOMAIN.match(name)
+        rule = (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+            "'.', and must start and end with an alphanumeric character"
+        )
+    return [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {rule}')] if bad else []
 
 
 def _validate_meta(meta: JSON) -> list[Cause]:
