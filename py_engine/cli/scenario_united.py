@@ -18,11 +18,10 @@ every pod, and gives each subset's `maxReplicas` as its cap.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from py_engine.assembled_stack import Stack
-from py_engine.cli.scenario import Scenario, ScenarioError, Step, _step
+from py_engine.cli.scenario import Scenario, ScenarioError, Step, build_scenario
 from py_engine.cli.scenario_run import StepRunner
 from py_engine.model.errors import ModelError
 from py_engine.model.ud_constants import KRUISE_SUBSET_NAME_LABEL, SUBSET_NAME_LABEL, UD_KIND
@@ -61,19 +60,7 @@ def parse_united(data: Mapping[str, Any], source: str) -> Scenario:
         )
     if not isinstance(data["steps"], list) or not data["steps"]:
         raise ScenarioError(f"{source}: steps must be a non-empty list")
-    settle = data.get("settleSeconds", 60)
-    if not isinstance(settle, int | float) or settle < 0:
-        raise ScenarioError(f"{source}: settleSeconds must be a non-negative number")
-    return Scenario(
-        name=str(data.get("name") or Path(source).stem),
-        description=str(data.get("description") or ""),
-        nodes=nodes,
-        workload={},
-        spread={},
-        steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])),
-        settle_seconds=float(settle),
-        united=obj,
-    )
+    return build_scenario(data, source, nodes, workload={}, spread={}, united=obj)
 
 
 def _subset_of(pod: Mapping[str, Any]) -> str:

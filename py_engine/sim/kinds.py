@@ -169,6 +169,13 @@ def rename(rd: ResourceDef, obj: JSON, name: str) -> None:
                     labels[key] = name
 
 
+def _non_negative(path: str, value: Any) -> list[Cause]:
+    """A count field must hold a whole number of at least 0 (kube's ValidateNonnegativeField)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return []
+    return [(path, "FieldValueInvalid", f"Invalid value: {value!r}: must be greater than or equal to 0")]
+
+
 def _qos_class(spec: JSON) -> str:
     reqs = [
         ((c.get("resources") or {}).get("requests") or {}, (c.get("resources") or {}).get("limits") or {})
@@ -317,15 +324,7 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
         if not isinstance(tmpl, dict):
             return [*causes, ("spec.template", "FieldValueRequired", "Required value")]
         causes += _validate_pod_spec(tmpl.get("spec"), "spec.template.spec")
-        replicas = spec.get("replicas", 0)
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            causes.append(
-                (
-                    "spec.replicas",
-                    "FieldValueInvalid",
-                    f"Invalid value: {replicas!r}: must be greater than or equal to 0",
-                )
-            )
+        causes += _non_negative("spec.replicas", spec.get("replicas", 0))
         if kind == "Job":
             rp = (tmpl.get("spec") or {}).get("restartPolicy") if isinstance(tmpl.get("spec"), dict) else None
             if rp not in ("Never", "OnFailure"):
@@ -369,15 +368,7 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
     elif kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         causes += _validate_webhooks(obj)
     elif kind == "ControllerRevision":
-        revision = obj.get("revision", 0)
-        if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
-            causes.append(
-                (
-                    "revision",
-                    "FieldValueInvalid",
-                    f"Invalid value: {revision!r}: must be greater than or equal to 0",
-                )
-            )
+        causes += _non_negative("revision", obj.get("revision", 0))
         if old is not None and obj.get("data") != old.get("data"):
             causes.append(("data", "FieldValueInvalid", "Invalid value: field is immutable"))
     elif kind == "CustomResourceDefinition":

@@ -57,10 +57,16 @@ def joined_module(sources: Sequence[PolicySource], package: str = "spreadgate.va
 
 
 def template_object(
-    name: str, annotations: dict[str, str], kind: str, parameters: dict[str, Any], source: dict[str, Any]
+    name: str, described: tuple[str, str], kind: str, parameters: dict[str, Any], source: dict[str, Any]
 ) -> dict[str, Any]:
-    """A ConstraintTemplate: `annotations` (title, description), the Constraint `kind` it
+    """A ConstraintTemplate: its title and description (`described`), the Constraint `kind` it
     defines with the schema of its `parameters`, and the Rego `source` (module, libraries)."""
+    title, description = described
+    annotations = {
+        "metadata.gatekeeper.sh/title": title,
+        "metadata.gatekeeper.sh/version": TEMPLATE_VERSION,
+        "description": description,
+    }
     return {
         "apiVersion": "templates.gatekeeper.sh/v1",
         "kind": "ConstraintTemplate",
@@ -99,17 +105,16 @@ def constraint_object(kind: str, name: str, target_kind: str, parameters: dict[s
 
 def constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
     """The ConstraintTemplate carrying the validation policy."""
-    annotations = {
-        "metadata.gatekeeper.sh/title": "Valid Spreadgate WorkloadSpreads",
-        "metadata.gatekeeper.sh/version": TEMPLATE_VERSION,
-        "description": (
+    described = (
+        "Valid Spreadgate WorkloadSpreads",
+        (
             "Rejects WorkloadSpreads (spreadgate.dev or apps.kruise.io) that break the spec rules: "
             "subset names, node selector terms, tolerations, maxReplicas types and sums, Adaptive "
             "settings, target kinds and namespace, one spread per workload, the subset patch "
             "allowlist (widened by the parameter allowedPatchFields). Generated from "
             "policies/validation by `spreadgate gatekeeper`; do not edit by hand."
         ),
-    }
+    )
     parameters = {
         "customWorkloads": {
             "type": "array",
@@ -131,7 +136,7 @@ def constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
         },
     }
     source = {"rego": joined_module(sources)}
-    return template_object(TEMPLATE_NAME, annotations, CONSTRAINT_KIND, parameters, source)
+    return template_object(TEMPLATE_NAME, described, CONSTRAINT_KIND, parameters, source)
 
 
 def constraint(

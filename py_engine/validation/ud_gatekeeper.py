@@ -19,7 +19,6 @@ from typing import Any
 
 from py_engine.policy.sources import PolicySource
 from py_engine.validation.gatekeeper import (
-    TEMPLATE_VERSION,
     constraint_object,
     joined_module,
     rego_module,
@@ -50,10 +49,9 @@ def ud_module(sources: Sequence[PolicySource]) -> str:
 
 def ud_constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
     """The ConstraintTemplate carrying the UnitedDeployment policy and its helper library."""
-    annotations = {
-        "metadata.gatekeeper.sh/title": "Valid Spreadgate UnitedDeployments",
-        "metadata.gatekeeper.sh/version": TEMPLATE_VERSION,
-        "description": (
+    described = (
+        "Valid Spreadgate UnitedDeployments",
+        (
             "Rejects UnitedDeployments (spreadgate.dev or apps.kruise.io) that break the spec rules: "
             "selector and template labels, one workload template, subset names, node selector terms, "
             "tolerations, replicas/minReplicas/maxReplicas and their sums, Adaptive settings, "
@@ -61,7 +59,7 @@ def ud_constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
             "Generated from "
             "policies/uniteddeployment by `spreadgate gatekeeper`; do not edit by hand."
         ),
-    }
+    )
     parameters = {
         "allowedPatchFields": {
             "type": "array",
@@ -70,7 +68,7 @@ def ud_constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
         }
     }
     source = {"rego": ud_module(sources), "libs": [joined_module(sources, package=LIB_PACKAGE)]}
-    return template_object(UD_TEMPLATE_NAME, annotations, UD_CONSTRAINT_KIND, parameters, source)
+    return template_object(UD_TEMPLATE_NAME, described, UD_CONSTRAINT_KIND, parameters, source)
 
 
 def ud_constraint() -> dict[str, Any]:
