@@ -171,14 +171,7 @@ class CloneSetController(ObjectController):
         chosen = choose(old, from_old, available) + choose(new, count - from_old, available)
         unavailable = sum(1 for p in pods if not is_ready(p))
         ready_limit = max(max_unavailable + (len(pods) - replicas) - unavailable, 0)
-        writes = 0
-        for pod in chosen:
-            if is_ready(pod):
-                if ready_limit <= 0:
-                    continue
-                ready_limit -= 1
-            writes += self._delete(cloneset, pod)
-        return writes
+        return self._delete_within(cloneset, chosen, is_ready, ready_limit, stop_when_spent=False)
 
     def _update(
         self,
@@ -196,11 +189,21 @@ class CloneSetController(ObjectController):
         unavailable = sum(1 for p in pods if not available(p))
         budget = max(max_unavailable - unavailable, 0)
         ordered = kruise_order(old, {}, available)  # not-ready and unavailable pods first
+        return self._delete_within(cloneset, ordered[:to_update], available, budget, stop_when_spent=True)
+
+    def _delete_within(
+        self, cloneset: JSON, pods: list[JSON], counts: Any, budget: int, *, stop_when_spent: bool
+    ) -> int:
+        """Delete `pods` in order; each pod `counts` (ready, available) spends one of `budget`.
+        Once it is spent, a scale-in still deletes the pods that do not count (skips the rest),
+        a rolling update stops (its order puts those pods first)."""
         writes = 0
-        for pod in ordered[:to_update]:
-            if available(pod):
+        for pod in pods:
+            if counts(pod):
                 if budget <= 0:
-                    break
+                    if stop_when_spent:
+                        break
+                    continue
                 budget -= 1
             writes += self._delete(cloneset, pod)
         return writes
