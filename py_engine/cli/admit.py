@@ -35,7 +35,6 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from py_engine.cli.helpformat import command_parser
 from py_engine.cli.options import (
     WITH_REPLICAS,
     add_allow_patch_field,
@@ -54,13 +53,12 @@ EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
 OPERATIONS = ("CREATE", "DELETE", "EVICT")
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "admit",
-        __doc__,
-        help="show the admission webhook's decision for one pod over a cluster snapshot",
-    )
+HELP = "show the admission webhook's decision for one pod over a cluster snapshot"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate admit` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "--state",
         action="append",
@@ -97,7 +95,6 @@ def register(subparsers: Any) -> None:
     )
     add_allow_patch_field(parser, ", as the webhook's flag")
     add_opa_url(parser, "evaluate the subset policy in an OPA server instead of the embedded engine")
-    parser.set_defaults(handler=run)
 
 
 def _error(message: str) -> None:

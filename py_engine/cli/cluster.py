@@ -48,19 +48,17 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
-from py_engine.cli.helpformat import command_parser
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXAMPLE = "manifests/examples/zones-20-20-60.yaml"
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "cluster",
-        __doc__,
-        help="run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller",
-    )
+HELP = "run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate cluster` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "--port", type=int, default=0, help="HTTPS port of the API server (default: a free port)"
     )
@@ -106,7 +104,6 @@ def register(subparsers: Any) -> None:
         help="kubelet: confirm pod deletion only after the grace period (default: at once)",
     )
     logsetup.add_arguments(parser, level="warning")
-    parser.set_defaults(handler=run)
 
 
 def _error(message: str) -> int:

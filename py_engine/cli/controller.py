@@ -42,20 +42,18 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
-from py_engine.cli.helpformat import command_parser
 from py_engine.cli.options import WITH_REPLICAS, add_custom_workload, add_kubeconfig, add_versioned_kinds
 
 log = logging.getLogger("spreadgate.controller")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "controller",
-        __doc__,
-        help="run the WorkloadSpread controller (status, deletion costs, rescheduling)",
-    )
+HELP = "run the WorkloadSpread controller (status, deletion costs, rescheduling)"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate controller` (the package builds its parser, py_engine/cli/__init__.py)."""
     add_kubeconfig(parser)
     parser.add_argument("--once", action="store_true", help="sync every spread once, then exit")
     parser.add_argument("--namespace", metavar="NS", help="only spreads (and pods) of this namespace")
@@ -118,7 +116,6 @@ def register(subparsers: Any) -> None:
         "(repeatable; give the webhook the same list); see docs/uniteddeployment.md",
     )
     logsetup.add_arguments(parser)
-    parser.set_defaults(handler=run)
 
 
 def _fail(message: str) -> int:

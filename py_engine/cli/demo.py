@@ -21,17 +21,18 @@ import sys
 import time
 from typing import Any
 
-from py_engine.cli.helpformat import command_parser
 from py_engine.cli.options import add_embedded_ports
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 SCENARIO = "elastic-pool.yaml"
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers, "demo", __doc__, help="run the elastic-pool demo on the embedded cluster"
-    )
+HELP = "run the elastic-pool demo on the embedded cluster"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate demo` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "--scenario",
         default=None,
@@ -40,7 +41,6 @@ def register(subparsers: Any) -> None:
         "manifests/examples/scenarios/ in the repository)",
     )
     add_embedded_ports(parser)
-    parser.set_defaults(handler=run)
 
 
 def _placement(report: Any) -> str:

@@ -13,19 +13,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-from py_engine.cli.helpformat import command_parser
 from py_engine.cli.options import add_allow_patch_field, add_custom_workload
 
+HELP = "generate the Gatekeeper ConstraintTemplate and Constraint from policies/validation"
+"""The command's line in `spreadgate --help`."""
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "gatekeeper",
-        __doc__,
-        help="generate the Gatekeeper ConstraintTemplate and Constraint from policies/validation",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate gatekeeper` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "--out-dir",
         "--output-dir",
@@ -41,7 +37,6 @@ def register(subparsers: Any) -> None:
     )
     add_custom_workload(parser, "custom workload kind the Constraint allows as a target (repeatable)")
     add_allow_patch_field(parser, ", e.g. spec.nodeSelector")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

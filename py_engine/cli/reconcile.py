@@ -37,7 +37,6 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from py_engine.cli.helpformat import command_parser
 from py_engine.cli.options import WITH_REPLICAS, add_custom_workload, add_output
 from py_engine.cli.snapshot_input import add_snapshot_flags
 from py_engine.semantics import objects
@@ -47,10 +46,12 @@ EXIT_OK, EXIT_BAD_INPUT = 0, 2
 PROG = "spreadgate reconcile"
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers, "reconcile", __doc__, help="run one controller sync offline over a snapshot of objects"
-    )
+HELP = "run one controller sync offline over a snapshot of objects"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate reconcile` (the package builds its parser, py_engine/cli/__init__.py)."""
     add_snapshot_flags(
         parser, objects_help="objects to reconcile", name_help="the WorkloadSpread to reconcile"
     )
@@ -60,7 +61,6 @@ def register(subparsers: Any) -> None:
         WITH_REPLICAS,
     )
     add_output(parser, ("table", "json"), "(default: %(default)s)")
-    parser.set_defaults(handler=run)
 
 
 def _fail(message: str) -> int:

@@ -24,20 +24,18 @@ import json
 import sys
 from typing import Any
 
-from py_engine.cli.helpformat import command_parser
 from py_engine.cli.options import add_allow_patch_field, add_custom_workload, add_opa_url, add_output
 from py_engine.semantics import objects
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "validate",
-        __doc__,
-        help="validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies",
-    )
+HELP = "validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate validate` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument("paths", nargs="+", metavar="FILE|DIR|-", help="manifests (YAML/JSON); - reads stdin")
     add_custom_workload(
         parser, "allow targeting this custom workload kind (repeatable), e.g. game.kruise.io/GameServerSet"
@@ -50,7 +48,6 @@ def register(subparsers: Any) -> None:
         "output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
         "(default: %(default)s)",
     )
-    parser.set_defaults(handler=run)
 
 
 def _error(message: str) -> None:

@@ -42,10 +42,8 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Any
 
 from py_engine import logsetup
-from py_engine.cli.helpformat import command_parser
 from py_engine.cli.options import (
     WITH_REPLICAS,
     add_allow_patch_field,
@@ -105,8 +103,12 @@ _LIMIT_FLAGS: tuple[tuple[str, type[float] | type[int], float, str, str], ...] =
 `webhook.limits.ServerLimits` field of its name."""
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(subparsers, "webhook", __doc__, help="serve the admission webhook (TLS)")
+HELP = "serve the admission webhook (TLS)"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate webhook` (the package builds its parser, py_engine/cli/__init__.py)."""
     add_kubeconfig(parser)
     parser.add_argument(
         "--cert",
@@ -236,7 +238,6 @@ def register(subparsers: Any) -> None:
         f"generation (default {YOUNG_THRESHOLD}; Python's own is 700; 0 leaves it)",
     )
     logsetup.add_arguments(parser)
-    parser.set_defaults(handler=run)
 
 
 def _boolean(value: str) -> bool:
