@@ -1,8 +1,10 @@
 """The `spreadgate` command line: one sub-command per module of this package.
 
-Each command module exposes `register(subparsers)`, which adds its parser and
-sets `handler` to a function taking the parsed namespace and returning the exit
-code. Command modules import their heavy dependencies inside the handler so
+Each command module exposes `HELP` (its line in `spreadgate --help`; its docstring
+heads its own `--help`), `add_arguments(parser)` and `run(args)`, the handler taking
+the parsed namespace and returning the exit code; `build_parser` makes the parser.
+A command with sub-commands of its own (`united`) exposes `register(subparsers)`
+instead. Command modules import their heavy dependencies inside the handler so
 that `spreadgate validate` does not pay for Flask or the Kubernetes client.
 """
 
@@ -14,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from py_engine import __version__
+from py_engine.cli.helpformat import command_parser, show_defaults
 
 # Order is the order of `spreadgate --help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -48,9 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == f"py_engine.cli.{name}":
                 continue  # command not built in this checkout
             raise
-        module.register(subparsers)
-    from py_engine.cli.helpformat import show_defaults
-
+        if hasattr(module, "register"):  # a command with sub-commands of its own
+            module.register(subparsers)
+            continue
+        command = command_parser(subparsers, name, module.__doc__, help=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(handler=module.run)
     show_defaults(parser)
     return parser
 

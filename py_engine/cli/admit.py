@@ -35,8 +35,14 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from py_engine.cli.helpformat import command_parser
-from py_engine.cli.preflight import opa_url
+from py_engine.cli.options import (
+    WITH_REPLICAS,
+    add_allow_patch_field,
+    add_custom_workload,
+    add_opa_url,
+    add_output,
+    add_versioned_kinds,
+)
 from py_engine.cli.snapshot_input import InputError, now_from
 from py_engine.semantics import objects
 
@@ -47,13 +53,12 @@ EXIT_ALLOWED, EXIT_DENIED, EXIT_BAD_INPUT = 0, 1, 2
 OPERATIONS = ("CREATE", "DELETE", "EVICT")
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "admit",
-        __doc__,
-        help="show the admission webhook's decision for one pod over a cluster snapshot",
-    )
+HELP = "show the admission webhook's decision for one pod over a cluster snapshot"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate admit` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "--state",
         action="append",
@@ -70,27 +75,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--now", metavar="T", help="RFC 3339 time of the decision (default: the current time)"
     )
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=("text", "patch", "pod", "json"),
-        default="text",
-        help="text summary, the JSON patch, the mutated pod (YAML), or one JSON object "
-        "(default: %(default)s)",
+    add_output(
+        parser,
+        ("text", "patch", "pod", "json"),
+        "text summary, the JSON patch, the mutated pod (YAML), or one JSON object (default: %(default)s)",
     )
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND[=REPLICAS_PATH]",
-        help="accept this custom workload kind as a pod owner (repeatable)",
-    )
-    parser.add_argument(
-        "--versioned-kinds",
-        default="deployment,replicaset",
-        metavar="KINDS",
-        help="workload kinds with per-version status (default: deployment,replicaset)",
-    )
+    add_custom_workload(parser, "accept this custom workload kind as a pod owner (repeatable)", WITH_REPLICAS)
+    add_versioned_kinds(parser)
     parser.add_argument(
         "--generated-uid",
         metavar="UID",
@@ -102,21 +93,8 @@ def register(subparsers: Any) -> None:
         help="skip the Rego subset policy (only the reference's Schedulable check); the subset "
         "patch allowlist is still enforced",
     )
-    parser.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="pod field a subset patch may set beyond the default allowlist (repeatable), "
-        "as the webhook's flag",
-    )
-    parser.add_argument(
-        "--opa-url",
-        type=opa_url,
-        metavar="URL",
-        help="evaluate the subset policy in an OPA server instead of the embedded engine",
-    )
-    parser.set_defaults(handler=run)
+    add_allow_patch_field(parser, ", as the webhook's flag")
+    add_opa_url(parser, "evaluate the subset policy in an OPA server instead of the embedded engine")
 
 
 def _error(message: str) -> None:

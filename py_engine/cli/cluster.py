@@ -48,19 +48,25 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
-from py_engine.cli.helpformat import command_parser
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXAMPLE = "manifests/examples/zones-20-20-60.yaml"
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "cluster",
-        __doc__,
-        help="run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller",
-    )
+_KUBELET_SECONDS: tuple[tuple[str, float, str], ...] = (
+    ("start_delay", 0.0, "seconds from binding to Running (default 0)"),
+    ("ready_delay", 0.0, "seconds from Running to Ready (default 0)"),
+    ("job_run_seconds", 5.0, "how long Job pods run before succeeding (default 5)"),
+)
+"""The kubelet's timing flags: (`KubeletConfig` field, default, help); `--start-delay` sets
+`start_delay` and so on, and none may be negative."""
+
+HELP = "run a playground: the embedded Kubernetes cluster with Spreadgate's webhook and controller"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate cluster` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "--port", type=int, default=0, help="HTTPS port of the API server (default: a free port)"
     )
@@ -79,34 +85,15 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--nodes", metavar="FILE", help="node pool description (YAML or JSON)")
     parser.add_argument("--faults", metavar="SPEC", help="fault injection spec for API requests")
-    parser.add_argument(
-        "--start-delay",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="kubelet: seconds from binding to Running (default 0)",
-    )
-    parser.add_argument(
-        "--ready-delay",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="kubelet: seconds from Running to Ready (default 0)",
-    )
-    parser.add_argument(
-        "--job-run-seconds",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="kubelet: how long Job pods run before succeeding (default 5)",
-    )
+    for field, default, text in _KUBELET_SECONDS:
+        flag = "--" + field.replace("_", "-")
+        parser.add_argument(flag, type=float, default=default, metavar="SECONDS", help=f"kubelet: {text}")
     parser.add_argument(
         "--honor-grace-period",
         action="store_true",
         help="kubelet: confirm pod deletion only after the grace period (default: at once)",
     )
     logsetup.add_arguments(parser, level="warning")
-    parser.set_defaults(handler=run)
 
 
 def _error(message: str) -> int:
@@ -150,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
         return _error(f"--port {args.port} is out of range 0-65535")
     if not 0 <= args.webhook_port <= 65535:
         return _error(f"--webhook-port {args.webhook_port} is out of range 0-65535")
-    for flag in ("start_delay", "ready_delay", "job_run_seconds"):
-        if getattr(args, flag) < 0:
-            return _error(f"--{flag.replace('_', '-')} must not be negative")
+    for field, _, _ in _KUBELET_SECONDS:
+        if getattr(args, field) < 0:
+            return _error(f"--{field.replace('_', '-')} must not be negative")
     if args.kubeconfig_out and not os.path.isdir(os.path.dirname(os.path.abspath(args.kubeconfig_out))):
         return _error(f"--kubeconfig-out {args.kubeconfig_out}: its folder does not exist")
     try:
@@ -165,9 +152,7 @@ def run(args: argparse.Namespace) -> int:
         except FaultSpecError as exc:
             return _error(f"--faults: {exc}")
     kubelet = KubeletConfig(
-        start_delay=args.start_delay,
-        ready_delay=args.ready_delay,
-        job_run_seconds=args.job_run_seconds,
+        **{field: getattr(args, field) for field, _, _ in _KUBELET_SECONDS},
         honor_grace_period=args.honor_grace_period,
     )
     stop = threading.Event()

@@ -42,23 +42,19 @@ from types import FrameType
 from typing import Any
 
 from py_engine import logsetup
+from py_engine.cli.options import WITH_REPLICAS, add_custom_workload, add_kubeconfig, add_versioned_kinds
 
 log = logging.getLogger("spreadgate.controller")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "controller",
-        help="run the WorkloadSpread controller (status, deletion costs, rescheduling)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)",
-    )
+HELP = "run the WorkloadSpread controller (status, deletion costs, rescheduling)"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate controller` (the package builds its parser, py_engine/cli/__init__.py)."""
+    add_kubeconfig(parser)
     parser.add_argument("--once", action="store_true", help="sync every spread once, then exit")
     parser.add_argument("--namespace", metavar="NS", help="only spreads (and pods) of this namespace")
     parser.add_argument("--workers", type=int, default=2, help="concurrent syncs (default 2)")
@@ -90,18 +86,9 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="default time an unschedulable subset stays skipped (default 300)",
     )
-    parser.add_argument(
-        "--versioned-kinds",
-        default="deployment,replicaset",
-        metavar="KINDS",
-        help="workload kinds with per-version status (default: deployment,replicaset)",
-    )
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND[=REPLICAS_PATH]",
-        help="read and watch this custom workload kind as a spread target (repeatable)",
+    add_versioned_kinds(parser)
+    add_custom_workload(
+        parser, "read and watch this custom workload kind as a spread target (repeatable)", WITH_REPLICAS
     )
     parser.add_argument("--leader-elect", action="store_true", help="run only while holding the Lease")
     parser.add_argument("--lease-name", default="spreadgate-controller", help="Lease name")
@@ -129,7 +116,6 @@ def register(subparsers: Any) -> None:
         "(repeatable; give the webhook the same list); see docs/uniteddeployment.md",
     )
     logsetup.add_arguments(parser)
-    parser.set_defaults(handler=run)
 
 
 def _fail(message: str) -> int:
@@ -210,15 +196,21 @@ def _once(
         if problem is not None:
             print(f"{report.key}: TargetNotFound ({problem.reason}): {problem.message}")
         failed += report.outcome not in ("synced", "gone")
+    _say_synced(json_log, "WorkloadSpread", len(reports), failed)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _say_synced(json_log: bool, kind: str, synced: int, failed: int) -> None:
+    """The closing line of a `--once` pass over one kind (a warning when any sync failed)."""
+    level = logging.WARNING if failed else logging.INFO
     _say(
         json_log,
-        f"synced {len(reports)} WorkloadSpread(s), {failed} failed",
-        logging.WARNING if failed else logging.INFO,
-        kind="WorkloadSpread",
-        synced=len(reports),
+        f"synced {synced} {kind}(s), {failed} failed",
+        level,
+        kind=kind,
+        synced=synced,
         failed=failed,
     )
-    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _united_served(client: Any) -> bool:
@@ -266,14 +258,7 @@ def _once_united(
             f"status={w.status} events={w.events}" + (f" ({report.error})" if report.error else "")
         )
         failed += report.outcome not in ("synced", "gone")
-    _say(
-        json_log,
-        f"synced {len(reports)} UnitedDeployment(s), {failed} failed",
-        logging.WARNING if failed else logging.INFO,
-        kind="UnitedDeployment",
-        synced=len(reports),
-        failed=failed,
-    )
+    _say_synced(json_log, "UnitedDeployment", len(reports), failed)
     return failed
 
 

@@ -21,17 +21,18 @@ import sys
 import time
 from typing import Any
 
-from py_engine.cli.helpformat import command_parser
-from py_engine.cli.preflight import port
+from py_engine.cli.options import add_embedded_ports
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 SCENARIO = "elastic-pool.yaml"
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers, "demo", __doc__, help="run the elastic-pool demo on the embedded cluster"
-    )
+HELP = "run the elastic-pool demo on the embedded cluster"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate demo` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "--scenario",
         default=None,
@@ -39,21 +40,7 @@ def register(subparsers: Any) -> None:
         help=f"the scenario to run (default: the shipped {SCENARIO}, "
         "manifests/examples/scenarios/ in the repository)",
     )
-    parser.add_argument(
-        "--port",
-        type=port,
-        default=0,
-        metavar="PORT",
-        help="HTTPS port of the embedded API server (default: a free port)",
-    )
-    parser.add_argument(
-        "--webhook-port",
-        type=port,
-        default=0,
-        metavar="PORT",
-        help="HTTPS port of the admission webhook (default: a free port)",
-    )
-    parser.set_defaults(handler=run)
+    add_embedded_ports(parser)
 
 
 def _placement(report: Any) -> str:
@@ -96,18 +83,19 @@ def run(args: argparse.Namespace) -> int:
                 f"created Deployment {runner.name} and WorkloadSpread {runner.spread_name} "
                 f"({first}: max {cap}, {last}: the rest)"
             )
-            before = runner.pods()
-            say(f"scaling {runner.name} to {up} ...")
-            runner.apply(Step("scale", up, f"scale to {up}"))
-            after_up = runner.report(1, f"scale to {up}", before)
-            say(f"placement after scale-up to {up}:")
-            print(_placement(after_up), flush=True)
-            before = runner.pods()
-            say(f"scaling {runner.name} down to {down} ...")
-            runner.apply(Step("scale", down, f"scale to {down}"))
-            after_down = runner.report(2, f"scale to {down}", before)
-            say(f"placement after scale-down to {down}:")
-            print(_placement(after_down), flush=True)
+            steps = (
+                (up, f"scaling {runner.name} to {up} ...", f"placement after scale-up to {up}:"),
+                (down, f"scaling {runner.name} down to {down} ...", f"placement after scale-down to {down}:"),
+            )
+            reports = []
+            for index, (size, doing, done) in enumerate(steps, start=1):
+                before = runner.pods()
+                say(doing)
+                runner.apply(Step("scale", size, f"scale to {size}"))
+                reports.append(runner.report(index, f"scale to {size}", before))
+                say(done)
+                print(_placement(reports[-1]), flush=True)
+            after_up, after_down = reports
     except OSError as exc:
         print(
             f"spreadgate demo: error: the demo could not run: {exc.strerror or exc} "

@@ -13,18 +13,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import add_allow_patch_field, add_custom_workload
+
+HELP = "generate the Gatekeeper ConstraintTemplate and Constraint from policies/validation"
+"""The command's line in `spreadgate --help`."""
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "gatekeeper",
-        __doc__,
-        help="generate the Gatekeeper ConstraintTemplate and Constraint from policies/validation",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate gatekeeper` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "--out-dir",
         "--output-dir",
@@ -38,24 +35,8 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="deprecated alias of --out-dir (removed in the next release)",
     )
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND",
-        help="custom workload kind the Constraint allows as a target (repeatable)",
-    )
-    parser.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help=(
-            "pod field a subset patch may set beyond the default allowlist (repeatable), "
-            "e.g. spec.nodeSelector"
-        ),
-    )
-    parser.set_defaults(handler=run)
+    add_custom_workload(parser, "custom workload kind the Constraint allows as a target (repeatable)")
+    add_allow_patch_field(parser, ", e.g. spec.nodeSelector")
 
 
 def run(args: argparse.Namespace) -> int:

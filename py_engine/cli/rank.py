@@ -53,7 +53,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import add_output
 
 if TYPE_CHECKING:
     from py_engine.scaledown import Placement, PodFacts
@@ -67,10 +67,12 @@ class RankInputError(Exception):
     """Input or option combination that `spreadgate rank` cannot use."""
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers, "rank", __doc__, help="show which pods a ReplicaSet or CloneSet scale-down deletes first"
-    )
+HELP = "show which pods a ReplicaSet or CloneSet scale-down deletes first"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate rank` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument("source", nargs="?", metavar="PODS.json|-", help="pods to rank (same as -f)")
     parser.add_argument("-f", "--filename", metavar="PODS.json|-", help="pods to rank; - reads stdin")
     parser.add_argument(
@@ -119,8 +121,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--count", type=_non_negative, metavar="N", help="print only the victims of a scale-down by N"
     )
-    parser.add_argument("-o", "--output", choices=OUTPUTS, default="names", help="output format")
-    parser.set_defaults(handler=run)
+    add_output(parser, OUTPUTS, "output format")
 
 
 def _non_negative(text: str) -> int:

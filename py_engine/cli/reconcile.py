@@ -37,7 +37,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import WITH_REPLICAS, add_custom_workload, add_output
+from py_engine.cli.snapshot_input import add_snapshot_flags
 from py_engine.semantics import objects
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
@@ -45,26 +46,21 @@ EXIT_OK, EXIT_BAD_INPUT = 0, 2
 PROG = "spreadgate reconcile"
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers, "reconcile", __doc__, help="run one controller sync offline over a snapshot of objects"
+HELP = "run one controller sync offline over a snapshot of objects"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate reconcile` (the package builds its parser, py_engine/cli/__init__.py)."""
+    add_snapshot_flags(
+        parser, objects_help="objects to reconcile", name_help="the WorkloadSpread to reconcile"
     )
-    parser.add_argument(
-        "--state", required=True, metavar="STATE.yaml|-", help="objects to reconcile; - reads stdin"
+    add_custom_workload(
+        parser,
+        "read this custom workload kind as a spread target, as the controller's flag (repeatable)",
+        WITH_REPLICAS,
     )
-    parser.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
-    parser.add_argument("--name", help="the WorkloadSpread to reconcile when the state holds several")
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND[=REPLICAS_PATH]",
-        help="read this custom workload kind as a spread target, as the controller's flag (repeatable)",
-    )
-    parser.add_argument(
-        "-o", "--output", choices=("table", "json"), default="table", help="(default: %(default)s)"
-    )
-    parser.set_defaults(handler=run)
+    add_output(parser, ("table", "json"), "(default: %(default)s)")
 
 
 def _fail(message: str) -> int:
@@ -73,7 +69,7 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from py_engine.cli.snapshot_input import InputError, now_from, read_objects
+    from py_engine.cli.snapshot_input import InputError, read_snapshot
     from py_engine.model.workloads import WhitelistError, whitelist_from_flags
     from py_engine.workloadspread.controller import ReconcileError, reconcile, snapshot_from_objects
 
@@ -82,8 +78,7 @@ def run(args: argparse.Namespace) -> int:
     except WhitelistError as exc:
         return _fail(str(exc))
     try:
-        objects = read_objects(args.state)
-        now = now_from(args.now)
+        objects, now = read_snapshot(args)
     except InputError as exc:
         return _fail(str(exc))
     try:

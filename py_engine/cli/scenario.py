@@ -161,6 +161,20 @@ def parse_spread_scenario(data: Mapping[str, Any], source: str) -> Scenario:
                 f"{source}: steps[{index}].rollingUpdate: a {workload['kind']} does not roll "
                 "its pods (Deployment and StatefulSet do)"
             )
+    return build_scenario(data, source, nodes, workload=workload, spread=spread)
+
+
+def build_scenario(
+    data: Mapping[str, Any],
+    source: str,
+    nodes: list[dict[str, Any]],
+    *,
+    workload: dict[str, Any],
+    spread: dict[str, Any],
+    united: dict[str, Any] | None = None,
+) -> Scenario:
+    """The `Scenario` of a checked file: what every scenario has (name, description, steps,
+    `settleSeconds`, checked here) and the objects its kind runs."""
     settle = data.get("settleSeconds", 60)
     if not isinstance(settle, int | float) or settle < 0:
         raise ScenarioError(f"{source}: settleSeconds must be a non-negative number")
@@ -172,6 +186,7 @@ def parse_spread_scenario(data: Mapping[str, Any], source: str) -> Scenario:
         spread=spread,
         steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])),
         settle_seconds=float(settle),
+        united=united,
     )
 
 

@@ -19,7 +19,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from py_engine.assembled_stack import SPREADS, Stack
 from py_engine.cli.scenario import Scenario, Step
@@ -28,6 +28,7 @@ from py_engine.model.maxreplicas import parse_max_replicas
 from py_engine.semantics.wellknown import DELETION_COST_ANNOTATION
 
 ZONE = "topology.kubernetes.io/zone"
+_V = TypeVar("_V")
 
 
 @dataclass
@@ -118,9 +119,56 @@ class StepRunner(abc.ABC):
         else:
             self.stack.settle(self.scenario.settle_seconds)
 
+    subset_names: list[str]
+
     @abc.abstractmethod
+    def subset_of(self, pod: dict[str, Any]) -> str:
+        """The subset a pod counts in ("-": none)."""
+
+    @abc.abstractmethod
+    def sizes(self) -> tuple[int, dict[str, int | None]]:
+        """The object's replicas now and each subset's cap for them."""
+
+    def costs(self, pods: dict[str, dict[str, Any]]) -> dict[str, list[int]]:
+        """Per subset, the lowest and highest deletion cost its pods carry (none by default)."""
+        return {}
+
+    def _in_subset_order(self, counts: dict[str, _V]) -> dict[str, _V]:
+        order = {n: i for i, n in enumerate([*self.subset_names, "-"])}
+        return dict(sorted(counts.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
     def report(self, index: int, name: str, before: dict[str, dict[str, Any]]) -> StepReport:
         """The state after a step; `before` holds the pods before it."""
+        pods = self.pods()
+        nodes = {n["metadata"]["name"]: n for n in self.stack.api.list("v1/nodes")["items"]}
+        subsets: Counter[str] = Counter({s: 0 for s in self.subset_names})
+        zones: Counter[str] = Counter()
+        per_node: Counter[str] = Counter()
+        pending = 0
+        for pod in pods.values():
+            subsets[self.subset_of(pod)] += 1
+            node = pod["spec"].get("nodeName")
+            if not node:
+                pending += 1
+                continue
+            per_node[node] += 1
+            zones[((nodes.get(node) or {}).get("metadata", {}).get("labels") or {}).get(ZONE, "-")] += 1
+        costs = self._in_subset_order(self.costs(pods))
+        replicas, caps = self.sizes()
+        return StepReport(
+            index,
+            name,
+            round(self.stack.clock.monotonic(), 3),
+            replicas,
+            self._in_subset_order(dict(subsets)),
+            dict(sorted(zones.items())),
+            dict(sorted(per_node.items())),
+            pending,
+            costs,
+            removed_pods(before, pods, self.subset_names, self.subset_of),
+            len([n for n in pods if n not in before]),
+            caps,
+        )
 
     def run(self, progress: Callable[[StepReport], None] | None = None) -> list[StepReport]:
         self.setup()
@@ -199,46 +247,20 @@ class ScenarioRun(StepRunner):
                 container["image"] = step.value["image"]
             api.update(self.kind.resource, ns, self.name, workload)
 
-    def report(self, index: int, name: str, before: dict[str, dict[str, Any]]) -> StepReport:
-        pods = self.pods()
-        nodes = {n["metadata"]["name"]: n for n in self.stack.api.list("v1/nodes")["items"]}
-        subsets: Counter[str] = Counter({s: 0 for s in self.subset_names})
-        zones: Counter[str] = Counter()
-        per_node: Counter[str] = Counter()
+    def subset_of(self, pod: dict[str, Any]) -> str:
+        return _subset(pod)
+
+    def costs(self, pods: dict[str, dict[str, Any]]) -> dict[str, list[int]]:
         costs: dict[str, list[int]] = {}
-        pending = 0
         for pod in pods.values():
-            subset = _subset(pod)
-            subsets[subset] += 1
-            node = pod["spec"].get("nodeName")
-            if not node:
-                pending += 1
-            else:
-                per_node[node] += 1
-                labels = (nodes.get(node) or {}).get("metadata", {}).get("labels") or {}
-                zones[labels.get(ZONE, "-")] += 1
             raw = (pod["metadata"].get("annotations") or {}).get(DELETION_COST_ANNOTATION)
             if raw is not None and str(raw).lstrip("-").isdigit():
-                low_high = costs.setdefault(subset, [int(raw), int(raw)])
+                low_high = costs.setdefault(_subset(pod), [int(raw), int(raw)])
                 low_high[0], low_high[1] = min(low_high[0], int(raw)), max(low_high[1], int(raw))
-        order = {name: i for i, name in enumerate([*self.subset_names, "-"])}
-        removed = removed_pods(before, pods, self.subset_names, _subset)
+        return costs
+
+    def sizes(self) -> tuple[int, dict[str, int | None]]:
         workload = self.stack.api.get(self.kind.resource, self.namespace, self.name)
         replicas = int(workload["spec"].get(self.kind.replicas_field) or 0)
         spread = self.stack.api.get(SPREADS, self.namespace, self.spread_name)
-        ordered_costs = dict(sorted(costs.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
-        ordered_subsets = dict(sorted(subsets.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
-        return StepReport(
-            index,
-            name,
-            round(self.stack.clock.monotonic(), 3),
-            replicas,
-            ordered_subsets,
-            dict(sorted(zones.items())),
-            dict(sorted(per_node.items())),
-            pending,
-            ordered_costs,
-            removed,
-            len([n for n in pods if n not in before]),
-            resolved_caps(spread, replicas),
-        )
+        return replicas, resolved_caps(spread, replicas)

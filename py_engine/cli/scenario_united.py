@@ -17,14 +17,12 @@ every pod, and gives each subset's `maxReplicas` as its cap.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from py_engine.assembled_stack import Stack
-from py_engine.cli.scenario import Scenario, ScenarioError, Step, _step
-from py_engine.cli.scenario_run import ZONE, StepReport, StepRunner, removed_pods
+from py_engine.cli.scenario import Scenario, ScenarioError, Step, build_scenario
+from py_engine.cli.scenario_run import StepRunner
 from py_engine.model.errors import ModelError
 from py_engine.model.ud_constants import KRUISE_SUBSET_NAME_LABEL, SUBSET_NAME_LABEL, UD_KIND
 from py_engine.model.uniteddeployment import UnitedDeployment, parse_replica_value
@@ -62,19 +60,7 @@ def parse_united(data: Mapping[str, Any], source: str) -> Scenario:
         )
     if not isinstance(data["steps"], list) or not data["steps"]:
         raise ScenarioError(f"{source}: steps must be a non-empty list")
-    settle = data.get("settleSeconds", 60)
-    if not isinstance(settle, int | float) or settle < 0:
-        raise ScenarioError(f"{source}: settleSeconds must be a non-negative number")
-    return Scenario(
-        name=str(data.get("name") or Path(source).stem),
-        description=str(data.get("description") or ""),
-        nodes=nodes,
-        workload={},
-        spread={},
-        steps=tuple(_step(i, s) for i, s in enumerate(data["steps"])),
-        settle_seconds=float(settle),
-        united=obj,
-    )
+    return build_scenario(data, source, nodes, workload={}, spread={}, united=obj)
 
 
 def _subset_of(pod: Mapping[str, Any]) -> str:
@@ -148,37 +134,10 @@ class UnitedScenarioRun(StepRunner):
             caps[str(subset["name"])] = None if value is None else value.resolve(replicas)
         return caps
 
-    def report(self, index: int, name: str, before: dict[str, dict[str, Any]]) -> StepReport:
-        pods = self.pods()
-        nodes = {n["metadata"]["name"]: n for n in self.stack.api.list("v1/nodes")["items"]}
-        subsets: Counter[str] = Counter({s: 0 for s in self.subset_names})
-        zones: Counter[str] = Counter()
-        per_node: Counter[str] = Counter()
-        pending = 0
-        for pod in pods.values():
-            subsets[_subset_of(pod)] += 1
-            node = pod["spec"].get("nodeName")
-            if not node:
-                pending += 1
-                continue
-            per_node[node] += 1
-            zones[((nodes.get(node) or {}).get("metadata", {}).get("labels") or {}).get(ZONE, "-")] += 1
-        order = {n: i for i, n in enumerate([*self.subset_names, "-"])}
-        removed = removed_pods(before, pods, self.subset_names, _subset_of)
+    def subset_of(self, pod: dict[str, Any]) -> str:
+        return _subset_of(pod)
+
+    def sizes(self) -> tuple[int, dict[str, int | None]]:
         obj = self.current()
         replicas = int(obj["spec"].get("replicas") or 0)
-        ordered = dict(sorted(subsets.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
-        return StepReport(
-            index,
-            name,
-            round(self.stack.clock.monotonic(), 3),
-            replicas,
-            ordered,
-            dict(sorted(zones.items())),
-            dict(sorted(per_node.items())),
-            pending,
-            {},
-            removed,
-            len([n for n in pods if n not in before]),
-            self.caps(obj, replicas),
-        )
+        return replicas, self.caps(obj, replicas)

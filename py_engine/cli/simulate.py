@@ -29,16 +29,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from py_engine.cli.helpformat import command_parser
-from py_engine.cli.preflight import port
+from py_engine.cli.options import add_embedded_ports, add_output
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers, "simulate", __doc__, help="run a scenario on the embedded cluster (virtual time)"
-    )
+HELP = "run a scenario on the embedded cluster (virtual time)"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate simulate` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument(
         "scenario",
         metavar="SCENARIO",
@@ -55,29 +56,9 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="seed of the generated pod names (default: %(default)s)",
     )
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=("table", "json", "html"),
-        default="table",
-        help="report format (default: %(default)s)",
-    )
+    add_output(parser, ("table", "json", "html"), "report format (default: %(default)s)")
     parser.add_argument("--out", metavar="FILE", help="where -o html writes the page (required with -o html)")
-    parser.add_argument(
-        "--port",
-        type=port,
-        default=0,
-        metavar="PORT",
-        help="HTTPS port of the embedded API server (default: a free port)",
-    )
-    parser.add_argument(
-        "--webhook-port",
-        type=port,
-        default=0,
-        metavar="PORT",
-        help="HTTPS port of the admission webhook (default: a free port)",
-    )
-    parser.set_defaults(handler=run)
+    add_embedded_ports(parser)
 
 
 def _fail(message: str) -> int:

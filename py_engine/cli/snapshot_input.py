@@ -8,6 +8,7 @@ input into one line and exit 2. An `InputError` carries that line.
 
 from __future__ import annotations
 
+import argparse
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +27,21 @@ def read_objects(path: str) -> list[dict[str, Any]]:
             raise InputError(str(item))
         objects.append(item.obj)
     return objects
+
+
+def add_snapshot_flags(parser: argparse.ArgumentParser, *, objects_help: str, name_help: str) -> None:
+    """`--state`, `--now` and `--name` of a command that syncs one object offline; the helps
+    say what it does with the objects and which object `--name` picks."""
+    parser.add_argument(
+        "--state", required=True, metavar="STATE.yaml|-", help=f"{objects_help}; - reads stdin"
+    )
+    parser.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
+    parser.add_argument("--name", help=f"{name_help} when the state holds several")
+
+
+def read_snapshot(args: argparse.Namespace) -> tuple[list[dict[str, Any]], datetime]:
+    """The objects of `--state` and the time of `--now`; InputError when either is bad."""
+    return read_objects(args.state), now_from(args.now)
 
 
 def now_from(text: str | None) -> datetime:

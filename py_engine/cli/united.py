@@ -36,6 +36,8 @@ import sys
 from typing import Any, TextIO
 
 from py_engine.cli.helpformat import command_parser
+from py_engine.cli.options import add_allow_patch_field, add_output
+from py_engine.cli.snapshot_input import add_snapshot_flags
 
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 PROG = "spreadgate united plan"
@@ -51,19 +53,9 @@ def register(subparsers: Any) -> None:
     plan = command_parser(
         commands, "plan", __doc__, help="plan one UnitedDeployment sync over a snapshot of objects"
     )
-    plan.add_argument(
-        "--state", required=True, metavar="STATE.yaml|-", help="objects to plan over; - reads stdin"
-    )
-    plan.add_argument("--now", metavar="RFC3339", help="the sync's clock (default: now)")
-    plan.add_argument("--name", help="the UnitedDeployment to plan when the state holds several")
-    plan.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    plan.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="pod field a subset patch may set beyond the default allowlist (repeatable)",
-    )
+    add_snapshot_flags(plan, objects_help="objects to plan over", name_help="the UnitedDeployment to plan")
+    add_output(plan, ("table", "json"))
+    add_allow_patch_field(plan, "")
     plan.set_defaults(handler=run)
 
 
@@ -73,15 +65,14 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from py_engine.cli.snapshot_input import InputError, now_from, read_objects
+    from py_engine.cli.snapshot_input import InputError, read_snapshot
     from py_engine.model.errors import ModelError
     from py_engine.uniteddeployment.controller.plan import plan
     from py_engine.uniteddeployment.controller.state import StateError, state_from_objects
     from py_engine.validation.patch_fields import parse_patch_fields
 
     try:
-        objects = read_objects(args.state)
-        now = now_from(args.now)
+        objects, now = read_snapshot(args)
     except InputError as exc:
         return _fail(str(exc))
     try:

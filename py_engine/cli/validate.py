@@ -24,53 +24,30 @@ import json
 import sys
 from typing import Any
 
-from py_engine.cli.helpformat import command_parser
-from py_engine.cli.preflight import opa_url
+from py_engine.cli.options import add_allow_patch_field, add_custom_workload, add_opa_url, add_output
 from py_engine.semantics import objects
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def register(subparsers: Any) -> None:
-    parser = command_parser(
-        subparsers,
-        "validate",
-        __doc__,
-        help="validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies",
-    )
+HELP = "validate WorkloadSpread and UnitedDeployment manifests with the Rego validation policies"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate validate` (the package builds its parser, py_engine/cli/__init__.py)."""
     parser.add_argument("paths", nargs="+", metavar="FILE|DIR|-", help="manifests (YAML/JSON); - reads stdin")
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND",
-        help="allow targeting this custom workload kind (repeatable), e.g. game.kruise.io/GameServerSet",
+    add_custom_workload(
+        parser, "allow targeting this custom workload kind (repeatable), e.g. game.kruise.io/GameServerSet"
     )
-    parser.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help=(
-            "pod field a subset patch may set beyond the default allowlist (repeatable), "
-            "as the webhook's flag"
-        ),
-    )
-    parser.add_argument(
-        "--opa-url",
-        type=opa_url,
-        metavar="URL",
-        help="evaluate in an OPA server (REST Data API) instead of the embedded engine",
-    )
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=("text", "json", "junit", "github"),
-        default="text",
-        help="output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
+    add_allow_patch_field(parser, ", as the webhook's flag")
+    add_opa_url(parser, "evaluate in an OPA server (REST Data API) instead of the embedded engine")
+    add_output(
+        parser,
+        ("text", "json", "junit", "github"),
+        "output format: text, json, junit (JUnit XML) or github (Actions workflow commands) "
         "(default: %(default)s)",
     )
-    parser.set_defaults(handler=run)
 
 
 def _error(message: str) -> None:
@@ -160,17 +137,11 @@ def run(args: argparse.Namespace) -> int:
                 custom_workloads=custom,
                 allowed_patch_fields=patch_fields,
             )
-            violations = validate_spread(engine, policy_input)
-            checked.append((doc, violations))
-            report.append(
-                {"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]}
-            )
-            if violations and exit_code == EXIT_OK:
-                exit_code = EXIT_VIOLATIONS
+            checked.append((doc, validate_spread(engine, policy_input)))
         for doc in uds:  # UnitedDeployments: policies/uniteddeployment, one object at a time
             ud_input = build_ud_review_input(doc.obj, allowed_patch_fields=patch_fields)
-            violations = validate_uniteddeployment(engine, ud_input)
-            checked.append((doc, violations))
+            checked.append((doc, validate_uniteddeployment(engine, ud_input)))
+        for doc, violations in checked:
             report.append(
                 {"file": doc.source, "name": doc.name, "violations": [v.message for v in violations]}
             )

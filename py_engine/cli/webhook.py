@@ -42,10 +42,16 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Any
 
 from py_engine import logsetup
-from py_engine.cli.preflight import opa_url
+from py_engine.cli.options import (
+    WITH_REPLICAS,
+    add_allow_patch_field,
+    add_custom_workload,
+    add_kubeconfig,
+    add_opa_url,
+    add_versioned_kinds,
+)
 from py_engine.policy.isolated import DEFAULT_DEADLINE_SECONDS
 from py_engine.validation.authorization import DEFAULT_TTL
 from webhook.collector import YOUNG_THRESHOLD, freeze_when_ready, tune_collector
@@ -65,18 +71,45 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "webhook",
-        help="serve the admission webhook (TLS)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        help="cluster configuration (default: in-cluster, then $KUBECONFIG / ~/.kube/config)",
-    )
+_LIMIT_FLAGS: tuple[tuple[str, type[float] | type[int], float, str, str], ...] = (
+    # flag, type, default, metavar,
+    #  help
+    ("--handshake-timeout", float, 5.0, "SECONDS",
+     "deadline for a new connection's TLS handshake (default 5)"),
+    ("--header-timeout", float, 5.0, "SECONDS",
+     "deadline for a request's head to arrive (default 5)"),
+    ("--body-timeout", float, 10.0, "SECONDS",
+     "deadline for a request's body once its head arrived (default 10)"),
+    ("--idle-timeout", float, 60.0, "SECONDS",
+     "how long a keep-alive connection may wait for its next request (default 60)"),
+    ("--max-connections", int, 1024, "N",
+     "open connections; at the cap a new one replaces the oldest that has not "
+     "completed a request, or the oldest idle one (default 1024)"),
+    ("--max-handshakes", int, 256, "N",
+     "TLS handshakes in progress, 256 KiB each; at the cap a new one replaces the oldest (default 256)"),
+    ("--peer-share", float, 0.5, "FRACTION",
+     "the share of connections, handshakes and in-flight bytes one remote IP may hold (default 0.5)"),
+    ("--min-body-rate", int, 64 * 1024, "BYTES_PER_SECOND",
+     "a request body must keep arriving at this rate, checked each second, else 408; "
+     "0 disables (default 65536)"),
+    ("--max-body-bytes", int, 3 * 1024 * 1024, "BYTES",
+     "largest request body, else 413 (default 3 MiB, the API server's own limit)"),
+    ("--max-inflight-bytes", int, 8 * 1024 * 1024, "BYTES",
+     "request bytes held at once, charged as they arrive, else 503 (default 8 MiB)"),
+    ("--max-queued", int, 256, "N",
+     "complete requests waiting for a worker thread, else 503 (default 256)"),
+)  # fmt: skip
+"""The connection-limit flags: (flag, type, default, metavar, help); each sets the
+`webhook.limits.ServerLimits` field of its name."""
+
+
+HELP = "serve the admission webhook (TLS)"
+"""The command's line in `spreadgate --help`."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `spreadgate webhook` (the package builds its parser, py_engine/cli/__init__.py)."""
+    add_kubeconfig(parser)
     parser.add_argument(
         "--cert",
         required=True,
@@ -149,92 +182,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--port", type=int, default=9443, help="HTTPS port (default 9443)")
     parser.add_argument("--threads", type=int, default=32, help="worker threads (default 32)")
     limits = parser.add_argument_group("connection limits (a client cannot stall the webhook)")
-    limits.add_argument(
-        "--handshake-timeout",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="deadline for a new connection's TLS handshake (default 5)",
-    )
-    limits.add_argument(
-        "--header-timeout",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="deadline for a request's head to arrive (default 5)",
-    )
-    limits.add_argument(
-        "--body-timeout",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="deadline for a request's body once its head arrived (default 10)",
-    )
-    limits.add_argument(
-        "--idle-timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="how long a keep-alive connection may wait for its next request (default 60)",
-    )
-    limits.add_argument(
-        "--max-connections",
-        type=int,
-        default=1024,
-        metavar="N",
-        help="open connections; at the cap a new one replaces the oldest that has not "
-        "completed a request, or the oldest idle one (default 1024)",
-    )
-    limits.add_argument(
-        "--max-handshakes",
-        type=int,
-        default=256,
-        metavar="N",
-        help="TLS handshakes in progress, 256 KiB each; at the cap a new one replaces the "
-        "oldest (default 256)",
-    )
-    limits.add_argument(
-        "--peer-share",
-        type=float,
-        default=0.5,
-        metavar="FRACTION",
-        help="the share of connections, handshakes and in-flight bytes one remote IP may hold (default 0.5)",
-    )
-    limits.add_argument(
-        "--min-body-rate",
-        type=int,
-        default=64 * 1024,
-        metavar="BYTES_PER_SECOND",
-        help="a request body must keep arriving at this rate, checked each second, else 408; "
-        "0 disables (default 65536)",
-    )
-    limits.add_argument(
-        "--max-body-bytes",
-        type=int,
-        default=3 * 1024 * 1024,
-        metavar="BYTES",
-        help="largest request body, else 413 (default 3 MiB, the API server's own limit)",
-    )
-    limits.add_argument(
-        "--max-inflight-bytes",
-        type=int,
-        default=8 * 1024 * 1024,
-        metavar="BYTES",
-        help="request bytes held at once, charged as they arrive, else 503 (default 8 MiB)",
-    )
-    limits.add_argument(
-        "--max-queued",
-        type=int,
-        default=256,
-        metavar="N",
-        help="complete requests waiting for a worker thread, else 503 (default 256)",
-    )
-    parser.add_argument(
-        "--opa-url",
-        metavar="URL",
-        type=opa_url,
-        help="evaluate Rego on this OPA server instead of in-process",
-    )
+    for flag, kind, default, metavar, text in _LIMIT_FLAGS:
+        limits.add_argument(flag, type=kind, default=default, metavar=metavar, help=text)
+    add_opa_url(parser, "evaluate Rego on this OPA server instead of in-process")
     parser.add_argument(
         "--validation-deadline",
         type=_positive_seconds,
@@ -264,27 +214,11 @@ def register(subparsers: Any) -> None:
         help="deny a pod delete/eviction whose deletingPods record could not be written "
         "(default: allow it with a warning)",
     )
-    parser.add_argument(
-        "--custom-workload",
-        action="append",
-        default=[],
-        metavar="GROUP/KIND[=REPLICAS_PATH]",
-        help="accept this custom workload kind as a pod owner (repeatable)",
+    add_custom_workload(parser, "accept this custom workload kind as a pod owner (repeatable)", WITH_REPLICAS)
+    add_allow_patch_field(
+        parser, ", e.g. spec.nodeSelector or spec.containers[].volumeMounts; see docs/operations.md"
     )
-    parser.add_argument(
-        "--allow-patch-field",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="pod field a subset patch may set beyond the default allowlist (repeatable), e.g. "
-        "spec.nodeSelector or spec.containers[].volumeMounts; see docs/operations.md",
-    )
-    parser.add_argument(
-        "--versioned-kinds",
-        default="deployment,replicaset",
-        metavar="KINDS",
-        help="workload kinds with per-version status (default: deployment,replicaset)",
-    )
+    add_versioned_kinds(parser)
     parser.add_argument(
         "--disable-node-simulation",
         action="store_true",
@@ -304,7 +238,6 @@ def register(subparsers: Any) -> None:
         f"generation (default {YOUNG_THRESHOLD}; Python's own is 700; 0 leaves it)",
     )
     logsetup.add_arguments(parser)
-    parser.set_defaults(handler=run)
 
 
 def _boolean(value: str) -> bool:
@@ -385,19 +318,8 @@ def run(args: argparse.Namespace) -> int:
     from webhook.limits import ServerLimits
 
     try:
-        limits = ServerLimits(
-            handshake_timeout=args.handshake_timeout,
-            header_timeout=args.header_timeout,
-            body_timeout=args.body_timeout,
-            idle_timeout=args.idle_timeout,
-            max_connections=args.max_connections,
-            max_body_bytes=args.max_body_bytes,
-            max_inflight_bytes=args.max_inflight_bytes,
-            max_queued=args.max_queued,
-            max_handshakes=args.max_handshakes,
-            peer_share=args.peer_share,
-            min_body_rate=args.min_body_rate,
-        )
+        fields = (flag.removeprefix("--").replace("-", "_") for flag, *_ in _LIMIT_FLAGS)
+        limits = ServerLimits(**{name: getattr(args, name) for name in fields})
     except ValueError as exc:
         return _fail("--" + str(exc).replace("_", "-"))
 

@@ -51,7 +51,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonpatch
 import jsonpointer
@@ -103,6 +103,7 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
 _UNDELETABLE_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _RETRIES = 16
+_T = TypeVar("_T")
 _IMMUTABLE_META = (
     "uid",
     "creationTimestamp",
@@ -235,7 +236,180 @@ class ApiWatch:
             self.close()
 
 
-class ApiServer:
+class _Verbs:
+    """The `ClusterAPI` verbs for in-process callers, on behalf of one user.
+
+    `ApiServer` (as `DEFAULT_USER`) and `UserScopedApi` (as any user) share this one front:
+    each verb resolves the resource, consults the fault injector and hands a private copy of
+    the request to the server's `do_*` implementation (the one the HTTPS front end calls
+    too), so the two views cannot drift apart.
+    """
+
+    _server: ApiServer
+    _user: JSON
+
+    def _begin(
+        self, resource: str, verb: str, subresource: str | None, name: str, field_manager: str | None = None
+    ) -> tuple[ResourceDef, RequestContext]:
+        ctx = self._server._ctx(RequestContext(user=dict(self._user)))
+        if field_manager is not None:
+            ctx.field_manager = field_manager
+        rd = self._server.resolve(resource)
+        self._server._fault(rd, subresource, verb, name, ctx)
+        return rd, ctx
+
+    def create(
+        self,
+        resource: str,
+        namespace: str | None,
+        obj: JSON,
+        *,
+        subresource: str | None = None,
+        name: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON:
+        rd, ctx = self._begin(resource, "create", subresource, name or "")
+        out, _ = self._server.do_create(
+            rd, namespace, json_copy(obj), subresource=subresource, name=name, dry_run=dry_run, ctx=ctx
+        )
+        return json_copy(out)
+
+    def get(self, resource: str, namespace: str | None, name: str, *, subresource: str | None = None) -> JSON:
+        rd, _ = self._begin(resource, "get", subresource, name)
+        return json_copy(self._server.do_get(rd, namespace, name, subresource))
+
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> JSON:
+        rd, _ = self._begin(resource, "list", None, "")
+        out = self._server.do_list(rd, namespace, label_selector, field_selector)
+        out["items"] = json_copy(out["items"])
+        return out
+
+    def update(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        obj: JSON,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON:
+        rd, ctx = self._begin(resource, "update", subresource, name)
+        out = self._server.do_update(
+            rd, namespace, name, json_copy(obj), subresource=subresource, dry_run=dry_run, ctx=ctx
+        )
+        return json_copy(out)
+
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: PatchType | str,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> JSON:
+        """`patch_type` `apply` is server-side apply (`field_manager` required, `force` takes over
+        conflicting fields), as `application/apply-patch+yaml` is over HTTPS."""
+        rd, ctx = self._begin(resource, "patch", subresource, name, field_manager)
+        out = self._server.do_patch(
+            rd,
+            namespace,
+            name,
+            patch,
+            patch_type,
+            subresource=subresource,
+            dry_run=dry_run,
+            ctx=ctx,
+            force=force,
+        )
+        return json_copy(out)
+
+    def delete(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> JSON:
+        rd, ctx = self._begin(resource, "delete", None, name)
+        out, _ = self._server.do_delete(
+            rd,
+            namespace,
+            name,
+            grace=grace_period_seconds,
+            propagation=propagation_policy,
+            preconditions=preconditions,
+            dry_run=dry_run,
+            ctx=ctx,
+        )
+        return json_copy(out)
+
+    def delete_collection(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        dry_run: bool = False,
+    ) -> JSON:
+        """Delete every selected object (NotFound races are ignored)."""
+        rd, ctx = self._begin(resource, "deletecollection", None, "")
+        out = self._server.do_delete_collection(
+            rd,
+            namespace,
+            label_selector,
+            field_selector,
+            grace_period_seconds,
+            propagation_policy,
+            dry_run,
+            ctx,
+        )
+        return json_copy(out)
+
+    def watch(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = False,
+        timeout_seconds: float | None = None,
+    ) -> ApiWatch:
+        rd, _ = self._begin(resource, "watch", None, "")
+        return self._server.do_watch(
+            rd,
+            namespace,
+            resource_version,
+            label_selector,
+            field_selector,
+            allow_bookmarks,
+            timeout_seconds,
+            copy_objects=True,
+        )
+
+
+class ApiServer(_Verbs):
     """The emulated API server (see the module docstring for semantics).
 
     `service_resolver` maps webhook `clientConfig.service` references to
@@ -258,6 +432,8 @@ class ApiServer:
         name_seed: int | None = None,
         authorization_mode: str = "RBAC",
     ) -> None:
+        self._server = self
+        self._user = DEFAULT_USER
         self.clock: Clock = clock or RealClock()
         # Suffixes of generated names: unpredictable as kube-apiserver's by default; drawn from a
         # seeded generator when a run must be reproducible (`spreadgate simulate`).
@@ -340,8 +516,8 @@ class ApiServer:
     def _now(self) -> str:
         return format_time(self.clock.now())
 
-    def _ctx(self, context: RequestContext | None) -> RequestContext:
-        ctx = context or RequestContext()
+    def _ctx(self, ctx: RequestContext) -> RequestContext:
+        """`ctx`, whose warnings `last_warnings` now reports for the calling thread."""
         self._tls.warnings = ctx.warnings
         return ctx
 
@@ -449,6 +625,91 @@ class ApiServer:
     def _invalid(self, rd: ResourceDef, name: str, causes: builtins.list[kinds.Cause]) -> ApiError:
         return errors.invalid(rd.group, rd.kind, name, causes)
 
+    def _validate_write(
+        self,
+        rd: ResourceDef,
+        a: AdmissionAttributes,
+        where: tuple[str, str],
+        obj: JSON,
+        causes: builtins.list[kinds.Cause],
+        ctx: RequestContext,
+    ) -> None:
+        """The last gates of a create or update, in kube-apiserver's order: the built-in
+        validation (`causes`), RBAC's escalation check, then the validating webhooks.
+        `where` is the object's (namespace, name)."""
+        ns, name = where
+        if causes:
+            raise self._invalid(rd, name, causes)
+        if rd.group == "rbac.authorization.k8s.io":
+            self.authorizer.confirm_no_escalation(user_from_json(ctx.user), rd.kind, obj, ns)
+        a.object = obj
+        self.admission.validate(a, ctx.warnings)
+
+    def _admit_pod_action(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        body: JSON,
+        dry_run: bool,
+        ctx: RequestContext,
+        kind: tuple[str, str, str],
+    ) -> None:
+        """Admission of a CREATE on a pod's action subresource (`eviction`, `binding`), whose
+        body is of `kind`, not a Pod."""
+        sub = kind[2].lower()
+        a = self._attrs(rd, "CREATE", ns, name, body, None, dry_run, ctx, sub=sub, kind=kind)
+        self._admit(a, ctx)
+
+    @staticmethod
+    def _check_precondition(rd: ResourceDef, name: str, field_name: str, want: Any, have: Any) -> None:
+        """A delete precondition (`UID`, `ResourceVersion`) the object no longer meets is 409."""
+        if want and want != have:
+            raise errors.conflict(
+                rd.group,
+                rd.plural,
+                name,
+                f"Precondition failed: {field_name} in precondition: {want}, "
+                f"{field_name} in object meta: {have}",
+            )
+
+    @staticmethod
+    def _name_mismatch(found: Any, name: str) -> ApiError:
+        """kube-apiserver's 400 for a body that names another object than the URL."""
+        return errors.bad_request(
+            f"the name of the object ({found}) does not match the name on the URL ({name})"
+        )
+
+    @staticmethod
+    def _check_subresource(rd: ResourceDef, subresource: str | None, name: str) -> None:
+        """Writes reach the object itself or its status (when the resource has one): else 404."""
+        if subresource not in (None, "status") or (subresource == "status" and not rd.has_status):
+            raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
+
+    @staticmethod
+    def _retrying(rd: ResourceDef, name: str, attempt: Callable[[], _T]) -> _T:
+        """`attempt()` again while it loses a race to another writer (`_Retry`), at most
+        `_RETRIES` times, then the 409 kube-apiserver gives a client that keeps losing."""
+        for _ in range(_RETRIES):
+            try:
+                return attempt()
+            except _Retry:
+                continue
+        raise errors.conflict(rd.group, rd.plural, name)
+
+    @staticmethod
+    def _stored(rd: ResourceDef, name: str, write: Callable[[], JSON], precondition: str = "") -> JSON:
+        """`write()` to the store: a lost race is the caller's 409 when it sent a resourceVersion,
+        else `_Retry`; a vanished object is 404."""
+        try:
+            return write()
+        except StoreConflict:
+            if precondition:
+                raise errors.conflict(rd.group, rd.plural, name) from None
+            raise _Retry() from None
+        except StoreMissing:
+            raise errors.not_found(rd.group, rd.plural, name) from None
+
     # ======================================================= field managers
 
     @staticmethod
@@ -488,25 +749,6 @@ class ApiServer:
         )
 
     # ================================================================ create
-
-    def create(
-        self,
-        resource: str,
-        namespace: str | None,
-        obj: JSON,
-        *,
-        subresource: str | None = None,
-        name: str | None = None,
-        dry_run: bool = False,
-        context: RequestContext | None = None,
-    ) -> JSON:
-        ctx = self._ctx(context)
-        rd = self.resolve(resource)
-        self._fault(rd, subresource, "create", name or "", ctx)
-        out, _ = self.do_create(
-            rd, namespace, json_copy(obj), subresource=subresource, name=name, dry_run=dry_run, ctx=ctx
-        )
-        return json_copy(out)
 
     def do_create(
         self,
@@ -600,12 +842,7 @@ class ApiServer:
             meta["generation"] = 1
         kinds.prepare_create(rd, obj)
         causes = kinds.validate_name(rd, name_) + kinds.validate(rd, obj, None)
-        if causes:
-            raise self._invalid(rd, name_, causes)
-        if rd.group == "rbac.authorization.k8s.io":
-            self.authorizer.confirm_no_escalation(user_from_json(ctx.user), rd.kind, obj, ns)
-        a.object = obj
-        self.admission.validate(a, ctx.warnings)
+        self._validate_write(rd, a, (ns, name_), obj, causes, ctx)
         if dry_run:
             return self.present(rd, obj), 201
         generated = bool(meta.get("generateName")) and name_ != a.name
@@ -657,20 +894,6 @@ class ApiServer:
 
     # =================================================================== get
 
-    def get(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        *,
-        subresource: str | None = None,
-        context: RequestContext | None = None,
-    ) -> JSON:
-        ctx = self._ctx(context)
-        rd = self.resolve(resource)
-        self._fault(rd, subresource, "get", name, ctx)
-        return json_copy(self.do_get(rd, namespace, name, subresource))
-
     def do_get(self, rd: ResourceDef, namespace: str | None, name: str, subresource: str | None) -> JSON:
         ns = self._ns_key(rd, namespace)
         obj = self._get_stored(rd, ns, name)
@@ -705,22 +928,6 @@ class ApiServer:
 
         return pred
 
-    def list(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        context: RequestContext | None = None,
-    ) -> JSON:
-        ctx = self._ctx(context)
-        rd = self.resolve(resource)
-        self._fault(rd, None, "list", "", ctx)
-        out = self.do_list(rd, namespace, label_selector, field_selector)
-        out["items"] = json_copy(out["items"])
-        return out
-
     def do_list(
         self, rd: ResourceDef, namespace: str | None, label_selector: str | None, field_selector: str | None
     ) -> JSON:
@@ -738,26 +945,6 @@ class ApiServer:
 
     # ================================================================ update
 
-    def update(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        obj: JSON,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-        context: RequestContext | None = None,
-    ) -> JSON:
-        ctx = self._ctx(context)
-        rd = self.resolve(resource)
-        self._fault(rd, subresource, "update", name, ctx)
-        return json_copy(
-            self.do_update(
-                rd, namespace, name, json_copy(obj), subresource=subresource, dry_run=dry_run, ctx=ctx
-            )
-        )
-
     def do_update(
         self,
         rd: ResourceDef,
@@ -772,29 +959,24 @@ class ApiServer:
         """Update; `obj` is owned. Retries internally only for unconditional updates."""
         if subresource == "scale" and rd.scale is not None:
             return self._update_scale(rd, namespace, name, obj, dry_run, ctx)
-        if subresource not in (None, "status") or (subresource == "status" and not rd.has_status):
-            raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
+        self._check_subresource(rd, subresource, name)
         if "update" not in rd.verbs:
             raise errors.method_not_allowed()
         obj = self._check_kind(rd, obj)
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != name:
-            raise errors.bad_request(
-                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
-            )
+            raise self._name_mismatch(meta["name"], name)
         ns = self._ns_key(rd, namespace, obj)
         precondition = str(meta.get("resourceVersion") or "")
         if precondition:  # conditional: one attempt, a lost race is the caller's 409
             cur = self._get_stored(rd, ns, name)
             return self._update_once(rd, ns, name, obj, cur, subresource, dry_run, ctx, precondition)
-        for _ in range(_RETRIES):
+
+        def attempt() -> JSON:
             cur = self._get_stored(rd, ns, name)
-            desired = json_copy(obj)
-            try:
-                return self._update_once(rd, ns, name, desired, cur, subresource, dry_run, ctx, precondition)
-            except _Retry:
-                continue
-        raise errors.conflict(rd.group, rd.plural, name)
+            return self._update_once(rd, ns, name, json_copy(obj), cur, subresource, dry_run, ctx, "")
+
+        return self._retrying(rd, name, attempt)
 
     def _merge_update(self, rd: ResourceDef, cur: JSON, desired: JSON, subresource: str | None) -> JSON:
         if subresource == "status":
@@ -875,12 +1057,7 @@ class ApiServer:
         if rd.has_generation and _spec_part(new) != _spec_part(cur):
             new["metadata"]["generation"] = int(cmeta.get("generation") or 0) + 1
         causes = kinds.validate(rd, new, cur)
-        if causes:
-            raise self._invalid(rd, name, causes)
-        if rd.group == "rbac.authorization.k8s.io":
-            self.authorizer.confirm_no_escalation(user_from_json(ctx.user), rd.kind, new, ns)
-        a.object = new
-        self.admission.validate(a, ctx.warnings)
+        self._validate_write(rd, a, (ns, name), new, causes, ctx)
         if dry_run:
             return self.present(rd, new)
         nmeta = new["metadata"]
@@ -889,62 +1066,18 @@ class ApiServer:
             and not nmeta.get("finalizers")
             and not (rd.kind == "Pod" and not rd.crd and nmeta.get("deletionGracePeriodSeconds"))
         ):
-            try:
-                return self.present(rd, self.store.remove(rd.group_resource, ns, name, _rv(cur)))
-            except StoreConflict:
-                if precondition:
-                    raise errors.conflict(rd.group, rd.plural, name) from None
-                raise _Retry() from None
-            except StoreMissing:
-                raise errors.not_found(rd.group, rd.plural, name) from None
-        try:
-            stored = self.store.update(rd.group_resource, ns, name, new, _rv(cur))
-        except StoreConflict:
-            if precondition:
-                raise errors.conflict(rd.group, rd.plural, name) from None
-            raise _Retry() from None
-        except StoreMissing:
-            raise errors.not_found(rd.group, rd.plural, name) from None
+            removed = self._stored(
+                rd, name, lambda: self.store.remove(rd.group_resource, ns, name, _rv(cur)), precondition
+            )
+            return self.present(rd, removed)
+        stored = self._stored(
+            rd, name, lambda: self.store.update(rd.group_resource, ns, name, new, _rv(cur)), precondition
+        )
         if rd.kind == "CustomResourceDefinition":
             self.registry.add(defs_from_crd(stored))
         return self.present(rd, stored)
 
     # ================================================================= patch
-
-    def patch(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        patch: Any,
-        patch_type: PatchType | str,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-        context: RequestContext | None = None,
-        field_manager: str | None = None,
-        force: bool = False,
-    ) -> JSON:
-        """`patch_type` `apply` is server-side apply (`field_manager` required, `force` takes over
-        conflicting fields), as `application/apply-patch+yaml` is over HTTPS."""
-        ctx = self._ctx(context)
-        if field_manager is not None:
-            ctx.field_manager = field_manager
-        rd = self.resolve(resource)
-        self._fault(rd, subresource, "patch", name, ctx)
-        return json_copy(
-            self.do_patch(
-                rd,
-                namespace,
-                name,
-                patch,
-                patch_type,
-                subresource=subresource,
-                dry_run=dry_run,
-                ctx=ctx,
-                force=force,
-            )
-        )
 
     def _apply_patch(self, rd: ResourceDef, doc: JSON, patch: Any, patch_type: str) -> JSON:
         if patch_type == "json":
@@ -1025,28 +1158,22 @@ class ApiServer:
             scale = self._apply_patch(rd, self._scale_of(rd, cur), patch, patch_type)
             if _rv(scale) == _rv(cur):
                 scale["metadata"].pop("resourceVersion", None)
-            return self._update_scale(rd, namespace, name, scale, dry_run, ctx, base_rv=_rv(cur))
-        if subresource not in (None, "status") or (subresource == "status" and not rd.has_status):
-            raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
-        for _ in range(_RETRIES):
+            return self._update_scale(rd, namespace, name, scale, dry_run, ctx)
+        self._check_subresource(rd, subresource, name)
+
+        def attempt() -> JSON:
             cur = self._get_stored(rd, ns, name)
             doc = json_copy(self.present(rd, cur))
-            patched = self._apply_patch(rd, doc, patch, patch_type)
-            patched = self._check_kind(rd, patched)
+            patched = self._check_kind(rd, self._apply_patch(rd, doc, patch, patch_type))
             pmeta = patched["metadata"]
-            if pmeta.get("name") != name:
-                raise errors.bad_request(
-                    f"the name of the object ({pmeta.get('name')}) does not match the "
-                    f"name on the URL ({name})"
-                )
+            if pmeta.get("name") != name:  # a patch that drops the name mismatches too
+                raise self._name_mismatch(pmeta.get("name"), name)
             precondition = str(pmeta.get("resourceVersion") or "")
             if precondition == _rv(cur):
                 precondition = ""
-            try:
-                return self._update_once(rd, ns, name, patched, cur, subresource, dry_run, ctx, precondition)
-            except _Retry:
-                continue
-        raise errors.conflict(rd.group, rd.plural, name)
+            return self._update_once(rd, ns, name, patched, cur, subresource, dry_run, ctx, precondition)
+
+        return self._retrying(rd, name, attempt)
 
     # ================================================================ apply
 
@@ -1071,9 +1198,7 @@ class ApiServer:
         if meta.get("managedFields") is not None:
             raise errors.bad_request("metadata.managedFields must be nil")
         if meta.get("name", name) != name:
-            raise errors.bad_request(
-                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
-            )
+            raise self._name_mismatch(meta.get("name"), name)
         return config
 
     def do_apply(
@@ -1091,7 +1216,8 @@ class ApiServer:
         """Server-side apply (py_engine/sim/apply.py): merge `config` into the object as
         `ctx.field_manager`, creating it when missing (201). Conflicts are kube-apiserver's 409;
         the result is admitted, validated and stored like any update (or create)."""
-        if not ctx.field_manager:
+        manager = ctx.field_manager
+        if not manager:
             raise managed_fields.apply_needs_manager()
         if "patch" not in rd.verbs:
             raise errors.method_not_allowed()
@@ -1100,8 +1226,7 @@ class ApiServer:
                 f"server-side apply to {rd.group_resource}/scale is not supported by "
                 "the embedded cluster: apply the object itself, or scale it"
             )
-        if subresource not in (None, "status") or (subresource == "status" and not rd.has_status):
-            raise errors.not_found(rd.group, f"{rd.plural}/{subresource}", name)
+        self._check_subresource(rd, subresource, name)
         ns = self._ns_key(rd, namespace, config if isinstance(config, dict) else None)
         config = self._check_applied(rd, name, config)
         if rd.crd:  # fields the schema prunes from the object are nobody's either
@@ -1109,7 +1234,8 @@ class ApiServer:
             prune_custom_object(config, rd.schema)
         schema, scope = self._apply_schema(rd), self._scope(rd, subresource)
         precondition = str(config["metadata"].get("resourceVersion") or "")
-        for _ in range(_RETRIES):
+
+        def attempt() -> tuple[JSON, int]:
             cur = self.store.get(rd.group_resource, ns, name)
             live = None if cur is None else self.present(rd, cur)
             if live is None and subresource is not None:
@@ -1120,7 +1246,7 @@ class ApiServer:
                     config,
                     schema,
                     managed_fields.read(live or {}),
-                    ctx.field_manager,
+                    manager,
                     rd.api_version,
                     subresource=subresource or "",
                     scope=scope,
@@ -1151,45 +1277,16 @@ class ApiServer:
                     )
                 except ApiError as exc:
                     if exc.code == 409 and exc.status.get("reason") == "AlreadyExists":
-                        continue  # created meanwhile: apply to it
+                        raise _Retry() from None  # created meanwhile: apply to it
                     raise
             obj["metadata"]["resourceVersion"] = _rv(cur)
-            try:
-                return self._update_once(
-                    rd, ns, name, obj, cur, subresource, dry_run, ctx, precondition, managed=result.managers
-                ), 200
-            except _Retry:
-                continue
-        raise errors.conflict(rd.group, rd.plural, name)
+            return self._update_once(
+                rd, ns, name, obj, cur, subresource, dry_run, ctx, precondition, managed=result.managers
+            ), 200
+
+        return self._retrying(rd, name, attempt)
 
     # ================================================================ delete
-
-    def delete(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        *,
-        grace_period_seconds: int | None = None,
-        propagation_policy: str | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        dry_run: bool = False,
-        context: RequestContext | None = None,
-    ) -> JSON:
-        ctx = self._ctx(context)
-        rd = self.resolve(resource)
-        self._fault(rd, None, "delete", name, ctx)
-        out, _ = self.do_delete(
-            rd,
-            namespace,
-            name,
-            grace=grace_period_seconds,
-            propagation=propagation_policy,
-            preconditions=preconditions,
-            dry_run=dry_run,
-            ctx=ctx,
-        )
-        return json_copy(out)
 
     def do_delete(
         self,
@@ -1239,18 +1336,14 @@ class ApiServer:
                 rd, "DELETE", ns, name, None, self.present(rd, cur), dry_run, ctx, options=options
             )
             self._admit(a, ctx, mutate=True)
-        for _ in range(_RETRIES):
-            try:
-                out, code = self._delete_once(rd, ns, name, grace, propagation, preconditions, dry_run)
-            except _Retry:
-                cur = self._get_stored(rd, ns, name)
-                continue
-            if rd.kind == "Namespace" and not dry_run and objects.meta(out).get("deletionTimestamp"):
-                self._drain_namespace(name)
-                still = self.store.get("namespaces", "", name)
-                out = dict(out) if still is None else still
-            return self.present(rd, out), code
-        raise errors.conflict(rd.group, rd.plural, name)
+        out, code = self._retrying(
+            rd, name, lambda: self._delete_once(rd, ns, name, grace, propagation, preconditions, dry_run)
+        )
+        if rd.kind == "Namespace" and not dry_run and objects.meta(out).get("deletionTimestamp"):
+            self._drain_namespace(name)
+            still = self.store.get("namespaces", "", name)
+            out = dict(out) if still is None else still
+        return self.present(rd, out), code
 
     def _delete_once(
         self,
@@ -1265,24 +1358,10 @@ class ApiServer:
         cur = self._get_stored(rd, ns, name)
         meta = objects.meta(cur)
         if preconditions:
-            want_uid = preconditions.get("uid")
-            if want_uid and want_uid != meta.get("uid"):
-                raise errors.conflict(
-                    rd.group,
-                    rd.plural,
-                    name,
-                    f"Precondition failed: UID in precondition: {want_uid}, UID in object "
-                    f"meta: {meta.get('uid')}",
-                )
-            want_rv = preconditions.get("resourceVersion")
-            if want_rv and want_rv != meta.get("resourceVersion"):
-                raise errors.conflict(
-                    rd.group,
-                    rd.plural,
-                    name,
-                    f"Precondition failed: ResourceVersion in precondition: {want_rv}, "
-                    f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
-                )
+            self._check_precondition(rd, name, "UID", preconditions.get("uid"), meta.get("uid"))
+            self._check_precondition(
+                rd, name, "ResourceVersion", preconditions.get("resourceVersion"), meta.get("resourceVersion")
+            )
         g = 0
         if rd.kind == "Pod" and not rd.crd:
             spec = cur.get("spec") or {}
@@ -1331,51 +1410,12 @@ class ApiServer:
     def _remove(self, rd: ResourceDef, ns: str, name: str, cur: JSON, expected: str, dry_run: bool) -> JSON:
         if dry_run:
             return cur
-        try:
-            return self.store.remove(rd.group_resource, ns, name, expected)
-        except StoreConflict:
-            raise _Retry() from None
-        except StoreMissing:
-            raise errors.not_found(rd.group, rd.plural, name) from None
+        return self._stored(rd, name, lambda: self.store.remove(rd.group_resource, ns, name, expected))
 
     def _write(self, rd: ResourceDef, ns: str, name: str, new: JSON, expected: str, dry_run: bool) -> JSON:
         if dry_run:
             return new
-        try:
-            return self.store.update(rd.group_resource, ns, name, new, expected)
-        except StoreConflict:
-            raise _Retry() from None
-        except StoreMissing:
-            raise errors.not_found(rd.group, rd.plural, name) from None
-
-    def delete_collection(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        grace_period_seconds: int | None = None,
-        propagation_policy: str | None = None,
-        dry_run: bool = False,
-        context: RequestContext | None = None,
-    ) -> JSON:
-        """Delete every selected object (NotFound races are ignored)."""
-        ctx = self._ctx(context)
-        rd = self.resolve(resource)
-        self._fault(rd, None, "deletecollection", "", ctx)
-        return json_copy(
-            self.do_delete_collection(
-                rd,
-                namespace,
-                label_selector,
-                field_selector,
-                grace_period_seconds,
-                propagation_policy,
-                dry_run,
-                ctx,
-            )
-        )
+        return self._stored(rd, name, lambda: self.store.update(rd.group_resource, ns, name, new, expected))
 
     def do_delete_collection(
         self,
@@ -1490,19 +1530,7 @@ class ApiServer:
         body.setdefault("apiVersion", "policy/v1")
         body["kind"] = "Eviction"
         pod = self._get_stored(rd, ns, name)
-        a = self._attrs(
-            rd,
-            "CREATE",
-            ns,
-            name,
-            body,
-            None,
-            dry_run,
-            ctx,
-            sub="eviction",
-            kind=("policy", "v1", "Eviction"),
-        )
-        self._admit(a, ctx)
+        self._admit_pod_action(rd, ns, name, body, dry_run, ctx, ("policy", "v1", "Eviction"))
         if objects.meta(pod).get("deletionTimestamp"):
             return errors.success(201), 201
         opts = body.get("deleteOptions") or {}
@@ -1550,20 +1578,9 @@ class ApiServer:
         meta["name"], meta["namespace"] = pod_name, ns
         body["apiVersion"], body["kind"] = "v1", "Binding"
         self._get_stored(rd, ns, str(pod_name))
-        a = self._attrs(
-            rd,
-            "CREATE",
-            ns,
-            str(pod_name),
-            body,
-            None,
-            dry_run,
-            ctx,
-            sub="binding",
-            kind=("", "v1", "Binding"),
-        )
-        self._admit(a, ctx)
-        for _ in range(_RETRIES):
+        self._admit_pod_action(rd, ns, str(pod_name), body, dry_run, ctx, ("", "v1", "Binding"))
+
+        def attempt() -> tuple[JSON, int]:
             cur = self._get_stored(rd, ns, str(pod_name))
             cmeta = objects.meta(cur)
             if cmeta.get("deletionTimestamp"):
@@ -1595,14 +1612,14 @@ class ApiServer:
             status["conditions"] = conds
             if dry_run:
                 return errors.success(201), 201
-            try:
-                self.store.update(rd.group_resource, ns, str(pod_name), new, _rv(cur))
-            except StoreConflict:
-                continue
-            except StoreMissing:
-                raise errors.not_found("", "pods", str(pod_name)) from None
+            self._stored(
+                rd,
+                str(pod_name),
+                lambda: self.store.update(rd.group_resource, ns, str(pod_name), new, _rv(cur)),
+            )
             return errors.success(201), 201
-        raise errors.conflict("", "pods", str(pod_name))
+
+        return self._retrying(rd, str(pod_name), attempt)
 
     def _scale_of(self, rd: ResourceDef, obj: JSON) -> JSON:
         paths = rd.scale
@@ -1641,7 +1658,6 @@ class ApiServer:
         scale: Any,
         dry_run: bool,
         ctx: RequestContext,
-        base_rv: str = "",
     ) -> JSON:
         if not isinstance(scale, dict):
             raise errors.bad_request("the body of a scale update must be an autoscaling/v1 Scale object")
@@ -1661,18 +1677,16 @@ class ApiServer:
             )
         smeta = scale.get("metadata") or {}
         if smeta.get("name") and smeta["name"] != name:
-            raise errors.bad_request(
-                f"the name of the object ({smeta['name']}) does not match the name on the URL ({name})"
-            )
+            raise self._name_mismatch(smeta["name"], name)
         ns = self._ns_key(rd, namespace)
         precondition = str(smeta.get("resourceVersion") or "")
-        assert rd.scale is not None
-        for _ in range(_RETRIES):
+        paths = rd.scale
+        assert paths is not None
+
+        def attempt() -> JSON:
             cur = self._get_stored(rd, ns, name)
             if precondition and precondition != _rv(cur):
                 raise errors.conflict(rd.group, rd.plural, name)
-            if base_rv and not precondition and base_rv != _rv(cur):
-                base_rv = ""  # patch base moved on; the patched replicas still apply
             old_scale = self._scale_of(rd, cur)
             new_scale = json_copy(old_scale)
             new_scale["spec"]["replicas"] = replicas
@@ -1693,7 +1707,7 @@ class ApiServer:
             if want == old_scale["spec"]["replicas"]:
                 return old_scale
             new = json_copy(cur)
-            set_path(new, rd.scale.spec_replicas, want)
+            set_path(new, paths.spec_replicas, want)
             managed_fields.write(
                 new,
                 ssa.update(
@@ -1716,44 +1730,14 @@ class ApiServer:
                 new["metadata"]["generation"] = int(objects.meta(cur).get("generation") or 0) + 1
             if dry_run:
                 return self._scale_of(rd, new)
-            try:
-                stored = self.store.update(rd.group_resource, ns, name, new, _rv(cur))
-            except StoreConflict:
-                if precondition:
-                    raise errors.conflict(rd.group, rd.plural, name) from None
-                continue
-            except StoreMissing:
-                raise errors.not_found(rd.group, rd.plural, name) from None
+            stored = self._stored(
+                rd, name, lambda: self.store.update(rd.group_resource, ns, name, new, _rv(cur)), precondition
+            )
             return self._scale_of(rd, stored)
-        raise errors.conflict(rd.group, rd.plural, name)
+
+        return self._retrying(rd, name, attempt)
 
     # ================================================================= watch
-
-    def watch(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        allow_bookmarks: bool = False,
-        timeout_seconds: float | None = None,
-        context: RequestContext | None = None,
-    ) -> ApiWatch:
-        ctx = self._ctx(context)
-        rd = self.resolve(resource)
-        self._fault(rd, None, "watch", "", ctx)
-        return self.do_watch(
-            rd,
-            namespace,
-            resource_version,
-            label_selector,
-            field_selector,
-            allow_bookmarks,
-            timeout_seconds,
-            copy_objects=True,
-        )
 
     def do_watch(
         self,
@@ -1797,128 +1781,12 @@ class ApiServer:
         return UserScopedApi(self, {"username": username, "groups": groups or ["system:authenticated"]})
 
 
-class UserScopedApi:
+class UserScopedApi(_Verbs):
     """`ClusterAPI` calls on an `ApiServer` on behalf of one user."""
 
     def __init__(self, server: ApiServer, user: JSON) -> None:
-        self._s = server
+        self._server = server
         self._user = user
-
-    def _c(self) -> RequestContext:
-        return RequestContext(user=dict(self._user))
-
-    def create(
-        self,
-        resource: str,
-        namespace: str | None,
-        obj: JSON,
-        *,
-        subresource: str | None = None,
-        name: str | None = None,
-        dry_run: bool = False,
-    ) -> JSON:
-        return self._s.create(
-            resource, namespace, obj, subresource=subresource, name=name, dry_run=dry_run, context=self._c()
-        )
-
-    def get(self, resource: str, namespace: str | None, name: str, *, subresource: str | None = None) -> JSON:
-        return self._s.get(resource, namespace, name, subresource=subresource, context=self._c())
-
-    def list(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> JSON:
-        return self._s.list(
-            resource,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            context=self._c(),
-        )
-
-    def update(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        obj: JSON,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-    ) -> JSON:
-        return self._s.update(
-            resource, namespace, name, obj, subresource=subresource, dry_run=dry_run, context=self._c()
-        )
-
-    def patch(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        patch: Any,
-        patch_type: PatchType,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-    ) -> JSON:
-        return self._s.patch(
-            resource,
-            namespace,
-            name,
-            patch,
-            patch_type,
-            subresource=subresource,
-            dry_run=dry_run,
-            context=self._c(),
-        )
-
-    def delete(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        *,
-        grace_period_seconds: int | None = None,
-        propagation_policy: str | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        dry_run: bool = False,
-    ) -> JSON:
-        return self._s.delete(
-            resource,
-            namespace,
-            name,
-            grace_period_seconds=grace_period_seconds,
-            propagation_policy=propagation_policy,
-            preconditions=preconditions,
-            dry_run=dry_run,
-            context=self._c(),
-        )
-
-    def watch(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        allow_bookmarks: bool = False,
-        timeout_seconds: float | None = None,
-    ) -> ApiWatch:
-        return self._s.watch(
-            resource,
-            namespace,
-            resource_version=resource_version,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            allow_bookmarks=allow_bookmarks,
-            timeout_seconds=timeout_seconds,
-            context=self._c(),
-        )
 
 
 __all__ = [

@@ -39,6 +39,7 @@ from py_engine.sim.fieldsets import (
     is_member,
     key_pe,
     members,
+    node_at,
     place,
     union,
     value_pe,
@@ -153,15 +154,17 @@ def _index(items: list[Any], schema: sch.Schema | None, *, strict: bool) -> list
     """
     out: list[tuple[str, Any]] = []
     seen: set[str] = set()
+
+    def add(pe: str, item: Any, duplicate: str) -> None:
+        if pe not in seen:
+            seen.add(pe)
+            out.append((pe, item))
+        elif strict:
+            raise ApplyError(f"duplicate entries for key {duplicate}")
+
     if sch.list_type(schema) == "set":
         for value in items:
-            pe = value_pe(value)
-            if pe in seen:
-                if strict:
-                    raise ApplyError(f"duplicate entries for key [={json.dumps(value)}]")
-                continue
-            seen.add(pe)
-            out.append((pe, value))
+            add(value_pe(value), value, f"[={json.dumps(value)}]")
         return out
     keys = sch.map_keys(schema)
     item_schema = sch.items(schema)
@@ -185,12 +188,7 @@ def _index(items: list[Any], schema: sch.Schema | None, *, strict: bool) -> list
                 continue
             key[name] = default
         pe = key_pe(key)
-        if pe in seen:
-            if strict:
-                raise ApplyError(f"duplicate entries for key {pe[2:]}")
-            continue
-        seen.add(pe)
-        out.append((pe, item))
+        add(pe, item, pe[2:])
     return out
 
 
@@ -478,13 +476,8 @@ def apply(
 
 
 def _member(fields: Fields, path: Path) -> bool:
-    node = fields
-    for pe in path:
-        child = node.get(pe)
-        if child is None:
-            return False
-        node = child
-    return is_member(node)
+    node = node_at(fields, path)
+    return node is not None and is_member(node)
 
 
 def _has_last_applied(obj: dict[str, Any]) -> bool:

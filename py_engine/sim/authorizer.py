@@ -80,13 +80,8 @@ class Authorizer:
         policy = self.policy()
         granted: list[Any]
         if kind in ("Role", "ClusterRole"):
-            escalate = RequestAttributes(
-                verb="escalate",
-                resource_request=True,
-                api_group=RBAC_GROUP,
-                resource=resource,
-                name=name,
-                namespace=namespace,
+            escalate = RequestAttributes.on_resource(
+                "escalate", RBAC_GROUP, resource, name=name, namespace=namespace
             )
             if policy.authorize(user, escalate).allowed:
                 return
@@ -103,14 +98,9 @@ class Authorizer:
             ref_field = obj.get("roleRef")
             ref: dict[str, Any] = ref_field if isinstance(ref_field, dict) else {}
             ref_kind, ref_name = str(ref.get("kind") or ""), str(ref.get("name") or "")
-            bind = RequestAttributes(
-                verb="bind",
-                resource_request=True,
-                api_group=RBAC_GROUP,
-                resource=ref_kind.lower() + "s",
-                name=ref_name,
-                namespace=namespace,
-            )  # where the binding is: delegation per namespace
+            bind = RequestAttributes.on_resource(  # where the binding is: delegation per namespace
+                "bind", RBAC_GROUP, ref_kind.lower() + "s", name=ref_name, namespace=namespace
+            )
             if policy.authorize(user, bind).allowed:
                 return
             rules, _ = policy.role_rules(ref, namespace)

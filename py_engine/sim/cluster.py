@@ -46,11 +46,26 @@ from py_engine.sim.kubelet import Kubelet, KubeletConfig
 from py_engine.sim.nodepool import default_pool
 from py_engine.sim.scheduler import Scheduler
 
-__all__ = ["Cluster", "ClusterNotStable"]
+__all__ = ["Cluster", "ClusterNotStable", "advance_to_deadline"]
 
 
 class ClusterNotStable(RuntimeError):
     """`run_until_stable` ran out of iterations or time with work still pending."""
+
+
+def advance_to_deadline(
+    clock: VirtualClock, due: float | None, advanced: float, max_advance: float
+) -> float | None:
+    """Move a quiet run's virtual `clock` to the next delayed work (`due`, on its monotonic
+    scale) and return how far it moved; None, not moving it, when nothing is due or the run,
+    `advanced` virtual seconds so far, would pass `max_advance`."""
+    if due is None:
+        return None
+    step = max(due - clock.monotonic(), 0.0)
+    if advanced + step > max_advance:
+        return None
+    clock.advance(step)
+    return step
 
 
 class Cluster:
@@ -180,12 +195,9 @@ class Cluster:
             if not advance_time:
                 return iteration
             assert isinstance(self.clock, VirtualClock)
-            due = self.next_deadline()
-            now = self.clock.monotonic()
-            if due is None or advanced + max(due - now, 0.0) > max_advance:
+            step = advance_to_deadline(self.clock, self.next_deadline(), advanced, max_advance)
+            if step is None:
                 return iteration
-            step = max(due - now, 0.0)
-            self.clock.advance(step)
             advanced += step
             if time.monotonic() > deadline:
                 raise ClusterNotStable(f"still busy after {timeout:g}s ({iteration} passes)")

@@ -82,15 +82,20 @@ def members(fields: Fields) -> Iterator[Path]:
         yield from _node_members(fields[key], (key,))
 
 
-def has_node(fields: Fields, path: Path) -> bool:
-    """Whether `path` is a member of `fields` or leads to one."""
+def node_at(fields: Fields, path: Path) -> Fields | None:
+    """The node `path` reaches in `fields`, or None when it leaves the set."""
     node = fields
     for pe in path:
         child = node.get(pe)
         if child is None:
-            return False
+            return None
         node = child
-    return True
+    return node
+
+
+def has_node(fields: Fields, path: Path) -> bool:
+    """Whether `path` is a member of `fields` or leads to one."""
+    return node_at(fields, path) is not None
 
 
 def _union_node(a: Fields, b: Fields) -> Fields:

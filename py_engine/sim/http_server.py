@@ -60,6 +60,7 @@ from py_engine.sim.identity import UserInfo
 from py_engine.sim.interface import JSON, ApiError
 from py_engine.sim.request_info import request_attributes, split_path
 from py_engine.sim.resources import ResourceDef
+from py_engine.sim.threaded import ThreadedServer
 from py_engine.sim.tls import CertificateAuthority
 from py_engine.sim.tls_http import TLSThreadingHTTPServer
 
@@ -728,7 +729,7 @@ class _HttpServer(TLSThreadingHTTPServer):
 
 
 @dataclass
-class RunningServer:
+class RunningServer(ThreadedServer):
     """A started HTTPS front end. `url` (https://127.0.0.1:PORT), `ca_pem` (the CA
     clients must trust), `write_kubeconfig(path)` (the cluster administrator's),
     `issue_token(user)` / `service_account_kubeconfig(path, ns, name)` for other
@@ -828,17 +829,6 @@ class RunningServer:
         pod running under it would (the ServiceAccount object itself is not required)."""
         token = self.authenticator.issue_service_account_token(namespace, name)
         return self.write_kubeconfig(path, namespace, token=token, user_name=name)
-
-    def stop(self) -> None:
-        """Stop accepting, end HTTP watches, close connections, join handler threads."""
-        self._server.stop()
-        self._thread.join(5)
-
-    def __enter__(self) -> RunningServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def serve_https(

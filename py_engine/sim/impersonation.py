@@ -47,14 +47,8 @@ AuthorizeFn = Callable[[UserInfo, RequestAttributes], Decision]
 def _attrs(
     resource: str, name: str, *, group: str = "", namespace: str = "", subresource: str = ""
 ) -> RequestAttributes:
-    return RequestAttributes(
-        verb="impersonate",
-        resource_request=True,
-        api_group=group,
-        resource=resource,
-        subresource=subresource,
-        name=name,
-        namespace=namespace,
+    return RequestAttributes.on_resource(
+        "impersonate", group, resource, name=name, namespace=namespace, subresource=subresource
     )
 
 

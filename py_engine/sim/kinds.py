@@ -169,6 +169,13 @@ def rename(rd: ResourceDef, obj: JSON, name: str) -> None:
                     labels[key] = name
 
 
+def _non_negative(path: str, value: Any) -> list[Cause]:
+    """A count field must hold a whole number of at least 0 (kube's ValidateNonnegativeField)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return []
+    return [(path, "FieldValueInvalid", f"Invalid value: {value!r}: must be greater than or equal to 0")]
+
+
 def _qos_class(spec: JSON) -> str:
     reqs = [
         ((c.get("resources") or {}).get("requests") or {}, (c.get("resources") or {}).get("limits") or {})
@@ -188,39 +195,24 @@ def _qos_class(spec: JSON) -> str:
 
 
 def validate_name(rd: ResourceDef, name: str) -> list[Cause]:
-    if rd.kind == "Namespace":
-        if len(name) > 63 or not _DNS_LABEL.match(name):
-            return [
-                (
-                    "metadata.name",
-                    "FieldValueInvalid",
-                    f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case '
-                    "alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                )
-            ]
-        return []
     if rd.kind == "CustomResourceDefinition":
         return []
-    if rd.group == "rbac.authorization.k8s.io":  # RBAC names are path segments (`system:discovery`)
-        if name in (".", "..") or "/" in name or "%" in name:
-            return [
-                (
-                    "metadata.name",
-                    "FieldValueInvalid",
-                    f"Invalid value: \"{name}\": may not be '.' or '..' and may not contain '/' or '%'",
-                )
-            ]
-        return []
-    if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
-        return [
-            (
-                "metadata.name",
-                "FieldValueInvalid",
-                f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
-                "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            )
-        ]
-    return []
+    if rd.kind == "Namespace":
+        bad = len(name) > 63 or not _DNS_LABEL.match(name)
+        rule = (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+            "and must start and end with an alphanumeric character"
+        )
+    elif rd.group == "rbac.authorization.k8s.io":  # RBAC names are path segments (`system:discovery`)
+        bad = name in (".", "..") or "/" in name or "%" in name
+        rule = "may not be '.' or '..' and may not contain '/' or '%'"
+    else:
+        bad = len(name) > 253 or not _DNS_SUBDOMAIN.match(name)
+        rule = (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+            "'.', and must start and end with an alphanumeric character"
+        )
+    return [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {rule}')] if bad else []
 
 
 def _validate_meta(meta: JSON) -> list[Cause]:
@@ -332,15 +324,7 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
         if not isinstance(tmpl, dict):
             return [*causes, ("spec.template", "FieldValueRequired", "Required value")]
         causes += _validate_pod_spec(tmpl.get("spec"), "spec.template.spec")
-        replicas = spec.get("replicas", 0)
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            causes.append(
-                (
-                    "spec.replicas",
-                    "FieldValueInvalid",
-                    f"Invalid value: {replicas!r}: must be greater than or equal to 0",
-                )
-            )
+        causes += _non_negative("spec.replicas", spec.get("replicas", 0))
         if kind == "Job":
             rp = (tmpl.get("spec") or {}).get("restartPolicy") if isinstance(tmpl.get("spec"), dict) else None
             if rp not in ("Never", "OnFailure"):
@@ -384,15 +368,7 @@ def validate(rd: ResourceDef, obj: JSON, old: JSON | None) -> list[Cause]:
     elif kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         causes += _validate_webhooks(obj)
     elif kind == "ControllerRevision":
-        revision = obj.get("revision", 0)
-        if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
-            causes.append(
-                (
-                    "revision",
-                    "FieldValueInvalid",
-                    f"Invalid value: {revision!r}: must be greater than or equal to 0",
-                )
-            )
+        causes += _non_negative("revision", obj.get("revision", 0))
         if old is not None and obj.get("data") != old.get("data"):
             causes.append(("data", "FieldValueInvalid", "Invalid value: field is immutable"))
     elif kind == "CustomResourceDefinition":

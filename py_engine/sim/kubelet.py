@@ -31,7 +31,8 @@ from datetime import datetime, timedelta
 
 from py_engine.semantics.timeutil import TimestampError, format_time, parse_time
 from py_engine.sim.controllers.base import Controller, controller_ref, object_key
-from py_engine.sim.interface import JSON, ApiError
+from py_engine.sim.controllers.writes import delete_through, patch_status
+from py_engine.sim.interface import JSON
 
 __all__ = ["EXIT_CODE_ANNOTATION", "RUN_SECONDS_ANNOTATION", "Kubelet", "KubeletConfig"]
 
@@ -243,17 +244,7 @@ class Kubelet(Controller):
         return out
 
     def _write(self, pod: JSON, status: JSON) -> int:
-        meta = pod["metadata"]
-        try:
-            result = self.api.patch(
-                PODS, meta.get("namespace"), meta["name"], {"status": status}, "merge", subresource="status"
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.pod_informer.apply_local(result)
-        return 1
+        return patch_status(self.api, self.pod_informer, pod, status)
 
     def _start(self, pod: JSON, node: JSON, now: datetime) -> int:
         stamp = format_time(now)
@@ -342,17 +333,7 @@ class Kubelet(Controller):
                 due = now
             if now < due:
                 return self._later(object_key(pod), due, now)
-        try:
-            result = self.api.delete(
-                PODS,
-                meta.get("namespace"),
-                meta["name"],
-                grace_period_seconds=0,
-                preconditions={"uid": str(meta["uid"])} if meta.get("uid") else None,
-            )
-        except ApiError as exc:
-            if exc.code in (404, 409):
-                return 0
-            raise
-        self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
-        return 1
+        result = delete_through(
+            self.api, self.pod_informer, pod, by_uid=True, grace_period_seconds=0, tolerated=(404, 409)
+        )
+        return int(result is not None)

@@ -161,22 +161,21 @@ def validate_field_manager(value: str | None, options_kind: str) -> None:
         raise errors.invalid("meta.k8s.io", options_kind, "", causes)
 
 
+def _invalid_patch_options(field: str, reason: str, message: str) -> ApiError:
+    """kube-apiserver's 422 for PatchOptions that do not go together."""
+    return errors.invalid("meta.k8s.io", "PatchOptions", "", [(field, reason, message)])
+
+
 def apply_needs_manager() -> ApiError:
     """An apply patch without `fieldManager` (kube-apiserver: 422, PatchOptions is invalid)."""
-    return errors.invalid(
-        "meta.k8s.io",
-        "PatchOptions",
-        "",
-        [("fieldManager", "FieldValueRequired", "Required value: is required for apply patch")],
+    return _invalid_patch_options(
+        "fieldManager", "FieldValueRequired", "Required value: is required for apply patch"
     )
 
 
 def force_needs_apply() -> ApiError:
-    return errors.invalid(
-        "meta.k8s.io",
-        "PatchOptions",
-        "",
-        [("force", "FieldValueForbidden", "Forbidden: may not be specified for non-apply patch")],
+    return _invalid_patch_options(
+        "force", "FieldValueForbidden", "Forbidden: may not be specified for non-apply patch"
     )
 
 

@@ -306,18 +306,49 @@ def _selector(spec: JSON) -> str:
     return ",".join(parts) or "<none>"
 
 
-def _deployment(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
-    desired = _int(spec.get("replicas")) if "replicas" in spec else 1
-    return [
-        meta.get("name", ""),
-        f"{_int(status.get('readyReplicas'))}/{desired}",
+_TEMPLATE_COLUMNS: list[Column] = [
+    ("Containers", "string", 1, "Names of each container in the template."),
+    ("Images", "string", 1, "Images referenced by each container in the template."),
+]
+"""The wide columns of every kind with a pod template (`_template_cells`)."""
+
+
+def _desired(spec: JSON) -> int:
+    """`spec.replicas`, 1 when unset (the API default the printers assume)."""
+    return _int(spec.get("replicas")) if "replicas" in spec else 1
+
+
+WorkloadCells = Callable[[JSON, JSON, datetime], list[Any]]
+"""The kind's own cells of a workload's row, from its spec and status at `now`."""
+
+
+def _workload(cells: WorkloadCells, *, selector: bool) -> Printer:
+    """A workload's row as kube's printers lay it out: `Name`, the kind's own cells, `Age`,
+    the template's containers and images, and (for most kinds) the selector."""
+
+    def printer(obj: JSON, now: datetime) -> list[Any]:
+        meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+        row = [meta.get("name", ""), *cells(spec, status, now), _since(meta.get("creationTimestamp"), now)]
+        row += _template_cells(spec)
+        if selector:
+            row.append(_selector(spec))
+        return row
+
+    return printer
+
+
+def _ready_of_desired(spec: JSON, status: JSON) -> str:
+    return f"{_int(status.get('readyReplicas'))}/{_desired(spec)}"
+
+
+_deployment = _workload(
+    lambda spec, status, _now: [
+        _ready_of_desired(spec, status),
         _int(status.get("updatedReplicas")),
         _int(status.get("availableReplicas")),
-        _since(meta.get("creationTimestamp"), now),
-        *_template_cells(spec),
-        _selector(spec),
-    ]
+    ],
+    selector=True,
+)
 
 
 _DEPLOYMENT_COLUMNS: list[Column] = [
@@ -336,24 +367,19 @@ _DEPLOYMENT_COLUMNS: list[Column] = [
         "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
     ),
     ("Age", "string", 0, AGE_DESC),
-    ("Containers", "string", 1, "Names of each container in the template."),
-    ("Images", "string", 1, "Images referenced by each container in the template."),
+    *_TEMPLATE_COLUMNS,
     ("Selector", "string", 1, "Label selector for pods."),
 ]
 
 
-def _replicaset(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
-    desired = _int(spec.get("replicas")) if "replicas" in spec else 1
-    return [
-        meta.get("name", ""),
-        desired,
+_replicaset = _workload(
+    lambda spec, status, _now: [
+        _desired(spec),
         _int(status.get("replicas")),
         _int(status.get("readyReplicas")),
-        _since(meta.get("creationTimestamp"), now),
-        *_template_cells(spec),
-        _selector(spec),
-    ]
+    ],
+    selector=True,
+)
 
 
 _REPLICASET_COLUMNS: list[Column] = [
@@ -361,33 +387,23 @@ _REPLICASET_COLUMNS: list[Column] = [
     ("Current", "integer", 0, "Replicas is the most recently observed number of replicas."),
     ("Ready", "integer", 0, "The number of ready replicas for this replica set."),
     ("Age", "string", 0, AGE_DESC),
-    ("Containers", "string", 1, "Names of each container in the template."),
-    ("Images", "string", 1, "Images referenced by each container in the template."),
+    *_TEMPLATE_COLUMNS,
     ("Selector", "string", 1, "Selector is a label query over pods that should match the replica count."),
 ]
 
 
-def _statefulset(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
-    desired = _int(spec.get("replicas")) if "replicas" in spec else 1
-    return [
-        meta.get("name", ""),
-        f"{_int(status.get('readyReplicas'))}/{desired}",
-        _since(meta.get("creationTimestamp"), now),
-        *_template_cells(spec),
-    ]
+_statefulset = _workload(lambda spec, status, _now: [_ready_of_desired(spec, status)], selector=False)
 
 
 _STATEFULSET_COLUMNS: list[Column] = [
     ("Ready", "string", 0, "Number of the pod with ready state"),
     ("Age", "string", 0, AGE_DESC),
-    ("Containers", "string", 1, "Names of each container in the template."),
-    ("Images", "string", 1, "Images referenced by each container in the template."),
+    *_TEMPLATE_COLUMNS,
 ]
 
 
-def _job(obj: JSON, now: datetime) -> list[Any]:
-    meta, spec, status = objects.meta(obj), _dict(obj, "spec"), _dict(obj, "status")
+def _job_cells(spec: JSON, status: JSON, now: datetime) -> list[Any]:
+    """`Completions` and `Duration`."""
     succeeded = _int(status.get("succeeded"))
     if spec.get("completions") is not None:
         completions = f"{succeeded}/{_int(spec.get('completions'))}"
@@ -402,14 +418,10 @@ def _job(obj: JSON, now: datetime) -> list[Any]:
             duration = human_duration((end - parse_time(start)).total_seconds())
         except TimestampError:
             duration = "<invalid>"
-    return [
-        meta.get("name", ""),
-        completions,
-        duration,
-        _since(meta.get("creationTimestamp"), now),
-        *_template_cells(spec),
-        _selector(spec),
-    ]
+    return [completions, duration]
+
+
+_job = _workload(_job_cells, selector=True)
 
 
 _JOB_COLUMNS: list[Column] = [
@@ -421,37 +433,24 @@ _JOB_COLUMNS: list[Column] = [
     ),
     ("Duration", "string", 0, "Time required to complete the job."),
     ("Age", "string", 0, AGE_DESC),
-    ("Containers", "string", 1, "Names of each container in the template."),
-    ("Images", "string", 1, "Images referenced by each container in the template."),
+    *_TEMPLATE_COLUMNS,
     ("Selector", "string", 1, "A label query over pods that should match the pod count."),
 ]
 
 
-def _namespace(obj: JSON, now: datetime) -> list[Any]:
-    meta = objects.meta(obj)
-    return [
-        meta.get("name", ""),
-        str(_dict(obj, "status").get("phase") or ""),
-        _since(meta.get("creationTimestamp"), now),
-    ]
+def _one_cell(cell: Callable[[JSON], Any]) -> Printer:
+    """A printer of `Name`, one cell of the object, `Age` (namespaces, config maps, leases)."""
+
+    def printer(obj: JSON, now: datetime) -> list[Any]:
+        meta = objects.meta(obj)
+        return [meta.get("name", ""), cell(obj), _since(meta.get("creationTimestamp"), now)]
+
+    return printer
 
 
-def _configmap(obj: JSON, now: datetime) -> list[Any]:
-    meta = objects.meta(obj)
-    return [
-        meta.get("name", ""),
-        len(_dict(obj, "data")) + len(_dict(obj, "binaryData")),
-        _since(meta.get("creationTimestamp"), now),
-    ]
-
-
-def _lease(obj: JSON, now: datetime) -> list[Any]:
-    meta = objects.meta(obj)
-    return [
-        meta.get("name", ""),
-        str(_dict(obj, "spec").get("holderIdentity") or ""),
-        _since(meta.get("creationTimestamp"), now),
-    ]
+_namespace = _one_cell(lambda obj: str(_dict(obj, "status").get("phase") or ""))
+_configmap = _one_cell(lambda obj: len(_dict(obj, "data")) + len(_dict(obj, "binaryData")))
+_lease = _one_cell(lambda obj: str(_dict(obj, "spec").get("holderIdentity") or ""))
 
 
 def _service(obj: JSON, now: datetime) -> list[Any]:

@@ -51,14 +51,7 @@ def _atoms(rule: Mapping[str, Any]) -> Iterable[tuple[RequestAttributes, str]]:
                 for verb in verbs:
                     named = f', ResourceNames:["{name}"]' if name else ""
                     yield (
-                        RequestAttributes(
-                            verb=verb,
-                            resource_request=True,
-                            api_group=group,
-                            resource=resource,
-                            subresource=sub,
-                            name=name,
-                        ),
+                        RequestAttributes.on_resource(verb, group, resource, name=name, subresource=sub),
                         f'{{APIGroups:["{group}"], Resources:["{combined}"]{named}, Verbs:["{verb}"]}}',
                     )
 

@@ -52,6 +52,29 @@ class RequestAttributes:
     name: str = ""
     namespace: str = ""
 
+    @classmethod
+    def on_resource(
+        cls,
+        verb: str,
+        group: str,
+        resource: str,
+        *,
+        name: str = "",
+        namespace: str = "",
+        subresource: str = "",
+    ) -> RequestAttributes:
+        """A resource request the server makes on its own account (an RBAC escalation or
+        impersonation check, a rule being tested), which has no path."""
+        return cls(
+            verb=verb,
+            resource_request=True,
+            api_group=group,
+            resource=resource,
+            subresource=subresource,
+            name=name,
+            namespace=namespace,
+        )
+
     @property
     def resource_with_subresource(self) -> str:
         """`pods` or `pods/status`: how RBAC rules and denial messages name it."""

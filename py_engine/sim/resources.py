@@ -125,9 +125,27 @@ _EVENT_FIELDS = COMMON_FIELDS | {
 }
 
 
+def _scalable_workload(plural: str, kind: str, short_name: str) -> ResourceDef:
+    """An `apps/v1` workload with status and scale subresources (Deployment, ReplicaSet,
+    StatefulSet): they differ only in their names."""
+    return ResourceDef(
+        "apps",
+        "v1",
+        plural,
+        kind,
+        True,
+        kind.lower(),
+        frozenset({"status", "scale"}),
+        (short_name,),
+        ("all",),
+        has_generation=True,
+        scale=ScalePaths(label_selector=".spec.selector", selector_is_label_selector_dict=True),
+        merge_schema=smp.WORKLOAD_SCHEMA,
+    )
+
+
 def builtin_defs() -> list[ResourceDef]:
     """The built-in resources, registered when an `ApiServer` is constructed."""
-    apps_scale = ScalePaths(label_selector=".spec.selector", selector_is_label_selector_dict=True)
     return [
         ResourceDef(
             "",
@@ -201,48 +219,9 @@ def builtin_defs() -> list[ResourceDef]:
             ("hpa",),
             has_generation=True,
         ),
-        ResourceDef(
-            "apps",
-            "v1",
-            "deployments",
-            "Deployment",
-            True,
-            "deployment",
-            frozenset({"status", "scale"}),
-            ("deploy",),
-            ("all",),
-            has_generation=True,
-            scale=apps_scale,
-            merge_schema=smp.WORKLOAD_SCHEMA,
-        ),
-        ResourceDef(
-            "apps",
-            "v1",
-            "replicasets",
-            "ReplicaSet",
-            True,
-            "replicaset",
-            frozenset({"status", "scale"}),
-            ("rs",),
-            ("all",),
-            has_generation=True,
-            scale=apps_scale,
-            merge_schema=smp.WORKLOAD_SCHEMA,
-        ),
-        ResourceDef(
-            "apps",
-            "v1",
-            "statefulsets",
-            "StatefulSet",
-            True,
-            "statefulset",
-            frozenset({"status", "scale"}),
-            ("sts",),
-            ("all",),
-            has_generation=True,
-            scale=apps_scale,
-            merge_schema=smp.WORKLOAD_SCHEMA,
-        ),
+        _scalable_workload("deployments", "Deployment", "deploy"),
+        _scalable_workload("replicasets", "ReplicaSet", "rs"),
+        _scalable_workload("statefulsets", "StatefulSet", "sts"),
         ResourceDef("apps", "v1", "controllerrevisions", "ControllerRevision", True, "controllerrevision"),
         ResourceDef(
             "batch",

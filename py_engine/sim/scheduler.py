@@ -38,6 +38,7 @@ from py_engine.semantics.scheduling import (
 from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import Controller, object_key
 from py_engine.sim.controllers.podutil import is_terminal
+from py_engine.sim.controllers.writes import patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["NodeState", "Scheduler", "filter_node", "fit_error_message", "pick_node", "snapshot"]
@@ -260,20 +261,7 @@ class Scheduler(Controller):
         if current is not None and current.get("status") == "False":
             condition["lastTransitionTime"] = current.get("lastTransitionTime", now)
         conditions = [c for c in conditions if c.get("type") != "PodScheduled"] + [condition]
-        meta = pod["metadata"]
-        try:
-            result = self.api.patch(
-                PODS,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": {"conditions": conditions}},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.pod_informer.apply_local(result)
+        if not patch_status(self.api, self.pod_informer, pod, {"conditions": conditions}):
+            return 0
         self.events.warning(pod, "FailedScheduling", message)
         return 1

@@ -200,10 +200,16 @@ class Store:
             bucket = self._objects.setdefault(resource, {})
             if (namespace, name) in bucket:
                 raise StoreExists(name)
-            stored = self._stamp(obj)
-            bucket[(namespace, name)] = stored
-            self._emit(resource, "ADDED", stored, None)
+            stored = self._put(resource, (namespace, name), obj, None)
         self._written(resource, stored)
+        return stored
+
+    def _put(self, resource: str, key: tuple[str, str], obj: JSON, old: JSON | None) -> JSON:
+        """Store `obj` at `key` with the next resourceVersion and tell the watchers (ADDED when
+        there was no `old`, else MODIFIED). Under the lock."""
+        stored = self._stamp(obj)
+        self._objects.setdefault(resource, {})[key] = stored
+        self._emit(resource, "ADDED" if old is None else "MODIFIED", stored, old)
         return stored
 
     def update(self, resource: str, namespace: str, name: str, obj: JSON, expected_rv: str) -> JSON:
@@ -215,9 +221,7 @@ class Store:
                 raise StoreMissing(name)
             if _rv_of(old) != expected_rv:
                 raise StoreConflict(name)
-            stored = self._stamp(obj)
-            bucket[(namespace, name)] = stored
-            self._emit(resource, "MODIFIED", stored, old)
+            stored = self._put(resource, (namespace, name), obj, old)
         self._written(resource, stored)
         return stored
 

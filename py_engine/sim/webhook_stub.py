@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from py_engine.sim.interface import JSON
+from py_engine.sim.threaded import ThreadedServer
 from py_engine.sim.tls import CertificateAuthority
 from py_engine.sim.tls_http import TLSThreadingHTTPServer
 
@@ -66,11 +67,13 @@ class _StubServer(TLSThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler, ssl_ctx, thread_name="webhook-stub-conn")
 
 
-class WebhookStub:
+class WebhookStub(ThreadedServer):
     """A running stub. `url` is the base URL; `ca_bundle` the base64 CA for
     `clientConfig.caBundle`; `calls` the AdmissionReview requests received.
     The certificate covers 127.0.0.1, localhost and any `service_names`
     (e.g. `spreadgate-webhook.spreadgate-system.svc`)."""
+
+    _server: _StubServer
 
     def __init__(
         self,
@@ -96,16 +99,6 @@ class WebhookStub:
 
     def set_decide(self, decide: Decide) -> None:
         self._server.decide = decide
-
-    def stop(self) -> None:
-        self._server.stop()
-        self._thread.join(5)
-
-    def __enter__(self) -> WebhookStub:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def webhook_configuration(

@@ -17,9 +17,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from py_engine.model.constants import GROUP, KRUISE_GROUP
 from py_engine.policy.sources import PolicySource
-from py_engine.validation.gatekeeper import TEMPLATE_VERSION, joined_module, to_yaml
+from py_engine.validation.gatekeeper import (
+    constraint_object,
+    joined_module,
+    rego_module,
+    template_object,
+    to_yaml,
+)
 
 UD_TEMPLATE_NAME = "spreadgateuniteddeployment"
 UD_CONSTRAINT_KIND = "SpreadgateUnitedDeployment"
@@ -29,7 +34,6 @@ LIB_PACKAGE = "lib.spreadgate.validation"
 UD_TEMPLATE_FILE = "uniteddeployment-constraint-template.yaml"
 UD_CONSTRAINT_FILE = "uniteddeployment-constraint.yaml"
 
-_PACKAGE_LINE = re.compile(r"^package\s+\S+\s*$", re.MULTILINE)
 _IMPORT_LINE = re.compile(r"^import\s+\S+(\s+as\s+\S+)?\s*$", re.MULTILINE)
 _WS_IMPORT = "import data.spreadgate.validation as ws"
 
@@ -37,90 +41,41 @@ _WS_IMPORT = "import data.spreadgate.validation as ws"
 def ud_module(sources: Sequence[PolicySource]) -> str:
     """One Rego module holding every non-test file of the UnitedDeployment package, in path order,
     importing the validation helpers from the template library."""
-    bodies = []
-    for source in sorted(sources, key=lambda s: s.path):
-        if source.is_test or not source.path.startswith("uniteddeployment/"):
-            continue
-        body = _IMPORT_LINE.sub("", _PACKAGE_LINE.sub("", source.text, count=1)).strip("\n")
-        bodies.append(f"# --- {source.path} ---\n{body}")
-    if not bodies:
-        raise ValueError("no UnitedDeployment policy files found")
     header = f"package {UD_PACKAGE}\n\nimport data.{LIB_PACKAGE} as ws\nimport rego.v1\n\n"
-    module = header + "\n\n".join(bodies) + "\n"
-    return "\n".join(line.replace("\t", "    ").rstrip() for line in module.splitlines()) + "\n"
+    return rego_module(
+        sources, "uniteddeployment/", header, _IMPORT_LINE, "no UnitedDeployment policy files found"
+    )
 
 
 def ud_constraint_template(sources: Sequence[PolicySource]) -> dict[str, Any]:
     """The ConstraintTemplate carrying the UnitedDeployment policy and its helper library."""
-    return {
-        "apiVersion": "templates.gatekeeper.sh/v1",
-        "kind": "ConstraintTemplate",
-        "metadata": {
-            "name": UD_TEMPLATE_NAME,
-            "annotations": {
-                "metadata.gatekeeper.sh/title": "Valid Spreadgate UnitedDeployments",
-                "metadata.gatekeeper.sh/version": TEMPLATE_VERSION,
-                "description": (
-                    "Rejects UnitedDeployments (spreadgate.dev or apps.kruise.io) that break the spec rules: "
-                    "selector and template labels, one workload template, subset names, node selector terms, "
-                    "tolerations, replicas/minReplicas/maxReplicas and their sums, Adaptive settings, "
-                    "partitions, the subset patch allowlist, and what an update may not change. "
-                    "Generated from "
-                    "policies/uniteddeployment by `spreadgate gatekeeper`; do not edit by hand."
-                ),
-            },
-        },
-        "spec": {
-            "crd": {
-                "spec": {
-                    "names": {"kind": UD_CONSTRAINT_KIND},
-                    "validation": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "allowedPatchFields": {
-                                    "type": "array",
-                                    "description": (
-                                        "Pod fields a subset patch may set beyond the default allowlist."
-                                    ),
-                                    "items": {"type": "string"},
-                                }
-                            },
-                        }
-                    },
-                }
-            },
-            "targets": [
-                {
-                    "target": "admission.k8s.gatekeeper.sh",
-                    "code": [
-                        {
-                            "engine": "Rego",
-                            "source": {
-                                "version": "v1",
-                                "rego": ud_module(sources),
-                                "libs": [joined_module(sources, package=LIB_PACKAGE)],
-                            },
-                        }
-                    ],
-                }
-            ],
-        },
+    described = (
+        "Valid Spreadgate UnitedDeployments",
+        (
+            "Rejects UnitedDeployments (spreadgate.dev or apps.kruise.io) that break the spec rules: "
+            "selector and template labels, one workload template, subset names, node selector terms, "
+            "tolerations, replicas/minReplicas/maxReplicas and their sums, Adaptive settings, "
+            "partitions, the subset patch allowlist, and what an update may not change. "
+            "Generated from "
+            "policies/uniteddeployment by `spreadgate gatekeeper`; do not edit by hand."
+        ),
+    )
+    parameters = {
+        "allowedPatchFields": {
+            "type": "array",
+            "description": ("Pod fields a subset patch may set beyond the default allowlist."),
+            "items": {"type": "string"},
+        }
     }
+    source = {"rego": ud_module(sources), "libs": [joined_module(sources, package=LIB_PACKAGE)]}
+    return template_object(UD_TEMPLATE_NAME, described, UD_CONSTRAINT_KIND, parameters, source)
 
 
 def ud_constraint() -> dict[str, Any]:
     """The Constraint applying the template to every UnitedDeployment."""
-    return {
-        "apiVersion": "constraints.gatekeeper.sh/v1beta1",
-        "kind": UD_CONSTRAINT_KIND,
-        "metadata": {"name": UD_CONSTRAINT_NAME},
-        "spec": {
-            "enforcementAction": "deny",
-            "match": {"kinds": [{"apiGroups": [GROUP, KRUISE_GROUP], "kinds": ["UnitedDeployment"]}]},
-            "parameters": {"allowedPatchFields": []},
-        },
-    }
+    return constraint_object(
+        UD_CONSTRAINT_KIND, UD_CONSTRAINT_NAME, "UnitedDeployment", {"allowedPatchFields": []}
+    )
 
 
 def ud_gatekeeper_documents(sources: Sequence[PolicySource]) -> dict[str, str]:

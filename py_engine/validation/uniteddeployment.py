@@ -15,7 +15,7 @@ from typing import Any
 
 from py_engine.model.constants import GROUP, KRUISE_GROUP
 from py_engine.policy import PolicyEngine, PolicyError
-from py_engine.validation.validator import Violation
+from py_engine.validation.validator import Violation, violations_of
 from py_engine.validation.verdict import Verdict, admitted, refused, screened, unconfigured
 
 UD_VALIDATION_RULE = "data.spreadgate.uniteddeployment.violation"
@@ -53,17 +53,7 @@ def validate_uniteddeployment(engine: PolicyEngine, policy_input: Mapping[str, A
     """Violations of the UnitedDeployment policy, sorted by field path.
 
     Raises PolicyError on engine failure."""
-    result = engine.evaluate(UD_VALIDATION_RULE, policy_input)
-    if result is None:
-        return []
-    if not isinstance(result, list):
-        raise PolicyError(f"{UD_VALIDATION_RULE} returned {type(result).__name__}, expected a set")
-    violations = []
-    for item in result:
-        details = item.get("details", {}) if isinstance(item, dict) else {}
-        message = item.get("msg", item) if isinstance(item, dict) else item
-        violations.append(Violation(field=str(details.get("field", "")), message=str(message)))
-    return sorted(violations, key=lambda v: (v.field, v.message))
+    return violations_of(engine, UD_VALIDATION_RULE, policy_input)
 
 
 def _object(request: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:

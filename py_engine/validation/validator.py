@@ -51,18 +51,25 @@ def build_review_input(
     return {"review": review, "context": context}
 
 
-def validate_spread(engine: PolicyEngine, policy_input: Mapping[str, Any]) -> list[Violation]:
-    """Violations of the validation policy, sorted by field path; raises PolicyError on engine failure."""
-    result = engine.evaluate(VALIDATION_RULE, policy_input)
+def violations_of(engine: PolicyEngine, rule: str, policy_input: Mapping[str, Any]) -> list[Violation]:
+    """The `violation` set `rule` yields (`{msg, details: {field}}` items, or bare messages),
+    sorted by field path; raises PolicyError on engine failure or an answer that is no set."""
+    result = engine.evaluate(rule, policy_input)
     if result is None:
         return []
     if not isinstance(result, list):
-        raise PolicyError(f"{VALIDATION_RULE} returned {type(result).__name__}, expected a set")
+        raise PolicyError(f"{rule} returned {type(result).__name__}, expected a set")
     violations = []
     for item in result:
         details = item.get("details", {}) if isinstance(item, dict) else {}
-        violations.append(Violation(field=str(details.get("field", "")), message=str(item.get("msg", item))))
+        message = item.get("msg", item) if isinstance(item, dict) else item
+        violations.append(Violation(field=str(details.get("field", "")), message=str(message)))
     return sorted(violations, key=lambda v: (v.field, v.message))
+
+
+def validate_spread(engine: PolicyEngine, policy_input: Mapping[str, Any]) -> list[Violation]:
+    """Violations of the validation policy, sorted by field path; raises PolicyError on engine failure."""
+    return violations_of(engine, VALIDATION_RULE, policy_input)
 
 
 def container_names(containers: Any) -> tuple[str, ...]:

@@ -576,6 +576,41 @@ class Controller(abc.ABC):
             self.queue.add(key)
 
 
+class ObjectController(Controller):
+    """A controller whose keys are the objects of one resource, its `primary` informer (None
+    until that resource is known, as for a custom kind whose CRD has not arrived). The full
+    pass and the lookup of a key are the same for every workload controller; what it does
+    with the object (`reconcile`) is what differs."""
+
+    primary: Informer | None = None
+
+    def watch_primary(self, resource: str) -> Informer:
+        """Make `resource` this controller's: an event on one of its objects enqueues it."""
+        informer = self.informers.get(resource)
+        informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
+        self.primary = informer
+        return informer
+
+    def watch_owned(self, resource: str, owner_kind: str) -> Informer:
+        """Objects a `owner_kind` controls, indexed by `controller` uid: an event on one
+        enqueues its owner."""
+        informer = self.informers.get(resource)
+        informer.add_index("controller", controller_uid)
+        informer.add_handler(lambda _e, obj: self.enqueue(owner_key(obj, owner_kind)))
+        return informer
+
+    def all_keys(self) -> Sequence[str]:
+        return sorted(self.primary.keys()) if self.primary is not None else []
+
+    def sync(self, key: str) -> int:
+        obj = self.primary.get_key(key) if self.primary is not None else None
+        return 0 if obj is None else self.reconcile(obj)
+
+    @abc.abstractmethod
+    def reconcile(self, obj: JSON) -> int:
+        """Bring one object (as the informer holds it) to its desired state; returns the writes."""
+
+
 CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 
 

@@ -26,13 +26,12 @@ the update revision).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 from py_engine.semantics.labels import selector_from_label_selector
 from py_engine.sim.controllers.base import (
     CRDS,
-    Controller,
+    ObjectController,
     controller_ref,
     controller_uid,
     crd_storage_resource,
@@ -41,6 +40,7 @@ from py_engine.sim.controllers.base import (
 from py_engine.sim.controllers.cloneset_victims import choose, kruise_available, kruise_order
 from py_engine.sim.controllers.podutil import is_active, is_available, is_ready, template_hash
 from py_engine.sim.controllers.replicaset import pod_from_template
+from py_engine.sim.controllers.writes import delete_through, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["CLONESET_CRD", "CloneSetController", "rolling_update_fields"]
@@ -75,7 +75,7 @@ def _scaled(value: Any, replicas: int, default: str) -> int:
     return _scaled(default, replicas, default) if text != default else 0
 
 
-class CloneSetController(Controller):
+class CloneSetController(ObjectController):
     """Reconciles `apps.kruise.io` CloneSets against their pods (module docstring)."""
 
     name = "cloneset"
@@ -97,8 +97,7 @@ class CloneSetController(Controller):
             return
         self.resource = stored[0]
         self.version = self.resource.split("/")[1]
-        informer = self.informers.get(self.resource)
-        informer.add_handler(lambda _event, obj: self.enqueue(object_key(obj)))
+        self.watch_primary(self.resource)
 
     def _on_pod(self, _event: str, pod: JSON) -> None:
         ref = controller_ref(pod)
@@ -106,16 +105,10 @@ class CloneSetController(Controller):
             namespace = pod["metadata"].get("namespace")
             self.enqueue(f"{namespace}/{ref['name']}" if namespace else str(ref["name"]))
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.informers.get(self.resource).keys()) if self.resource else []
-
     # ------------------------------------------------------------------- sync
 
-    def sync(self, key: str) -> int:
-        if self.resource is None:
-            return 0
-        cloneset = self.informers.get(self.resource).get_key(key)
-        if cloneset is None or cloneset["metadata"].get("deletionTimestamp"):
+    def reconcile(self, cloneset: JSON) -> int:
+        if cloneset["metadata"].get("deletionTimestamp"):
             return 0
         spec = cloneset.get("spec") or {}
         replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])
@@ -178,14 +171,7 @@ class CloneSetController(Controller):
         chosen = choose(old, from_old, available) + choose(new, count - from_old, available)
         unavailable = sum(1 for p in pods if not is_ready(p))
         ready_limit = max(max_unavailable + (len(pods) - replicas) - unavailable, 0)
-        writes = 0
-        for pod in chosen:
-            if is_ready(pod):
-                if ready_limit <= 0:
-                    continue
-                ready_limit -= 1
-            writes += self._delete(cloneset, pod)
-        return writes
+        return self._delete_within(cloneset, chosen, is_ready, ready_limit, stop_when_spent=False)
 
     def _update(
         self,
@@ -203,30 +189,29 @@ class CloneSetController(Controller):
         unavailable = sum(1 for p in pods if not available(p))
         budget = max(max_unavailable - unavailable, 0)
         ordered = kruise_order(old, {}, available)  # not-ready and unavailable pods first
+        return self._delete_within(cloneset, ordered[:to_update], available, budget, stop_when_spent=True)
+
+    def _delete_within(
+        self, cloneset: JSON, pods: list[JSON], counts: Any, budget: int, *, stop_when_spent: bool
+    ) -> int:
+        """Delete `pods` in order; each pod `counts` (ready, available) spends one of `budget`.
+        Once it is spent, a scale-in still deletes the pods that do not count (skips the rest),
+        a rolling update stops (its order puts those pods first)."""
         writes = 0
-        for pod in ordered[:to_update]:
-            if available(pod):
+        for pod in pods:
+            if counts(pod):
                 if budget <= 0:
-                    break
+                    if stop_when_spent:
+                        break
+                    continue
                 budget -= 1
             writes += self._delete(cloneset, pod)
         return writes
 
     def _delete(self, cloneset: JSON, pod: JSON) -> int:
-        meta = pod["metadata"]
-        try:
-            result = self.api.delete(
-                PODS,
-                meta.get("namespace"),
-                meta["name"],
-                preconditions={"uid": meta["uid"]} if meta.get("uid") else None,
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
-        self.events.normal(cloneset, "SuccessfulDelete", f"succeed to delete pod {meta['name']}")
+        if delete_through(self.api, self.pod_informer, pod, by_uid=True) is None:
+            return 0
+        self.events.normal(cloneset, "SuccessfulDelete", f"succeed to delete pod {pod['metadata']['name']}")
         return 1
 
     def _update_status(self, cloneset: JSON, revision: str, min_ready: int) -> int:
@@ -258,22 +243,7 @@ class CloneSetController(Controller):
         }
         if all(current.get(key) == value for key, value in status.items()):
             return 0
-        meta = cloneset["metadata"]
-        try:
-            stored = self.api.patch(
-                self.resource,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": status},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.informers.get(self.resource).apply_local(stored)
-        return 1
+        return patch_status(self.api, self.informers.get(self.resource), cloneset, status)
 
 
 def _revision(pod: JSON) -> str:

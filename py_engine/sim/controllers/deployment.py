@@ -29,15 +29,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import (
-    Controller,
+    Informer,
+    ObjectController,
     controller_uid,
     new_owner_ref,
     object_key,
     owner_key,
 )
-from py_engine.sim.controllers.podutil import strip_label, template_hash
+from py_engine.sim.controllers.podutil import set_condition, strip_label, template_hash
+from py_engine.sim.controllers.writes import delete_through, merge_patch, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = [
@@ -183,38 +184,6 @@ def scale_down_old_plan(deployment: JSON, new_rs: JSON | None, old_rss: Sequence
     return plan
 
 
-def _condition(
-    conditions: list[JSON], kind: str, status: str, reason: str, message: str, now: datetime
-) -> list[JSON]:
-    """Set a Deployment condition (lastUpdateTime moves on any change,
-    lastTransitionTime only when the status flips)."""
-    stamp = format_time(now)
-    out = [dict(c) for c in conditions]
-    for condition in out:
-        if condition.get("type") == kind:
-            if (condition.get("status"), condition.get("reason"), condition.get("message")) == (
-                status,
-                reason,
-                message,
-            ):
-                return out
-            if condition.get("status") != status:
-                condition["lastTransitionTime"] = stamp
-            condition.update(status=status, reason=reason, message=message, lastUpdateTime=stamp)
-            return out
-    out.append(
-        {
-            "type": kind,
-            "status": status,
-            "reason": reason,
-            "message": message,
-            "lastUpdateTime": stamp,
-            "lastTransitionTime": stamp,
-        }
-    )
-    return out
-
-
 def deployment_status(deployment: JSON, new_rs: JSON | None, all_rss: Sequence[JSON], now: datetime) -> JSON:
     """`calculateStatus` plus the Available and Progressing conditions."""
     current = deployment.get("status") or {}
@@ -234,46 +203,24 @@ def deployment_status(deployment: JSON, new_rs: JSON | None, all_rss: Sequence[J
     conditions = list(current.get("conditions") or [])
     _, max_unavailable = resolve_fenceposts(deployment)
     if available >= replicas - max_unavailable:
-        conditions = _condition(
-            conditions,
-            "Available",
-            "True",
-            "MinimumReplicasAvailable",
-            "Deployment has minimum availability.",
-            now,
-        )
+        availability = ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
     else:
-        conditions = _condition(
-            conditions,
-            "Available",
+        availability = (
             "False",
             "MinimumReplicasUnavailable",
             "Deployment does not have minimum availability.",
-            now,
         )
+    conditions = set_condition(conditions, "Available", *availability, now, update_time=True)
     if new_rs is not None:
         name = new_rs["metadata"]["name"]
         complete = (
             status["updatedReplicas"] == replicas and status["replicas"] == replicas and available == replicas
         )
         if complete:
-            conditions = _condition(
-                conditions,
-                "Progressing",
-                "True",
-                "NewReplicaSetAvailable",
-                f'ReplicaSet "{name}" has successfully progressed.',
-                now,
-            )
+            progress = ("NewReplicaSetAvailable", f'ReplicaSet "{name}" has successfully progressed.')
         else:
-            conditions = _condition(
-                conditions,
-                "Progressing",
-                "True",
-                "ReplicaSetUpdated",
-                f'ReplicaSet "{name}" is progressing.',
-                now,
-            )
+            progress = ("ReplicaSetUpdated", f'ReplicaSet "{name}" is progressing.')
+        conditions = set_condition(conditions, "Progressing", "True", *progress, now, update_time=True)
     status["conditions"] = conditions
     return status
 
@@ -287,20 +234,17 @@ def _complete(deployment: JSON, status: JSON) -> bool:
     )
 
 
-class DeploymentController(Controller):
+class DeploymentController(ObjectController):
     """Reconciles `apps/v1` Deployments into ReplicaSets."""
 
     name = "deployment"
     component = "deployment-controller"
 
     def setup(self) -> None:
-        self.d_informer = self.informers.get(DEPLOYMENTS)
-        self.rs_informer = self.informers.get(REPLICASETS)
+        self.d_informer = self.watch_primary(DEPLOYMENTS)
+        self.rs_informer = self.watch_owned(REPLICASETS, "Deployment")
         self.pod_informer = self.informers.get(PODS)
-        self.rs_informer.add_index("controller", controller_uid)
         self.pod_informer.add_index("controller", controller_uid)
-        self.d_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
-        self.rs_informer.add_handler(lambda _e, obj: self.enqueue(owner_key(obj, "Deployment")))
         self.pod_informer.add_handler(self._on_pod)
 
     def _on_pod(self, event: str, pod: JSON) -> None:
@@ -312,15 +256,9 @@ class DeploymentController(Controller):
         if rs is not None:
             self.enqueue(owner_key(rs, "Deployment"))
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.d_informer.keys())
-
     # ------------------------------------------------------------------- sync
 
-    def sync(self, key: str) -> int:
-        deployment = self.d_informer.get_key(key)
-        if deployment is None:
-            return 0
+    def reconcile(self, deployment: JSON) -> int:
         rss = [
             rs
             for rs in self.rs_informer.by_index("controller", str(deployment["metadata"]["uid"]))
@@ -359,16 +297,20 @@ class DeploymentController(Controller):
 
     # -------------------------------------------------------------- strategies
 
-    def _rolling(self, deployment: JSON, new_rs: JSON | None, old_rss: list[JSON]) -> int:
-        writes = 0
+    def _ensure_new_rs(
+        self, deployment: JSON, new_rs: JSON | None, old_rss: list[JSON]
+    ) -> tuple[JSON | None, int]:
+        """The ReplicaSet of the current template, created when missing (None when that failed)
+        or brought to the current revision, and the writes that took; both strategies start so."""
         if new_rs is None:
-            new_rs, created = self._create_new_rs(deployment, old_rss)
-            writes += created
-            if new_rs is None:
-                return writes
-        else:
-            writes += self._sync_revision(deployment, new_rs, old_rss)
-            new_rs = self.rs_informer.get_key(object_key(new_rs)) or new_rs
+            return self._create_new_rs(deployment, old_rss)
+        writes = self._sync_revision(deployment, new_rs, old_rss)
+        return self.rs_informer.get_key(object_key(new_rs)) or new_rs, writes
+
+    def _rolling(self, deployment: JSON, new_rs: JSON | None, old_rss: list[JSON]) -> int:
+        new_rs, writes = self._ensure_new_rs(deployment, new_rs, old_rss)
+        if new_rs is None:
+            return writes
         all_rss = [new_rs, *old_rss]
         # reconcileNewReplicaSet
         target = _replicas(deployment)
@@ -403,16 +345,12 @@ class DeploymentController(Controller):
             return writes + self._sync_status_now(deployment)
         if self._old_pods_running(old_rss):
             return self._sync_status_now(deployment)
+        existed = new_rs is not None
+        new_rs, writes = self._ensure_new_rs(deployment, new_rs, old_rss)
         if new_rs is None:
-            new_rs, created = self._create_new_rs(deployment, old_rss)
-            writes += created
-            if new_rs is None:
-                return writes
-        else:
-            writes += self._sync_revision(deployment, new_rs, old_rss)
-            new_rs = self.rs_informer.get_key(object_key(new_rs)) or new_rs
-            if _replicas(new_rs) != _replicas(deployment):
-                writes += self._scale_rs(deployment, new_rs, _replicas(deployment))
+            return writes
+        if existed and _replicas(new_rs) != _replicas(deployment):
+            writes += self._scale_rs(deployment, new_rs, _replicas(deployment))
         status = deployment_status(deployment, new_rs, self._fresh([new_rs, *old_rss]), self.clock.now())
         if _complete(deployment, status):
             writes += self._cleanup(deployment, old_rss)
@@ -487,14 +425,8 @@ class DeploymentController(Controller):
                 self.rs_informer.apply_local(existing)
                 return existing, 0
             # A hash collision: bump collisionCount so the next hash differs.
-            self.api.patch(
-                DEPLOYMENTS,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": {"collisionCount": int(collision or 0) + 1}},
-                "merge",
-                subresource="status",
-            )
+            body = {"status": {"collisionCount": int(collision or 0) + 1}}
+            merge_patch(self.api, DEPLOYMENTS, deployment, body, subresource="status", tolerated=())
             self.queue.add(object_key(deployment))
             return None, 1
         self.rs_informer.apply_local(created)
@@ -512,31 +444,20 @@ class DeploymentController(Controller):
         wanted = max(max_revision(old_rss) + 1, _revision(new_rs))
         writes = 0
         if _revision(new_rs) != wanted:
-            meta = new_rs["metadata"]
-            updated = self.api.patch(
-                REPLICASETS,
-                meta.get("namespace"),
-                meta["name"],
-                {"metadata": {"annotations": {REVISION: str(wanted)}}},
-                "merge",
-            )
-            self.rs_informer.apply_local(updated)
+            self._annotate_revision(self.rs_informer, new_rs, wanted)
             writes += 1
         return writes + self._set_deployment_revision(deployment, wanted)
 
     def _set_deployment_revision(self, deployment: JSON, revision: int) -> int:
-        meta = deployment["metadata"]
-        if (meta.get("annotations") or {}).get(REVISION) == str(revision):
+        if (deployment["metadata"].get("annotations") or {}).get(REVISION) == str(revision):
             return 0
-        updated = self.api.patch(
-            DEPLOYMENTS,
-            meta.get("namespace"),
-            meta["name"],
-            {"metadata": {"annotations": {REVISION: str(revision)}}},
-            "merge",
-        )
-        self.d_informer.apply_local(updated)
+        self._annotate_revision(self.d_informer, deployment, revision)
         return 1
+
+    def _annotate_revision(self, informer: Informer, obj: JSON, revision: int) -> None:
+        """The Deployment and its new ReplicaSet carry the same revision annotation."""
+        body = {"metadata": {"annotations": {REVISION: str(revision)}}}
+        merge_patch(self.api, informer, obj, body, tolerated=())
 
     def _scale_rs(self, deployment: JSON, rs: JSON, size: int) -> int:
         meta = rs["metadata"]
@@ -546,8 +467,7 @@ class DeploymentController(Controller):
             "metadata": {"annotations": {k: annotations[k] for k in (DESIRED_REPLICAS, MAX_REPLICAS)}},
         }
         before = int(rs.get("spec", {}).get("replicas") or 0)
-        updated = self.api.patch(REPLICASETS, meta.get("namespace"), meta["name"], patch, "merge")
-        self.rs_informer.apply_local(updated)
+        merge_patch(self.api, self.rs_informer, rs, patch, tolerated=())
         if size != before:
             direction = "up" if size > before else "down"
             self.events.normal(
@@ -578,15 +498,8 @@ class DeploymentController(Controller):
             return 0
         writes = 0
         for rs in sorted(idle, key=lambda r: (_revision(r), _created(r)))[:excess]:
-            meta = rs["metadata"]
-            try:
-                result = self.api.delete(REPLICASETS, meta.get("namespace"), meta["name"])
-            except ApiError as exc:
-                if exc.code == 404:
-                    continue
-                raise
-            self.rs_informer.delete_local(result if result.get("kind") == "ReplicaSet" else rs)
-            writes += 1
+            if delete_through(self.api, self.rs_informer, rs) is not None:
+                writes += 1
         return writes
 
     def _fresh(self, rss: list[JSON]) -> list[JSON]:
@@ -607,19 +520,4 @@ class DeploymentController(Controller):
         current = deployment.get("status") or {}
         if all(current.get(k) == v for k, v in status.items()):
             return 0
-        meta = deployment["metadata"]
-        try:
-            updated = self.api.patch(
-                DEPLOYMENTS,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": status},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.d_informer.apply_local(updated)
-        return 1
+        return patch_status(self.api, self.d_informer, deployment, status)

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from py_engine.semantics import objects
 from py_engine.semantics.timeutil import format_time
 from py_engine.sim.controllers.base import CRDS, Controller, crd_storage_resource, object_key
+from py_engine.sim.controllers.writes import delete_through, merge_patch
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["DEFAULT_GC_RESOURCES", "GarbageCollector", "PodGC"]
@@ -240,67 +241,32 @@ class GarbageCollector(Controller):
     def _remove_refs(self, resource: str, obj: JSON, uids: set[str]) -> int:
         meta = obj["metadata"]
         refs = [r for r in meta.get("ownerReferences") or [] if str(r.get("uid")) not in uids]
-        try:
-            result = self.api.patch(
-                resource,
-                meta.get("namespace"),
-                meta["name"],
-                {
-                    "metadata": {
-                        "ownerReferences": refs or None,
-                        "uid": meta.get("uid"),
-                        "resourceVersion": meta.get("resourceVersion"),
-                    }
-                },
-                "merge",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.informers.get(resource).apply_local(result)
-        return 1
+        body = {
+            "metadata": {
+                "ownerReferences": refs or None,
+                "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion"),
+            }
+        }
+        return int(merge_patch(self.api, self.informers.get(resource), obj, body) is not None)
 
     def _remove_finalizer(self, resource: str, obj: JSON, finalizer: str) -> int:
         meta = obj["metadata"]
         remaining = [f for f in meta.get("finalizers") or [] if f != finalizer]
-        try:
-            result = self.api.patch(
-                resource,
-                meta.get("namespace"),
-                meta["name"],
-                {
-                    "metadata": {
-                        "finalizers": remaining or None,
-                        "resourceVersion": meta.get("resourceVersion"),
-                    }
-                },
-                "merge",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
+        body = {"metadata": {"finalizers": remaining or None, "resourceVersion": meta.get("resourceVersion")}}
+        result = merge_patch(self.api, resource, obj, body)
+        if result is None:
+            return 0
         if result.get("metadata"):
             self.informers.get(resource).delete_local(result)
         return 1
 
     def _delete(self, resource: str, obj: JSON, policy: str) -> int:
-        meta = obj["metadata"]
-        try:
-            result = self.api.delete(
-                resource,
-                meta.get("namespace"),
-                meta["name"],
-                propagation_policy=policy,
-                preconditions={"uid": str(meta["uid"])} if meta.get("uid") else None,
-            )
-        except ApiError as exc:
-            if exc.code in (404, 409):
-                return 0
-            raise
-        self.informers.get(resource).delete_local(result if result.get("metadata", {}).get("name") else obj)
-        return 1
+        informer = self.informers.get(resource)
+        result = delete_through(
+            self.api, informer, obj, by_uid=True, propagation_policy=policy, tolerated=(404, 409)
+        )
+        return int(result is not None)
 
 
 class PodGC(Controller):
@@ -333,7 +299,6 @@ class PodGC(Controller):
         pod = self.pod_informer.get_key(key)
         if pod is None or not self._orphaned(pod):
             return 0
-        meta = pod["metadata"]
         node = pod.get("spec", {}).get("nodeName")
         writes = 0
         if node:
@@ -359,25 +324,10 @@ class PodGC(Controller):
                         "lastTransitionTime": now,
                     }
                 )
-                try:
-                    self.api.patch(
-                        "v1/pods",
-                        meta.get("namespace"),
-                        meta["name"],
-                        {"status": {"phase": "Failed", "reason": "NodeLost", "conditions": conditions}},
-                        "merge",
-                        subresource="status",
-                    )
-                    writes += 1
-                except ApiError as exc:
-                    if exc.code == 404:
-                        return 0
-                    raise
-        try:
-            result = self.api.delete("v1/pods", meta.get("namespace"), meta["name"], grace_period_seconds=0)
-        except ApiError as exc:
-            if exc.code == 404:
-                return writes
-            raise
-        self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
+                status = {"phase": "Failed", "reason": "NodeLost", "conditions": conditions}
+                if merge_patch(self.api, "v1/pods", pod, {"status": status}, subresource="status") is None:
+                    return 0
+                writes += 1
+        if delete_through(self.api, self.pod_informer, pod, grace_period_seconds=0) is None:
+            return writes
         return writes + 1

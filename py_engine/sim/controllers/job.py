@@ -19,17 +19,10 @@ completes pods of Jobs after a configurable run time (see `kubelet.py`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from py_engine.semantics.timeutil import format_time
-from py_engine.sim.controllers.base import Controller, controller_uid, object_key, owner_key
 from py_engine.sim.controllers.podutil import is_active, is_ready, set_condition
-from py_engine.sim.controllers.replicaset import (
-    MAX_CONCURRENT_CALLS,
-    concurrently,
-    pod_from_template,
-    slow_start,
-)
+from py_engine.sim.controllers.replicaset import PodOwnerController, concurrently
+from py_engine.sim.controllers.writes import delete_through, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["JobController", "wanted_active"]
@@ -57,28 +50,17 @@ def _finished(job: JSON) -> bool:
     )
 
 
-class JobController(Controller):
+class JobController(PodOwnerController):
     """Reconciles `batch/v1` Jobs into pods."""
 
     name = "job"
     component = "job-controller"
-    # See `ReplicaSetController.concurrent_creates`.
-    concurrent_creates = MAX_CONCURRENT_CALLS
 
     def setup(self) -> None:
-        self.job_informer = self.informers.get(JOBS)
-        self.pod_informer = self.informers.get(PODS)
-        self.pod_informer.add_index("controller", controller_uid)
-        self.job_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
-        self.pod_informer.add_handler(lambda _e, obj: self.enqueue(owner_key(obj, "Job")))
+        self.job_informer = self.watch_primary(JOBS)
+        self.pod_informer = self.watch_owned(PODS, "Job")
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.job_informer.keys())
-
-    def sync(self, key: str) -> int:
-        job = self.job_informer.get_key(key)
-        if job is None:
-            return 0
+    def reconcile(self, job: JSON) -> int:
         pods = self.pod_informer.by_index("controller", str(job["metadata"]["uid"]))
         active = [p for p in pods if is_active(p)]
         succeeded = sum(1 for p in pods if p.get("status", {}).get("phase") == "Succeeded")
@@ -129,32 +111,14 @@ class JobController(Controller):
         )
         meta["labels"] = labels
         template["metadata"] = meta
-
-        def create_one() -> Exception | None:
-            pod = pod_from_template(job, template, "batch/v1", "Job")
-            try:
-                created = self.api.create(PODS, job["metadata"].get("namespace"), pod)
-            except ApiError as exc:
-                self.events.warning(job, "FailedCreate", f"Error creating: {exc}")
-                return exc
-            self.pod_informer.apply_local(created)
-            self.events.normal(job, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
-            return None
-
-        created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
-        if errors:
-            self._record(f"{object_key(job)}: create pods: {errors[0]}")
-            self.queue.add_after(object_key(job), 1.0)
-        return created
+        return self._create_pods_of(job, template, ("batch/v1", "Job"), count)[0]
 
     def _delete(self, pods: list[JSON]) -> int:
         def delete_one(pod: JSON) -> Exception | None:
-            meta = pod["metadata"]
             try:
-                result = self.api.delete(PODS, meta.get("namespace"), meta["name"])
+                delete_through(self.api, self.pod_informer, pod)
             except ApiError as exc:
-                return None if exc.code == 404 else exc
-            self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
+                return exc
             return None
 
         errors = concurrently(pods, delete_one)
@@ -193,16 +157,8 @@ class JobController(Controller):
             status["conditions"] = conditions
         if all(current.get(k) == v for k, v in status.items()):
             return 0
-        meta = job["metadata"]
-        try:
-            result = self.api.patch(
-                JOBS, meta.get("namespace"), meta["name"], {"status": status}, "merge", subresource="status"
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.job_informer.apply_local(result)
+        if not patch_status(self.api, self.job_informer, job, status):
+            return 0
         if finishing == "Completed":
             self.events.normal(job, "Completed", "Job completed")
         elif finishing is not None:

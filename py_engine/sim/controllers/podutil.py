@@ -74,26 +74,40 @@ def is_available(pod: JSON, min_ready_seconds: int, now: datetime) -> bool:
 
 
 def set_condition(
-    conditions: list[JSON], kind: str, status: str, reason: str, message: str, now: datetime
+    conditions: list[JSON],
+    kind: str,
+    status: str,
+    reason: str,
+    message: str,
+    now: datetime,
+    *,
+    update_time: bool = False,
 ) -> list[JSON]:
     """Return `conditions` with `kind` set; lastTransitionTime moves only when the
-    status changes (the Kubernetes convention)."""
+    status changes (the Kubernetes convention). With `update_time` (a Deployment's
+    conditions) `lastUpdateTime` moves on any change and an unchanged condition is left be."""
+    stamp = format_time(now)
     out = [dict(c) for c in conditions]
     for condition in out:
-        if condition.get("type") == kind:
-            if condition.get("status") != status:
-                condition["lastTransitionTime"] = format_time(now)
-            condition.update(status=status, reason=reason, message=message)
+        if condition.get("type") != kind:
+            continue
+        if update_time and (condition.get("status"), condition.get("reason"), condition.get("message")) == (
+            status,
+            reason,
+            message,
+        ):
             return out
-    out.append(
-        {
-            "type": kind,
-            "status": status,
-            "reason": reason,
-            "message": message,
-            "lastTransitionTime": format_time(now),
-        }
-    )
+        if condition.get("status") != status:
+            condition["lastTransitionTime"] = stamp
+        condition.update(status=status, reason=reason, message=message)
+        if update_time:
+            condition["lastUpdateTime"] = stamp
+        return out
+    added: JSON = {"type": kind, "status": status, "reason": reason, "message": message}
+    if update_time:
+        added["lastUpdateTime"] = stamp
+    added["lastTransitionTime"] = stamp
+    out.append(added)
     return out
 
 

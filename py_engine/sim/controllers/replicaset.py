@@ -21,7 +21,8 @@ from typing import Any
 from py_engine.semantics.labels import selector_from_label_selector
 from py_engine.sim.controllers import victims as victim_model
 from py_engine.sim.controllers.base import (
-    Controller,
+    Informer,
+    ObjectController,
     controller_ref,
     controller_uid,
     new_owner_ref,
@@ -35,9 +36,17 @@ from py_engine.sim.controllers.podutil import (
     is_ready,
     set_condition,
 )
+from py_engine.sim.controllers.writes import delete_through, merge_patch, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
-__all__ = ["BURST_REPLICAS", "ReplicaSetController", "pod_from_template", "replicaset_status", "slow_start"]
+__all__ = [
+    "BURST_REPLICAS",
+    "PodOwnerController",
+    "ReplicaSetController",
+    "pod_from_template",
+    "replicaset_status",
+    "slow_start",
+]
 
 BURST_REPLICAS = 500
 MAX_CONCURRENT_CALLS = 16
@@ -132,22 +141,54 @@ def replicaset_status(rs: JSON, pods: Sequence[JSON], now: datetime) -> JSON:
     return status
 
 
-class ReplicaSetController(Controller):
+class PodOwnerController(ObjectController):
+    """A controller that creates pods from its objects' template (ReplicaSet, Job): the
+    slow-start create loop and its events are the same for both, as upstream's
+    `controller.PodControlInterface` is."""
+
+    # How many pod creates run at once; 1 makes the order of creates (and so of generated
+    # names and admission decisions) reproducible, for a seeded cluster.
+    concurrent_creates = MAX_CONCURRENT_CALLS
+    pod_informer: Informer
+
+    def _create_pods_of(
+        self, owner: JSON, template: JSON, owner_type: tuple[str, str], count: int
+    ) -> tuple[int, str | None]:
+        """Create `count` pods of `owner` (`owner_type`: its apiVersion and kind) in slow-start
+        batches; returns how many were created and the first error, if any (retried in 1 s)."""
+        namespace = owner["metadata"].get("namespace")
+
+        def create_one() -> Exception | None:
+            pod = pod_from_template(owner, template, *owner_type)
+            try:
+                created = self.api.create(PODS, namespace, pod)
+            except ApiError as exc:
+                self.events.warning(owner, "FailedCreate", f"Error creating: {exc}")
+                return exc
+            self.pod_informer.apply_local(created)
+            self.events.normal(owner, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+            return None
+
+        created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
+        if errors:
+            self._record(f"{object_key(owner)}: create pods: {errors[0]}")
+            self.queue.add_after(object_key(owner), 1.0)
+            return created, str(errors[0])
+        return created, None
+
+
+class ReplicaSetController(PodOwnerController):
     """Reconciles `apps/v1` ReplicaSets against their pods."""
 
     name = "replicaset"
     component = "replicaset-controller"
-    # How many pod creates run at once; 1 makes the order of creates (and so of generated
-    # names and admission decisions) reproducible, for a seeded cluster.
-    concurrent_creates = MAX_CONCURRENT_CALLS
 
     def setup(self) -> None:
-        self.rs_informer = self.informers.get(REPLICASETS)
+        self.rs_informer = self.watch_primary(REPLICASETS)
+        self.rs_informer.add_index("controller", controller_uid)
         self.pod_informer = self.informers.get(PODS)
         self.pod_informer.add_index("controller", controller_uid)
         self.pod_informer.add_index("namespace", lambda o: [str(o["metadata"].get("namespace", ""))])
-        self.rs_informer.add_index("controller", controller_uid)
-        self.rs_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
         self.pod_informer.add_handler(self._on_pod)
 
     def _on_pod(self, _event: str, pod: JSON) -> None:
@@ -161,15 +202,9 @@ class ReplicaSetController(Controller):
                 if rs["metadata"].get("namespace") == namespace:
                     self.enqueue(object_key(rs))
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.rs_informer.keys())
-
     # ------------------------------------------------------------------- sync
 
-    def sync(self, key: str) -> int:
-        rs = self.rs_informer.get_key(key)
-        if rs is None:
-            return 0
+    def reconcile(self, rs: JSON) -> int:
         writes = 0
         pods, adopt_writes = self._claim_pods(rs)
         writes += adopt_writes
@@ -229,43 +264,13 @@ class ReplicaSetController(Controller):
         return claimed, writes
 
     def _set_owner_refs(self, pod: JSON, refs: list[JSON]) -> int:
-        meta = pod["metadata"]
-        try:
-            patched = self.api.patch(
-                PODS,
-                meta.get("namespace"),
-                meta["name"],
-                {"metadata": {"ownerReferences": refs, "uid": meta["uid"]}},
-                "merge",
-            )
-        except ApiError as exc:
-            if exc.code in (404, 409, 422):
-                return 0
-            raise
-        self.pod_informer.apply_local(patched)
-        return 1
+        body = {"metadata": {"ownerReferences": refs, "uid": pod["metadata"]["uid"]}}
+        patched = merge_patch(self.api, self.pod_informer, pod, body, tolerated=(404, 409, 422))
+        return int(patched is not None)
 
     def _create_pods(self, rs: JSON, count: int) -> tuple[int, str | None]:
         template = rs.get("spec", {}).get("template") or {}
-        namespace = rs["metadata"].get("namespace")
-
-        def create_one() -> Exception | None:
-            pod = pod_from_template(rs, template, "apps/v1", "ReplicaSet")
-            try:
-                created = self.api.create(PODS, namespace, pod)
-            except ApiError as exc:
-                self.events.warning(rs, "FailedCreate", f"Error creating: {exc}")
-                return exc
-            self.pod_informer.apply_local(created)
-            self.events.normal(rs, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
-            return None
-
-        created, errors = slow_start(count, create_one, max_workers=self.concurrent_creates)
-        if errors:
-            self._record(f"{object_key(rs)}: create pods: {errors[0]}")
-            self.queue.add_after(object_key(rs), 1.0)
-            return created, str(errors[0])
-        return created, None
+        return self._create_pods_of(rs, template, ("apps/v1", "ReplicaSet"), count)
 
     def _related_pods(self, rs: JSON) -> list[JSON] | None:
         """`getIndirectlyRelatedPods`: pods selected by every RS sharing this RS's
@@ -293,21 +298,13 @@ class ReplicaSetController(Controller):
         victims = victim_model.choose_victims(active, self._related_pods(rs), diff, self.clock.now())
 
         def delete_one(pod: JSON) -> Exception | None:
-            meta = pod["metadata"]
             try:
-                result = self.api.delete(
-                    PODS,
-                    meta.get("namespace"),
-                    meta["name"],
-                    preconditions={"uid": meta["uid"]} if meta.get("uid") else None,
-                )
-            except ApiError as exc:
-                if exc.code == 404:
-                    self.pod_informer.apply_event("DELETED", pod)
+                if delete_through(self.api, self.pod_informer, pod, by_uid=True) is None:
+                    self.pod_informer.apply_event("DELETED", pod)  # gone already: forget it now
                     return None
+            except ApiError as exc:
                 return exc
-            self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
-            self.events.normal(rs, "SuccessfulDelete", f"Deleted pod: {meta['name']}")
+            self.events.normal(rs, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
             return None
 
         errors = concurrently(victims, delete_one)
@@ -347,19 +344,4 @@ class ReplicaSetController(Controller):
         body = dict(status)
         if "conditions" not in body:
             body["conditions"] = None
-        meta = rs["metadata"]
-        try:
-            updated = self.api.patch(
-                REPLICASETS,
-                meta.get("namespace"),
-                meta["name"],
-                {"status": body},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.rs_informer.apply_local(updated)
-        return 1
+        return patch_status(self.api, self.rs_informer, rs, body)

@@ -27,19 +27,17 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from py_engine.sim.controllers.base import (
     CRDS,
-    Controller,
-    controller_uid,
+    ObjectController,
     crd_storage_resource,
     new_owner_ref,
     object_key,
-    owner_key,
 )
 from py_engine.sim.controllers.podutil import is_available, is_ready, is_terminal, template_hash
+from py_engine.sim.controllers.writes import delete_through, patch_status
 from py_engine.sim.interface import JSON, ApiError
 
 __all__ = [
@@ -104,7 +102,7 @@ def _healthy(pod: JSON) -> bool:
     return _running_and_ready(pod) and not pod["metadata"].get("deletionTimestamp")
 
 
-class StatefulSetController(Controller):
+class StatefulSetController(ObjectController):
     """Reconciles `apps/v1` StatefulSets into ordinal pods."""
 
     name = "statefulset"
@@ -113,26 +111,15 @@ class StatefulSetController(Controller):
     api_version = "apps/v1"
 
     def setup(self) -> None:
-        self.pod_informer = self.informers.get(PODS)
-        self.pod_informer.add_index("controller", controller_uid)
-        self.pod_informer.add_handler(lambda _e, obj: self.enqueue(owner_key(obj, "StatefulSet")))
+        self.pod_informer = self.watch_owned(PODS, "StatefulSet")
         if self.resource is not None:
             self._watch(self.resource)
 
     def _watch(self, resource: str) -> None:
         self.resource = resource
-        self.sts_informer = self.informers.get(resource)
-        self.sts_informer.add_handler(lambda _e, obj: self.enqueue(object_key(obj)))
+        self.sts_informer = self.watch_primary(resource)
 
-    def all_keys(self) -> Sequence[str]:
-        return sorted(self.sts_informer.keys()) if self.resource is not None else []
-
-    def sync(self, key: str) -> int:
-        if self.resource is None:
-            return 0
-        sts = self.sts_informer.get_key(key)
-        if sts is None:
-            return 0
+    def reconcile(self, sts: JSON) -> int:
         spec = sts.get("spec", {})
         replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])
         start = int((spec.get("ordinals") or {}).get("start") or 0)
@@ -224,18 +211,12 @@ class StatefulSetController(Controller):
         return created
 
     def _delete(self, sts: JSON, pod: JSON) -> int:
-        meta = pod["metadata"]
-        try:
-            result = self.api.delete(PODS, meta.get("namespace"), meta["name"])
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.pod_informer.delete_local(result if result.get("kind") == "Pod" else pod)
+        if delete_through(self.api, self.pod_informer, pod) is None:
+            return 0
         self.events.normal(
             sts,
             "SuccessfulDelete",
-            f"delete Pod {meta['name']} in StatefulSet {sts['metadata']['name']} successful",
+            f"delete Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful",
         )
         return 1
 
@@ -272,22 +253,7 @@ class StatefulSetController(Controller):
         current = sts.get("status") or {}
         if all(current.get(k) == v for k, v in status.items()):
             return 0
-        meta = sts["metadata"]
-        try:
-            result = self.api.patch(
-                str(self.resource),
-                meta.get("namespace"),
-                meta["name"],
-                {"status": status},
-                "merge",
-                subresource="status",
-            )
-        except ApiError as exc:
-            if exc.code == 404:
-                return 0
-            raise
-        self.sts_informer.apply_local(result)
-        return 1
+        return patch_status(self.api, self.sts_informer, sts, status)
 
 
 class AdvancedStatefulSetController(StatefulSetController):
