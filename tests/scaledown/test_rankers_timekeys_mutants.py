@@ -134,3 +134,17 @@ def test_kruise_order_placements_without_explanations() -> None:
     # Explained by default.
     assert order.placements() == [Placement(1, 0.0, "creation-time"), Placement(0, 0.0, LAST)]
     assert order.placements(items=[7, 9]) == [Placement(9, 0.0, "creation-time"), Placement(7, 0.0, LAST)]
+
+
+def test_constraints_with_the_same_number_of_values_add_into_one_column() -> None:
+    pods = [
+        BASE._replace(name="A", uid="a", node_name="n1", created=NOW_NS - HOUR),
+        BASE._replace(name="B", uid="b", node_name="n1"),
+        BASE._replace(name="C", uid="c", node_name="n2", created=NOW_NS - HOUR),
+        BASE._replace(name="D", uid="d", node_name="n2"),
+    ]
+    nodes = {"n1": {HOSTNAME_LABEL: "n1", "zone": "za"}, "n2": {HOSTNAME_LABEL: "n2", "zone": "zb"}}
+    constraints = (SpreadConstraint("zone"), SpreadConstraint(HOSTNAME_LABEL))
+    ranking = spread_constraints_ranking(pods, constraints, nodes)
+    # Each constraint has two values (log argument 4) and scores 2, 1 per value: summed.
+    assert ranking.coefficients == {4: [4, 2, 4, 2]}
