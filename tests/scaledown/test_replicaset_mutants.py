@@ -106,3 +106,29 @@ def test_each_sync_drops_its_victims_from_the_related_pods_without_uids() -> Non
     passes = scale_down_passes(pods, pods, 2, now=None, burst=1)
     assert [[placement.item for placement in sync] for sync in passes] == [[0], [2]]
     assert [[placement.rank for placement in sync] for sync in passes] == [[2.0], [1.0]]
+
+
+def test_scale_down_passes_rejects_bad_arguments_with_a_clear_message() -> None:
+    pods = same_bucket_pair()
+    with pytest.raises(ValueError, match=r"^cannot scale down by 3: there are 2 active pods$"):
+        scale_down_passes(pods, None, 3, now=NOW)
+    with pytest.raises(ValueError, match=r"^cannot scale down by -1: there are 2 active pods$"):
+        scale_down_passes(pods, None, -1, now=NOW)
+    with pytest.raises(ValueError, match=r"^burst must be at least 1$"):
+        scale_down_passes(pods, None, 1, now=NOW, burst=0)
+    with pytest.raises(ValueError, match=r"^1 ranks for 2 pods$"):
+        scale_down_passes(pods, None, 1, now=NOW, ranks=[1])
+
+
+def test_scale_down_passes_uses_now_gates_and_explicit_ranks() -> None:
+    pods = same_bucket_pair()
+    first = scale_down_passes(pods, None, 1, now=NOW, gates=COST_OFF)
+    assert [placement.item for placement in first[0]] == [0]  # one bucket: smaller UID
+    assert [
+        placement.item for placement in scale_down_passes(pods, None, 1, now=None, gates=COST_OFF)[0]
+    ] == [1]
+    assert [
+        placement.item
+        for placement in scale_down_passes(pods, None, 1, now=NOW, gates=COST_OFF, ranks=[0, 5])[0]
+    ] == [1]
+    assert scale_down_passes(pods, None, 1, now=NOW, gates=COST_OFF, ranks=[0, 5])[0][0].rank == 5.0
