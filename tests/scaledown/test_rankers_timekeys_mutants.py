@@ -12,9 +12,10 @@ import pytest
 from scaledown_times import NOW, NOW_NS
 
 from py_engine.scaledown import PodFacts, same_node_ranks, spread_constraints_ranking
+from py_engine.scaledown.errors import ScaledownInputError
 from py_engine.scaledown.kruise import KruiseOrder
 from py_engine.scaledown.ordering import LAST, Placement, explain_sorted
-from py_engine.scaledown.rankers import HOSTNAME_LABEL, SpreadConstraint
+from py_engine.scaledown.rankers import HOSTNAME_LABEL, SpreadConstraint, constraints_from_workload
 from py_engine.scaledown.timekeys import (
     TimeReader,
     TimestampError,
@@ -148,3 +149,22 @@ def test_constraints_with_the_same_number_of_values_add_into_one_column() -> Non
     ranking = spread_constraints_ranking(pods, constraints, nodes)
     # Each constraint has two values (log argument 4) and scores 2, 1 per value: summed.
     assert ranking.coefficients == {4: [4, 2, 4, 2]}
+
+
+def test_constraints_from_workload_tolerates_missing_parts_and_names_bad_ones() -> None:
+    assert constraints_from_workload({"spec": None}) == ()
+    assert constraints_from_workload({"spec": ["not", "a", "mapping"]}) == ()
+    with pytest.raises(
+        ScaledownInputError, match=r"^spec\.template\.spec\.topologySpreadConstraints must be a list$"
+    ):
+        constraints_from_workload({"spec": {"template": {"spec": {"topologySpreadConstraints": {}}}}})
+    for item in ("zone", {"topologyKey": 5}, {"topologyKey": ""}):
+        workload = {
+            "spec": {"template": {"spec": {"topologySpreadConstraints": [{"topologyKey": "zone"}, item]}}}
+        }
+        with pytest.raises(
+            ScaledownInputError,
+            match=r"^spec\.template\.spec\.topologySpreadConstraints\[1\]\.topologyKey "
+            r"must be a non-empty string$",
+        ):
+            constraints_from_workload(workload)
