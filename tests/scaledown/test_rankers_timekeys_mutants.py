@@ -15,7 +15,12 @@ from py_engine.scaledown import PodFacts, same_node_ranks, spread_constraints_ra
 from py_engine.scaledown.errors import ScaledownInputError
 from py_engine.scaledown.kruise import KruiseOrder
 from py_engine.scaledown.ordering import LAST, Placement, explain_sorted
-from py_engine.scaledown.rankers import HOSTNAME_LABEL, SpreadConstraint, constraints_from_workload
+from py_engine.scaledown.rankers import (
+    HOSTNAME_LABEL,
+    SpreadConstraint,
+    constraints_from_keys,
+    constraints_from_workload,
+)
 from py_engine.scaledown.timekeys import (
     TimeReader,
     TimestampError,
@@ -168,3 +173,11 @@ def test_constraints_from_workload_tolerates_missing_parts_and_names_bad_ones() 
             r"must be a non-empty string$",
         ):
             constraints_from_workload(workload)
+
+
+def test_constraints_from_keys_one_per_key_in_order() -> None:
+    assert constraints_from_keys(["zone", "rack", "zone"]) == (
+        SpreadConstraint("zone"),
+        SpreadConstraint("rack"),
+        SpreadConstraint("zone"),
+    )
