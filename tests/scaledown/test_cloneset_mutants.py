@@ -33,7 +33,13 @@ from py_engine.scaledown import (
     read_pods,
     scale_in_pass,
 )
-from py_engine.scaledown.cloneset import choose, equal_to_revision_hash, filter_delete_ready_limit, rank_group
+from py_engine.scaledown.cloneset import (
+    choose,
+    equal_to_revision_hash,
+    filter_delete_ready_limit,
+    is_specified_delete,
+    rank_group,
+)
 from py_engine.semantics.timeutil import format_time
 
 ZONE = "topology.kubernetes.io/zone"
@@ -147,25 +153,25 @@ RANKED_CASES: list[tuple[str, Any, list[str], list[str]]] = [
     ),
     (
         "choose",
-        lambda: choose(FACTS, NEW, 2, SPEC, NODES, NOW, RANKS, True),
+        lambda: choose(FACTS, NEW, 2, SPEC, NODES, NOW, RANKS),
         ["new-b", "new-a2"],
         ["rank", "rank"],
     ),
     (
         "choose-pods-old-only",
-        lambda: choose_pods_to_delete(FACTS, 2, 5, OLD, NEW, SPEC, NODES, NOW, RANKS, True),
+        lambda: choose_pods_to_delete(FACTS, 2, 5, OLD, NEW, SPEC, NODES, NOW, RANKS),
         ["old-b", "old-a2"],
         ["rank", "last"],
     ),
     (
         "choose-pods-both",
-        lambda: choose_pods_to_delete(FACTS, 4, 2, OLD, NEW, SPEC, NODES, NOW, RANKS, True),
+        lambda: choose_pods_to_delete(FACTS, 4, 2, OLD, NEW, SPEC, NODES, NOW, RANKS),
         ["old-b", "old-a2", "new-b", "new-a2"],
         ["rank", "revision", "rank", "last"],
     ),
     (
         "choose-pods-new-only",
-        lambda: choose_pods_to_delete(FACTS, 2, 0, OLD, NEW, SPEC, NODES, NOW, RANKS, True),
+        lambda: choose_pods_to_delete(FACTS, 2, 0, OLD, NEW, SPEC, NODES, NOW, RANKS),
         ["new-b", "new-a2"],
         ["rank", "last"],
     ),
@@ -197,10 +203,53 @@ def test_given_ranks_replace_the_ranker_and_are_explained(
     assert [p.criterion for p in placements] == criteria
 
 
-def test_explain_false_leaves_criteria_empty() -> None:
-    placements = rank_group(FACTS, OLD, SPEC, NODES, NOW, RANKS, explain=False)
-    assert names([p.item for p in placements]) == ["old-b", "old-a2", "old-a1"]
-    assert [p.criterion for p in placements] == ["", "", ""]
+QUIET_CASES: list[tuple[str, Any, list[str]]] = [
+    ("rank-group", lambda: rank_group(FACTS, OLD, SPEC, NODES, NOW, RANKS, explain=False), ["", "", ""]),
+    ("choose", lambda: choose(FACTS, NEW, 2, SPEC, NODES, NOW, RANKS, False), ["", ""]),
+    (
+        "choose-pods-old-only",
+        lambda: choose_pods_to_delete(FACTS, 2, 5, OLD, NEW, SPEC, NODES, NOW, RANKS, False),
+        ["", "last"],
+    ),
+    (
+        "choose-pods-both",
+        lambda: choose_pods_to_delete(FACTS, 4, 2, OLD, NEW, SPEC, NODES, NOW, RANKS, False),
+        ["", "revision", "", "last"],
+    ),
+    (
+        "choose-pods-new-only",
+        lambda: choose_pods_to_delete(FACTS, 2, 0, OLD, NEW, SPEC, NODES, NOW, RANKS, False),
+        ["", "last"],
+    ),
+    ("victims", lambda: cloneset_victims(FACTS, SPEC, 2, NODES, NOW, RANKS, False), ["", "last"]),
+    (
+        "order",
+        lambda: cloneset_deletion_order(FACTS, SPEC, NODES, NOW, RANKS, False),
+        ["", "", "revision", "", "", "last"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "criteria"), [(c, k) for _, c, k in QUIET_CASES], ids=[i for i, _, _ in QUIET_CASES]
+)
+def test_explain_false_leaves_per_pod_criteria_empty(call: Any, criteria: list[str]) -> None:
+    # Only the group boundaries the flattening adds stay labelled; the order is unchanged.
+    placements = call()
+    assert [p.criterion for p in placements] == criteria
+    assert [FACTS[p.item].name[-1] for p in placements][:1] == ["b"]
+
+
+def test_is_specified_delete_by_label_or_by_name() -> None:
+    spec = CloneSetSpec(pods_to_delete=frozenset({"listed"}))
+    pods = read_pods(
+        [
+            cpod("labelled", "r", "n1", 1, labels={"apps.kruise.io/specified-delete": ""}),
+            cpod("listed", "r", "n2", 1),
+            cpod("other", "r", "n3", 1),
+        ]
+    )
+    assert [is_specified_delete(p, spec) for p in pods] == [True, True, False]
 
 
 # --- partition, planned deletions, deleteReadyLimit ----------------------------------------

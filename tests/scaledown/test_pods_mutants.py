@@ -264,6 +264,28 @@ ACCEPTED: list[tuple[str, object, PodFacts]] = [
         facts(ready=True),
     ),
     (
+        "ready-zero-time-lower-t",
+        pod(
+            status={
+                "conditions": [
+                    {"type": "Ready", "status": "True", "lastTransitionTime": "0001-01-01t00:00:00Z"}
+                ]
+            }
+        ),
+        facts(ready=True),
+    ),
+    (
+        "ready-zero-time-lower-z",
+        pod(
+            status={
+                "conditions": [
+                    {"type": "Ready", "status": "True", "lastTransitionTime": "0001-01-01T00:00:00z"}
+                ]
+            }
+        ),
+        facts(ready=True),
+    ),
+    (
         "ready-zero-time-space",
         pod(
             status={
