@@ -169,21 +169,53 @@ def _say(json_log: bool, message: str, level: int = logging.INFO, **values: Any)
 
 
 def _once(
-    client: Any, options: Any, namespace: str | None, *, json_log: bool = False, whitelist: Any = None
+    client: Any,
+    options: Any,
+    namespace: str | None,
+    *,
+    json_log: bool = False,
+    whitelist: Any = None,
+    united: bool = False,
+    patch_fields: tuple[str, ...] = (),
 ) -> int:
+    """One pass of each controller from fresh lists, on the stepped Manager (the same controllers
+    as the daemon's, added the same way); prints each sync's report."""
     from py_engine.apiclient import KubeError
     from py_engine.model.workloads import EMPTY_WHITELIST
+    from py_engine.runtime.stepped import SteppedManager
     from py_engine.semantics.clock import RealClock
-    from py_engine.workloadspread.controller.runtime.loop import SpreadController
-    from py_engine.workloadspread.controller.runtime.sources import ListedSource
+    from py_engine.workloadspread.controller.runtime.daemon import add_spread_controller
 
+    manager = SteppedManager(client, clock=RealClock(), namespace=namespace)
     try:
-        source = ListedSource(client, namespace=namespace, whitelist=whitelist or EMPTY_WHITELIST)
-        source.refresh()
+        add_spread_controller(manager, options=options, whitelist=whitelist or EMPTY_WHITELIST)
+        if united and not _united_served(client):
+            _say(
+                json_log, "no UnitedDeployment CRD in the cluster: UnitedDeployments skipped", logging.WARNING
+            )
+        elif united:
+            from py_engine.uniteddeployment.controller.runtime.loop import UnitedOptions
+            from py_engine.uniteddeployment.controller.runtime.runtime import add_united_controller
+
+            add_united_controller(manager, options=UnitedOptions(allowed_patch_fields=patch_fields))
     except KubeError as exc:
         return _fail(f"cannot list from the cluster: {exc}")
-    controller = SpreadController(client, source, RealClock(), options)
-    reports = controller.step()
+    manager.start()
+    try:
+        spread, *others = manager.controllers
+        try:
+            reports = manager.step_controller(spread)
+        except KubeError as exc:
+            return _fail(f"cannot list from the cluster: {exc}")
+        failed = _print_spread_reports(reports, json_log)
+        for controller in others:  # the UnitedDeployment controller, when added
+            failed += _united_pass(manager, controller, json_log)
+        return EXIT_FAILED if failed else EXIT_OK
+    finally:
+        manager.stop()
+
+
+def _print_spread_reports(reports: list[Any], json_log: bool) -> int:
     failed = 0
     for report in reports:
         w = report.writes
@@ -197,7 +229,7 @@ def _once(
             print(f"{report.key}: TargetNotFound ({problem.reason}): {problem.message}")
         failed += report.outcome not in ("synced", "gone")
     _say_synced(json_log, "WorkloadSpread", len(reports), failed)
-    return EXIT_FAILED if failed else EXIT_OK
+    return failed
 
 
 def _say_synced(json_log: bool, kind: str, synced: int, failed: int) -> None:
@@ -220,21 +252,13 @@ def _united_served(client: Any) -> bool:
     return crd_exists(client, UNITED_DEPLOYMENTS)
 
 
-def _once_united(
-    client: Any, namespace: str | None, *, json_log: bool = False, patch_fields: tuple[str, ...] = ()
-) -> int:
-    """One sync of every UnitedDeployment from fresh lists; the number that failed."""
+def _united_pass(manager: Any, controller: Any, json_log: bool) -> int:
+    """One pass of the UnitedDeployment controller; the number of syncs that failed (1 when
+    its lists could not be read)."""
     from py_engine.apiclient import KubeError
-    from py_engine.semantics.clock import RealClock
-    from py_engine.uniteddeployment.controller.runtime.loop import UnitedController, UnitedOptions
-    from py_engine.uniteddeployment.controller.runtime.source import ListedUnitedSource
 
-    if not _united_served(client):
-        _say(json_log, "no UnitedDeployment CRD in the cluster: UnitedDeployments skipped", logging.WARNING)
-        return 0
-    source = ListedUnitedSource(client, namespace=namespace)
     try:
-        source.refresh()
+        reports = manager.step_controller(controller)
     except KubeError as exc:
         _say(
             json_log,
@@ -243,13 +267,6 @@ def _once_united(
             cause=str(exc),
         )
         return 1
-    controller = UnitedController(
-        client, source, RealClock(), UnitedOptions(allowed_patch_fields=patch_fields)
-    )
-    try:
-        reports = controller.step()
-    finally:
-        controller.stop()
     failed = 0
     for report in reports:
         w = report.writes
@@ -307,11 +324,15 @@ def run(args: argparse.Namespace) -> int:
     if args.once:
         try:
             json_log = args.log_format == "json"
-            status = _once(client, options, args.namespace, json_log=json_log, whitelist=whitelist)
-            if status == EXIT_USAGE or not args.united_deployments:
-                return status
-            united_failed = _once_united(client, args.namespace, json_log=json_log, patch_fields=patch_fields)
-            return EXIT_FAILED if status == EXIT_FAILED or united_failed else EXIT_OK
+            return _once(
+                client,
+                options,
+                args.namespace,
+                json_log=json_log,
+                whitelist=whitelist,
+                united=args.united_deployments,
+                patch_fields=patch_fields,
+            )
         finally:
             client.close()
 

@@ -8,7 +8,8 @@ points as a `Manager` (`add_spread_controller`, `add_united_controller`), which 
 build a listed source (`listing.ListedLists`: every read of a sync comes from lists taken
 at its last `refresh()`) instead of watch caches, and no triggers.
 
-* `step()` runs one pass of every controller, in the order they were added: the
+* `step()` runs one pass of every controller (`step_controller()` one, returning its
+  reports: `spreadgate controller --once`), in the order they were added: the
   controller's source is refreshed, then every key is enqueued and every ready key synced
   (`Reconciler.step`); the next controller's refresh sees what the previous one wrote.
   It returns the API writes of the pass (what `Stack.settle` runs passes until it is 0);
@@ -23,11 +24,11 @@ at its last `refresh()`) instead of watch caches, and no triggers.
 
 from __future__ import annotations
 
-from typing import Protocol, Self
+from typing import Any, Protocol, Self
 
 from py_engine.apiclient import KubeClient
 from py_engine.runtime.listing import ListedLists
-from py_engine.runtime.manager import BaseManager
+from py_engine.runtime.manager import BaseManager, Managed
 from py_engine.semantics.clock import Clock
 
 
@@ -81,15 +82,17 @@ class SteppedManager(BaseManager):
     def step(self) -> int:
         """One pass of every controller, each on freshly listed objects; the API writes made.
         Raises `KubeError` when a list fails, RuntimeError outside `start()`..`stop()`."""
+        return sum(writes_of(report) for c in self.controllers for report in self.step_controller(c))
+
+    def step_controller(self, controller: Managed) -> list[Any]:
+        """One pass of `controller` (one this Manager runs) on freshly listed objects: its sync
+        reports (`spreadgate controller --once` prints them). Raises as `step()`."""
         if not self._running:
             raise RuntimeError("SteppedManager.step() needs start() and no stop()")
-        writes = 0
-        for controller in self.controllers:
-            source = controller.source
-            assert isinstance(source, ListedLists)  # add() admits nothing else
-            source.refresh()
-            writes += sum(writes_of(report) for report in controller.loop.step())
-        return writes
+        source = controller.source
+        assert isinstance(source, ListedLists)  # add() admits nothing else
+        source.refresh()
+        return list(controller.loop.step())
 
     def next_deadline(self) -> float | None:
         """The earliest requeue over every controller (clock `monotonic`), None when none is pending."""

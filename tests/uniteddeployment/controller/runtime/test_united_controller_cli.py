@@ -40,3 +40,25 @@ def test_once_without_the_crd_skips_united_deployments(
     with Stack(pools("a"), with_controller=False, united=False, workdir=tmp_path) as stack:
         assert main(["controller", "--kubeconfig", str(stack.cluster.kubeconfig_path), "--once"]) == 0
         assert "no UnitedDeployment CRD in the cluster" in capsys.readouterr().err
+
+
+def test_once_runs_both_controllers_on_the_stepped_manager(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--once` composes its controllers as the daemon does, through a Manager (issue 27): one
+    stepped pass of each, WorkloadSpreads first."""
+    from py_engine.runtime.stepped import SteppedManager
+
+    stepped: list[str] = []
+    step = SteppedManager.step_controller
+
+    def recording(self: SteppedManager, controller: Any) -> list[Any]:
+        stepped.append(controller.name)
+        return step(self, controller)
+
+    monkeypatch.setattr(SteppedManager, "step_controller", recording)
+    with Stack(pools("a", "b"), with_controller=False, workdir=tmp_path) as stack:
+        stack.create(UDS, united("web", 3, SUBSETS))
+        assert main(["controller", "--kubeconfig", str(stack.cluster.kubeconfig_path), "--once"]) == 0
+        assert "synced 1 UnitedDeployment(s), 0 failed" in capsys.readouterr().err
+    assert stepped == ["workloadspread", "uniteddeployment"]
