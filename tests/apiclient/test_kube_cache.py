@@ -117,3 +117,46 @@ def test_cached_objects_are_kept_without_managed_fields(env: KubeEnv) -> None:
         assert written["metadata"].get("managedFields")  # the caller's object is not changed
     finally:
         cache.stop()
+
+
+def test_a_late_upsert_never_moves_the_cache_back_to_an_older_object(env: KubeEnv) -> None:
+    """A writer's `upsert` of its write's response can come after the watch already delivered a
+    newer version (someone scaled the object meanwhile) or its deletion: the cache keeps what the
+    watch said and tells no handler, or the newer object would be lost until the next relist."""
+    c = env.client
+    cache = WatchCache(c, PODS, namespace="default", watch_timeout_seconds=30).start()
+    seen: list[tuple[str, str]] = []
+    cache.add_handler(lambda typ, obj, old: seen.append((typ, obj["metadata"]["resourceVersion"])))
+    try:
+        assert cache.wait_synced(5)
+        ours = c.create(PODS, "default", pod("web", app="x"))
+        theirs = c.patch(PODS, "default", "web", {"metadata": {"labels": {"app": "y"}}})
+        newer = theirs["metadata"]["resourceVersion"]
+        wait_until(
+            lambda: (cache.get("default", "web") or {}).get("metadata", {}).get("resourceVersion") == newer,
+            5,
+            "the patch seen",
+        )
+        seen.clear()
+        cache.upsert(ours)  # our create's response, handed to the cache late
+        kept = cache.get("default", "web")
+        assert kept is not None and kept["metadata"]["resourceVersion"] == newer and seen == []
+        c.delete(PODS, "default", "web", grace_period_seconds=0)
+        wait_until(lambda: cache.get("default", "web") is None, 5, "the delete seen")
+        seen.clear()
+        cache.upsert(theirs)  # a response that predates the deletion the watch delivered
+        assert cache.get("default", "web") is None and seen == []
+        # A response the watch has not delivered yet is taken ahead of it (and said once).
+        ahead = c.create(PODS, "default", pod("ahead", app="x"))
+        cache.upsert(ahead)
+        cached = cache.get("default", "ahead")
+        assert (
+            cached is not None
+            and cached["metadata"]["resourceVersion"] == ahead["metadata"]["resourceVersion"]
+        )
+        wait_until(
+            lambda: cache.resource_version == ahead["metadata"]["resourceVersion"], 5, "the watch catches up"
+        )
+        assert [t for t, rv in seen if rv == ahead["metadata"]["resourceVersion"]] == ["ADDED"]
+    finally:
+        cache.stop()
