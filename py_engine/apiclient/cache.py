@@ -20,11 +20,12 @@ version it has just replaced. That response can reach the cache after the watch 
 delivered a later version of the object (someone changed it right after the write) or its
 deletion; applied then, it would move the cache back to the older object, and no watch event
 would ever correct it before the next relist (the newer spec would go unseen). So the cache
-never moves an object back: an upsert (or a watch event) whose resourceVersion is not newer than
-the cached object's, or than what the watch has delivered already, is dropped, as client-go's
-mutation cache keeps the newer of its two objects. resourceVersions are compared as integers
-(what kube-apiserver and the embedded emulator hand out); one that is not an integer is
-compared for equality only, as before.
+never moves an object back: an upsert whose resourceVersion is not newer than the cached
+object's, or than what the watch has delivered already, is dropped, and so is a watch event or a
+relisted item older than the cached object (one upserted ahead of the watch; a relist also keeps
+such an object it does not list yet), as client-go's mutation cache keeps the newer of its two
+objects. resourceVersions are compared as integers (what kube-apiserver and the embedded
+emulator hand out); one that is not an integer is compared for equality only, as before.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ def _not_newer(candidate: str, than: str) -> bool:
     """Whether resourceVersion `candidate` is known to be no later than `than`."""
     new, old = _rv_number(candidate), _rv_number(than)
     return new is not None and old is not None and new <= old
+
+
+def _later(candidate: str, than: str) -> bool:
+    """Whether resourceVersion `candidate` is known to be later than `than`."""
+    return candidate != than and _not_newer(than, candidate)
 
 
 @dataclass
@@ -222,8 +228,7 @@ class WatchCache:
     def _stale_locked(self, obj: Mapping[str, Any]) -> bool:
         """Whether `obj` is older than the cached version of it (see the module docstring)."""
         cached = self._items.get(object_key(obj))
-        rv = _rv(obj)
-        return cached is not None and rv != _rv(cached) and _not_newer(rv, _rv(cached))
+        return cached is not None and _later(_rv(cached), _rv(obj))
 
     def upsert(self, obj: JSON) -> None:
         """Put an object the caller has just written (keeps the cache ahead of the watch).
@@ -250,13 +255,17 @@ class WatchCache:
         with self._lock:
             self.resource_version = resource_version
             fresh = {object_key(o): o for o in map(without_managed_fields, items)}
-            for key in [k for k in self._items if k not in fresh]:
+            # An object upserted after the list was served is newer than the list says (or than
+            # its absence from it): kept; the watch, resumed from the list, brings its events.
+            for key, cached in [(k, o) for k, o in self._items.items() if k not in fresh]:
+                if _later(_rv(cached), resource_version):
+                    continue
                 old = self._remove(key)
                 if old is not None:
                     events.append(("DELETED", old, old))
             for obj in fresh.values():
                 if self._stale_locked(obj):
-                    continue  # upserted after the list was served: the watch brings it again
+                    continue
                 changed = self._put(obj)
                 if changed:
                     events.append((changed[0], obj, changed[1]))

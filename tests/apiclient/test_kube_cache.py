@@ -160,3 +160,33 @@ def test_a_late_upsert_never_moves_the_cache_back_to_an_older_object(env: KubeEn
         assert [t for t, rv in seen if rv == ahead["metadata"]["resourceVersion"]] == ["ADDED"]
     finally:
         cache.stop()
+
+
+def versioned(name: str, rv: int, app: str = "x") -> dict[str, Any]:
+    obj = pod(name, app=app)
+    obj["metadata"].update(namespace="default", resourceVersion=str(rv))
+    return obj
+
+
+def test_an_object_upserted_ahead_of_the_watch_survives_older_events_and_a_relist() -> None:
+    """Watch events and a relist older than an object the writer upserted do not replace it
+    (the watch brings its own event later); a relist still drops what it no longer holds."""
+    client: Any = None  # never started: the store is driven directly
+    cache = WatchCache(client, PODS)
+    seen: list[tuple[str, str, str]] = []
+    cache.add_handler(
+        lambda typ, obj, old: seen.append((typ, obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+    )
+    cache._replace_all([versioned("web", 5), versioned("gone", 4)], "5")
+    cache.upsert(versioned("web", 7, app="ours"))
+    cache.upsert(versioned("made", 8))
+    seen.clear()
+    cache._apply({"type": "MODIFIED", "object": versioned("web", 6, app="theirs")})
+    cache._apply({"type": "DELETED", "object": versioned("made", 6)})
+    assert seen == [] and cache.resource_version == "6"
+    cache._replace_all([versioned("web", 5)], "6")  # served before our writes landed
+    assert seen == [("DELETED", "gone", "4")]
+    assert (cache.get("default", "web") or {})["metadata"]["labels"] == {"app": "ours"}
+    assert cache.get("default", "made") is not None and cache.get("default", "gone") is None
+    cache._apply({"type": "MODIFIED", "object": versioned("web", 9, app="theirs")})
+    assert seen[-1] == ("MODIFIED", "web", "9")
