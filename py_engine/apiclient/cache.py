@@ -19,13 +19,14 @@ A writer hands the object its write returned to `upsert`, so its next sync does 
 version it has just replaced. That response can reach the cache after the watch has already
 delivered a later version of the object (someone changed it right after the write) or its
 deletion; applied then, it would move the cache back to the older object, and no watch event
-would ever correct it before the next relist (the newer spec would go unseen). So the cache
-never moves an object back: an upsert whose resourceVersion is not newer than the cached
-object's, or than what the watch has delivered already, is dropped, and so is a watch event or a
-relisted item older than the cached object (one upserted ahead of the watch; a relist also keeps
-such an object it does not list yet), as client-go's mutation cache keeps the newer of its two
-objects. resourceVersions are compared as integers (what kube-apiserver and the embedded
-emulator hand out); one that is not an integer is compared for equality only, as before.
+would correct it before the next relist (the newer spec would go unseen). So an upsert whose
+resourceVersion is not newer than the cached object's, or than what the watch has delivered
+already, is dropped, as client-go's mutation cache keeps the newer of its two objects.
+resourceVersions are compared as integers (what kube-apiserver and the embedded emulator hand
+out); one that is not an integer is compared for equality only, as before. The watch itself
+stays authoritative: its events and relists are always applied (an older event over an upserted
+object is followed by the object's own event), so a server whose resourceVersions went backwards
+(a restored etcd) cannot leave the cache stuck.
 """
 
 from __future__ import annotations
@@ -226,9 +227,11 @@ class WatchCache:
         return old
 
     def _stale_locked(self, obj: Mapping[str, Any]) -> bool:
-        """Whether `obj` is older than the cached version of it (see the module docstring)."""
+        """Whether the watch has delivered `obj`'s version or a later one already, or the cached
+        object is newer (see the module docstring)."""
+        rv = _rv(obj)
         cached = self._items.get(object_key(obj))
-        return cached is not None and _later(_rv(cached), _rv(obj))
+        return _not_newer(rv, self.resource_version) or (cached is not None and _later(_rv(cached), rv))
 
     def upsert(self, obj: JSON) -> None:
         """Put an object the caller has just written (keeps the cache ahead of the watch).
@@ -237,7 +240,7 @@ class WatchCache:
         docstring); else applied unless it is there already with the same resourceVersion."""
         obj = without_managed_fields(obj)
         with self._lock:
-            if _not_newer(_rv(obj), self.resource_version) or self._stale_locked(obj):
+            if self._stale_locked(obj):
                 return
             changed = self._put(obj)
         if changed:
@@ -255,17 +258,11 @@ class WatchCache:
         with self._lock:
             self.resource_version = resource_version
             fresh = {object_key(o): o for o in map(without_managed_fields, items)}
-            # An object upserted after the list was served is newer than the list says (or than
-            # its absence from it): kept; the watch, resumed from the list, brings its events.
-            for key, cached in [(k, o) for k, o in self._items.items() if k not in fresh]:
-                if _later(_rv(cached), resource_version):
-                    continue
+            for key in [k for k in self._items if k not in fresh]:
                 old = self._remove(key)
                 if old is not None:
                     events.append(("DELETED", old, old))
             for obj in fresh.values():
-                if self._stale_locked(obj):
-                    continue
                 changed = self._put(obj)
                 if changed:
                     events.append((changed[0], obj, changed[1]))
@@ -278,13 +275,12 @@ class WatchCache:
         changed: tuple[str, JSON | None] | None = None
         with self._lock:
             # The resourceVersion moves in the same step as the store, so an `upsert` racing
-            # this event sees both or neither; an object upserted ahead of the watch stays.
-            if typ in ("ADDED", "MODIFIED", "DELETED") and not self._stale_locked(obj):
-                if typ == "DELETED":
-                    old = self._remove(object_key(obj))
-                    changed = ("DELETED", old) if old is not None else None
-                else:
-                    changed = self._put(obj)
+            # this event sees both or neither.
+            if typ in ("ADDED", "MODIFIED"):
+                changed = self._put(obj)
+            elif typ == "DELETED":
+                old = self._remove(object_key(obj))
+                changed = ("DELETED", old) if old is not None else None
             rv = _rv(obj)
             if rv:
                 self.resource_version = rv

@@ -168,25 +168,31 @@ def versioned(name: str, rv: int, app: str = "x") -> dict[str, Any]:
     return obj
 
 
-def test_an_object_upserted_ahead_of_the_watch_survives_older_events_and_a_relist() -> None:
-    """Watch events and a relist older than an object the writer upserted do not replace it
-    (the watch brings its own event later); a relist still drops what it no longer holds."""
+def test_upserts_ahead_of_the_watch_apply_and_the_watch_stays_authoritative() -> None:
+    """An upsert newer than the watch is applied and said once; a later event of the same
+    version is not said again; watch events and relists always apply (a server whose
+    resourceVersions went backwards cannot leave the cache stuck); resourceVersions that are
+    not integers fall back to equality."""
     client: Any = None  # never started: the store is driven directly
     cache = WatchCache(client, PODS)
     seen: list[tuple[str, str, str]] = []
     cache.add_handler(
         lambda typ, obj, old: seen.append((typ, obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
     )
-    cache._replace_all([versioned("web", 5), versioned("gone", 4)], "5")
+    cache._replace_all([versioned("web", 5)], "5")
+    seen.clear()
     cache.upsert(versioned("web", 7, app="ours"))
     cache.upsert(versioned("made", 8))
-    seen.clear()
-    cache._apply({"type": "MODIFIED", "object": versioned("web", 6, app="theirs")})
-    cache._apply({"type": "DELETED", "object": versioned("made", 6)})
-    assert seen == [] and cache.resource_version == "6"
-    cache._replace_all([versioned("web", 5)], "6")  # served before our writes landed
-    assert seen == [("DELETED", "gone", "4")]
-    assert (cache.get("default", "web") or {})["metadata"]["labels"] == {"app": "ours"}
-    assert cache.get("default", "made") is not None and cache.get("default", "gone") is None
-    cache._apply({"type": "MODIFIED", "object": versioned("web", 9, app="theirs")})
-    assert seen[-1] == ("MODIFIED", "web", "9")
+    cache.upsert(versioned("web", 6, app="older"))  # a response older than the last one
+    assert seen == [("MODIFIED", "web", "7"), ("ADDED", "made", "8")]
+    cache._apply({"type": "MODIFIED", "object": versioned("web", 7, app="ours")})
+    assert len(seen) == 2 and cache.resource_version == "7"
+    cache._replace_all([versioned("web", 3, app="restored")], "3")  # a restored server
+    assert (cache.get("default", "web") or {})["metadata"]["labels"] == {"app": "restored"}
+    assert cache.get("default", "made") is None and cache.resource_version == "3"
+    cache.upsert(versioned("web", 2))  # older than what the watch delivered
+    assert (cache.get("default", "web") or {})["metadata"]["resourceVersion"] == "3"
+    opaque = versioned("web", 0)
+    opaque["metadata"]["resourceVersion"] = "opaque-1"
+    cache.upsert(opaque)
+    assert (cache.get("default", "web") or {})["metadata"]["resourceVersion"] == "opaque-1"
