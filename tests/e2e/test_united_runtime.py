@@ -34,7 +34,7 @@ def until_pods(stack: Stack, want: dict[str, int], what: str, *, placed_only: bo
     (subsets, pending pods, the UnitedDeployment's status), so a failure can be read from CI."""
     try:
         wait_until(lambda: pods_per_subset(stack, "web", placed_only=placed_only) == want, 60, what)
-    except TimeoutError as exc:
+    except AssertionError as exc:  # what `wait_until` raises on timeout
         status = stack.api.get(UDS, "default", "web").get("status")
         raise AssertionError(
             f"{exc}: pods per subset {pods_per_subset(stack, 'web')}, pending "
