@@ -14,6 +14,19 @@ Spreadgate decides reads them, they are a large part of every object (a pod's fi
 outweigh its spec), and a write of a cached object without them leaves the stored ones as they
 are (kube-apiserver keeps managedFields an update omits).
 Backoff waits on a `threading.Event` so `stop()` interrupts them at once.
+
+A writer hands the object its write returned to `upsert`, so its next sync does not read the
+version it has just replaced. That response can reach the cache after the watch has already
+delivered a later version of the object (someone changed it right after the write) or its
+deletion; applied then, it would move the cache back to the older object, and no watch event
+would correct it before the next relist (the newer spec would go unseen). So an upsert whose
+resourceVersion is not newer than the cached object's, or than what the watch has delivered
+already, is dropped, as client-go's mutation cache keeps the newer of its two objects.
+resourceVersions are compared as integers (what kube-apiserver and the embedded emulator hand
+out); one that is not an integer is compared for equality only, as before. The watch itself
+stays authoritative: its events and relists are always applied (an older event over an upserted
+object is followed by the object's own event), so a server whose resourceVersions went backwards
+(a restored etcd) cannot leave the cache stuck.
 """
 
 from __future__ import annotations
@@ -53,6 +66,22 @@ def without_managed_fields(obj: JSON) -> JSON:
 
 def _rv(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _rv_number(resource_version: str) -> int | None:
+    """`resource_version` as an integer to order by, or None when it is not one."""
+    return int(resource_version) if resource_version.isdigit() else None
+
+
+def _not_newer(candidate: str, than: str) -> bool:
+    """Whether resourceVersion `candidate` is known to be no later than `than`."""
+    new, old = _rv_number(candidate), _rv_number(than)
+    return new is not None and old is not None and new <= old
+
+
+def _later(candidate: str, than: str) -> bool:
+    """Whether resourceVersion `candidate` is known to be later than `than`."""
+    return candidate != than and _not_newer(than, candidate)
 
 
 @dataclass
@@ -197,11 +226,22 @@ class WatchCache:
             self.version += 1
         return old
 
+    def _stale_locked(self, obj: Mapping[str, Any]) -> bool:
+        """Whether the watch has delivered `obj`'s version or a later one already, or the cached
+        object is newer (see the module docstring)."""
+        rv = _rv(obj)
+        cached = self._items.get(object_key(obj))
+        return _not_newer(rv, self.resource_version) or (cached is not None and _later(_rv(cached), rv))
+
     def upsert(self, obj: JSON) -> None:
         """Put an object the caller has just written (keeps the cache ahead of the watch).
-        Applied only if the object is not already there with the same resourceVersion."""
+        Dropped when the watch has delivered this version or a later one already (a later
+        change, or the deletion), or when the cached object is newer (see the module
+        docstring); else applied unless it is there already with the same resourceVersion."""
         obj = without_managed_fields(obj)
         with self._lock:
+            if self._stale_locked(obj):
+                return
             changed = self._put(obj)
         if changed:
             self._notify(changed[0], obj, changed[1])
@@ -213,9 +253,10 @@ class WatchCache:
             except Exception:
                 log.exception("watch cache %s: handler failed", self.name)
 
-    def _replace_all(self, items: builtins.list[JSON]) -> None:
+    def _replace_all(self, items: builtins.list[JSON], resource_version: str) -> None:
         events: builtins.list[tuple[str, JSON, JSON | None]] = []
         with self._lock:
+            self.resource_version = resource_version
             fresh = {object_key(o): o for o in map(without_managed_fields, items)}
             for key in [k for k in self._items if k not in fresh]:
                 old = self._remove(key)
@@ -231,26 +272,27 @@ class WatchCache:
     def _apply(self, event: JSON) -> None:
         typ = str(event.get("type", ""))
         obj = without_managed_fields(event["object"])
-        if typ in ("ADDED", "MODIFIED"):
-            with self._lock:
+        changed: tuple[str, JSON | None] | None = None
+        with self._lock:
+            # The resourceVersion moves in the same step as the store, so an `upsert` racing
+            # this event sees both or neither.
+            if typ in ("ADDED", "MODIFIED"):
                 changed = self._put(obj)
-            if changed:
-                self._notify(changed[0], obj, changed[1])
-        elif typ == "DELETED":
-            with self._lock:
+            elif typ == "DELETED":
                 old = self._remove(object_key(obj))
-            if old is not None:
-                self._notify("DELETED", obj, old)
-        rv = _rv(obj)
-        if rv:
-            self.resource_version = rv
+                changed = ("DELETED", old) if old is not None else None
+            rv = _rv(obj)
+            if rv:
+                self.resource_version = rv
+        if changed:
+            self._notify(changed[0], obj, changed[1])
 
     # ------------------------------------------------------------ the loop
 
     def _relist(self) -> None:
         listed = self.client.list(self.resource, self.namespace, label_selector=self.label_selector)
-        self._replace_all(list(listed.get("items") or []))
-        self.resource_version = str((listed.get("metadata") or {}).get("resourceVersion") or "")
+        resource_version = str((listed.get("metadata") or {}).get("resourceVersion") or "")
+        self._replace_all(list(listed.get("items") or []), resource_version)
         self.stats.lists += 1
         self.synced.set()
 
@@ -286,7 +328,8 @@ class WatchCache:
                     self.stats.bookmarks += 1
                     rv = _rv(event["object"])
                     if rv:
-                        self.resource_version = rv
+                        with self._lock:
+                            self.resource_version = rv
                     continue
                 self.stats.events += 1
                 self._apply(event)

@@ -117,3 +117,82 @@ def test_cached_objects_are_kept_without_managed_fields(env: KubeEnv) -> None:
         assert written["metadata"].get("managedFields")  # the caller's object is not changed
     finally:
         cache.stop()
+
+
+def test_a_late_upsert_never_moves_the_cache_back_to_an_older_object(env: KubeEnv) -> None:
+    """A writer's `upsert` of its write's response can come after the watch already delivered a
+    newer version (someone scaled the object meanwhile) or its deletion: the cache keeps what the
+    watch said and tells no handler, or the newer object would be lost until the next relist."""
+    c = env.client
+    cache = WatchCache(c, PODS, namespace="default", watch_timeout_seconds=30).start()
+    seen: list[tuple[str, str]] = []
+    cache.add_handler(lambda typ, obj, old: seen.append((typ, obj["metadata"]["resourceVersion"])))
+    try:
+        assert cache.wait_synced(5)
+        ours = c.create(PODS, "default", pod("web", app="x"))
+        theirs = c.patch(PODS, "default", "web", {"metadata": {"labels": {"app": "y"}}})
+        newer = theirs["metadata"]["resourceVersion"]
+        wait_until(
+            lambda: (cache.get("default", "web") or {}).get("metadata", {}).get("resourceVersion") == newer,
+            5,
+            "the patch seen",
+        )
+        seen.clear()
+        cache.upsert(ours)  # our create's response, handed to the cache late
+        kept = cache.get("default", "web")
+        assert kept is not None and kept["metadata"]["resourceVersion"] == newer and seen == []
+        c.delete(PODS, "default", "web", grace_period_seconds=0)
+        wait_until(lambda: cache.get("default", "web") is None, 5, "the delete seen")
+        seen.clear()
+        cache.upsert(theirs)  # a response that predates the deletion the watch delivered
+        assert cache.get("default", "web") is None and seen == []
+        # A response the watch has not delivered yet is taken ahead of it (and said once).
+        ahead = c.create(PODS, "default", pod("ahead", app="x"))
+        cache.upsert(ahead)
+        cached = cache.get("default", "ahead")
+        assert (
+            cached is not None
+            and cached["metadata"]["resourceVersion"] == ahead["metadata"]["resourceVersion"]
+        )
+        wait_until(
+            lambda: cache.resource_version == ahead["metadata"]["resourceVersion"], 5, "the watch catches up"
+        )
+        assert [t for t, rv in seen if rv == ahead["metadata"]["resourceVersion"]] == ["ADDED"]
+    finally:
+        cache.stop()
+
+
+def versioned(name: str, rv: int, app: str = "x") -> dict[str, Any]:
+    obj = pod(name, app=app)
+    obj["metadata"].update(namespace="default", resourceVersion=str(rv))
+    return obj
+
+
+def test_upserts_ahead_of_the_watch_apply_and_the_watch_stays_authoritative() -> None:
+    """An upsert newer than the watch is applied and said once; a later event of the same
+    version is not said again; watch events and relists always apply (a server whose
+    resourceVersions went backwards cannot leave the cache stuck); resourceVersions that are
+    not integers fall back to equality."""
+    client: Any = None  # never started: the store is driven directly
+    cache = WatchCache(client, PODS)
+    seen: list[tuple[str, str, str]] = []
+    cache.add_handler(
+        lambda typ, obj, old: seen.append((typ, obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+    )
+    cache._replace_all([versioned("web", 5)], "5")
+    seen.clear()
+    cache.upsert(versioned("web", 7, app="ours"))
+    cache.upsert(versioned("made", 8))
+    cache.upsert(versioned("web", 6, app="older"))  # a response older than the last one
+    assert seen == [("MODIFIED", "web", "7"), ("ADDED", "made", "8")]
+    cache._apply({"type": "MODIFIED", "object": versioned("web", 7, app="ours")})
+    assert len(seen) == 2 and cache.resource_version == "7"
+    cache._replace_all([versioned("web", 3, app="restored")], "3")  # a restored server
+    assert (cache.get("default", "web") or {})["metadata"]["labels"] == {"app": "restored"}
+    assert cache.get("default", "made") is None and cache.resource_version == "3"
+    cache.upsert(versioned("web", 2))  # older than what the watch delivered
+    assert (cache.get("default", "web") or {})["metadata"]["resourceVersion"] == "3"
+    opaque = versioned("web", 0)
+    opaque["metadata"]["resourceVersion"] = "opaque-1"
+    cache.upsert(opaque)
+    assert (cache.get("default", "web") or {})["metadata"]["resourceVersion"] == "opaque-1"

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from kubectl_kit import KUBECTL
 from polling import wait_until
-from united_kit import UDS, pending_per_subset, pods_per_subset, pools, scale, term, united
+from united_kit import UDS, pending_per_subset, pods_per_subset, pools, scale, term, ud, united
 
 from py_engine.assembled_stack import Stack
 from py_engine.uniteddeployment.controller.runtime.loop import UnitedOptions
@@ -34,7 +34,7 @@ def until_pods(stack: Stack, want: dict[str, int], what: str, *, placed_only: bo
     (subsets, pending pods, the UnitedDeployment's status), so a failure can be read from CI."""
     try:
         wait_until(lambda: pods_per_subset(stack, "web", placed_only=placed_only) == want, 60, what)
-    except TimeoutError as exc:
+    except AssertionError as exc:  # what `wait_until` raises on timeout
         status = stack.api.get(UDS, "default", "web").get("status")
         raise AssertionError(
             f"{exc}: pods per subset {pods_per_subset(stack, 'web')}, pending "
@@ -91,6 +91,57 @@ def test_watch_driven_provision_scale_and_node_fit(tmp_path: Path) -> None:
         assert stack.manager is not None and stack.united_controller is not None
         assert stack.united_controller.metrics.syncs.value(result="success") > 0
         assert "spreadgate_united_writes_total" in stack.manager.render_metrics()
+
+
+class ScaledWhileTheStatusResponseIsInFlight:
+    """The controller's client, except that the status write that reports every replica Ready
+    (nothing left to change) is followed by a scale that the watch delivers before the write's
+    response returns: the interleaving a loaded machine produces when `kubectl scale` lands
+    just after the controller wrote a settled status."""
+
+    def __init__(self, client: Any, stack: Stack, replicas: int) -> None:
+        self.client, self.stack, self.replicas, self.done = client, stack, replicas, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def replace_status(self, resource: Any, namespace: str, name: str, obj: Any, **kwargs: Any) -> Any:
+        written = self.client.replace_status(resource, namespace, name, obj, **kwargs)
+        settled = obj["status"].get("readyReplicas") == obj["spec"]["replicas"]
+        if settled and not self.done:
+            self.done = True
+            scale(self.stack, "web", self.replicas)
+            generation = ud(self.stack, "web")["metadata"]["generation"]
+            controller = self.stack.united_controller
+            assert controller is not None
+            wait_until(
+                lambda: (
+                    (controller.source.united_deployment("default", "web") or {})["metadata"]["generation"]
+                    == generation
+                ),
+                30,
+                "the scale in the controller's cache",
+            )
+        return written
+
+
+def test_a_scale_seen_before_the_controllers_own_status_response_is_not_lost(tmp_path: Path) -> None:
+    """The response of a status write reaches the cache after the watch delivered a later scale:
+    the cache keeps the scale, so the controller acts on it (it used to go back to the written
+    object and wait for the hourly resync)."""
+    with real_time_stack(tmp_path, pools("elastic")) as stack:
+        controller = stack.united_controller
+        assert controller is not None
+        controller.writer.client = ScaledWhileTheStatusResponseIsInFlight(controller.writer.client, stack, 3)  # type: ignore[assignment]
+        stack.create(UDS, united("web", 1, [{"name": "elastic", "nodeSelectorTerm": term("elastic")}]))
+        until_pods(stack, {"elastic": 3}, "3 pods after the scale")
+        wait_until(
+            lambda: (
+                (s := ud(stack, "web"))["status"].get("observedGeneration") == s["metadata"]["generation"]
+            ),
+            30,
+            "the controller to observe the scaled generation",
+        )
 
 
 @pytest.mark.kubectl
