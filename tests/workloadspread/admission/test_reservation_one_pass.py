@@ -35,7 +35,7 @@ from py_engine.policy import PolicyEngine, create_engine
 from py_engine.semantics.clock import FixedClock
 from py_engine.semantics.jsoncopy import json_copy
 from py_engine.workloadspread.admission.ledger import SubsetLedger
-from py_engine.workloadspread.admission.ports import Apply, Done
+from py_engine.workloadspread.admission.ports import Apply, SpreadCommitter
 from py_engine.workloadspread.admission.service import AdmissionService, Decision
 from py_engine.workloadspread.admission.snapshot import SnapshotReader
 
@@ -108,9 +108,9 @@ class SpreadTrail:
         return " -> ".join(f"{'/'.join(module.split('/')[-2:])}:{name}" for module, name in self.calls)
 
 
-class TracingCommitter:
+class TracingCommitter(SpreadCommitter):
     """Applies each reservation to the snapshot's spread (as `RecordingCommitter` does) with the
-    spread's trail recorded around the `apply` alone."""
+    spread's trail recorded around the `apply` alone; `submit_async` is the port's default."""
 
     def __init__(self, snapshot: SnapshotReader) -> None:
         self.snapshot = snapshot
@@ -133,18 +133,6 @@ class TracingCommitter:
         if written is not None and not dry_run:
             self.snapshot.replace_spread(written)
         return result
-
-    def submit_async(
-        self,
-        namespace: str,
-        name: str,
-        apply: Apply[R],
-        deadline: float,
-        on_done: Done[R],
-        *,
-        dry_run: bool = False,
-    ) -> None:
-        on_done(self.submit(namespace, name, apply, deadline, dry_run=dry_run), None)
 
 
 class ScaledUpReader(SnapshotReader):
