@@ -20,7 +20,7 @@ from py_engine.model.constants import MATCHED_ANNOTATION
 from py_engine.model.pods import MatchedSpread
 from py_engine.semantics import jsondiff, objects
 from py_engine.semantics.jsoncopy import json_copy
-from py_engine.semantics.objects import JSON_OBJECT
+from py_engine.semantics.objects import JSON_OBJECT, dict_at
 from py_engine.semantics.strategic_merge import POD_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.workloadspread.admission.context import AdmissionError
 
@@ -35,17 +35,8 @@ def _subset_of(spread: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     raise AdmissionError(f"subset {name!r} is not in the WorkloadSpread's spec")
 
 
-def _dict_at(parent: JSON, key: str) -> JSON:
-    """`parent[key]`, created as `{}` when absent or null."""
-    value = parent.get(key)
-    if not isinstance(value, dict):
-        value = {}
-        parent[key] = value
-    return value
-
-
 def _inject_node_affinity(spec: JSON, subset: Mapping[str, Any]) -> None:
-    node_affinity = _dict_at(_dict_at(spec, "affinity"), "nodeAffinity")
+    node_affinity = dict_at(dict_at(spec, "affinity"), "nodeAffinity")
     preferred = subset.get("preferredNodeSelectorTerms") or []
     if preferred:
         existing = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
@@ -132,7 +123,7 @@ def inject(
     """
     subset_spec = _subset_of(spread, subset)
     mutated = _writable_copy(pod)
-    spec = _dict_at(mutated, "spec")
+    spec = dict_at(mutated, "spec")
     tolerations = subset_spec.get("tolerations") or []
     if tolerations:
         spec["tolerations"] = [*(spec.get("tolerations") or []), *copy.deepcopy(tolerations)]
@@ -140,8 +131,8 @@ def inject(
     patch = subset_spec.get("patch")
     if apply_patch and isinstance(patch, JSON_OBJECT):
         mutated = apply_subset_patch(mutated, patch)
-    metadata = _dict_at(mutated, "metadata")
-    annotations = _dict_at(metadata, "annotations")
+    metadata = dict_at(mutated, "metadata")
+    annotations = dict_at(metadata, "annotations")
     has_name = bool(metadata.get("name"))
     annotations[MATCHED_ANNOTATION] = MatchedSpread(
         name=objects.name(spread), subset=subset, uid="" if has_name else (uid or "")
