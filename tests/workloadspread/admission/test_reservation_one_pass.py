@@ -189,6 +189,15 @@ def _percentages(status: dict[str, Any] | None, replicas: int) -> list[dict[str,
     return [ws, *deployment_chain(replicas)]
 
 
+def _one_each() -> dict[str, Any]:
+    """A versioned status with one pod in each of subsets a and b, none missing."""
+    return versioned(
+        "abc123",
+        {"name": "a", "replicas": 1, "missingReplicas": 0},
+        {"name": "b", "replicas": 1, "missingReplicas": 0},
+    )
+
+
 def _spec_ahead() -> list[dict[str, Any]]:
     ws, *chain = _counted()
     ws["metadata"]["generation"] = 3
@@ -199,38 +208,13 @@ def _spec_ahead() -> list[dict[str, Any]]:
 SCENARIOS: dict[str, Callable[[], SnapshotReader]] = {
     "counted subset with room": lambda: SnapshotReader(_counted()),
     "version initialised from the spec": lambda: SnapshotReader(_percentages(None, 4)),
-    "percentages follow the current replicas": lambda: SnapshotReader(
-        _percentages(
-            versioned(
-                "abc123",
-                {"name": "a", "replicas": 1, "missingReplicas": 0},
-                {"name": "b", "replicas": 1, "missingReplicas": 0},
-            ),
-            4,
-        )
-    ),
+    "percentages follow the current replicas": lambda: SnapshotReader(_percentages(_one_each(), 4)),
     "full until the API shows the scale-up": lambda: ScaledUpReader(
-        _percentages(
-            versioned(
-                "abc123",
-                {"name": "a", "replicas": 1, "missingReplicas": 0},
-                {"name": "b", "replicas": 1, "missingReplicas": 0},
-            ),
-            2,
-        ),
+        _percentages(_one_each(), 2),
         deployment_chain(8),
     ),
     "spec ahead of the status": lambda: SnapshotReader(_spec_ahead()),
-    "no subset has room": lambda: SnapshotReader(
-        _percentages(
-            versioned(
-                "abc123",
-                {"name": "a", "replicas": 1, "missingReplicas": 0},
-                {"name": "b", "replicas": 1, "missingReplicas": 0},
-            ),
-            2,
-        )
-    ),
+    "no subset has room": lambda: SnapshotReader(_percentages(_one_each(), 2)),
 }
 
 
