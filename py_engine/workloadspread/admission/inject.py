@@ -13,7 +13,7 @@ pod); finally the matched-workloadspread annotation, Spreadgate's key.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from py_engine.model.constants import MATCHED_ANNOTATION
@@ -94,19 +94,22 @@ def _writable_copy(pod: Mapping[str, Any]) -> JSON:
     and what changed"); a shared member is skipped by identity.
     """
     mutated = dict(pod)
-    metadata = pod.get("metadata")
-    if isinstance(metadata, dict):
-        owned = mutated["metadata"] = dict(metadata)
-        annotations = metadata.get("annotations")
-        if isinstance(annotations, dict):
-            owned["annotations"] = dict(annotations)
-    spec = pod.get("spec")
-    if isinstance(spec, dict):
-        owned_spec = mutated["spec"] = dict(spec)
-        affinity = spec.get("affinity")
-        if isinstance(affinity, dict):
-            owned_spec["affinity"] = json_copy(affinity)
+    _own(pod, mutated, "metadata", "annotations", dict)
+    _own(pod, mutated, "spec", "affinity", json_copy)
     return mutated
+
+
+def _own(
+    pod: Mapping[str, Any], mutated: JSON, key: str, child: str, copy_child: Callable[[JSON], JSON]
+) -> None:
+    """Give `mutated` its own shallow copy of `pod[key]`, and in it `copy_child(pod[key][child])`
+    (each only where it is an object)."""
+    member = pod.get(key)
+    if isinstance(member, dict):
+        owned = mutated[key] = dict(member)
+        inner = member.get(child)
+        if isinstance(inner, dict):
+            owned[child] = copy_child(inner)
 
 
 def inject(
