@@ -11,6 +11,28 @@ from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.uniteddeployment.controller.observed import SubsetObservation
 
 SELECTOR = {"matchLabels": {"app": "web"}}
+OWNER = {
+    "apiVersion": "spreadgate.dev/v1beta1",
+    "kind": "UnitedDeployment",
+    "name": "web",
+    "uid": "ud-uid-1",
+    "controller": True,
+    "blockOwnerDeletion": True,
+}
+"""The controller owner reference of `ud_object()`'s UnitedDeployment on what it creates."""
+
+
+def statefulset_template() -> dict[str, Any]:
+    """A UD `spec.template` of a StatefulSet selecting app=web (a fresh copy per call)."""
+    return {
+        "statefulSetTemplate": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}},
+            },
+        }
+    }
 
 
 def deployment_template() -> dict[str, Any]:

@@ -134,6 +134,20 @@ def ud(stack: Stack, name: str) -> dict[str, Any]:
     return obj
 
 
+def ud_events(stack: Stack) -> list[dict[str, Any]]:
+    """The Events recorded on UnitedDeployments in namespace default."""
+    return [
+        e
+        for e in stack.api.list("v1/events", "default")["items"]
+        if e["involvedObject"]["kind"] == "UnitedDeployment"
+    ]
+
+
+def ud_warnings(stack: Stack) -> list[tuple[str, str]]:
+    """(reason, message) of each Warning Event recorded on a UnitedDeployment."""
+    return [(e["reason"], e["message"]) for e in ud_events(stack) if e["type"] == "Warning"]
+
+
 def scale(stack: Stack, name: str, replicas: int) -> None:
     """What `kubectl scale sgud/NAME --replicas N` (and an HPA) does: a merge patch of /scale."""
     stack.api.patch(UDS, "default", name, {"spec": {"replicas": replicas}}, "merge", subresource="scale")

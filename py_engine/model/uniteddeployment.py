@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from py_engine.model.common import ScheduleType, list_field, mapping_field
 from py_engine.model.constants import MAX_SUBSETS
 from py_engine.model.errors import ModelError
 from py_engine.model.ud_constants import (
@@ -37,22 +38,6 @@ JSON = dict[str, Any]
 
 _PERCENT = re.compile(r"^([+-]?[0-9]+)%$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-
-
-def _mapping(value: Any, path: str, *, required: bool = False) -> JSON:
-    if value is None and not required:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ModelError(path, "must be an object" if value is not None else "is required")
-    return dict(value)
-
-
-def _list(value: Any, path: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ModelError(path, "must be a list")
-    return value
 
 
 def _string(value: Any, path: str, *, required: bool = False) -> str:
@@ -79,7 +64,7 @@ def _integer(value: Any, path: str, *, minimum: int | None = 0) -> int | None:
 
 
 def _string_map(value: Any, path: str) -> dict[str, str]:
-    data = _mapping(value, path)
+    data = mapping_field(value, path)
     for key, item in data.items():
         if not isinstance(item, str):
             raise ModelError(f"{path}[{key}]", "must be a string")
@@ -173,13 +158,8 @@ class AdaptiveOptions:
 
 
 @dataclass(frozen=True)
-class UdScheduleStrategy:
-    type: str
+class UdScheduleStrategy(ScheduleType):
     adaptive: AdaptiveOptions
-
-    @property
-    def is_adaptive(self) -> bool:
-        return self.type == "Adaptive"
 
     @property
     def reserves(self) -> bool:
@@ -237,14 +217,14 @@ class UnitedDeployment:
             raise ModelError(
                 "kind", "not a UnitedDeployment (spreadgate.dev or apps.kruise.io, v1beta1 or v1alpha1)"
             )
-        metadata = _mapping(obj.get("metadata"), "metadata")
-        spec = _mapping(obj.get("spec"), "spec", required=True)
+        metadata = mapping_field(obj.get("metadata"), "metadata")
+        spec = mapping_field(obj.get("spec"), "spec", required=True)
         raw_status = obj.get("status")
         status = dict(raw_status) if isinstance(raw_status, Mapping) else {}
         api_version = str(obj["apiVersion"])
         if api_version.endswith("/" + UD_ALPHA_VERSION):
             status = status_to_v1beta1(status)
-        topology = _mapping(spec.get("topology"), "spec.topology")
+        topology = mapping_field(spec.get("topology"), "spec.topology")
         generation = metadata.get("generation")
         return cls(
             api_version=api_version,
@@ -277,7 +257,7 @@ def is_uniteddeployment(obj: Any) -> bool:
 
 
 def _selector(raw: Any) -> JSON:
-    selector = _mapping(raw, "spec.selector", required=True)
+    selector = mapping_field(raw, "spec.selector", required=True)
     try:
         compiled = selector_from_label_selector(selector)
     except SelectorError as exc:
@@ -289,20 +269,20 @@ def _selector(raw: Any) -> JSON:
 
 def _template(raw: Any) -> SubsetTemplate:
     """The highest-priority template present (Kruise's controller order)."""
-    template = _mapping(raw, "spec.template", required=True)
+    template = mapping_field(raw, "spec.template", required=True)
     for key, api_version, kind in TEMPLATE_KINDS:
         if template.get(key) is None:
             continue
         path = f"spec.template.{key}"
-        body = _mapping(template[key], path)
-        metadata = _mapping(body.get("metadata"), f"{path}.metadata")
+        body = mapping_field(template[key], path)
+        metadata = mapping_field(body.get("metadata"), f"{path}.metadata")
         _string_map(metadata.get("labels"), f"{path}.metadata.labels")
         _string_map(metadata.get("annotations"), f"{path}.metadata.annotations")
-        spec = _mapping(body.get("spec"), f"{path}.spec")
-        pod_template = _mapping(spec.get("template"), f"{path}.spec.template")
-        pod_meta = _mapping(pod_template.get("metadata"), f"{path}.spec.template.metadata")
+        spec = mapping_field(body.get("spec"), f"{path}.spec")
+        pod_template = mapping_field(spec.get("template"), f"{path}.spec.template")
+        pod_meta = mapping_field(pod_template.get("metadata"), f"{path}.spec.template.metadata")
         _string_map(pod_meta.get("labels"), f"{path}.spec.template.metadata.labels")
-        _mapping(pod_template.get("spec"), f"{path}.spec.template.spec")
+        mapping_field(pod_template.get("spec"), f"{path}.spec.template.spec")
         return SubsetTemplate(key=key, api_version=api_version, kind=kind, metadata=metadata, spec=spec)
     keys = ", ".join(key for key, _, _ in TEMPLATE_KINDS)
     raise ModelError("spec.template", f"should provide one of {keys}")
@@ -311,21 +291,21 @@ def _template(raw: Any) -> SubsetTemplate:
 def _node_selector_term(raw: Any, path: str) -> JSON | None:
     if raw is None:
         return None
-    term = _mapping(raw, path)
+    term = mapping_field(raw, path)
     for part in ("matchExpressions", "matchFields"):
-        for j, requirement in enumerate(_list(term.get(part), f"{path}.{part}")):
+        for j, requirement in enumerate(list_field(term.get(part), f"{path}.{part}")):
             where = f"{path}.{part}[{j}]"
-            entry = _mapping(requirement, where, required=True)
+            entry = mapping_field(requirement, where, required=True)
             _string(entry.get("key"), f"{where}.key", required=True)
             _string(entry.get("operator"), f"{where}.operator", required=True)
-            for k, item in enumerate(_list(entry.get("values"), f"{where}.values")):
+            for k, item in enumerate(list_field(entry.get("values"), f"{where}.values")):
                 if not isinstance(item, str):
                     raise ModelError(f"{where}.values[{k}]", "must be a string")
     return term
 
 
 def _subsets(raw: Any) -> tuple[UdSubset, ...]:
-    items = _list(raw, "spec.topology.subsets")
+    items = list_field(raw, "spec.topology.subsets")
     if len(items) > MAX_SUBSETS:
         # The CRD and the validating webhook refuse more; one stored around them (written
         # before the bound, or with the webhook down) must not make the controller create a
@@ -339,7 +319,7 @@ def _subsets(raw: Any) -> tuple[UdSubset, ...]:
     seen: set[str] = set()
     for index, item in enumerate(items):
         path = f"spec.topology.subsets[{index}]"
-        data = _mapping(item, path, required=True)
+        data = mapping_field(item, path, required=True)
         name = _string(data.get("name"), f"{path}.name", required=True)
         if not _DNS_LABEL.match(name) or len(name) > 63:
             raise ModelError(f"{path}.name", f"invalid subset name {name!r}: must be a DNS-1123 label")
@@ -355,27 +335,27 @@ def _subsets(raw: Any) -> tuple[UdSubset, ...]:
                     data.get("nodeSelectorTerm"), f"{path}.nodeSelectorTerm"
                 ),
                 tolerations=tuple(
-                    _mapping(t, f"{path}.tolerations[{j}]", required=True)
-                    for j, t in enumerate(_list(data.get("tolerations"), f"{path}.tolerations"))
+                    mapping_field(t, f"{path}.tolerations[{j}]", required=True)
+                    for j, t in enumerate(list_field(data.get("tolerations"), f"{path}.tolerations"))
                 ),
                 replicas=parse_replica_value(data.get("replicas"), f"{path}.replicas"),
                 min_replicas=parse_replica_value(data.get("minReplicas"), f"{path}.minReplicas"),
                 max_replicas=parse_replica_value(data.get("maxReplicas"), f"{path}.maxReplicas"),
-                patch=_mapping(patch, f"{path}.patch") if patch is not None else None,
+                patch=mapping_field(patch, f"{path}.patch") if patch is not None else None,
             )
         )
     return tuple(subsets)
 
 
 def _schedule(raw: Any) -> UdScheduleStrategy:
-    data = _mapping(raw, "spec.topology.scheduleStrategy")
+    data = mapping_field(raw, "spec.topology.scheduleStrategy")
     kind = _string(data.get("type"), "spec.topology.scheduleStrategy.type")
     if kind not in ("", "Fixed", "Adaptive"):
         raise ModelError(
             "spec.topology.scheduleStrategy.type", f"unsupported value {kind!r}: Fixed or Adaptive"
         )
     path = "spec.topology.scheduleStrategy.adaptive"
-    adaptive = _mapping(data.get("adaptive"), path)
+    adaptive = mapping_field(data.get("adaptive"), path)
     critical = _integer(adaptive.get("rescheduleCriticalSeconds"), f"{path}.rescheduleCriticalSeconds")
     duration = _integer(adaptive.get("unschedulableDuration"), f"{path}.unschedulableDuration")
     if duration is None:  # the field's older name, read as an alias (docs/uniteddeployment.md)
@@ -396,14 +376,14 @@ def _schedule(raw: Any) -> UdScheduleStrategy:
 
 
 def _update_strategy(raw: Any) -> UdUpdateStrategy:
-    data = _mapping(raw, "spec.updateStrategy")
+    data = mapping_field(raw, "spec.updateStrategy")
     kind = _string(data.get("type"), "spec.updateStrategy.type")
     if kind not in ("", "Manual"):
         raise ModelError("spec.updateStrategy.type", f"unsupported value {kind!r}: only Manual")
-    manual = _mapping(data.get("manualUpdate"), "spec.updateStrategy.manualUpdate")
+    manual = mapping_field(data.get("manualUpdate"), "spec.updateStrategy.manualUpdate")
     path = "spec.updateStrategy.manualUpdate.partitions"
     partitions: dict[str, int] = {}
-    for name, value in _mapping(manual.get("partitions"), path).items():
+    for name, value in mapping_field(manual.get("partitions"), path).items():
         partitions[str(name)] = _integer(value, f"{path}[{name}]", minimum=None) or 0
     return UdUpdateStrategy(type=kind or "Manual", partitions=partitions)
 

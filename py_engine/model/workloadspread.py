@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from py_engine.model.common import ScheduleType, list_field, mapping_field
 from py_engine.model.constants import (
     IN_SUBSET_SPREAD_ANNOTATION,
     KIND,
@@ -36,27 +37,11 @@ def is_workloadspread(obj: Any) -> bool:
     )
 
 
-def _mapping(value: Any, path: str, *, required: bool = False) -> JSON:
-    if value is None and not required:
-        return {}
-    if not isinstance(value, JSON_OBJECT):
-        raise ModelError(path, "must be an object" if value is not None else "is required")
-    return dict(value)
-
-
 def _string(value: Any, path: str, *, required: bool = True) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value):
         raise ModelError(path, "must be a non-empty string")
-    return value
-
-
-def _list(value: Any, path: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ModelError(path, "must be a list")
     return value
 
 
@@ -102,17 +87,12 @@ class Subset:
 
 
 @dataclass(frozen=True)
-class ScheduleStrategy:
+class ScheduleStrategy(ScheduleType):
     """Fixed (default) or Adaptive; Adaptive reschedules only with a positive critical time."""
 
-    type: str
     reschedule_critical_seconds: int | None
     disable_simulation_schedule: bool
     adaptive_set: bool
-
-    @property
-    def is_adaptive(self) -> bool:
-        return self.type == "Adaptive"
 
     @property
     def reschedules(self) -> bool:
@@ -151,9 +131,9 @@ class WorkloadSpread:
         """Read a WorkloadSpread dict (Spreadgate's or Kruise's group); raise ModelError if malformed."""
         if not is_workloadspread(obj):
             raise ModelError("kind", "not a WorkloadSpread (spreadgate.dev or apps.kruise.io)")
-        metadata = _mapping(obj.get("metadata"), "metadata")
-        spec = _mapping(obj.get("spec"), "spec", required=True)
-        annotations = _mapping(metadata.get("annotations"), "metadata.annotations")
+        metadata = mapping_field(obj.get("metadata"), "metadata")
+        spec = mapping_field(obj.get("spec"), "spec", required=True)
+        annotations = mapping_field(metadata.get("annotations"), "metadata.annotations")
         return cls(
             name=_string(metadata.get("name"), "metadata.name", required=False),
             namespace=_string(metadata.get("namespace"), "metadata.namespace", required=False),
@@ -195,7 +175,7 @@ def _generation(value: Any) -> int:
 
 
 def _target_ref(raw: Any) -> TargetRef:
-    ref = _mapping(raw, "spec.targetRef", required=True)
+    ref = mapping_field(raw, "spec.targetRef", required=True)
     return TargetRef(
         api_version=_string(ref.get("apiVersion"), "spec.targetRef.apiVersion"),
         kind=_string(ref.get("kind"), "spec.targetRef.kind"),
@@ -206,11 +186,11 @@ def _target_ref(raw: Any) -> TargetRef:
 def _target_filter(raw: Any) -> TargetFilter | None:
     if raw is None:
         return None
-    data = _mapping(raw, "spec.targetFilter")
+    data = mapping_field(raw, "spec.targetFilter")
     selector = data.get("selector")
     if selector is not None and not isinstance(selector, JSON_OBJECT):
         raise ModelError("spec.targetFilter.selector", "must be a label selector object")
-    paths = _list(data.get("replicasPathList"), "spec.targetFilter.replicasPathList")
+    paths = list_field(data.get("replicasPathList"), "spec.targetFilter.replicasPathList")
     for i, path in enumerate(paths):
         _string(path, f"spec.targetFilter.replicasPathList[{i}]")
     return TargetFilter(
@@ -224,28 +204,28 @@ def _node_selector_term(value: Any, path: str) -> JSON:
     each with a string key and operator and a list of string values. The engine
     copies these into pods and matches them against nodes, so a stored spread with
     another shape (written before validation was installed) is refused here."""
-    term = _mapping(value, path, required=True)
+    term = mapping_field(value, path, required=True)
     for part in ("matchExpressions", "matchFields"):
-        for j, requirement in enumerate(_list(term.get(part), f"{path}.{part}")):
+        for j, requirement in enumerate(list_field(term.get(part), f"{path}.{part}")):
             where = f"{path}.{part}[{j}]"
-            entry = _mapping(requirement, where, required=True)
+            entry = mapping_field(requirement, where, required=True)
             _string(entry.get("key"), f"{where}.key", required=False)
             _string(entry.get("operator"), f"{where}.operator")
-            for k, item in enumerate(_list(entry.get("values"), f"{where}.values")):
+            for k, item in enumerate(list_field(entry.get("values"), f"{where}.values")):
                 if not isinstance(item, str):
                     raise ModelError(f"{where}.values[{k}]", "must be a string")
     return term
 
 
 def _subsets(raw: Any) -> tuple[Subset, ...]:
-    items = _list(raw, "spec.subsets")
+    items = list_field(raw, "spec.subsets")
     if not items:
         raise ModelError("spec.subsets", "at least one subset is required")
     subsets = []
     seen: set[str] = set()
     for index, item in enumerate(items):
         path = f"spec.subsets[{index}]"
-        data = _mapping(item, path, required=True)
+        data = mapping_field(item, path, required=True)
         required = data.get("requiredNodeSelectorTerm")
         patch = data.get("patch")
         name = _string(data.get("name"), f"{path}.name")
@@ -265,31 +245,33 @@ def _subsets(raw: Any) -> tuple[Subset, ...]:
                 preferred_node_selector_terms=tuple(
                     _preferred_term(t, f"{path}.preferredNodeSelectorTerms[{j}]")
                     for j, t in enumerate(
-                        _list(data.get("preferredNodeSelectorTerms"), f"{path}.preferredNodeSelectorTerms")
+                        list_field(
+                            data.get("preferredNodeSelectorTerms"), f"{path}.preferredNodeSelectorTerms"
+                        )
                     )
                 ),
                 tolerations=tuple(
-                    _mapping(t, f"{path}.tolerations[{j}]", required=True)
-                    for j, t in enumerate(_list(data.get("tolerations"), f"{path}.tolerations"))
+                    mapping_field(t, f"{path}.tolerations[{j}]", required=True)
+                    for j, t in enumerate(list_field(data.get("tolerations"), f"{path}.tolerations"))
                 ),
-                patch=_mapping(patch, f"{path}.patch") if patch is not None else None,
+                patch=mapping_field(patch, f"{path}.patch") if patch is not None else None,
             )
         )
     return tuple(subsets)
 
 
 def _preferred_term(value: Any, path: str) -> JSON:
-    term = _mapping(value, path, required=True)
+    term = mapping_field(value, path, required=True)
     if term.get("preference") is not None:
         _node_selector_term(term["preference"], f"{path}.preference")
     return term
 
 
 def _strategy(raw: Any) -> ScheduleStrategy:
-    data = _mapping(raw, "spec.scheduleStrategy")
+    data = mapping_field(raw, "spec.scheduleStrategy")
     kind = _string(data.get("type"), "spec.scheduleStrategy.type", required=False)
     adaptive_raw = data.get("adaptive")
-    adaptive = _mapping(adaptive_raw, "spec.scheduleStrategy.adaptive")
+    adaptive = mapping_field(adaptive_raw, "spec.scheduleStrategy.adaptive")
     seconds = adaptive.get("rescheduleCriticalSeconds")
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)):
         raise ModelError("spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", "must be an integer")

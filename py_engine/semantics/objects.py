@@ -3,7 +3,8 @@
 Objects reach Spreadgate from the API server, from files and from fuzzers, so a
 field may be missing, null or of the wrong type. These accessors give the
 value Kubernetes would act on, or an empty one, and never raise: one place for
-what every module used to re-write as `_meta`, `_namespace` or `_group`.
+what every module used to re-write as `_meta`, `_namespace` or `_group`. The one writer,
+`dict_at`, is for code building an object it owns (a pod or template being mutated).
 """
 
 from collections.abc import Mapping
@@ -65,3 +66,13 @@ def api_group(api_version: Any) -> str:
 def group_of(obj: Obj) -> str:
     """The API group of an object, from its `apiVersion`."""
     return api_group(obj.get("apiVersion") if isinstance(obj, JSON_OBJECT) else None)
+
+
+def dict_at(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    """`parent[key]`, set to a new `{}` first when it is missing, null or not an object (so a
+    mutation can write below it)."""
+    value = parent.get(key)
+    if not isinstance(value, dict):
+        value = {}
+        parent[key] = value
+    return value

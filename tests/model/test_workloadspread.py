@@ -81,6 +81,18 @@ def test_defaults() -> None:
     assert not ws.uses_percentages
 
 
+def _error_with(path: tuple[str, ...], value: Any) -> ModelError:
+    """The ModelError that reading SPREAD raises once `value` is set at `path`."""
+    obj = copy.deepcopy(SPREAD)
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(ModelError) as excinfo:
+        WorkloadSpread.from_object(obj)
+    return excinfo.value
+
+
 @pytest.mark.parametrize(
     ("path", "value", "field"),
     [
@@ -130,14 +142,7 @@ def test_defaults() -> None:
     ],
 )
 def test_malformed_objects_name_the_field(path: tuple[str, ...], value: Any, field: str) -> None:
-    obj = copy.deepcopy(SPREAD)
-    target = obj
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
-    with pytest.raises(ModelError) as excinfo:
-        WorkloadSpread.from_object(obj)
-    assert excinfo.value.field == field
+    assert _error_with(path, value).field == field
 
 
 def test_other_kinds_are_not_spreads() -> None:
@@ -297,14 +302,8 @@ SUBSET_PATH = ("spec", "subsets")
 def test_every_fault_is_named_with_its_field_and_what_is_wrong(
     path: tuple[str, ...], value: Any, field: str, message: str
 ) -> None:
-    obj = copy.deepcopy(SPREAD)
-    target = obj
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
-    with pytest.raises(ModelError) as excinfo:
-        WorkloadSpread.from_object(obj)
-    assert (excinfo.value.field, excinfo.value.message) == (field, message)
+    error = _error_with(path, value)
+    assert (error.field, error.message) == (field, message)
 
 
 def test_what_a_subset_and_the_strategy_keep() -> None:

@@ -81,16 +81,26 @@ def test_only_the_constraints_and_the_key_usage_are_critical() -> None:
     ).value == x509.SubjectAlternativeName(NAMES)
 
 
-def test_a_ca_without_a_subject_key_identifier_is_named_by_its_key() -> None:
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    old_ca = (
+def _self_issued(
+    common_name: str, key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
+) -> x509.CertificateBuilder:
+    """A certificate of `key` issued by itself, valid START..END, without extensions (no
+    subject key identifier): what an old or hand-made CA looks like."""
+    return (
         x509.CertificateBuilder()
-        .subject_name(name("old-ca"))
-        .issuer_name(name("old-ca"))
-        .public_key(ca_key.public_key())
+        .subject_name(name(common_name))
+        .issuer_name(name(common_name))
+        .public_key(key.public_key())
         .serial_number(1)
         .not_valid_before(START)
         .not_valid_after(END)
+    )
+
+
+def test_a_ca_without_a_subject_key_identifier_is_named_by_its_key() -> None:
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    old_ca = (
+        _self_issued("old-ca", ca_key)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .sign(ca_key, hashes.SHA256())
     )
@@ -103,16 +113,7 @@ def test_a_ca_without_a_subject_key_identifier_is_named_by_its_key() -> None:
 
 def test_a_ca_without_a_subject_key_identifier_and_an_other_key_type_is_refused() -> None:
     ca_key = ed25519.Ed25519PrivateKey.generate()
-    other_ca = (
-        x509.CertificateBuilder()
-        .subject_name(name("ed-ca"))
-        .issuer_name(name("ed-ca"))
-        .public_key(ca_key.public_key())
-        .serial_number(1)
-        .not_valid_before(START)
-        .not_valid_after(END)
-        .sign(ca_key, None)
-    )
+    other_ca = _self_issued("ed-ca", ca_key).sign(ca_key, None)
     server_key = ec.generate_private_key(ec.SECP256R1())
     with pytest.raises(ValueError, match=r"^the issuer's key is not an EC key$"):
         server_certificate(

@@ -376,28 +376,25 @@ def test_access_reviews_with_the_official_client(
         V1SelfSubjectRulesReview(spec=V1SelfSubjectRulesReviewSpec(namespace="team-b"))
     ).status
     assert not any("deployments" in (r.resources or []) for r in elsewhere.resource_rules)
-    local = admin.create_namespaced_local_subject_access_review(
-        "team-a",
-        V1LocalSubjectAccessReview(
-            metadata={"namespace": "team-a"},
-            spec=V1SubjectAccessReviewSpec(
-                user=sa,
-                resource_attributes=V1ResourceAttributes(namespace="team-a", verb="get", resource="pods"),
-            ),
-        ),
-    )
-    assert local.status.allowed
-    with pytest.raises(ApiException) as other_ns:
-        admin.create_namespaced_local_subject_access_review(
+
+    def review_in_team_a(asked_namespace: str) -> Any:
+        """A LocalSubjectAccessReview posted to team-a asking whether sa may get pods in `asked_namespace`."""
+        return admin.create_namespaced_local_subject_access_review(
             "team-a",
             V1LocalSubjectAccessReview(
                 metadata={"namespace": "team-a"},
                 spec=V1SubjectAccessReviewSpec(
                     user=sa,
-                    resource_attributes=V1ResourceAttributes(namespace="team-b", verb="get", resource="pods"),
+                    resource_attributes=V1ResourceAttributes(
+                        namespace=asked_namespace, verb="get", resource="pods"
+                    ),
                 ),
             ),
         )
+
+    assert review_in_team_a("team-a").status.allowed
+    with pytest.raises(ApiException) as other_ns:
+        review_in_team_a("team-b")
     assert other_ns.value.status == 400
 
 

@@ -32,13 +32,18 @@ def make(kind: str, status: bool, reason: str, message: str, now: datetime) -> J
     }
 
 
-def set_condition(conditions: Sequence[Mapping[str, Any]], new: Mapping[str, Any]) -> list[JSON]:
-    current = find(conditions, str(new["type"]))
-    if (
+def _same_status_and_reason(current: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether `new` changes nothing that counts: both setters then keep the list as it is."""
+    return (
         current is not None
         and current.get("status") == new["status"]
         and current.get("reason") == new["reason"]
-    ):
+    )
+
+
+def set_condition(conditions: Sequence[Mapping[str, Any]], new: Mapping[str, Any]) -> list[JSON]:
+    current = find(conditions, str(new["type"]))
+    if _same_status_and_reason(current, new):
         return [dict(c) for c in conditions]
     placed = dict(new)
     if current is not None and current.get("status") == new["status"] and current.get("lastTransitionTime"):
@@ -50,11 +55,7 @@ def set_subset_condition(conditions: Sequence[Mapping[str, Any]], new: Mapping[s
     """Kruise's `UnitedDeploymentSubsetStatus.SetCondition`: nothing changes while status
     and reason stay; otherwise the condition is replaced where it is, with `new`'s time."""
     current = find(conditions, str(new["type"]))
-    if (
-        current is not None
-        and current.get("status") == new["status"]
-        and current.get("reason") == new["reason"]
-    ):
+    if _same_status_and_reason(current, new):
         return [dict(c) for c in conditions]
     if current is None:
         return [*(dict(c) for c in conditions), dict(new)]

@@ -34,6 +34,7 @@ from py_engine.model.ud_constants import (
 )
 from py_engine.model.uniteddeployment import UdSubset, UnitedDeployment
 from py_engine.semantics.jsoncopy import json_copy
+from py_engine.semantics.objects import dict_at
 from py_engine.semantics.strategic_merge import POD_TEMPLATE_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.uniteddeployment.controller import kruise_layout
 from py_engine.uniteddeployment.controller.jsonview import as_list, as_map
@@ -80,14 +81,6 @@ def _subset_labels(subset: str, revision: str, kruise_too: bool) -> dict[str, st
     return labels
 
 
-def _dict(parent: JSON, key: str) -> JSON:
-    value = parent.get(key)
-    if not isinstance(value, dict):
-        value = {}
-        parent[key] = value
-    return value
-
-
 def _previous_template_keys(annotations: Mapping[str, Any]) -> tuple[set[str], set[str]]:
     try:
         recorded = json.loads(str(annotations.get(TEMPLATE_KEYS_ANNOTATION, "")))
@@ -122,7 +115,7 @@ def _own(metadata: JSON, ud: UnitedDeployment) -> None:
 
 
 def _metadata(obj: JSON, ud: UnitedDeployment, subset: UdSubset, revision: str, kruise_too: bool) -> None:
-    metadata = _dict(obj, "metadata")
+    metadata = dict_at(obj, "metadata")
     metadata["namespace"] = ud.namespace
     labels = {str(k): v for k, v in as_map(metadata.get("labels")).items()}
     annotations = {str(k): v for k, v in as_map(metadata.get("annotations")).items()}
@@ -158,29 +151,29 @@ def _selector(ud: UnitedDeployment, subset: UdSubset, existing: Mapping[str, Any
 
 
 def _apply_partition(kind: str, api_version: str, spec: JSON, target: SubsetTarget) -> None:
-    strategy = _dict(spec, "updateStrategy") if kind != "Deployment" else _dict(spec, "strategy")
+    strategy = dict_at(spec, "updateStrategy") if kind != "Deployment" else dict_at(spec, "strategy")
     if kind == "StatefulSet":
         kind_of = strategy.get("type") or ""
         if kind_of in ("", "RollingUpdate"):
             if api_version == "apps/v1":
                 strategy["type"] = "RollingUpdate"
-            _dict(strategy, "rollingUpdate")["partition"] = target.partition
+            dict_at(strategy, "rollingUpdate")["partition"] = target.partition
     elif kind == "CloneSet":  # v1beta1 layout (kruise_layout converts it for a v1alpha1 object)
-        rolling = _dict(strategy, "rollingUpdate")
+        rolling = dict_at(strategy, "rollingUpdate")
         rolling["partition"] = target.partition
         if target.max_unavailable is not None:
             rolling["maxUnavailable"] = target.max_unavailable
     elif target.max_unavailable is not None and (strategy.get("type") or "RollingUpdate") == "RollingUpdate":
-        _dict(strategy, "rollingUpdate")["maxUnavailable"] = target.max_unavailable
+        dict_at(strategy, "rollingUpdate")["maxUnavailable"] = target.max_unavailable
     if not strategy:
         spec.pop("updateStrategy" if kind != "Deployment" else "strategy", None)
 
 
 def _pod_template(spec: JSON, subset: UdSubset, labels: Mapping[str, str]) -> None:
-    template = _dict(spec, "template")
-    metadata = _dict(template, "metadata")
+    template = dict_at(spec, "template")
+    metadata = dict_at(template, "metadata")
     metadata["labels"] = {**as_map(metadata.get("labels")), **labels}
-    pod_spec = _dict(template, "spec")
+    pod_spec = dict_at(template, "spec")
     attach_node_affinity(pod_spec, subset.node_selector_term)
     attach_tolerations(pod_spec, subset)
     if subset.patch is not None:

@@ -14,17 +14,10 @@ from typing import Any
 
 from py_engine.model.uniteddeployment import UdSubset
 from py_engine.semantics.jsoncopy import json_copy
+from py_engine.semantics.objects import dict_at
 from py_engine.uniteddeployment.controller.jsonview import as_list
 
 JSON = dict[str, Any]
-
-
-def _child(parent: JSON, key: str) -> JSON:
-    value = parent.get(key)
-    if not isinstance(value, dict):
-        value = {}
-        parent[key] = value
-    return value
 
 
 def attach_node_affinity(pod_spec: JSON, term: Mapping[str, Any] | None) -> None:
@@ -35,8 +28,9 @@ def attach_node_affinity(pod_spec: JSON, term: Mapping[str, Any] | None) -> None
     fields = list(term.get("matchFields") or [])
     if not expressions and not fields:
         return
-    required = _child(
-        _child(_child(pod_spec, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution"
+    required = dict_at(
+        dict_at(dict_at(pod_spec, "affinity"), "nodeAffinity"),
+        "requiredDuringSchedulingIgnoredDuringExecution",
     )
     terms = required.get("nodeSelectorTerms")
     if not isinstance(terms, list) or not terms:

@@ -13,14 +13,14 @@ pod); finally the matched-workloadspread annotation, Spreadgate's key.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from py_engine.model.constants import MATCHED_ANNOTATION
 from py_engine.model.pods import MatchedSpread
 from py_engine.semantics import jsondiff, objects
 from py_engine.semantics.jsoncopy import json_copy
-from py_engine.semantics.objects import JSON_OBJECT
+from py_engine.semantics.objects import JSON_OBJECT, dict_at
 from py_engine.semantics.strategic_merge import POD_SCHEMA, StrategicMergeError, strategic_merge
 from py_engine.workloadspread.admission.context import AdmissionError
 
@@ -35,17 +35,8 @@ def _subset_of(spread: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     raise AdmissionError(f"subset {name!r} is not in the WorkloadSpread's spec")
 
 
-def _dict_at(parent: JSON, key: str) -> JSON:
-    """`parent[key]`, created as `{}` when absent or null."""
-    value = parent.get(key)
-    if not isinstance(value, dict):
-        value = {}
-        parent[key] = value
-    return value
-
-
 def _inject_node_affinity(spec: JSON, subset: Mapping[str, Any]) -> None:
-    node_affinity = _dict_at(_dict_at(spec, "affinity"), "nodeAffinity")
+    node_affinity = dict_at(dict_at(spec, "affinity"), "nodeAffinity")
     preferred = subset.get("preferredNodeSelectorTerms") or []
     if preferred:
         existing = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
@@ -103,19 +94,22 @@ def _writable_copy(pod: Mapping[str, Any]) -> JSON:
     and what changed"); a shared member is skipped by identity.
     """
     mutated = dict(pod)
-    metadata = pod.get("metadata")
-    if isinstance(metadata, dict):
-        owned = mutated["metadata"] = dict(metadata)
-        annotations = metadata.get("annotations")
-        if isinstance(annotations, dict):
-            owned["annotations"] = dict(annotations)
-    spec = pod.get("spec")
-    if isinstance(spec, dict):
-        owned_spec = mutated["spec"] = dict(spec)
-        affinity = spec.get("affinity")
-        if isinstance(affinity, dict):
-            owned_spec["affinity"] = json_copy(affinity)
+    _own(pod, mutated, "metadata", "annotations", dict)
+    _own(pod, mutated, "spec", "affinity", json_copy)
     return mutated
+
+
+def _own(
+    pod: Mapping[str, Any], mutated: JSON, key: str, child: str, copy_child: Callable[[JSON], JSON]
+) -> None:
+    """Give `mutated` its own shallow copy of `pod[key]`, and in it `copy_child(pod[key][child])`
+    (each only where it is an object)."""
+    member = pod.get(key)
+    if isinstance(member, dict):
+        owned = mutated[key] = dict(member)
+        inner = member.get(child)
+        if isinstance(inner, dict):
+            owned[child] = copy_child(inner)
 
 
 def inject(
@@ -132,7 +126,7 @@ def inject(
     """
     subset_spec = _subset_of(spread, subset)
     mutated = _writable_copy(pod)
-    spec = _dict_at(mutated, "spec")
+    spec = dict_at(mutated, "spec")
     tolerations = subset_spec.get("tolerations") or []
     if tolerations:
         spec["tolerations"] = [*(spec.get("tolerations") or []), *copy.deepcopy(tolerations)]
@@ -140,8 +134,8 @@ def inject(
     patch = subset_spec.get("patch")
     if apply_patch and isinstance(patch, JSON_OBJECT):
         mutated = apply_subset_patch(mutated, patch)
-    metadata = _dict_at(mutated, "metadata")
-    annotations = _dict_at(metadata, "annotations")
+    metadata = dict_at(mutated, "metadata")
+    annotations = dict_at(metadata, "annotations")
     has_name = bool(metadata.get("name"))
     annotations[MATCHED_ANNOTATION] = MatchedSpread(
         name=objects.name(spread), subset=subset, uid="" if has_name else (uid or "")

@@ -110,44 +110,19 @@ class OfflineAdmission:
 
     def create(self, pod: JSON) -> AdmissionOutcome:
         """A pod CREATE through the mutating webhook's path."""
-        request = {
-            "uid": "offline",
-            "operation": "CREATE",
-            "namespace": objects.namespace(pod),
-            "name": objects.name(pod),
-            "resource": POD_RESOURCE,
-            "object": pod,
-        }
+        request = _pod_request("CREATE", pod, object=pod)
         return self._decided(pod, "CREATE", lambda: self.service.mutate_pod(request))
 
     def delete(self, pod: JSON) -> AdmissionOutcome:
         """A pod DELETE through the validating webhook's path."""
-        request = {
-            "uid": "offline",
-            "operation": "DELETE",
-            "namespace": objects.namespace(pod),
-            "name": objects.name(pod),
-            "resource": POD_RESOURCE,
-            "oldObject": pod,
-        }
+        request = _pod_request("DELETE", pod, oldObject=pod)
         return self._decided(pod, "DELETE", lambda: self.service.validate_pod(request))
 
     def evict(self, pod: JSON) -> AdmissionOutcome:
         """A `pods/eviction` CREATE: the service reads the pod by name, so it joins the snapshot."""
         self.snapshot.add(pod)
-        request = {
-            "uid": "offline",
-            "operation": "CREATE",
-            "subResource": "eviction",
-            "namespace": objects.namespace(pod),
-            "name": objects.name(pod),
-            "resource": POD_RESOURCE,
-            "object": {
-                "apiVersion": "policy/v1",
-                "kind": "Eviction",
-                "metadata": {"name": objects.name(pod)},
-            },
-        }
+        eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": objects.name(pod)}}
+        request = _pod_request("CREATE", pod, subResource="eviction", object=eviction)
         return self._decided(pod, "EVICT", lambda: self.service.validate_pod(request))
 
     def _decided(self, pod: JSON, operation: str, decide: Callable[[], Decision]) -> AdmissionOutcome:
@@ -171,3 +146,15 @@ class OfflineAdmission:
             code=decision.code,
             spread_before=spreads_before.get(decision.spread) if decision.spread is not None else None,
         )
+
+
+def _pod_request(operation: str, pod: JSON, **fields: Any) -> JSON:
+    """The AdmissionReview request the API server would send for `operation` on `pod`."""
+    return {
+        "uid": "offline",
+        "operation": operation,
+        "namespace": objects.namespace(pod),
+        "name": objects.name(pod),
+        "resource": POD_RESOURCE,
+        **fields,
+    }

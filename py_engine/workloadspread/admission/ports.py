@@ -116,5 +116,14 @@ class SpreadCommitter(Protocol):
         dry_run: bool = False,
     ) -> None:
         """Like `submit`, but answers through `on_done(result, None)` or `on_done(None, error)`,
-        called exactly once, possibly on another thread and possibly before this returns."""
-        ...
+        called exactly once, possibly on another thread and possibly before this returns.
+
+        This default is for committers that never wait (the offline ones, which subclass this
+        port to inherit it): it runs `submit` and answers before returning. The webhook's
+        committer overrides it so that a waiting admission holds no thread."""
+        try:
+            result = self.submit(namespace, name, apply, deadline, dry_run=dry_run)
+        except Exception as exc:
+            on_done(None, exc)
+            return
+        on_done(result, None)

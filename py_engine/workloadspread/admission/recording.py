@@ -12,14 +12,15 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from py_engine.semantics.jsoncopy import json_copy
-from py_engine.workloadspread.admission.ports import Apply, Done, SpreadNotFound
+from py_engine.workloadspread.admission.ports import Apply, SpreadCommitter, SpreadNotFound
 from py_engine.workloadspread.admission.snapshot import SnapshotReader
 
 R = TypeVar("R")
 
 
-class RecordingCommitter:
-    """Applies reservations to `snapshot`'s spreads and records the writes (see the module docstring)."""
+class RecordingCommitter(SpreadCommitter):
+    """Applies reservations to `snapshot`'s spreads and records the writes (see the module docstring);
+    `submit_async` is the port's default (answered before returning: nothing here waits)."""
 
     def __init__(self, snapshot: SnapshotReader) -> None:
         self.snapshot = snapshot
@@ -36,21 +37,3 @@ class RecordingCommitter:
             self.writes.append(written)
             self.snapshot.replace_spread(written)
         return result
-
-    def submit_async(
-        self,
-        namespace: str,
-        name: str,
-        apply: Apply[R],
-        deadline: float,
-        on_done: Done[R],
-        *,
-        dry_run: bool = False,
-    ) -> None:
-        """`submit`, answered before returning (nothing here waits)."""
-        try:
-            result = self.submit(namespace, name, apply, deadline, dry_run=dry_run)
-        except Exception as exc:
-            on_done(None, exc)
-            return
-        on_done(result, None)

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from ud_testkit import SELECTOR, ud_object
+from ud_testkit import OWNER, SELECTOR, ud_object
 
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.uniteddeployment.controller.construct import (
@@ -61,16 +61,7 @@ def test_new_deployment_has_name_prefix_labels_owner_and_selector() -> None:
         "spreadgate.dev/controller-revision-hash": "web-abc",
     }
     assert meta["annotations"]["note"] == "x" and meta["annotations"]["spreadgate.dev/subset-patch"] == ""
-    assert meta["ownerReferences"] == [
-        {
-            "apiVersion": "spreadgate.dev/v1beta1",
-            "kind": "UnitedDeployment",
-            "name": "web",
-            "uid": "ud-uid-1",
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
-    ]
+    assert meta["ownerReferences"] == [OWNER]
     spec = obj["spec"]
     assert spec["replicas"] == 3
     assert spec["selector"] == {"matchLabels": {"app": "web", "spreadgate.dev/subset-name": "zone-a"}}

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from ud_testkit import ud_object
+from ud_testkit import OWNER, statefulset_template, ud_object
 
 from py_engine.semantics.timeutil import format_time
 from py_engine.uniteddeployment.controller.construct import workload_metadata
@@ -18,14 +18,6 @@ from py_engine.uniteddeployment.controller.state import StateError, UnitedState,
 pytestmark = pytest.mark.timeout(30)
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
-OWNER = {
-    "apiVersion": "spreadgate.dev/v1beta1",
-    "kind": "UnitedDeployment",
-    "name": "web",
-    "uid": "ud-uid-1",
-    "controller": True,
-    "blockOwnerDeletion": True,
-}
 
 
 def ago(seconds: float) -> str:
@@ -223,15 +215,7 @@ def test_status_keeps_only_spec_subsets() -> None:
 
 
 def test_manual_partitions_are_capped_and_written_on_statefulsets() -> None:
-    template = {
-        "statefulSetTemplate": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}},
-            },
-        }
-    }
+    template = statefulset_template()
     obj = ud_object(
         4,
         [{"name": "a", "replicas": 1}, {"name": "b"}],
@@ -304,15 +288,7 @@ def test_reservation_mode_labels_pods_and_excludes_reserved_from_the_selector() 
 
 
 def test_stuck_statefulset_pods_above_the_partition_are_deleted() -> None:
-    template = {
-        "statefulSetTemplate": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}},
-            },
-        }
-    }
+    template = statefulset_template()
     obj = ud_object(3, [{"name": "a"}], template=template)
     sts = workload("web-a-x", "a", 3, ready=2, revision="web-old", kind="StatefulSet")
     stuck = pod("web-a-x-2", "a", revision="web-old", pending_for=1)

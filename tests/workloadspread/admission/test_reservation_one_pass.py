@@ -35,7 +35,7 @@ from py_engine.policy import PolicyEngine, create_engine
 from py_engine.semantics.clock import FixedClock
 from py_engine.semantics.jsoncopy import json_copy
 from py_engine.workloadspread.admission.ledger import SubsetLedger
-from py_engine.workloadspread.admission.ports import Apply, Done
+from py_engine.workloadspread.admission.ports import Apply, SpreadCommitter
 from py_engine.workloadspread.admission.service import AdmissionService, Decision
 from py_engine.workloadspread.admission.snapshot import SnapshotReader
 
@@ -108,9 +108,9 @@ class SpreadTrail:
         return " -> ".join(f"{'/'.join(module.split('/')[-2:])}:{name}" for module, name in self.calls)
 
 
-class TracingCommitter:
+class TracingCommitter(SpreadCommitter):
     """Applies each reservation to the snapshot's spread (as `RecordingCommitter` does) with the
-    spread's trail recorded around the `apply` alone."""
+    spread's trail recorded around the `apply` alone; `submit_async` is the port's default."""
 
     def __init__(self, snapshot: SnapshotReader) -> None:
         self.snapshot = snapshot
@@ -133,18 +133,6 @@ class TracingCommitter:
         if written is not None and not dry_run:
             self.snapshot.replace_spread(written)
         return result
-
-    def submit_async(
-        self,
-        namespace: str,
-        name: str,
-        apply: Apply[R],
-        deadline: float,
-        on_done: Done[R],
-        *,
-        dry_run: bool = False,
-    ) -> None:
-        on_done(self.submit(namespace, name, apply, deadline, dry_run=dry_run), None)
 
 
 class ScaledUpReader(SnapshotReader):
@@ -201,6 +189,15 @@ def _percentages(status: dict[str, Any] | None, replicas: int) -> list[dict[str,
     return [ws, *deployment_chain(replicas)]
 
 
+def _one_each() -> dict[str, Any]:
+    """A versioned status with one pod in each of subsets a and b, none missing."""
+    return versioned(
+        "abc123",
+        {"name": "a", "replicas": 1, "missingReplicas": 0},
+        {"name": "b", "replicas": 1, "missingReplicas": 0},
+    )
+
+
 def _spec_ahead() -> list[dict[str, Any]]:
     ws, *chain = _counted()
     ws["metadata"]["generation"] = 3
@@ -211,38 +208,13 @@ def _spec_ahead() -> list[dict[str, Any]]:
 SCENARIOS: dict[str, Callable[[], SnapshotReader]] = {
     "counted subset with room": lambda: SnapshotReader(_counted()),
     "version initialised from the spec": lambda: SnapshotReader(_percentages(None, 4)),
-    "percentages follow the current replicas": lambda: SnapshotReader(
-        _percentages(
-            versioned(
-                "abc123",
-                {"name": "a", "replicas": 1, "missingReplicas": 0},
-                {"name": "b", "replicas": 1, "missingReplicas": 0},
-            ),
-            4,
-        )
-    ),
+    "percentages follow the current replicas": lambda: SnapshotReader(_percentages(_one_each(), 4)),
     "full until the API shows the scale-up": lambda: ScaledUpReader(
-        _percentages(
-            versioned(
-                "abc123",
-                {"name": "a", "replicas": 1, "missingReplicas": 0},
-                {"name": "b", "replicas": 1, "missingReplicas": 0},
-            ),
-            2,
-        ),
+        _percentages(_one_each(), 2),
         deployment_chain(8),
     ),
     "spec ahead of the status": lambda: SnapshotReader(_spec_ahead()),
-    "no subset has room": lambda: SnapshotReader(
-        _percentages(
-            versioned(
-                "abc123",
-                {"name": "a", "replicas": 1, "missingReplicas": 0},
-                {"name": "b", "replicas": 1, "missingReplicas": 0},
-            ),
-            2,
-        )
-    ),
+    "no subset has room": lambda: SnapshotReader(_percentages(_one_each(), 2)),
 }
 
 

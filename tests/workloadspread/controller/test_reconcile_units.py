@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from mutant_support import cloneset
 
 from py_engine.model.workloads import parse_whitelist
 from py_engine.workloadspread.controller import ClusterView, ReconcileError, ReconcileOptions, reconcile
@@ -49,15 +50,6 @@ def pod(
 
 
 CLONESET = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cs"}
-
-
-def cloneset(replicas: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": "cs", "uid": "cs-uid"},
-        "spec": {"replicas": replicas},
-    }
 
 
 def replicas_of(result: Any) -> dict[str, int]:
@@ -246,17 +238,22 @@ def test_recovery_window_defaults_to_300s_and_is_configurable_per_spread() -> No
     assert option.status["subsetStatuses"][0]["conditions"][0]["status"] == "False"
 
 
-def test_pending_pod_before_its_deadline_requeues_instead_of_deleting() -> None:
-    stuck = pod(
+def unschedulable_pod(created: str) -> dict[str, Any]:
+    """Pod p of the CloneSet, created at `created`, Pending and marked Unschedulable."""
+    return pod(
         "p",
         "cs-uid",
-        meta={"creationTimestamp": "2024-06-01T11:59:30Z"},
+        meta={"creationTimestamp": created},
         spec={"nodeName": ""},
         status={
             "phase": "Pending",
             "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
         },
     )
+
+
+def test_pending_pod_before_its_deadline_requeues_instead_of_deleting() -> None:
+    stuck = unschedulable_pod("2024-06-01T11:59:30Z")
     spread = adaptive(None)
     spread["status"] = {}
     result = reconcile(spread, ClusterView(cloneset(3), [stuck]), NOW)
@@ -295,16 +292,7 @@ def test_a_subset_still_failing_keeps_its_transition_time_so_the_recovery_window
     """A subset that was already Schedulable=False and still has a schedule-failed pod keeps
     the moment it *became* unschedulable (§2.5.4): the recovery window counts from there, not
     from the last sync that saw a failure, else a subset re-synced often would never recover."""
-    stuck = pod(
-        "p",
-        "cs-uid",
-        meta={"creationTimestamp": "2024-06-01T11:50:00Z"},
-        spec={"nodeName": ""},
-        status={
-            "phase": "Pending",
-            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
-        },
-    )
+    stuck = unschedulable_pod("2024-06-01T11:50:00Z")
     spread = adaptive(None)  # Schedulable=False since 11:53:20
     failing = reconcile(spread, ClusterView(cloneset(3), [stuck]), NOW)
     assert failing.pods_to_delete == ["p"]

@@ -317,14 +317,22 @@ class UnitedWriter:
         return self._replace_retrying(ns, resource, desired, lambda fresh: reapply(fresh, desired, None))
 
     def _replace_retrying(
-        self, ns: str, resource: Resource, body: JSON, again: Callable[[JSON], JSON | None]
+        self,
+        ns: str,
+        resource: Resource,
+        body: JSON,
+        again: Callable[[JSON], JSON | None],
+        *,
+        status: bool = False,
     ) -> JSON | None:
-        """Replace with `body`; on 409 read the object again and replace with `again(fresh)`
-        (None: nothing left to write), up to ATTEMPTS writes in all."""
+        """Replace with `body` (its status subresource when `status`); on 409 read the object
+        again and replace with `again(fresh)` (None: nothing left to write), up to ATTEMPTS
+        writes in all."""
         name = _name(body)
+        replace = self.client.replace_status if status else self.client.replace
         for attempt in range(ATTEMPTS):
             try:
-                written = self.client.replace(resource, ns, name, body)
+                written = replace(resource, ns, name, body)
             except Conflict:
                 self.metrics.conflicts.inc()
                 if attempt == ATTEMPTS - 1:
@@ -390,16 +398,7 @@ class UnitedWriter:
         body["status"] = status
         body.setdefault("apiVersion", UNITED_DEPLOYMENTS.api_version)
         body.setdefault("kind", UNITED_DEPLOYMENTS.kind)
-        refresh: Callable[[], JSON] = lambda: self.client.get(UNITED_DEPLOYMENTS, ns, name)  # noqa: E731
-        for attempt in range(ATTEMPTS):
-            try:
-                written = self.client.replace_status(UNITED_DEPLOYMENTS, ns, name, body)
-            except Conflict:
-                self.metrics.conflicts.inc()
-                if attempt == ATTEMPTS - 1:
-                    raise
-                body = {**refresh(), "status": status}
-                continue
-            self.source.remember(typed(written, UNITED_DEPLOYMENTS))
-            log.debug("status written", extra=logsetup.fields(uniteddeployment=f"{ns}/{name}"))
-            return
+        self._replace_retrying(
+            ns, UNITED_DEPLOYMENTS, body, lambda fresh: {**fresh, "status": status}, status=True
+        )
+        log.debug("status written", extra=logsetup.fields(uniteddeployment=f"{ns}/{name}"))

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from united_kit import DEPLOYMENTS, UDS, opt_out_of_validation, pools, term, ud, united
+from united_kit import DEPLOYMENTS, UDS, opt_out_of_validation, pools, term, ud, ud_events, united
 
 from py_engine.assembled_stack import Stack
 from py_engine.model.uniteddeployment import UnitedDeployment
@@ -85,11 +85,7 @@ def test_a_stored_ud_with_a_forbidden_patch_creates_nothing_until_fixed() -> Non
         conditions = {c["type"]: c for c in ud(stack, "web")["status"]["conditions"]}
         assert conditions["SubsetFailure"]["reason"] == "ForbiddenPatch"
         assert "serviceAccountName" in conditions["SubsetFailure"]["message"]
-        events = [
-            (e["type"], e["reason"], e["message"])
-            for e in stack.api.list("v1/events", "default")["items"]
-            if e["involvedObject"]["kind"] == "UnitedDeployment"
-        ]
+        events = [(e["type"], e["reason"], e["message"]) for e in ud_events(stack)]
         assert any(
             t == "Warning" and r == "ForbiddenSubsetPatch" and "serviceAccountName" in m for t, r, m in events
         )

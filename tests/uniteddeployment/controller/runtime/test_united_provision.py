@@ -17,6 +17,8 @@ from united_kit import (
     replicas_of,
     term,
     ud,
+    ud_events,
+    ud_warnings,
     united,
     workloads,
 )
@@ -57,11 +59,7 @@ def test_deployment_template_provisions_one_deployment_per_subset_on_its_nodes()
         assert revisions[0]["metadata"]["ownerReferences"][0]["kind"] == "UnitedDeployment"
         for workload in workloads(stack).values():
             assert workload["metadata"]["labels"][REVISION_LABEL] == status["updatedRevision"]
-        events = [
-            e["reason"]
-            for e in stack.api.list("v1/events", "default")["items"]
-            if e["involvedObject"]["kind"] == "UnitedDeployment"
-        ]
+        events = [e["reason"] for e in ud_events(stack)]
         assert "SuccessfulUpdateSubset" in events
 
 
@@ -114,14 +112,6 @@ def test_kruise_kinds_are_generated_and_managed(kind: str, resource: str, versio
         assert not stack.api.list(DEPLOYMENTS, "default")["items"]
 
 
-def warnings(stack: Stack) -> list[tuple[str, str]]:
-    return [
-        (e["reason"], e["message"])
-        for e in stack.api.list("v1/events", "default")["items"]
-        if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"
-    ]
-
-
 def test_a_refused_allocation_touches_nothing_and_says_why() -> None:
     fixed = [
         {"name": "a", "replicas": 4, "nodeSelectorTerm": term("a")},
@@ -133,7 +123,7 @@ def test_a_refused_allocation_touches_nothing_and_says_why() -> None:
         stack.settle()
         assert workloads(stack) == {} and not stack.api.list(REVISIONS, "default")["items"]
         assert "status" not in ud(stack, "web") or not ud(stack, "web")["status"]
-        found = warnings(stack)
+        found = ud_warnings(stack)
         assert found and found[0][0] == "FailedSpecifySubsetReplicas"
         assert "Specified subset replicas is ineffective" in found[0][1]
         assert stack.united_controller is not None
@@ -149,5 +139,5 @@ def test_an_unreadable_spec_is_reported_once_and_not_retried() -> None:
         bad = united("web", 2, [{"name": "Not_A_Label", "nodeSelectorTerm": term("a")}])
         stack.create(UDS, bad)
         stack.settle(max_advance=600)
-        assert [r for r, _ in warnings(stack)] == ["InvalidSpec"]
+        assert [r for r, _ in ud_warnings(stack)] == ["InvalidSpec"]
         assert stack.united_controller is not None and stack.united_controller.next_deadline() is None

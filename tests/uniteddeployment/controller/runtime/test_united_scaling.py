@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from united_kit import UDS, pods_per_subset, pools, replicas_of, scale, term, ud, united, workloads
+from united_kit import UDS, pods_per_subset, pools, replicas_of, scale, term, ud, ud_events, united, workloads
 
 from py_engine.assembled_stack import Stack
 
@@ -61,11 +61,7 @@ def test_removed_subset_is_deleted_and_its_share_moves() -> None:
         assert pods_per_subset(stack, "web") == {"a": 2, "c": 4}
         status = ud(stack, "web")["status"]
         assert [s["name"] for s in status["subsetStatuses"]] == ["a", "c"]
-        messages = [
-            e["message"]
-            for e in stack.api.list("v1/events", "default")["items"]
-            if e["involvedObject"]["kind"] == "UnitedDeployment"
-        ]
+        messages = [e["message"] for e in ud_events(stack)]
         assert "Delete 1 Subset (Deployment)" in messages
 
 

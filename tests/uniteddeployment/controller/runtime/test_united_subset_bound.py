@@ -5,21 +5,13 @@ nothing for it (issue 23: 10,000 subsets made it create 2,290 Deployments in 20 
 from __future__ import annotations
 
 import pytest
-from united_kit import DEPLOYMENTS, UDS, opt_out_of_validation, pools, term, united
+from united_kit import DEPLOYMENTS, UDS, opt_out_of_validation, pools, term, ud_warnings, united
 from webhook_testkit import without_subset_bound
 
 from py_engine.assembled_stack import Stack
 from py_engine.model import ModelError
 from py_engine.model.constants import MAX_SUBSETS
 from py_engine.model.uniteddeployment import UnitedDeployment
-
-
-def warnings(stack: Stack) -> list[tuple[str, str]]:
-    return [
-        (e["reason"], e["message"])
-        for e in stack.api.list("v1/events", "default")["items"]
-        if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"
-    ]
 
 
 def many(count: int) -> list[dict[str, object]]:
@@ -43,6 +35,6 @@ def test_a_stored_uniteddeployment_beyond_the_bound_creates_nothing() -> None:
         opt_out_of_validation(stack)
         stack.create(UDS, united("web", MAX_SUBSETS + 1, many(MAX_SUBSETS + 1)))
         stack.settle(max_advance=600)
-        assert [r for r, _ in warnings(stack)] == ["InvalidSpec"]
-        assert f"more than the {MAX_SUBSETS} allowed" in warnings(stack)[0][1]
+        assert [r for r, _ in ud_warnings(stack)] == ["InvalidSpec"]
+        assert f"more than the {MAX_SUBSETS} allowed" in ud_warnings(stack)[0][1]
         assert stack.api.list(DEPLOYMENTS, "default")["items"] == []

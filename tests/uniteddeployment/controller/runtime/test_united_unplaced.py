@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 import pytest
-from united_kit import UDS, pools, term, ud, united
+from united_kit import UDS, pools, term, ud, ud_warnings, united
 
 from py_engine.assembled_stack import Stack
 from py_engine.logsetup import record_fields
@@ -27,14 +27,6 @@ AB: list[dict[str, Any]] = [
 ]
 
 
-def _warnings(stack: Stack) -> list[tuple[str, str]]:
-    return [
-        (e["reason"], e["message"])
-        for e in stack.api.list("v1/events", "default")["items"]
-        if e["involvedObject"]["kind"] == "UnitedDeployment" and e["type"] == "Warning"
-    ]
-
-
 def test_replicas_that_fit_nowhere_are_reported(caplog: pytest.LogCaptureFixture) -> None:
     with (
         Stack(pools("c")) as stack,
@@ -46,7 +38,7 @@ def test_replicas_that_fit_nowhere_are_reported(caplog: pytest.LogCaptureFixture
         allocated = conditions["ReplicasAllocated"]
         assert (allocated["status"], allocated["reason"]) == ("False", "NoFittingNode")
         assert allocated["message"] == "6 of 6 replicas cannot be placed: no node fits a pod of subsets a, b"
-        assert [m for r, m in _warnings(stack) if r == "NoFittingNode"] == [allocated["message"]]
+        assert [m for r, m in ud_warnings(stack) if r == "NoFittingNode"] == [allocated["message"]]
         lines = [r for r in caplog.records if r.getMessage() == "replicas cannot all be placed"]
         assert len(lines) == 1
         assert dict(record_fields(lines[0])) == {
