@@ -15,35 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scaledown_times import NOW, NOW_NS
+from scaledown_times import BASE, HOUR, NOW, NOW_NS, SECOND
 
 from py_engine.scaledown import PodFacts, active_pods_less, decide, is_pod_available
 from py_engine.scaledown.gates import FeatureGates
 from py_engine.scaledown.kruise import availability, kruise_decide, kruise_less
 from py_engine.scaledown.kubernetes import k8s_less
 
-SECOND = 1_000_000_000
-HOUR = 3600 * SECOND
 GATES_OFF = FeatureGates(pod_deletion_cost=False, logarithmic_scale_down=False)
 PLAIN_TIMES = FeatureGates(pod_deletion_cost=True, logarithmic_scale_down=False)
-
-BASE = PodFacts(
-    name="p",
-    namespace="default",
-    uid="u",
-    node_name="n1",
-    phase="Running",
-    terminating=False,
-    ready=True,
-    ready_time=NOW_NS - 5 * HOUR,
-    restarts=0,
-    created=NOW_NS - 9 * HOUR,
-    cost=0,
-    lifecycle_state="",
-    specified_delete=False,
-    revision=None,
-    in_place_update_ready=None,
-)
 
 
 def pair(first: dict[str, Any], second: dict[str, Any]) -> tuple[PodFacts, PodFacts]:

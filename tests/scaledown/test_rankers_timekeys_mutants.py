@@ -9,7 +9,7 @@ by the code under test. Written for issue 29 (mutation score of `scaledown`).
 from __future__ import annotations
 
 import pytest
-from scaledown_times import NOW, NOW_NS
+from scaledown_times import BASE, HOUR, NOW, NOW_NS
 
 from py_engine.scaledown import PodFacts, same_node_ranks, spread_constraints_ranking
 from py_engine.scaledown.errors import ScaledownInputError
@@ -27,26 +27,6 @@ from py_engine.scaledown.timekeys import (
     after_or_zero,
     go_log2_bucket,
     log2_bucket,
-)
-
-HOUR = 3600 * 1_000_000_000
-
-BASE = PodFacts(
-    name="p",
-    namespace="default",
-    uid="u",
-    node_name="n1",
-    phase="Running",
-    terminating=False,
-    ready=True,
-    ready_time=NOW_NS - 5 * HOUR,
-    restarts=0,
-    created=NOW_NS - 9 * HOUR,
-    cost=0,
-    lifecycle_state="",
-    specified_delete=False,
-    revision=None,
-    in_place_update_ready=None,
 )
 
 

@@ -8,7 +8,8 @@ Expected orders are written out from the ReplicaSet rules (`manageReplicas`,
 from __future__ import annotations
 
 import pytest
-from scaledown_times import NOW, NOW_NS
+from scaledown_times import BASE as SHARED_BASE
+from scaledown_times import HOUR, NOW, NOW_NS, SECOND
 
 from py_engine.scaledown import (
     PodFacts,
@@ -20,27 +21,9 @@ from py_engine.scaledown import (
 from py_engine.scaledown.gates import FeatureGates
 from py_engine.scaledown.replicaset import replicaset_order
 
-SECOND = 1_000_000_000
-HOUR = 3600 * SECOND
 COST_OFF = FeatureGates(pod_deletion_cost=False, logarithmic_scale_down=True)
 
-BASE = PodFacts(
-    name="p",
-    namespace="default",
-    uid="",
-    node_name="n1",
-    phase="Running",
-    terminating=False,
-    ready=True,
-    ready_time=NOW_NS - 5 * HOUR,
-    restarts=0,
-    created=NOW_NS - 9 * HOUR,
-    cost=0,
-    lifecycle_state="",
-    specified_delete=False,
-    revision=None,
-    in_place_update_ready=None,
-)
+BASE = SHARED_BASE._replace(uid="")
 
 
 def test_a_node_without_related_pods_ranks_zero() -> None:
