@@ -12,6 +12,7 @@ class, so the two cannot drift apart (the watch-cache counterpart is `cachegroup
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -30,7 +31,7 @@ def by_name(objects: list[JSON]) -> list[JSON]:
     )
 
 
-class ListedLists:
+class ListedLists(ABC):
     """The lists of the last `_replace`, read by resource and namespace (see the module docstring).
 
     Subclasses implement `refresh()` with `_list` and `_replace`, may give listed items
@@ -38,10 +39,10 @@ class ListedLists:
     drop it when the lists change (`_lists_replaced`). `_lock` guards `_lists` and those memos.
     """
 
+    @abstractmethod
     def refresh(self) -> None:
         """List every resource a sync reads (raises `KubeError` when the API fails); a
         `SteppedManager` calls it right before each pass of the controller reading it."""
-        raise NotImplementedError(f"{type(self).__name__} does not say what it lists")
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None) -> None:
         self.client = client
@@ -66,7 +67,7 @@ class ListedLists:
             self._lists = dict(lists)
             self._lists_replaced()
 
-    def _lists_replaced(self) -> None:
+    def _lists_replaced(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """Drop what was derived from the previous lists (called with `_lock` held)."""
 
     def _listing(self, resources: Iterable[Resource]) -> dict[Resource, list[JSON]]:
