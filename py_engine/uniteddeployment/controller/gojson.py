@@ -27,21 +27,24 @@ class EncodingError(ValueError):
 
 
 def _number(value: float) -> str:
-    """Go's float64 formatting: shortest repr, exponent form outside [1e-6, 1e21)."""
+    """Go's float64 formatting (ES6's): the shortest digits (Python's repr has the same), in
+    fixed form inside [1e-6, 1e21), padded with zeros when the digits end before the point
+    (2**60 is 1152921504606847000); outside it in exponent form, a negative exponent without
+    leading zeros (1e-7) and a positive one with at least two digits (1e+21)."""
     if math.isnan(value) or math.isinf(value):
         raise EncodingError(f"{value!r} is not representable in JSON")
-    if value == int(value) and abs(value) < 1e21:
-        return str(int(value))
     magnitude = abs(value)
+    if value == int(value) and magnitude < _SAFE_INT:
+        return str(int(value))  # below 2**53 a whole float's shortest digits are all its digits
     if 1e-6 <= magnitude < 1e21:
         text = repr(value)
         if "e" in text:  # Python switches to exponent form earlier than Go: same digits, fixed form
             text = format(Decimal(text), "f")
-        return text
+        return text.removesuffix(".0")
     mantissa, _, exponent = repr(value).partition("e")
     sign = "-" if exponent.startswith("-") else "+"
-    digits = exponent.lstrip("+-").lstrip("0").rjust(2, "0")
-    return f"{mantissa}e{sign}{digits}"
+    digits = exponent.lstrip("+-").lstrip("0")
+    return f"{mantissa}e{sign}{digits if sign == '-' else digits.rjust(2, '0')}"
 
 
 def _string(value: str) -> str:

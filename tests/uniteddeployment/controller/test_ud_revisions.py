@@ -54,7 +54,7 @@ def stored(ud: UnitedDeployment, number: int, collision: int = 0, name: str | No
 def test_go_encoding() -> None:
     assert (
         go_json({"b": [1, 2.0, 0.5, 1e21, 1e-7], "a": "<&>", "c": None, "d": True})
-        == '{"a":"\\u003c\\u0026\\u003e","b":[1,2,0.5,1e+21,1e-07],"c":null,"d":true}'
+        == '{"a":"\\u003c\\u0026\\u003e","b":[1,2,0.5,1e+21,1e-7],"c":null,"d":true}'
     )
     assert go_json("é\u2028") == '"é\\u2028"'
     with pytest.raises(EncodingError):
