@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from test_ud_construction import build, ud_with
-from ud_testkit import OWNER
+from ud_testkit import OWNER, ud_object
 
+from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.uniteddeployment.controller.construct import (
     SubsetTarget,
     build_workload,
@@ -194,3 +195,75 @@ def test_a_generate_name_prefix_leaves_room_for_one_character_within_253() -> No
     assert name_prefix("w" * 200, "s" * 50) == "w" * 200 + "-" + "s" * 50 + "-"  # 252 characters
     assert name_prefix("w" * 200, "s" * 51) == "w" * 200 + "-"  # 253 would leave no room
     assert name_prefix("web", "Zone") == "web-"  # not a DNS subdomain
+
+
+def test_owner_references_of_others_are_kept_and_ours_replaced() -> None:
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm", "uid": "cm-1"}
+    old_ours = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "UnitedDeployment",
+        "name": "web",
+        "controller": True,
+    }
+    ours_not_controller = {
+        "apiVersion": "x/v1",
+        "kind": "UnitedDeployment",
+        "name": "web",
+        "controller": False,
+    }
+    existing = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "web-zone-a-x",
+            "ownerReferences": [other, "junk", old_ours, ours_not_controller],
+        },
+        "spec": {"selector": SELECTOR},
+    }
+    ud = ud_with()
+    expected = [other, ours_not_controller, OWNER]
+    assert workload_metadata(ud, ud.subsets[0], "web-abc", existing)["ownerReferences"] == expected
+    assert build(ud, existing=existing)["metadata"]["ownerReferences"] == expected
+
+
+def test_recorded_template_keys_are_removed_only_from_a_list_and_only_when_present() -> None:
+    ud = ud_with()
+    # recorded "tier"/"gone" no longer present on the object: nothing to remove, no error
+    recorded = '{"labels":["tier","gone"],"annotations":["gone"]}'
+    existing = {
+        "metadata": {
+            "name": "w",
+            "labels": {"team": "x"},
+            "annotations": {"spreadgate.dev/template-metadata-keys": recorded},
+        }
+    }
+    metadata = workload_metadata(ud, ud.subsets[0], "web-abc", existing)
+    assert metadata["labels"] == {"team": "x", "app": "web", "tier": "front", **POD_LABELS}
+    assert set(metadata["annotations"]) == {
+        "note",
+        "spreadgate.dev/subset-patch",
+        "spreadgate.dev/united-deployment",
+        "spreadgate.dev/template-metadata-keys",
+    }
+    # a record that is not lists removes nothing
+    odd = '{"labels":{"team":true},"annotations":{"kept":true}}'
+    existing = {
+        "metadata": {
+            "name": "w",
+            "labels": {"team": "x"},
+            "annotations": {"kept": "yes", "spreadgate.dev/template-metadata-keys": odd},
+        }
+    }
+    metadata = workload_metadata(ud, ud.subsets[0], "web-abc", existing)
+    assert metadata["labels"]["team"] == "x" and metadata["annotations"]["kept"] == "yes"
+    nulls = '{"labels":null,"annotations":null}'
+    existing["metadata"]["annotations"]["spreadgate.dev/template-metadata-keys"] = nulls
+    assert workload_metadata(ud, ud.subsets[0], "web-abc", existing)["labels"]["team"] == "x"
+
+
+def test_the_selectors_match_labels_label_the_workload() -> None:
+    ud_raw = ud_object(2, [{"name": "zone-a"}])
+    ud_raw["spec"]["template"]["deploymentTemplate"]["metadata"] = {}
+    ud = UnitedDeployment.from_object(ud_raw)
+    labels = build_workload(ud, ud.subsets[0], "web-abc", SubsetTarget(1, 0))["metadata"]["labels"]
+    assert labels == POD_LABELS
