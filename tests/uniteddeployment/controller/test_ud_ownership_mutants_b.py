@@ -281,3 +281,15 @@ def test_a_deployment_owns_pods_through_its_replicaset() -> None:
         is None
     )
     assert deployment_behind({**rs}, _pod()) == ""
+
+
+def test_namespaces_and_kinds_are_compared_as_given_an_absent_one_reading_empty() -> None:
+    apps = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web-a"}
+    nowhere = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web-a"}}
+    pod_nowhere = {"metadata": {"name": "p", "ownerReferences": [{"controller": True, **apps}]}}
+    assert owns_pod(nowhere, pod_nowhere) is True
+    assert owns_pod(nowhere, _pod(apps)) is False  # the pod is in "default"
+    assert owns_pod(_workload("StatefulSet", uid=None), pod_nowhere) is False
+    kindless = {"apiVersion": "apps/v1", "metadata": {"name": "web-a", "namespace": "default"}}
+    assert owns_pod(kindless, _pod({"apiVersion": "apps/v1", "kind": "", "name": "web-a"})) is True
+    assert owns_pod(kindless, _pod(apps)) is False
