@@ -58,3 +58,17 @@ def test_what_cannot_be_encoded_is_refused_with_its_cause() -> None:
     assert str(infinite.value) == "-inf is not representable in JSON"
     with pytest.raises(EncodingError, match=re.escape("cannot encode set as JSON")):
         go_json({"a": {1, 2}})
+
+
+def test_keys_that_are_not_strings_are_sorted_as_the_strings_go_writes() -> None:
+    # Go sorts a map's keys as strings: "10" before "9" (not 9 before 10).
+    assert go_json({10: "a", 9: "b"}) == '{"10":"a","9":"b"}'
+    assert go_json({10: "a", "9": "b"}) == '{"10":"a","9":"b"}'
+
+
+def test_a_tree_too_large_to_check_quickly_is_still_written_as_go_does() -> None:
+    # The fast path's check gives up after 1,000,000 values; a float it never reached must
+    # still be written in Go's form.
+    tree = [1e-7, *([None] * 1_000_000)]
+    text = go_json(tree)
+    assert text.startswith("[1e-7,null,") and len(text) == len("[1e-7]") + 5 * 1_000_000
