@@ -281,6 +281,7 @@ def test_a_deployment_owns_pods_through_its_replicaset() -> None:
         is None
     )
     assert deployment_behind({**rs}, _pod()) == ""
+    assert deployment_behind({**rs, "name": "web-a-5d8f"}, {"metadata": {}}) == "web-a"
 
 
 def test_namespaces_and_kinds_are_compared_as_given_an_absent_one_reading_empty() -> None:

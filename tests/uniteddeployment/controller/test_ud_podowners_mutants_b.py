@@ -41,3 +41,16 @@ def test_a_malformed_workload_owns_no_ownerless_pod(spec: Any) -> None:
         workload["spec"] = spec
     controlled = _pod("p2", STS_REF)
     assert pods_of(workload, [_pod("p1"), controlled]) == (controlled,)
+
+
+def test_a_deployment_finds_a_pod_whose_hash_label_holds_a_dash() -> None:
+    # The ReplicaSet is `<deployment>-<pod-template-hash>` with the pod's own hash, whatever it holds.
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web-a", "namespace": "default"},
+    }
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-a-x-5d8f"}
+    pod = _pod("p1", rs, namespace="default")
+    pod["metadata"]["labels"]["pod-template-hash"] = "x-5d8f"
+    assert PodOwners([pod]).of(deployment) == (pod,)
