@@ -94,7 +94,16 @@ COMMITTER_COUNTERS = (
     "committed",
 )
 """The committers' counters a burst reports (`CommitterStats`)."""
-COUNTED = (*COMMITTER_COUNTERS, "requests", "cpu", "proxy_cpu", "api_cpu")
+THREAD_CPU = {
+    "workers_cpu": "webhook-worker",
+    "loop_cpu": "webhook-server",
+    "watch_cpu": "watch-cache-workloadspreads",
+}
+"""Where the webhooks' CPU goes: CPU seconds of their threads by name (`webhook_proc`): the
+request workers (decisions; the committer's applies and writes run on them), the front end's
+event loop (TLS, HTTP), the spreads' watch (decoding every status write, its own and the
+peers')."""
+COUNTED = (*COMMITTER_COUNTERS, *THREAD_CPU, "requests", "cpu", "proxy_cpu", "api_cpu")
 """What a burst counts, summed over rounds (per pod in the report)."""
 
 
@@ -367,10 +376,18 @@ class Churn:
 
 
 def start_webhook(
-    bench: Bench, *, threads: int, sync_timeout: float = 300, node_simulation: bool = True
+    bench: Bench,
+    *,
+    threads: int,
+    sync_timeout: float = 300,
+    node_simulation: bool = True,
+    port: int = 0,
+    reuse_port: bool = False,
 ) -> WebhookProcess:
     return WebhookProcess(
         {
+            "port": port,
+            "reuse_port": reuse_port,
             "kubeconfig": bench.kubeconfig,
             "cert": str(bench.cert),
             "key": str(bench.key),
@@ -517,13 +534,34 @@ def measure_size(
 # ----------------------------------------------------------------- 2. replicas
 
 
-class Replicas:
-    """`count` webhook processes behind the round-robin proxy; `url` is the proxy's."""
+FRONTS = ("direct", "kernel", "proxy")
+"""How a setup's processes share one address: `direct` (one process, its own port), `kernel`
+(every process listens on one port with SO_REUSEPORT and the kernel spreads the connections by
+a hash of their addresses, as kube-proxy's iptables rules pick a Service's backend at random
+per connection; no process in between) or `proxy` (`benchmarks.rr_proxy`, round robin per
+connection, copying the TLS bytes in a Python process of its own)."""
 
-    def __init__(self, bench: Bench, count: int, threads: int, *, proxied: bool = True) -> None:
-        self.hooks = [start_webhook(bench, threads=threads) for _ in range(count)]
+
+class Replicas:
+    """`count` webhook processes behind one address (`front`, one of `FRONTS`); `url` is it."""
+
+    def __init__(self, bench: Bench, count: int, threads: int, *, front: str = "kernel") -> None:
+        if front not in FRONTS or (front == "direct" and count != 1):
+            raise ValueError(f"front {front!r} for {count} processes")
+        self.front = front
         self.proxy: subprocess.Popen[str] | None = None
-        if not proxied:
+        self.hooks: list[WebhookProcess] = []
+        if front == "kernel":
+            # The first one binds a free port; the others join it (SO_REUSEPORT on every one).
+            self.hooks.append(start_webhook(bench, threads=threads, reuse_port=True))
+            port = int(self.hooks[0].url.rsplit(":", 1)[1])
+            self.hooks += [
+                start_webhook(bench, threads=threads, reuse_port=True, port=port) for _ in range(count - 1)
+            ]
+            self.url = self.hooks[0].url
+            return
+        self.hooks = [start_webhook(bench, threads=threads) for _ in range(count)]
+        if front == "direct":
             self.url = self.hooks[0].url
             return
         backends = [
@@ -544,14 +582,18 @@ class Replicas:
     def committer(self) -> JSON:
         """The committers' counters summed over the live replicas, their CPU seconds (`cpu`) and
         the proxy's (`proxy_cpu`), to see where a burst's time goes."""
-        total: JSON = {key: 0 for key in COMMITTER_COUNTERS} | {"cpu": 0.0, "batches": 0}
-        for hook in self.hooks:
+        total: JSON = {key: 0.0 for key in (*COMMITTER_COUNTERS, *THREAD_CPU)} | {"cpu": 0.0, "batches": 0}
+        total["answered"] = [0] * len(self.hooks)
+        for n, hook in enumerate(self.hooks):
             if hook.proc.poll() is None:
                 stats = hook.stats()
                 total["cpu"] += stats["cpu"]
                 for key in COMMITTER_COUNTERS:
                     total[key] += stats["committer"].get(key, 0)
+                for key, thread in THREAD_CPU.items():
+                    total[key] += stats["thread_cpu"].get(thread, 0.0)
                 total["batches"] += sum(stats["committer"]["batch_sizes"].values())
+                total["answered"][n] = stats["answered"]
         total["proxy_cpu"] = process_cpu(self.proxy.pid) if self.proxy is not None else 0.0
         return total
 
@@ -666,7 +708,14 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
         "api_cpu": api_cpu,
     }
     if kill_after is None:  # every replica answered: the counters cover the whole burst
-        out |= {key: after[key] - before[key] for key in (*COMMITTER_COUNTERS, "batches", "cpu", "proxy_cpu")}
+        out |= {
+            key: after[key] - before[key]
+            for key in (*COMMITTER_COUNTERS, *THREAD_CPU, "batches", "cpu", "proxy_cpu")
+        }
+        # How the one address spread the burst: each process's share of the requests it answered
+        # (the warm-up's included).
+        answered = [a - b for a, b in zip(after["answered"], before["answered"], strict=True)]
+        out["shares"] = [n / max(sum(answered), 1) for n in answered]
     return out
 
 
@@ -727,6 +776,19 @@ def finalise(bench: Bench, tmp: Path, spread: str, pods: list[JSON]) -> JSON:
     }
 
 
+SETUPS = (
+    ("one", 1, "direct"),
+    ("three", REPLICAS, "kernel"),
+    # References: what a user-space proxy in front costs, with one process and with three.
+    ("one_proxied", 1, "proxy"),
+    ("three_proxied", REPLICAS, "proxy"),
+)
+"""The replica bursts' setups: key, processes (`TOTAL_THREADS` threads between them), front."""
+RATIOS = (("three", "one"), ("three_proxied", "one_proxied"), ("three_proxied", "one"))
+"""Throughput ratios reported round by round and best of each: the target (three replicas on one
+address spread by the kernel against one process on its own), then the proxied pair."""
+
+
 def replicas_run(quick: bool) -> JSON:
     """One process and three replicas side by side, bursts alternated `BURST_ROUNDS` times (the
     machine's load shifts between bursts: each configuration keeps its least disturbed burst,
@@ -738,13 +800,8 @@ def replicas_run(quick: bool) -> JSON:
         started: list[Replicas] = []
         try:
             setups: dict[str, Replicas] = {}
-            for key, processes, threads, proxied in (
-                ("one", 1, TOTAL_THREADS, False),
-                # The same process behind the same proxy: what the proxy costs, as a reference.
-                ("one_proxied", 1, TOTAL_THREADS, True),
-                ("three", REPLICAS, TOTAL_THREADS // REPLICAS, True),
-            ):
-                setups[key] = Replicas(bench, processes, threads, proxied=proxied)
+            for key, processes, front in SETUPS:
+                setups[key] = Replicas(bench, processes, TOTAL_THREADS // processes, front=front)
                 started.append(setups[key])
             three = setups["three"]
             runs: dict[str, list[JSON]] = {key: [] for key in setups}
@@ -752,14 +809,15 @@ def replicas_run(quick: bool) -> JSON:
                 for key, setup in setups.items():
                     runs[key].append(burst(bench, setup, count))
             # Each round's bursts run back to back: the spread of the ratios round by round.
-            for base in ("one", "one_proxied"):
-                out[f"ratios_{base}"] = [
+            for top, base in RATIOS:
+                out[f"ratios_{top}_{base}"] = [
                     (t["admitted"] / t["wall"]) / (o["admitted"] / o["wall"])
-                    for o, t in zip(runs[base], runs["three"], strict=True)
+                    for o, t in zip(runs[base], runs[top], strict=True)
                 ]
             for key, done in runs.items():
                 best = dict(max(done, key=lambda r: r["admitted"] / r["wall"]))
                 best["rates"] = [r["admitted"] / r["wall"] for r in done]
+                best["all_shares"] = [r["shares"] for r in done]
                 # Caps and counters over every round: any pod over a cap in any burst counts.
                 best["subsets"] = dict(best["subsets"], over=sum(r["subsets"]["over"] for r in done))
                 for counter in (*COUNTED, "batches"):
@@ -773,7 +831,7 @@ def replicas_run(quick: bool) -> JSON:
             for replicas in started:
                 replicas.close()
             bench.close()
-    for run in ("one", "one_proxied", "three", "killed"):
+    for run in (*(key for key, _, _ in SETUPS), "killed"):
         out[run].pop("pods")
     return out
 
@@ -923,19 +981,25 @@ def main(quick: bool = False) -> dict[str, Any]:
     }
 
 
+LABELS = {
+    "one": "1 process x {threads} threads",
+    "three": "{replicas} replicas x {each} threads, one port (kernel)",
+    "one_proxied": "1 process behind the proxy (reference)",
+    "three_proxied": "{replicas} replicas behind the proxy (reference)",
+}
+
+
+def _label(key: str) -> str:
+    return LABELS[key].format(threads=TOTAL_THREADS, replicas=REPLICAS, each=TOTAL_THREADS // REPLICAS)
+
+
 def report_replicas(rep: JSON) -> None:
     """The replicas' tables: the bursts, then where their time goes (per admitted pod)."""
     print(f"  load average after the replicas: {load_averages()}")
     rep_rows = []
     for key, label in (
-        ("one", f"1 process x {TOTAL_THREADS} threads (best of {rep['rounds']})"),
-        ("one_proxied", f"the same behind the proxy (reference, best of {rep['rounds']})"),
-        (
-            "three",
-            f"{REPLICAS} replicas x {TOTAL_THREADS // REPLICAS} threads, round robin "
-            f"(best of {rep['rounds']})",
-        ),
-        ("killed", f"{REPLICAS} replicas, one killed at 1/3 of the burst"),
+        *((key, f"{_label(key)} (best of {rep['rounds']})") for key, _, _ in SETUPS),
+        ("killed", f"{REPLICAS} replicas, one port, one killed at 1/3 of the burst"),
     ):
         r = rep[key]
         subsets = r["subsets"]
@@ -986,18 +1050,15 @@ def report_replicas(rep: JSON) -> None:
         f"lost or double-counted: {fin['lost']} (first errors: {rep['killed']['error_samples']})"
     )
     rows = []
-    for key, label in (
-        ("one", "1 process"),
-        ("one_proxied", "1 process, proxied"),
-        ("three", f"{REPLICAS} replicas"),
-    ):
+    for key, _, _ in SETUPS:
         r = rep[key]
         per_pod = r["admitted"]
         rows.append(
             [
-                label,
+                _label(key),
                 " / ".join(f"{rate:.0f}" for rate in r["rates"]),
                 f"{r['cpu'] / per_pod * 1e3:.2f}",
+                " / ".join(f"{r[k] / per_pod * 1e3:.2f}" for k in THREAD_CPU),
                 f"{r['proxy_cpu'] / per_pod * 1e3:.2f}",
                 f"{r['api_cpu'] / per_pod * 1e3:.2f}",
                 f"{r['reads'] / per_pod:.3f}",
@@ -1015,6 +1076,7 @@ def report_replicas(rep: JSON) -> None:
             "webhooks",
             "pods/s each round",
             "webhook CPU ms",
+            "of it workers / loop / watch",
             "proxy CPU ms",
             "API server CPU ms",
             "GETs",
@@ -1027,13 +1089,26 @@ def report_replicas(rep: JSON) -> None:
         ],
         rows,
     )
-    best = {key: rep[key]["admitted"] / rep[key]["wall"] for key in ("one", "one_proxied", "three")}
-    for base, label in (("one", "1 process"), ("one_proxied", "1 process behind the same proxy")):
-        print(
-            f"  3 replicas / {label}, round by round: "
-            + ", ".join(f"{ratio:.2f}x" for ratio in rep[f"ratios_{base}"])
-            + f"; best of each: {best['three'] / best[base]:.2f}x"
+    for key, _, _ in SETUPS:
+        if len(rep[key]["all_shares"][0]) > 1:
+            print(
+                f"  {_label(key)}: share of the requests per process, round by round: "
+                + "; ".join(" / ".join(f"{x:.0%}" for x in shares) for shares in rep[key]["all_shares"])
+            )
+    for top, base in RATIOS:
+        cpu_top, cpu_base = (
+            (rep[k]["cpu"] + rep[k]["proxy_cpu"]) / rep[k]["admitted"] * 1e3 for k in (top, base)
         )
+        print(
+            f"  {_label(top)} / {_label(base)}: throughput round by round "
+            + ", ".join(f"{ratio:.2f}x" for ratio in rep[f"ratios_{top}_{base}"])
+            + f"; best of each {_best_ratio(rep, top, base):.2f}x; webhook + proxy CPU per pod "
+            f"{cpu_top:.2f} vs {cpu_base:.2f} ms"
+        )
+
+
+def _best_ratio(rep: JSON, top: str, base: str) -> float:
+    return float(rep[top]["admitted"] / rep[top]["wall"]) / float(rep[base]["admitted"] / rep[base]["wall"])
 
 
 def targets(result: dict[str, Any], quick: bool) -> list[Target]:
@@ -1041,7 +1116,6 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
     span = f"{small['pods']:,}/{small['spreads']} -> {large['pods']:,}/{large['spreads']}"
     rep = result["replicas"]
     one, three, killed, fin = rep["one"], rep["three"], rep["killed"], rep["finalised"]
-    proxied = rep["one_proxied"]
     rate_one, rate_three = one["admitted"] / one["wall"], three["admitted"] / three["wall"]
     applies = None if quick else True
     return [
@@ -1084,9 +1158,10 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
             three["writes"] / three["admitted"] <= WRITES_TARGET,
         ),
         Target(
-            f"{REPLICAS} replicas vs 1 process, same {TOTAL_THREADS} threads: throughput",
-            f"{rate_three / rate_one:.2f}x ({rate_three:.0f} / {rate_one:.0f} pods/s; "
-            f"{rate_three / (proxied['admitted'] / proxied['wall']):.2f}x one process behind the proxy)",
+            f"{REPLICAS} replicas on one port vs 1 process, same {TOTAL_THREADS} threads: throughput",
+            f"{rate_three / rate_one:.2f}x ({rate_three:.0f} / {rate_one:.0f} pods/s; webhook CPU per pod "
+            f"{three['cpu'] / three['admitted'] * 1e3:.2f} / {one['cpu'] / one['admitted'] * 1e3:.2f} ms; "
+            f"behind the proxy, both: {_best_ratio(rep, 'three_proxied', 'one_proxied'):.2f}x)",
             ">= 1.0x",
             applies and rate_three >= rate_one,
         ),
