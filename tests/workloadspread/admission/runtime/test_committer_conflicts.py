@@ -220,7 +220,11 @@ def test_the_conflict_path_is_counted_on_the_webhook_metrics(env: KubeEnv, repli
         "spreadgate_commit_applies_total": 1.0,
         "spreadgate_commit_committed_total": 1.0,
     }
-    replica.store.before_write = lambda: peer_write(env, "peer")
+
+    def peer_first() -> None:
+        peer_write(env, "peer")
+
+    replica.store.before_write = peer_first
     assert replica.submit(take("mine"))  # a 409, retried on the cache's copy: applied twice
     applies: list[str] = []
     inner = take("third", applies)
