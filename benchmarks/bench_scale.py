@@ -57,7 +57,16 @@ from typing import Any
 
 import jsonpatch
 
-from benchmarks.bench_webhook import SPREADS, Bench, WebhookProcess, pct
+from benchmarks.bench_webhook import (
+    CLIENTS,
+    SPREADS,
+    Bench,
+    WebhookProcess,
+    finish_load,
+    load,
+    pct,
+    start_load,
+)
 from benchmarks.common import Target, machine_description, print_table
 from py_engine.model.constants import MATCHED_ANNOTATION
 
@@ -66,7 +75,6 @@ QUICK_SIZES = ((1_000, 10), (5_000, 100))
 MEMORY_POINT = (1_000, 1_000)
 SPREADS_PER_NAMESPACE = 10
 NODES = 100
-CLIENTS = 64
 FLAT_TARGET = 1.2
 WRITES_TARGET = 0.1
 BURST = 1_500
@@ -401,57 +409,6 @@ def start_webhook(
     )
 
 
-def run_load(
-    url: str,
-    ca_pem: str,
-    template: JSON,
-    count: int,
-    *,
-    warm: int = 0,
-    warm_path: str | None = None,
-    record: bool = False,
-    strict: bool = True,
-) -> subprocess.Popen[str]:
-    job = {
-        "url": url,
-        "ca_pem": ca_pem,
-        "template": template,
-        "count": count,
-        "clients": CLIENTS,
-        "warm": warm,
-        "warm_path": warm_path,
-        "record": record,
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.loadgen"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps(job))
-    proc.stdin.close()
-    return proc
-
-
-def finish_load(proc: subprocess.Popen[str], *, strict: bool = True) -> JSON:
-    assert proc.stdout is not None and proc.stderr is not None
-    out, err = proc.stdout.read(), proc.stderr.read()
-    proc.wait(900)
-    if proc.returncode != 0:
-        raise RuntimeError(f"load generator failed: {err[-2000:]}")
-    result: JSON = json.loads(out)
-    if strict and result["bad"]:
-        raise RuntimeError(f"{result['bad']} unexpected answers, e.g. {result['errors']}")
-    return result
-
-
-def load(url: str, ca_pem: str, template: JSON, count: int, **kw: Any) -> JSON:
-    strict = kw.pop("strict", True)
-    return finish_load(run_load(url, ca_pem, template, count, **kw), strict=strict)
-
-
 # ----------------------------------------------------------------- 1. cluster size
 
 
@@ -670,7 +627,7 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
         before = replicas.committer()
         before_requests = bench.server.requests
         before_api_cpu = time.process_time()
-        proc = run_load(
+        proc = start_load(
             replicas.url + "/mutate/pods",
             bench.ca.cert_pem,
             template,
