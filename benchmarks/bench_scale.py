@@ -3,8 +3,9 @@
 Processes as in `benchmarks/bench_webhook.py`: this one runs the embedded API server over
 HTTPS; each webhook runs as `python -m benchmarks.webhook_proc` (the real wiring, node
 simulation on as `spreadgate webhook` ships, so it watches every pod and node); load comes
-from `python -m benchmarks.loadgen`; replicas sit behind `python -m benchmarks.rr_proxy`
-(round robin per connection, TLS end to end, as a Service spreads the API server's calls).
+from `python -m benchmarks.loadgen`; three replicas share one port (SO_REUSEPORT: the kernel
+spreads the connections, as kube-proxy's iptables rules spread a Service's), and, as a reference,
+sit behind `python -m benchmarks.rr_proxy` (round robin per connection, TLS end to end).
 
 1. Cluster size. The API server is pre-loaded with N pods and S spreads elsewhere in the
    cluster (S namespaces' worth of workloads, 10 spreads a namespace, each spread with its
@@ -17,16 +18,18 @@ from `python -m benchmarks.loadgen`; replicas sit behind `python -m benchmarks.r
    synced. One more point, (1,000 pods, 1,000 spreads), separates memory per spread from
    memory per pod.
 2. Replicas. A spread with caps 400 / 400 / none and a 1,500-pod burst at 10 ms injected
-   status-write latency: one webhook process with 66 threads (baseline), the same behind the
-   proxy (a reference: what the proxy's copying costs), and three with 22 each behind the
-   proxy, bursts alternated three times (each keeps its best throughput; writes, conflicts,
-   requests, GETs, applies and CPU per pod over all three; the ratios of every round printed
-   to show their spread); then the three again with one
-   replica killed (SIGKILL) once a third of the burst is reserved. Every allowed answer's patch is read
-   back: pods per subset against
-   its cap. After the kill run, every admitted pod is created in the API server and the real
-   controller syncs once (`spreadgate controller --once`): each created pod must be counted
-   exactly once in the spread's status (subset replicas; its creatingPods entry gone).
+   status-write latency: one webhook process with 66 threads on its own port (baseline) and
+   three with 22 each on one port (the target), then the same two behind the proxy
+   (references: what a process copying the bytes in between costs), bursts alternated three
+   times (each keeps its best throughput; writes, conflicts, requests, GETs, applies and CPU per
+   pod over all three, the webhooks' CPU split by thread (workers, event loop, spread watch);
+   the ratios of every round and each side's CPU per pod printed to show their spread; each
+   process's share of the requests, to show the load really spread); then the three on one
+   port again with one replica killed (SIGKILL) once a third of the burst is reserved. Every
+   allowed answer's patch is read back: pods per subset against its cap. After the kill run,
+   every admitted pod is created in the API server and the real controller syncs once
+   (`spreadgate controller --once`): each created pod must be counted exactly once in the
+   spread's status (subset replicas; its creatingPods entry gone).
 3. The controller's steady state: `spreadgate controller` running against the smallest
    cluster for a few seconds after its first sync: API server requests per second.
 
