@@ -169,19 +169,11 @@ def finish_load(proc: subprocess.Popen[str], *, strict: bool = True) -> dict[str
 
 
 def load(
-    url: str,
-    ca_pem: str,
-    template: dict[str, Any],
-    count: int,
-    *,
-    warm: int = 0,
-    warm_path: str | None = None,
-    record: bool = False,
-    strict: bool = True,
+    url: str, ca_pem: str, template: dict[str, Any], count: int, *, strict: bool = True, **options: Any
 ) -> dict[str, Any]:
-    """Run `benchmarks.loadgen` once to the end (`start_load`, then `finish_load`)."""
-    proc = start_load(url, ca_pem, template, count, warm=warm, warm_path=warm_path, record=record)
-    return finish_load(proc, strict=strict)
+    """Run `benchmarks.loadgen` once to the end: `start_load` (with its keyword `options`: warm,
+    warm_path, record), then `finish_load`."""
+    return finish_load(start_load(url, ca_pem, template, count, **options), strict=strict)
 
 
 class Bench:
