@@ -78,7 +78,8 @@ class WebhookOptions:
     """Require a client certificate signed by this CA (PEM file) from every caller (`--client-ca`)."""
     reuse_port: bool = False
     """Listen with SO_REUSEPORT, so that several webhook processes share host:port and the kernel
-    spreads their connections (the replica benchmark's one address, docs/scale.md; no flag)."""
+    spreads their connections (the replica benchmark's one address, docs/scale.md; no flag). Off
+    by default: with it, any process of the same user may bind the port too and take a share."""
 
 
 class Webhook:
