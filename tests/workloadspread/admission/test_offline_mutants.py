@@ -224,3 +224,15 @@ def test_decide_subsets_hands_everything_on(monkeypatch: pytest.MonkeyPatch) -> 
         )
     ]
     assert seen[0][2] is subsets, "the stored list itself (its trimmed form is reused)"
+
+
+def test_replace_spread_keeps_the_key_of_a_spread_stored_under_kruises_group() -> None:
+    """A spread read as Kruise's (apps.kruise.io) and written back as Spreadgate's is the same
+    object: it replaces the stored one instead of joining it."""
+    kruise = spread([subset("a")], name="ws", namespace="team-a")
+    kruise["apiVersion"] = "apps.kruise.io/v1alpha1"
+    reader = SnapshotReader([kruise])
+    written = {**spread([subset("a")], name="ws", namespace="team-a"), "status": {"observedGeneration": 1}}
+    reader.replace_spread(written)
+    assert list(reader.objects.values()) == [written]
+    assert reader.spreads_in("team-a") == [written]
