@@ -577,3 +577,60 @@ def test_a_delete_with_options_not_asking_a_dry_run_is_committed() -> None:
 def test_a_delete_whose_namespace_comes_from_the_pod_is_released() -> None:
     decision = _service().validate_pod(_delete(namespace=""))
     assert (decision.outcome, decision.subset) == ("released", "b")
+
+
+def _with_patch(patch: dict[str, Any]) -> SnapshotReader:
+    cluster = _cluster()
+    cluster[0]["spec"]["subsets"][1]["patch"] = patch
+    return SnapshotReader(cluster)
+
+
+def test_a_create_whose_subset_patch_does_not_apply_is_denied_naming_the_spread() -> None:
+    reader = _with_patch({"spec": {"$patch": "nope"}})
+    decision = _service(reader=reader, check_subset_patches=False).mutate_pod(_create())
+    assert decision == Decision(
+        False,
+        "denied",
+        code=500,
+        message="the subset patch does not apply to the pod: spec.: unknown $patch directive 'nope'",
+        spread="ws",
+    )
+
+
+def test_a_create_whose_subset_patch_is_refused_is_placed_without_it() -> None:
+    """Without a validation engine the allowlist cannot be checked: the patch is left out."""
+    decision = _service(reader=_with_patch({"metadata": {"labels": {"tier": "b"}}})).mutate_pod(_create())
+    annotation = '{"name":"ws","subset":"b"}'
+    assert decision == Decision(
+        True,
+        "patch-refused",
+        patch=[
+            {"op": "add", "path": "/metadata/annotations", "value": {MATCHED_ANNOTATION: annotation}},
+            {"op": "add", "path": "/spec/affinity", "value": ZONE_B_AFFINITY},
+        ],
+        warnings=(
+            "WorkloadSpread default/ws: the patch of subset 'b' was not applied, it sets what the subset "
+            "patch allowlist refuses: no policy engine is configured to check the patch against the "
+            "allowlist (`spreadgate validate` explains each)",
+        ),
+        audit={"workloadspread": "ws", "subset": "b", "subset-patch": "refused"},
+        spread="ws",
+        subset="b",
+        pod=pod(
+            annotations={MATCHED_ANNOTATION: annotation},
+            spec={"containers": [{"name": "main", "image": "nginx"}], "affinity": ZONE_B_AFFINITY},
+        ),
+    )
+
+
+def test_a_pod_without_a_name_is_recorded_under_the_generated_uid_and_carries_it() -> None:
+    reader = SnapshotReader(_cluster())
+    committer = RecordingCommitter(reader)
+    decision = _service(committer, reader).mutate_pod(_create(pod(None)))
+    annotation = '{"name":"ws","subset":"b","uid":"uid-1"}'
+    assert decision.patch == [
+        {"op": "add", "path": "/metadata/annotations", "value": {MATCHED_ANNOTATION: annotation}},
+        {"op": "add", "path": "/spec/affinity", "value": ZONE_B_AFFINITY},
+    ]
+    entries = committer.writes[0]["status"]["versionedSubsetStatuses"]["abc123"]
+    assert entries[1]["creatingPods"] == {"uid-1": "2024-06-01T12:00:00Z"}
