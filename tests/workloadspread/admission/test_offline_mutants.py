@@ -14,6 +14,8 @@ from py_engine.model import MATCHED_ANNOTATION
 from py_engine.placement import eligibility as placement
 from py_engine.workloadspread.admission import eligibility
 from py_engine.workloadspread.admission.offline import AdmissionOutcome, OfflineAdmission
+from py_engine.workloadspread.admission.ports import SpreadNotFound
+from py_engine.workloadspread.admission.recording import RecordingCommitter
 from py_engine.workloadspread.admission.service import Decision
 from py_engine.workloadspread.admission.snapshot import SnapshotReader
 
@@ -236,3 +238,24 @@ def test_replace_spread_keeps_the_key_of_a_spread_stored_under_kruises_group() -
     reader.replace_spread(written)
     assert list(reader.objects.values()) == [written]
     assert reader.spreads_in("team-a") == [written]
+
+
+# ----------------------------------------------------------------- recording
+
+
+def test_the_recording_committer_names_a_missing_spread_and_hands_apply_a_copy() -> None:
+    stored = spread([subset("a")], namespace="team-a")
+    reader = SnapshotReader([stored])
+    committer = RecordingCommitter(reader)
+    seen: list[dict[str, Any]] = []
+
+    def apply(obj: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        seen.append(obj)
+        obj["status"] = {"touched": True}  # a copy: the snapshot's object is not changed
+        return None, "nothing to write"
+
+    assert committer.submit("team-a", "ws", apply, 0.0) == "nothing to write"
+    assert seen[0] is not stored and "status" not in stored and committer.writes == []
+    with pytest.raises(SpreadNotFound) as info:
+        committer.submit("team-b", "ws", apply, 0.0)
+    assert (info.value.message, info.value.reason) == ("WorkloadSpread team-b/ws not found", "NotFound")
