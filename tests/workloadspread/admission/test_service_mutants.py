@@ -107,7 +107,9 @@ class Deferred(RecordingCommitter):
         super().submit_async(namespace, name, apply, deadline, on_done, dry_run=dry_run)
 
 
-def _service(committer: SpreadCommitter | None = None, reader: SnapshotReader | None = None, **config: Any):
+def _service(
+    committer: SpreadCommitter | None = None, reader: SnapshotReader | None = None, **config: Any
+) -> AdmissionService:
     reader = reader or SnapshotReader(_cluster())
     return AdmissionService(
         reader,
@@ -277,7 +279,7 @@ def test_the_timed_engine_reports_each_evaluation_and_its_duration(monkeypatch: 
     monkeypatch.setattr(service_module, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
     observed: list[tuple[str, float]] = []
     inner = _Engine()
-    timed = TimedEngine(inner, lambda rule, seconds: observed.append((rule, seconds)))  # type: ignore[arg-type]
+    timed = TimedEngine(inner, lambda rule, seconds: observed.append((rule, seconds)))
     assert timed.evaluate("data.spreadgate.subsets", {"pod": 1}) == {"allowed": ["a"]}
     inner.fail = True
     with pytest.raises(RuntimeError, match="rego error"):
