@@ -9,12 +9,19 @@ does not fit), and the first eligible subset whose running cap sum exceeds it is
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from admission_builders import spread, subset
+from admission_builders import NOW, pod, spread, subset
 
 from py_engine.model import WorkloadSpread
+from py_engine.placement.classes import NodeClassCache
+from py_engine.placement.eligibility import EligibilityCache
+from py_engine.placement.inventory import NodeInventory
+from py_engine.policy import PolicyEngine, create_engine
+from py_engine.workloadspread.admission.caches import AdmissionCaches
 from py_engine.workloadspread.admission.choose import (
     UNSCHEDULABLE_REASON,
     Eligibility,
@@ -99,3 +106,114 @@ def test_without_an_engine_eligibility_is_the_schedulable_check_subset_by_subset
     assert UNSCHEDULABLE_REASON == (
         "Schedulable condition is False (pods could not be scheduled there recently)"
     )
+
+
+# ------------------------------------------------------------ with the policy engine and nodes
+
+ZONE = "topology.kubernetes.io/zone"
+HUNGRY = pod(spec={"containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}]})
+
+
+def _nodes(cpu_z1: float) -> NodeInventory:
+    return NodeInventory(
+        [
+            {
+                "name": name,
+                "labels": {ZONE: zone},
+                "taints": [],
+                "unschedulable": False,
+                "free": {"cpu": cpu, "memory": 8 * 2**30, "pods": 10},
+            }
+            for name, zone, cpu in (("n-a", "z1", cpu_z1), ("n-b", "z2", 4.0))
+        ]
+    )
+
+
+def _adaptive_view() -> WorkloadSpread:
+    by_name = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n-b"]}]}
+    return WorkloadSpread.from_object(
+        spread(
+            [
+                subset("a", 5, zone="z1"),
+                subset("b", zone="z2"),
+                subset("c", 5, requiredNodeSelectorTerm=by_name),
+            ],
+            scheduleStrategy={"type": "Adaptive"},
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[PolicyEngine]:
+    eng = create_engine()
+    yield eng
+    eng.close()
+
+
+@pytest.mark.parametrize("remembered", [False, True])
+def test_node_fit_reads_the_subset_zone_labels_and_node_names(engine: PolicyEngine, remembered: bool) -> None:
+    """Zone z1's only node has 0.5 CPU free, z2's has 4: a pod asking 1 CPU fits b (zone z2) and c
+    (node n-b by name), not a. With room in z1 too, every subset fits. The same with the node
+    classes remembered by a `NodeClassCache` (one entry per inventory and label keys)."""
+    classes = NodeClassCache() if remembered else None
+    ctx = AdmissionContext(now=NOW, lookup=no_lookup, engine=engine, nodes=_nodes(0.5), node_classes=classes)
+    full = eligibility(HUNGRY, _adaptive_view(), [], ctx)
+    assert (full.names, set(full.rejected)) == (frozenset({"b", "c"}), {"a"})
+    roomy = eligibility(HUNGRY, _adaptive_view(), [], dataclasses.replace(ctx, nodes=_nodes(2.0)))
+    assert (roomy.names, dict(roomy.rejected)) == (frozenset({"a", "b", "c"}), {})
+    if classes is not None:
+        assert len(classes) == 2
+
+
+def test_nodes_are_ignored_without_simulation(engine: PolicyEngine) -> None:
+    obj = _adaptive_view().raw
+    obj["spec"]["scheduleStrategy"] = {"type": "Adaptive", "adaptive": {"disableSimulationSchedule": True}}
+    ctx = AdmissionContext(now=NOW, lookup=no_lookup, engine=engine, nodes=_nodes(0.5))
+    got = eligibility(HUNGRY, WorkloadSpread.from_object(obj), [], ctx)
+    assert (got.names, dict(got.rejected)) == (frozenset({"a", "b", "c"}), {})
+
+
+def test_a_node_inventory_version_keys_the_decision_cache(engine: PolicyEngine) -> None:
+    cache = EligibilityCache(8)
+    ctx = AdmissionContext(
+        now=NOW,
+        lookup=no_lookup,
+        engine=engine,
+        nodes=_nodes(0.5),
+        decision_cache=cache,
+        caches=AdmissionCaches(),
+    )
+    view = _adaptive_view()
+    decisions = [eligibility(HUNGRY, view, [], ctx) for _ in range(3)]
+    assert [d.names for d in decisions] == [frozenset({"b", "c"})] * 3
+    assert (cache.misses, cache.hits) == (1, 2)
+    other = eligibility(HUNGRY, view, [], dataclasses.replace(ctx, nodes=_nodes(2.0)))
+    assert other.names == frozenset({"a", "b", "c"})
+    assert (cache.misses, cache.hits) == (2, 2)
+
+
+def test_the_pods_own_node_selector_labels_are_kept_for_node_fit(engine: PolicyEngine) -> None:
+    """The pod asks for `disk: ssd`; only n-a (zone z1) has it. So only a fits; were the pod's own
+    label keys dropped from the node classes, no node would show the label and nothing would fit."""
+    nodes = NodeInventory(
+        [
+            {
+                "name": "n-a",
+                "labels": {ZONE: "z1", "disk": "ssd"},
+                "taints": [],
+                "unschedulable": False,
+                "free": {"cpu": 2.0, "memory": 8 * 2**30, "pods": 10},
+            },
+            {
+                "name": "n-b",
+                "labels": {ZONE: "z2"},
+                "taints": [],
+                "unschedulable": False,
+                "free": {"cpu": 4.0, "memory": 8 * 2**30, "pods": 10},
+            },
+        ]
+    )
+    the_pod = pod(spec={**HUNGRY["spec"], "nodeSelector": {"disk": "ssd"}})
+    ctx = AdmissionContext(now=NOW, lookup=no_lookup, engine=engine, nodes=nodes)
+    got = eligibility(the_pod, _adaptive_view(), [], ctx)
+    assert (got.names, set(got.rejected)) == (frozenset({"a"}), {"b", "c"})
