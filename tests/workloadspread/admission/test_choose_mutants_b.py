@@ -174,22 +174,27 @@ def test_nodes_are_ignored_without_simulation(engine: PolicyEngine) -> None:
 
 
 def test_a_node_inventory_version_keys_the_decision_cache(engine: PolicyEngine) -> None:
-    cache = EligibilityCache(8)
+    """With a decision cache, the runtime's caches and an inventory that has a version, the key is
+    built from parts: the spread's subsets come from `AdmissionCaches.subset_inputs` (built once,
+    then reused) and the inventory counts by its version."""
+    cache, caches = EligibilityCache(8), AdmissionCaches()
     ctx = AdmissionContext(
         now=NOW,
         lookup=no_lookup,
         engine=engine,
         nodes=_nodes(0.5),
         decision_cache=cache,
-        caches=AdmissionCaches(),
+        caches=caches,
     )
     view = _adaptive_view()
     decisions = [eligibility(HUNGRY, view, [], ctx) for _ in range(3)]
     assert [d.names for d in decisions] == [frozenset({"b", "c"})] * 3
     assert (cache.misses, cache.hits) == (1, 2)
+    assert (caches.subset_inputs.misses, caches.subset_inputs.hits) == (1, 2)
     other = eligibility(HUNGRY, view, [], dataclasses.replace(ctx, nodes=_nodes(2.0)))
     assert other.names == frozenset({"a", "b", "c"})
     assert (cache.misses, cache.hits) == (2, 2)
+    assert (caches.subset_inputs.misses, caches.subset_inputs.hits) == (1, 3)
 
 
 def test_the_pods_own_node_selector_labels_are_kept_for_node_fit(engine: PolicyEngine) -> None:
