@@ -157,3 +157,22 @@ def test_the_runtimes_caches_keep_the_subset_policy_input(engine: PolicyEngine) 
     assert decisions[0] == decisions[2] and isinstance(decisions[0], Eligibility)
     assert set(decisions[0].rejected) == {"b"}
     assert (caches.subset_inputs.misses, caches.subset_inputs.hits) == (1, 1)
+
+
+def test_annotations_removed_under_the_same_key_are_parsed_again() -> None:
+    views = SpreadViews()
+    assert views.view(_stored()).annotations == {"x": "1"}
+    bare = _stored()
+    del bare["metadata"]["annotations"]
+    assert views.view(bare).annotations == {}
+    assert (views.hits, views.misses) == (0, 2)
+
+
+def test_a_spec_removed_under_the_same_key_is_refused() -> None:
+    views = SpreadViews()
+    views.view(_stored())
+    specless = _stored()
+    del specless["spec"]
+    with pytest.raises(ModelError):
+        views.view(specless)
+    assert (views.hits, views.misses) == (0, 1)
