@@ -51,59 +51,66 @@ def test_a_spread_of_another_namespace_or_kind_or_name_is_not_the_annotated_one(
     assert find_annotated_spread(nameless, [in_default, mine]) is None
 
 
-def test_a_percentage_cap_elsewhere_does_not_make_an_integer_cap_unknown() -> None:
-    """Subset a (cap 3) holds 4 pods after its cap was lowered; the workload is not in the caches,
-    so only b's 50 % is unknown. Deleting one of a's pods leaves 3 held, not below 3: recorded,
-    nothing freed (missingReplicas stays 0)."""
-    ws = spread(
-        [subset("a", 3), subset("b", "50%")],
-        status=versioned(
-            "abc123", {"name": "a", "replicas": 4, "missingReplicas": 0}, {"name": "b", "missingReplicas": 1}
+DELETED = {"deletingPods": {POD: NOW_TEXT}}
+
+
+@pytest.mark.parametrize(
+    ("stored", "deleted_from", "replicas", "written", "freed"),
+    [
+        # a (cap 3) holds 4 after its cap was lowered; the workload is not in the caches, so only
+        # b's 50 % is unknown. The deletion leaves 3 held, not below 3: recorded, not freed.
+        (
+            ({"name": "a", "replicas": 4, "missingReplicas": 0}, {"name": "b", "missingReplicas": 1}),
+            "a",
+            None,
+            (
+                {"name": "a", "replicas": 4, "missingReplicas": 0, **DELETED},
+                {"name": "b", "missingReplicas": 1},
+            ),
+            False,
         ),
-    )
-    expected = _with_version(
-        ws,
-        {"name": "a", "replicas": 4, "missingReplicas": 0, "deletingPods": {POD: NOW_TEXT}},
-        {"name": "b", "missingReplicas": 1},
-    )
-    assert release_delete(ws, _annotated("a"), make_ctx()) == DeleteRelease(expected, "a", False)
-
-
-def test_a_percentage_cap_resolves_against_the_workload_and_frees_below_it() -> None:
-    """b is 50 % of 6 = 3 and holds 2; one deletion leaves 1 < 3: freed, missingReplicas 1 -> 2."""
-    ws = spread(
-        [subset("a", 3), subset("b", "50%")],
-        status=versioned(
-            "abc123",
-            {"name": "a", "replicas": 3, "missingReplicas": 0},
-            {"name": "b", "replicas": 2, "missingReplicas": 1},
+        # b is 50 % of 6 = 3 and holds 2; the deletion leaves 1 < 3: freed, room 1 -> 2.
+        (
+            (
+                {"name": "a", "replicas": 3, "missingReplicas": 0},
+                {"name": "b", "replicas": 2, "missingReplicas": 1},
+            ),
+            "b",
+            6,
+            (
+                {"name": "a", "replicas": 3, "missingReplicas": 0},
+                {"name": "b", "replicas": 2, "missingReplicas": 2, **DELETED},
+            ),
+            True,
         ),
-    )
-    expected = _with_version(
-        ws,
-        {"name": "a", "replicas": 3, "missingReplicas": 0},
-        {"name": "b", "replicas": 2, "missingReplicas": 2, "deletingPods": {POD: NOW_TEXT}},
-    )
-    assert release_delete(ws, _annotated("b"), make_ctx(deployment_chain(6))) == DeleteRelease(
-        expected, "b", True
-    )
-
-
-def test_a_percentage_cap_of_a_workload_not_found_is_unknown_and_frees() -> None:
-    ws = spread(
-        [subset("a", 3), subset("b", "50%")],
-        status=versioned(
-            "abc123",
-            {"name": "a", "replicas": 3, "missingReplicas": 0},
-            {"name": "b", "replicas": 4, "missingReplicas": 0},
+        # b's workload is not found: its cap is unknown, so the slot is given back (room 0 -> 1).
+        (
+            (
+                {"name": "a", "replicas": 3, "missingReplicas": 0},
+                {"name": "b", "replicas": 4, "missingReplicas": 0},
+            ),
+            "b",
+            None,
+            (
+                {"name": "a", "replicas": 3, "missingReplicas": 0},
+                {"name": "b", "replicas": 4, "missingReplicas": 1, **DELETED},
+            ),
+            True,
         ),
-    )
-    expected = _with_version(
-        ws,
-        {"name": "a", "replicas": 3, "missingReplicas": 0},
-        {"name": "b", "replicas": 4, "missingReplicas": 1, "deletingPods": {POD: NOW_TEXT}},
-    )
-    assert release_delete(ws, _annotated("b"), make_ctx()) == DeleteRelease(expected, "b", True)
+    ],
+    ids=["integer-cap-beside-unknown-percentage", "percentage-resolved", "percentage-unknown"],
+)
+def test_integer_and_percentage_caps_side_by_side(
+    stored: tuple[dict[str, Any], ...],
+    deleted_from: str,
+    replicas: int | None,
+    written: tuple[dict[str, Any], ...],
+    freed: bool,
+) -> None:
+    ws = spread([subset("a", 3), subset("b", "50%")], status=versioned("abc123", *stored))
+    ctx = make_ctx(deployment_chain(replicas) if replicas is not None else ())
+    expected = _with_version(ws, *written)
+    assert release_delete(ws, _annotated(deleted_from), ctx) == DeleteRelease(expected, deleted_from, freed)
 
 
 def test_only_a_lone_unlimited_subset_takes_the_shortcut() -> None:
