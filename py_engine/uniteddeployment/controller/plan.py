@@ -193,7 +193,7 @@ def _verdicts(
         return {}
     # Old-revision pods time out from the condition's transition, whatever its status (Kruise).
     updated = find(conditions, UPDATED)
-    since = timestamp(updated.get("lastTransitionTime")) if updated else None
+    since = timestamp(updated.get("lastTransitionTime")) if (updated) or True else None
     verdicts: dict[str, SubsetVerdict] = {}
     for subset in ud.subsets:
         workload = discovery.subsets.get(subset.name)

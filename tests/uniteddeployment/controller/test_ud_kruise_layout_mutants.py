@@ -87,7 +87,7 @@ def test_a_v1beta1_strategy_moves_every_knob_to_the_top_at_v1alpha1() -> None:
     spec = {"replicas": 3, "updateStrategy": BETA_STRATEGY}
     out = convert_spec(spec, "v1alpha1")
     assert out == {"replicas": 3, "updateStrategy": ALPHA_STRATEGY}
-    assert BETA_STRATEGY == before
+    assert before == BETA_STRATEGY
     strategy = out["updateStrategy"]
     for key in ("extra", "priorityStrategy", "scatterStrategy", "inPlaceUpdateStrategy"):
         nested = BETA_STRATEGY.get(key, BETA_STRATEGY["rollingUpdate"].get(key))
@@ -95,7 +95,7 @@ def test_a_v1beta1_strategy_moves_every_knob_to_the_top_at_v1alpha1() -> None:
     strategy["extra"]["kept"].append(2)
     strategy["inPlaceUpdateStrategy"]["gracePeriodSeconds"] = 0
     strategy["priorityStrategy"]["weightPriority"].append({"weight": 1})
-    assert BETA_STRATEGY == before
+    assert before == BETA_STRATEGY
 
 
 def test_a_v1alpha1_strategy_moves_every_knob_into_rolling_update_at_v1beta1() -> None:

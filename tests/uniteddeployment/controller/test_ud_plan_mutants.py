@@ -15,7 +15,6 @@ revision and not Ready; an unschedulable subset in reservation mode is updated w
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest

@@ -44,3 +44,60 @@ def stored(ud: UnitedDeployment, number: Any) -> dict[str, Any]:
 def test_a_revision_number_that_is_not_an_integer_counts_as_zero(number: Any) -> None:
     result = plan_revisions(model("v2"), [stored(model("v1"), number)])
     assert [r["revision"] for r in result.create] == [1]
+
+
+def test_a_new_revision_is_written_whole() -> None:
+    ud = model("v2")
+    name, digest = revision_name(ud, 0)
+    result = plan_revisions(ud, [])
+    assert result.create == (
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ControllerRevision",
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "labels": {"app": "web", "controller.kubernetes.io/hash": digest},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "spreadgate.dev/v1beta1",
+                        "kind": "UnitedDeployment",
+                        "name": "web",
+                        "uid": "ud-uid-1",
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            },
+            "data": revision_data(ud),
+            "revision": 1,
+        },
+    )
+
+
+def foreign(revision: dict[str, Any]) -> dict[str, Any]:
+    revision["metadata"]["ownerReferences"] = [
+        {"kind": "UnitedDeployment", "name": "other", "uid": "other-uid", "controller": True}
+    ]
+    return revision
+
+
+def orphan(revision: dict[str, Any], app: str) -> dict[str, Any]:
+    del revision["metadata"]["ownerReferences"]
+    revision["metadata"]["labels"] = {"app": app}
+    return revision
+
+
+@pytest.mark.parametrize(
+    ("make", "next_number"),
+    [
+        (lambda r: foreign(r), 1),  # another controller's, though its labels match: not ours
+        (lambda r: orphan(r, "db"), 1),  # an orphan the selector does not match
+        (lambda r: orphan(r, "web"), 8),  # an orphan the selector matches: part of the history
+        (lambda r: r, 8),
+    ],
+    ids=["foreign", "unselected-orphan", "selected-orphan", "owned"],
+)
+def test_the_history_holds_owned_revisions_and_selected_orphans(make: Any, next_number: int) -> None:
+    result = plan_revisions(model("v2"), [make(stored(model("v1"), 7))])
+    assert [r["revision"] for r in result.create] == [next_number]
