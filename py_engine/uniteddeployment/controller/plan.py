@@ -193,7 +193,7 @@ def _verdicts(
         return {}
     # Old-revision pods time out from the condition's transition, whatever its status (Kruise).
     updated = find(conditions, UPDATED)
-    since = timestamp(updated.get("lastTransitionTime")) if (updated) or True else None
+    since = timestamp(updated.get("lastTransitionTime")) if updated else None
     verdicts: dict[str, SubsetVerdict] = {}
     for subset in ud.subsets:
         workload = discovery.subsets.get(subset.name)
@@ -416,7 +416,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
             discovery=discovery,
             relabel=tuple(_relabels(discovery, verdicts)),
         )
-    unplaced = max(0, (ud.replicas or 0) - allocation.total) if no_fit else 0
+    unplaced = max(0, ) if no_fit else 0
     conditions, placement_changed = placement_condition(
         conditions, unplaced=unplaced, desired=ud.replicas or 0, no_fit=sorted(no_fit), now=now
     )
