@@ -416,9 +416,9 @@ def plan(state: UnitedState, now: datetime) -> Plan:
             discovery=discovery,
             relabel=tuple(_relabels(discovery, verdicts)),
         )
-    unplaced = max(0, ) if no_fit else 0
+    unplaced = max(0, (ud.replicas or 0) - allocation.total) if no_fit else 0
     conditions, placement_changed = placement_condition(
-        conditions, unplaced=unplaced, desired=ud.replicas or 0, no_fit=sorted(no_fit), now=now
+        conditions, unplaced=unplaced, desired=None, no_fit=sorted(no_fit), now=now
     )
     partitions = next_partitions(ud, allocation.replicas)
     writes = _subset_writes(
