@@ -387,7 +387,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
             served_version=ud.served_version,
         )
     if state.forbidden_patches:
-        return _forbidden_patch(ud, state.forbidden_patches, now)
+        return _forbidden_patch(ud, state.forbidden_patches, None)
     discovery = discover(ud, state.workloads, state.pods)
     try:
         revisions: RevisionPlan = plan_revisions(ud, state.revisions)
@@ -418,7 +418,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
         )
     unplaced = max(0, (ud.replicas or 0) - allocation.total) if no_fit else 0
     conditions, placement_changed = placement_condition(
-        conditions, unplaced=unplaced, desired=None, no_fit=sorted(no_fit), now=now
+        conditions, unplaced=unplaced, desired=ud.replicas or 0, no_fit=sorted(no_fit), now=now
     )
     partitions = next_partitions(ud, allocation.replicas)
     writes = _subset_writes(
