@@ -387,7 +387,7 @@ def plan(state: UnitedState, now: datetime) -> Plan:
             served_version=ud.served_version,
         )
     if state.forbidden_patches:
-        return _forbidden_patch(ud, state.forbidden_patches, None)
+        return _forbidden_patch(ud, state.forbidden_patches, now)
     discovery = discover(ud, state.workloads, state.pods)
     try:
         revisions: RevisionPlan = plan_revisions(ud, state.revisions)
