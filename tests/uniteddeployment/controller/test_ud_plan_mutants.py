@@ -15,6 +15,7 @@ revision and not Ready; an unschedulable subset in reservation mode is updated w
 from __future__ import annotations
 
 import copy
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -386,3 +387,173 @@ def test_an_unschedulable_subset_with_every_pod_ready_may_lose_none() -> None:
         (2, {"rollingUpdate": {"maxUnavailable": 0}})
     ]
     assert result.subsets == {"s0": SubsetPlan(2, 0), "s1": SubsetPlan(4, 0)}
+
+
+# --- second round: what the first round's tests left ---------------------------------------
+
+
+def test_a_forbidden_patch_on_a_ud_without_conditions_adds_the_failure() -> None:
+    ud = UnitedDeployment.from_object({**ud_object(2, [{"name": "a"}]), "status": {"replicas": 2}})
+    result = plan(UnitedState(ud=ud, forbidden_patches=("x",)), NOW)
+    assert [c["type"] for c in result.status["conditions"]] == ["SubsetFailure"]
+
+
+def test_a_subset_added_to_a_reserving_ud_starts_with_a_whole_created_condition() -> None:
+    obj = ud_object(2, [{"name": "s0"}, {"name": "s1"}], schedule=RESERVE)
+    obj["status"] = {"subsetStatuses": [{"name": "s0", "replicas": 2}]}
+    entries = {e["name"]: e for e in run([obj]).status["subsetStatuses"]}
+    assert entries["s1"]["conditions"] == [schedulable("False", "created", "", T)]
+
+
+def test_a_subset_without_a_workload_does_not_stop_the_verdicts_of_the_next() -> None:
+    obj = ud_object(4, [{"name": "a", "maxReplicas": 0}, {"name": "b"}], schedule={"type": "Adaptive"})
+    revision = revision_of(obj)
+    pods = [pod("web-b-x-p", "b", revision=revision, pending_for=60)]
+    result = run([obj, workload("web-b-x", "b", 4, ready=3, revision=revision), *pods])
+    entries = {e["name"]: e for e in result.status["subsetStatuses"]}
+    assert entries["b"]["conditions"] == [schedulable("False", "reschedule", "timeout pending pods found", T)]
+
+
+def test_a_reserving_subset_still_reserving_keeps_its_mark_and_time() -> None:
+    obj = ud_object(2, [{"name": "s0"}, {"name": "s1"}], schedule=RESERVE)
+    revision = revision_of(obj)
+    marked = schedulable("False", "reschedule", "reserved pods found", ago(50))
+    obj["status"] = {
+        "currentRevision": revision,
+        "subsetStatuses": [
+            {"name": "s0", "replicas": 2, "conditions": [marked]},
+            {"name": "s1", "replicas": 0},
+        ],
+    }
+    fresh = pod("web-s0-x-new", "s0", revision=revision)  # no label in a marked subset: reserved
+    result = run([obj, workload("web-s0-x", "s0", 1, ready=1, revision=revision), fresh])
+    entries = {e["name"]: e for e in result.status["subsetStatuses"]}
+    assert entries["s0"]["conditions"] == [marked] and entries["s0"]["reservedPods"] == 1
+
+
+def with_no_fit(objects: list[dict[str, Any]], no_fit: set[str]) -> Plan:
+    state = state_from_objects(objects)
+    return plan(
+        UnitedState(ud=state.ud, workloads=state.workloads, pods=state.pods, no_node_fit=frozenset(no_fit)),
+        NOW,
+    )
+
+
+@pytest.mark.parametrize(
+    ("schedule", "replicas"),
+    [(None, (2, 2)), (RESERVE, (4, 0))],  # Fixed spreads the rest evenly; reservation fills in order
+    ids=["fixed", "reserving"],
+)
+def test_node_fit_counts_only_for_adaptive_uds_that_do_not_reserve(
+    schedule: dict[str, Any] | None, replicas: tuple[int, int]
+) -> None:
+    result = with_no_fit([ud_object(4, [{"name": "a"}, {"name": "b"}], schedule=schedule)], {"a", "b"})
+    assert result.subsets == {"a": SubsetPlan(replicas[0], 0), "b": SubsetPlan(replicas[1], 0)}
+    assert (result.unplaced, result.no_node_fit, result.placement_changed) == (0, (), False)
+    assert "ReplicasAllocated" not in [c["type"] for c in result.status["conditions"]]
+
+
+def test_replicas_capped_by_max_are_not_reported_as_unplaced_without_node_fit() -> None:
+    result = run([ud_object(5, [{"name": "a", "maxReplicas": 1}, {"name": "b", "maxReplicas": 1}])])
+    assert result.subsets == {"a": SubsetPlan(1, 0), "b": SubsetPlan(1, 0)}
+    assert result.unplaced == 0 and "ReplicasAllocated" not in [
+        c["type"] for c in result.status["conditions"]
+    ]
+
+
+def test_with_node_fit_and_room_elsewhere_nothing_is_unplaced() -> None:
+    result = with_no_fit([ud_object(4, [{"name": "a"}, {"name": "b"}], schedule={"type": "Adaptive"})], {"b"})
+    assert result.subsets == {"a": SubsetPlan(4, 0), "b": SubsetPlan(0, 0)}
+    assert (result.unplaced, result.placement_changed) == (0, False)
+
+
+def test_scaled_to_zero_every_replica_is_allocated() -> None:
+    obj = ud_object(0, [{"name": "a"}], schedule={"type": "Adaptive"})
+    obj["status"] = {
+        "conditions": [
+            {**schedulable("False", "NoFittingNode", "1 of 1 ...", ago(50)), "type": "ReplicasAllocated"}
+        ]
+    }
+    result = with_no_fit([obj], {"a"})
+    assert result.unplaced == 0 and result.placement_changed is True
+    allocated = [c for c in result.status["conditions"] if c["type"] == "ReplicasAllocated"]
+    assert allocated == [
+        {
+            "type": "ReplicasAllocated",
+            "status": "True",
+            "lastTransitionTime": T,
+            "reason": "Allocated",
+            "message": "all 0 replicas are allocated",
+        }
+    ]
+
+
+def test_a_ud_being_deleted_keeps_its_status_and_version() -> None:
+    obj = ud_object(2, [{"name": "a"}], api_version="apps.kruise.io/v1alpha1")
+    obj["metadata"]["deletionTimestamp"] = ago(1)
+    obj["status"] = {"replicas": 2, "observedGeneration": 1}
+    result = run([obj])
+    assert result.status == {"replicas": 2, "observedGeneration": 1} and result.served_version == "v1alpha1"
+
+
+def test_during_a_rollout_the_status_keeps_the_current_revision_and_collision_count() -> None:
+    objects = settled(ud_object(2, [{"name": "a"}]))
+    old = objects[0]["status"]["currentRevision"]
+    assert objects[0]["status"]["collisionCount"] == 0
+    objects[0] = copy.deepcopy(objects[0])
+    objects[0]["spec"]["template"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"][0][
+        "image"
+    ] = "v2"
+    result = run(objects)
+    assert result.status["currentRevision"] == old != result.status["updatedRevision"]
+    assert result.status["collisionCount"] == 0
+
+
+def test_a_patch_that_cannot_build_the_workload_is_reported_in_subset_updated() -> None:
+    result = run([ud_object(2, [{"name": "a", "patch": {"metadata": None}}, {"name": "b"}])])
+    message = "subset a: the patch removed the pod template's metadata"
+    assert result.errors == (message,)
+    updated = [c for c in result.status["conditions"] if c["type"] == "SubsetUpdated"]
+    assert updated == [
+        {
+            "type": "SubsetUpdated",
+            "status": "False",
+            "lastTransitionTime": T,
+            "reason": "Error",
+            "message": message,
+        }
+    ]
+
+
+def test_a_delay_under_a_second_is_requeued() -> None:
+    obj = ud_object(2, [{"name": "a"}], schedule={"type": "Adaptive"})
+    revision = revision_of(obj)
+    objects = [
+        obj,
+        workload("web-a-x", "a", 2, ready=1, revision=revision),
+        pod("web-a-x-p", "a", revision=revision, pending_for=29),
+    ]
+    assert plan(state_from_objects(objects), NOW + timedelta(seconds=0.5)).requeue_after == 0.5
+
+
+def test_a_zero_critical_time_is_not_a_requeue() -> None:
+    obj = ud_object(
+        2, [{"name": "a"}], schedule={"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 0}}
+    )
+    result = run([obj])  # creates subset a: the critical-time requeue would be 0 s
+    assert result.create and result.requeue_after is None
+
+
+def test_the_updated_condition_reads_the_stored_current_revision_even_when_it_is_gone() -> None:
+    objects = settled(ud_object(2, [{"name": "a"}]))
+    updated = objects[0]["status"]["updatedRevision"]
+    objects[0] = {**objects[0], "status": {**objects[0]["status"], "currentRevision": "web-gone"}}
+    condition = {c["type"]: c for c in run(objects).status["conditions"]}["UnitedDeploymentUpdated"]
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False",
+        "UnitedDeploymentRevisionUpdating",
+        f"updating to revision {updated}",
+    )
+    objects[0] = {**objects[0], "status": {**objects[0]["status"], "currentRevision": 5}}
+    condition = {c["type"]: c for c in run(objects).status["conditions"]}["UnitedDeploymentUpdated"]
+    assert (condition["status"], condition["message"]) == ("True", f"updated to revision {updated}")
