@@ -95,8 +95,9 @@ def orphan(revision: dict[str, Any], app: str) -> dict[str, Any]:
         (lambda r: orphan(r, "db"), 1),  # an orphan the selector does not match
         (lambda r: orphan(r, "web"), 8),  # an orphan the selector matches: part of the history
         (lambda r: r, 8),
+        (lambda r: {**r, "kind": "Deployment"}, 1),  # owned, but not a ControllerRevision
     ],
-    ids=["foreign", "unselected-orphan", "selected-orphan", "owned"],
+    ids=["foreign", "unselected-orphan", "selected-orphan", "owned", "owned-deployment"],
 )
 def test_the_history_holds_owned_revisions_and_selected_orphans(make: Any, next_number: int) -> None:
     result = plan_revisions(model("v2"), [make(stored(model("v1"), 7))])
