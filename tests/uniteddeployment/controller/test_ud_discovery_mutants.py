@@ -63,6 +63,7 @@ def cloneset(replicas: int, partition: object) -> dict[str, Any]:
         (4, 3, 3),
         (4, "40", 0),  # a string that is not a percentage reads as 0
         (4, "x%", 0),
+        (4, "2x%", 0),
     ],
 )
 def test_a_clonesets_partition_may_be_a_percentage_of_its_replicas(
@@ -111,7 +112,8 @@ def test_only_owned_or_adoptable_workloads_of_the_namespace_count_and_each_is_lo
     workloads = [
         deployment("rs", "a", kind="ReplicaSet"),  # not a subset kind: left alone
         deployment("elsewhere", "a", namespace="other"),
-        deployment("foreign", "a", owner={**OWNER, "uid": "other"}, annotations={CREATED_BY: "web"}),
+        deployment("old-kind", "a", kind="StatefulSet"),  # owned, the template's kind was switched
+        deployment("foreign", "c", owner={**OWNER, "uid": "other"}, annotations={CREATED_BY: "web"}),
         deployment("unselected", "b", app="db"),  # owned, no longer selected: released
         deployment("orphan-b", "b", owner=None, annotations={CREATED_BY: "web"}),  # adopted into b
         deployment("web-a", "a"),
@@ -135,7 +137,7 @@ def test_only_owned_or_adoptable_workloads_of_the_namespace_count_and_each_is_lo
             ],
         },
     }
-    found = discover(ud(["a", "b"]), workloads, [pod])
+    found = discover(ud(["a", "b", "c"]), workloads, [pod])
     assert {
         n: (w.subset, w.name, w.adopt, [p["metadata"]["name"] for p in w.pods])
         for n, w in found.subsets.items()
@@ -145,7 +147,7 @@ def test_only_owned_or_adoptable_workloads_of_the_namespace_count_and_each_is_lo
         "gone": ("gone", "gone", False, []),  # found, then deleted
     }
     assert [r["metadata"]["name"] for r in found.release] == ["unselected"]
-    assert [r["metadata"]["name"] for r in found.delete] == ["gone"]
+    assert [r["metadata"]["name"] for r in found.delete] == ["old-kind", "gone"]
     assert found.errors == ("Deployment unlabelled is owned but has no subset-name label; left alone",)
 
 
