@@ -20,6 +20,7 @@ import pytest
 
 from py_engine.uniteddeployment.controller.kruise_layout import (
     convert_spec,
+    is_cloneset,
     rolling_update,
     to_version,
     version_of,
@@ -258,3 +259,17 @@ def test_to_version_only_sets_the_api_version_of_anything_else() -> None:
         "spec": "x",
         "apiVersion": ALPHA_GV,
     }
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "cloneset"),
+    [
+        (BETA_GV, "CloneSet", True),
+        ("apps.kruise.io/v1/extra", "CloneSet", True),  # the group is what comes before the first slash
+        ("apps/v1", "CloneSet", False),
+        (BETA_GV, "StatefulSet", False),
+        (None, "CloneSet", False),
+    ],
+)
+def test_a_cloneset_is_a_kruise_group_clonesets(api_version: Any, kind: str, cloneset: bool) -> None:
+    assert is_cloneset({"apiVersion": api_version, "kind": kind}) is cloneset
