@@ -557,3 +557,18 @@ def test_the_updated_condition_reads_the_stored_current_revision_even_when_it_is
     objects[0] = {**objects[0], "status": {**objects[0]["status"], "currentRevision": 5}}
     condition = {c["type"]: c for c in run(objects).status["conditions"]}["UnitedDeploymentUpdated"]
     assert (condition["status"], condition["message"]) == ("True", f"updated to revision {updated}")
+
+
+def test_a_patch_nested_too_deeply_is_reported_and_the_next_subset_still_built() -> None:
+    obj = ud_object(2, [{"name": "a"}, {"name": "b"}])
+    deep: dict[str, Any] = {}
+    level = deep
+    for _ in range(3000):  # past Python's recursion limit: the merge cannot walk it
+        level["x"] = {}
+        level = level["x"]
+    obj["spec"]["topology"]["subsets"][0]["patch"] = {"metadata": {"annotations": deep}}
+    result = run([obj])
+    assert result.errors == ("subset a: patch nested too deeply",)
+    assert [o["metadata"].get("generateName") for o in result.create if o["kind"] == "Deployment"] == [
+        "web-b-"
+    ]
