@@ -51,6 +51,7 @@ def test_the_written_configuration_replaces_the_projects_section(tmp_path: Path)
         "tests/uniteddeployment/controller/"
     ]
     assert config["tool"]["pytest"]["ini_options"]["timeout"] == 120, "the rest of the file is kept"
+    assert "not structure" in config["tool"]["mutmut"]["pytest_add_cli_args"], "call-path tests are left out"
 
 
 def test_a_retest_takes_the_survivors_of_a_report_but_not_its_timeouts(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from py_engine.uniteddeployment.controller.kruise_layout import (
     convert_spec,
+    is_cloneset,
     rolling_update,
     to_version,
     version_of,
@@ -87,7 +88,7 @@ def test_a_v1beta1_strategy_moves_every_knob_to_the_top_at_v1alpha1() -> None:
     spec = {"replicas": 3, "updateStrategy": BETA_STRATEGY}
     out = convert_spec(spec, "v1alpha1")
     assert out == {"replicas": 3, "updateStrategy": ALPHA_STRATEGY}
-    assert BETA_STRATEGY == before
+    assert before == BETA_STRATEGY
     strategy = out["updateStrategy"]
     for key in ("extra", "priorityStrategy", "scatterStrategy", "inPlaceUpdateStrategy"):
         nested = BETA_STRATEGY.get(key, BETA_STRATEGY["rollingUpdate"].get(key))
@@ -95,7 +96,7 @@ def test_a_v1beta1_strategy_moves_every_knob_to_the_top_at_v1alpha1() -> None:
     strategy["extra"]["kept"].append(2)
     strategy["inPlaceUpdateStrategy"]["gracePeriodSeconds"] = 0
     strategy["priorityStrategy"]["weightPriority"].append({"weight": 1})
-    assert BETA_STRATEGY == before
+    assert before == BETA_STRATEGY
 
 
 def test_a_v1alpha1_strategy_moves_every_knob_into_rolling_update_at_v1beta1() -> None:
@@ -258,3 +259,17 @@ def test_to_version_only_sets_the_api_version_of_anything_else() -> None:
         "spec": "x",
         "apiVersion": ALPHA_GV,
     }
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "cloneset"),
+    [
+        (BETA_GV, "CloneSet", True),
+        ("apps.kruise.io/v1/extra", "CloneSet", True),  # the group is what comes before the first slash
+        ("apps/v1", "CloneSet", False),
+        (BETA_GV, "StatefulSet", False),
+        (None, "CloneSet", False),
+    ],
+)
+def test_a_cloneset_is_a_kruise_group_clonesets(api_version: Any, kind: str, cloneset: bool) -> None:
+    assert is_cloneset({"apiVersion": api_version, "kind": kind}) is cloneset

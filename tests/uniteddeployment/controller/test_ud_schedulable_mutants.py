@@ -1,9 +1,8 @@
 """Adaptive bookkeeping, whole verdicts written out literally: what mutation testing (run U1)
 found unpinned.
 
-The rules and the conditions' reasons and messages are the reference specification's
-(/work/shared/design is not in the repository; docs/uniteddeployment.md, "Adaptive scheduling"
-and "Reservation mode", states them): `T_c` = rescheduleCriticalSeconds = 30 and `T_u` =
+The rules and the conditions' reasons and messages (docs/uniteddeployment.md, "Adaptive
+scheduling" and "Reservation mode"): `T_c` = rescheduleCriticalSeconds = 30 and `T_u` =
 unschedulableDuration = 300 here. Default mode: a subset marked `Schedulable=False` stays
 unschedulable until `T_u` after the mark, then recovers (`True/recover/"unschedulable subset
 recovered after 300 seconds"`); a pod pending and unschedulable for `T_c` (a deadline exactly at

@@ -25,7 +25,12 @@ from ud_testkit import ud_object
 
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.uniteddeployment.controller.discovery import SubsetWorkload
-from py_engine.uniteddeployment.controller.status import SubsetOutcome, compute_status, placement_condition
+from py_engine.uniteddeployment.controller.status import (
+    SubsetOutcome,
+    compute_status,
+    placement_condition,
+    updated_condition,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -241,3 +246,20 @@ def test_without_a_stored_condition_nothing_is_added_while_all_are_placed() -> N
     result, changed = place([OTHER], 0, [])
     assert (result, changed) == ([OTHER], False)
     assert result[0] is not OTHER
+
+
+def test_the_updated_condition_says_whether_the_stored_revision_is_the_expected_one() -> None:
+    assert updated_condition("web-1", "web-2", NOW) == {
+        "type": "UnitedDeploymentUpdated",
+        "status": "False",
+        "lastTransitionTime": T,
+        "reason": "UnitedDeploymentRevisionUpdating",
+        "message": "updating to revision web-2",
+    }
+    assert updated_condition("web-2", "web-2", NOW) == {
+        "type": "UnitedDeploymentUpdated",
+        "status": "True",
+        "lastTransitionTime": T,
+        "reason": "UnitedDeploymentRevisionUpdated",
+        "message": "updated to revision web-2",
+    }

@@ -45,6 +45,9 @@ PRODUCT_ROOTS = (REPO / "py_engine", REPO / "webhook")
 POD_RESOURCE = {"group": "", "version": "v1", "resource": "pods"}
 MAX_VISITS = 2
 
+# The path is followed by function name, which mutmut rewrites: not run by tools/mutation.py.
+pytestmark = pytest.mark.structure
+
 
 def _module_of(filename: str) -> str | None:
     """The repository-relative path of a product module, None for anything else."""
