@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from py_engine.apiclient import NODES, PODS, KubeClient, Resource, WatchCache
-from py_engine.runtime.cachegroup import CacheGroup, SharedCaches
+from py_engine.runtime.cachegroup import CacheGroup, GroupOptions
 from py_engine.runtime.listing import JSON, ListedLists, by_name
 from py_engine.semantics import objects
 from py_engine.semantics.objects import meta
@@ -137,17 +137,8 @@ class CachedUnitedSource(CacheGroup):
     """Watch caches (see the module docstring); started, stopped and waited for as a `CacheGroup`,
     `shared` with the other controllers of a Manager."""
 
-    def __init__(
-        self,
-        client: KubeClient,
-        *,
-        namespace: str | None = None,
-        watch_timeout_seconds: int = 300,
-        shared: SharedCaches | None = None,
-    ) -> None:
-        super().__init__(
-            client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds, shared=shared
-        )
+    def __init__(self, client: KubeClient, **options: Unpack[GroupOptions]) -> None:
+        super().__init__(client, **options)
         self.resources = workload_resources(client)
         self.ud_cache = self.watch(UNITED_DEPLOYMENTS, "united-uniteddeployments")
         self.revision_cache = self.watch(CONTROLLER_REVISIONS, "united-controllerrevisions")
