@@ -4,9 +4,7 @@ its registry (`py_engine.metrics.MetricSet`)."""
 
 from __future__ import annotations
 
-from py_engine.metrics import MetricSet
-
-SYNC_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+from py_engine.metrics import LATENCY_BUCKETS, MetricSet
 
 
 class UnitedMetrics(MetricSet):
@@ -17,7 +15,7 @@ class UnitedMetrics(MetricSet):
         self.sync_duration = self.histogram(
             "spreadgate_united_sync_duration_seconds",
             "Time one sync of one UnitedDeployment took.",
-            SYNC_BUCKETS,
+            LATENCY_BUCKETS,
         )
         self.syncs = self.counter(
             "spreadgate_united_syncs_total",
