@@ -255,9 +255,7 @@ class ListedUnitedSource(ListedLists):
         return self._items(UNITED_DEPLOYMENTS)
 
     def united_deployment(self, namespace: str, name: str) -> JSON | None:
-        return next(
-            (o for o in self._items(UNITED_DEPLOYMENTS, namespace) if meta(o).get("name") == name), None
-        )
+        return self._item(UNITED_DEPLOYMENTS, namespace, name)
 
     def _owned_index(self, what: str, namespace: str, resources: list[Resource]) -> OwnedIndex:
         return self._derived(
