@@ -120,10 +120,18 @@ class WebhookProcess:
         close_stdin_process(self.proc, 20)
 
 
-def load(
-    url: str, ca_pem: str, template: dict[str, Any], count: int, warm: int = 0, warm_path: str | None = None
-) -> dict[str, Any]:
-    """Run `benchmarks.loadgen` once; raises when any answer was not an allowed 200."""
+def start_load(
+    url: str,
+    ca_pem: str,
+    template: dict[str, Any],
+    count: int,
+    *,
+    warm: int = 0,
+    warm_path: str | None = None,
+    record: bool = False,
+) -> subprocess.Popen[str]:
+    """Start `benchmarks.loadgen` on one job (`CLIENTS` connections) and return at once: a caller
+    may act during the load (bench_scale kills a replica mid-burst); `finish_load` reads it."""
     job = {
         "url": url,
         "ca_pem": ca_pem,
@@ -132,21 +140,40 @@ def load(
         "clients": CLIENTS,
         "warm": warm,
         "warm_path": warm_path,
+        "record": record,
     }
-    done = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "benchmarks.loadgen"],
-        input=json.dumps(job),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        capture_output=True,
-        timeout=900,
-        check=False,
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"load generator failed: {done.stderr[-2000:]}")
-    result: dict[str, Any] = json.loads(done.stdout)
-    if result["bad"]:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(job))
+    proc.stdin.close()
+    return proc
+
+
+def finish_load(proc: subprocess.Popen[str], *, strict: bool = True) -> dict[str, Any]:
+    """The load generator's result; with `strict`, raises when any answer was not an allowed 200."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()  # its stdin is closed: no communicate()
+    proc.wait(900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"load generator failed: {err[-2000:]}")
+    result: dict[str, Any] = json.loads(out)
+    if strict and result["bad"]:
         raise RuntimeError(f"{result['bad']} unexpected answers, e.g. {result['errors']}")
     return result
+
+
+def load(
+    url: str, ca_pem: str, template: dict[str, Any], count: int, *, strict: bool = True, **options: Any
+) -> dict[str, Any]:
+    """Run `benchmarks.loadgen` once to the end: `start_load` (with its keyword `options`: warm,
+    warm_path, record), then `finish_load`."""
+    return finish_load(start_load(url, ca_pem, template, count, **options), strict=strict)
 
 
 class Bench:

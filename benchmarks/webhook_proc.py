@@ -7,15 +7,17 @@ same server, threads and TLS. Running it apart from the load generator and
 the API server keeps their work off this interpreter's GIL, so latency is the
 webhook's own.
 
-Protocol: one JSON line on stdin configures it (kubeconfig, cert, key,
-batching, threads, commit_timeout, node_simulation (default off), sync_timeout (seconds for the
+Protocol: one JSON line on stdin configures it (kubeconfig, cert, key, batching, threads,
+commit_timeout, port (default 0: any free one), reuse_port (listen with SO_REUSEPORT, so that
+several of these share one port), node_simulation (default off), sync_timeout (seconds for the
 first sync, default 30), api_timeout (the client's, default 10 s as shipped), server:
 "spreadgate" or "hypercorn", the latter serving the same app through
 `benchmarks.hypercorn_serve` to compare the servers' CPU); it answers one JSON line
 `{"url": ...}` once its caches are synced. Then, per stdin line: `stats` -> a JSON line with
 the process CPU seconds, the CPU seconds spent inside Rego evaluation (thread
 CPU time around every `evaluate`), the number of evaluations and the
-committer's counters, the resident set size (`rss`, bytes) and the view's direct GETs;
+committer's counters, the resident set size (`rss`, bytes), the view's direct GETs, the CPU
+seconds of the live threads by name (`thread_cpu`), the requests answered and the open connections;
 `nocache` -> drop the eligibility decision cache (every
 admission then evaluates Rego); EOF or `quit` -> stop and exit.
 """
@@ -23,6 +25,7 @@ admission then evaluates Rego); EOF or `quit` -> stop and exit.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -78,6 +81,22 @@ class CpuTimedEngine:
         self.engine.close()
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds of the live threads, by name without its number (`webhook-worker_12` ->
+    `webhook-worker`): where a process's CPU goes. Threads that ended are not in it."""
+    out: dict[str, float] = {}
+    for thread in threading.enumerate():
+        if thread.ident is None:
+            continue
+        try:
+            spent = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+        except OSError:  # ended meanwhile
+            continue
+        name = re.sub(r"[_-]?\d+$", "", thread.name)
+        out[name] = out.get(name, 0.0) + spent
+    return out
+
+
 def main() -> int:
     config = json.loads(sys.stdin.readline())
     tune_collector(YOUNG_THRESHOLD)  # as `spreadgate webhook` does by default
@@ -88,7 +107,8 @@ def main() -> int:
             key_file=config["key"],
             kubeconfig=config["kubeconfig"],
             host="127.0.0.1",
-            port=0,
+            port=int(config.get("port", 0)),
+            reuse_port=bool(config.get("reuse_port", False)),
             threads=int(config.get("threads", 64)),
             node_simulation=bool(config.get("node_simulation", False)),
             batching=bool(config.get("batching", True)),
@@ -119,6 +139,7 @@ def main() -> int:
         for line in sys.stdin:
             command = line.strip()
             if command == "stats":
+                front = hook.server.front
                 with engine._lock:
                     rego_cpu, calls, build_cpu, builds = (
                         engine.cpu,
@@ -130,6 +151,7 @@ def main() -> int:
                     json.dumps(
                         {
                             "cpu": time.process_time(),
+                            "thread_cpu": thread_cpu(),
                             "rego_cpu": rego_cpu,
                             "rego_calls": calls,
                             "rego_build_cpu": build_cpu,
@@ -137,6 +159,8 @@ def main() -> int:
                             "committer": hook.committer.stats.snapshot(),
                             "rss": resident_bytes(),
                             "direct_gets": hook.view.direct_gets,
+                            "answered": front.stats.answered if front is not None else 0,
+                            "connections": len(front.connections) if front is not None else 0,
                         }
                     ),
                     flush=True,

@@ -955,9 +955,11 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
 
 
-def bind(host: str, port: int, backlog: int) -> socket.socket:
-    """The listening socket (bound now, so a busy port fails `start()` with OSError)."""
+def bind(host: str, port: int, backlog: int, *, reuse_port: bool = False) -> socket.socket:
+    """The listening socket (bound now, so a busy port fails `start()` with OSError). With
+    `reuse_port`, other processes that set it too may listen on the same port (SO_REUSEPORT):
+    the kernel spreads new connections among them."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, port), family=family, backlog=backlog, reuse_port=False)
+    sock = socket.create_server((host, port), family=family, backlog=backlog, reuse_port=reuse_port)
     sock.setblocking(False)
     return sock

@@ -1,5 +1,5 @@
 """The webhook's metrics: request latency, requests and decisions, Rego
-evaluation time and the committer's writes, conflicts and batch sizes.
+evaluation time and the committer's writes, conflicts, retries, applies and batch sizes.
 
 Names follow controller-runtime's webhook metrics with a `spreadgate_` prefix
 (docs/conventions.md §2.9); each webhook instance owns its registry
@@ -28,6 +28,41 @@ COMMITTER_COUNTERS = (
         "spreadgate_commit_errors_total",
         "errors",
         "Failed WorkloadSpread reads or writes other than conflicts.",
+    ),
+    (
+        "spreadgate_status_write_retries_total",
+        "retries",
+        "WorkloadSpread status write attempts after a batch's first (after a 409 or a 429).",
+    ),
+    (
+        "spreadgate_status_conflict_refreshes_total",
+        "refreshed",
+        "Retries after a 409 that took the newer WorkloadSpread from the watch cache (no GET).",
+    ),
+    (
+        "spreadgate_status_reads_total",
+        "reads",
+        "WorkloadSpreads read from the API server by the committer (no usable cached copy).",
+    ),
+    (
+        "spreadgate_commit_backoffs_total",
+        "backoffs",
+        "Pauses before a retry (a 429, or a 409 that no newer WorkloadSpread explains).",
+    ),
+    (
+        "spreadgate_commit_stale_skips_total",
+        "stale_skips",
+        "Batches applied again instead of sent: the watch cache showed a newer WorkloadSpread.",
+    ),
+    (
+        "spreadgate_commit_committed_total",
+        "committed",
+        "Reservations committed (their WorkloadSpread status written, or nothing to write).",
+    ),
+    (
+        "spreadgate_commit_applies_total",
+        "applied",
+        "Reservations applied to a WorkloadSpread, each re-application after a conflict counted.",
     ),
 )
 """The committer's counters exposed as counters: name, key in `CommitterStats.snapshot`, help."""

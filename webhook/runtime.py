@@ -76,6 +76,10 @@ class WebhookOptions:
     """Seconds an authorization answer is reused (`--authorization-cache-ttl`)."""
     client_ca: str | None = None
     """Require a client certificate signed by this CA (PEM file) from every caller (`--client-ca`)."""
+    reuse_port: bool = False
+    """Listen with SO_REUSEPORT, so that several webhook processes share host:port and the kernel
+    spreads their connections (the replica benchmark's one address, docs/scale.md; no flag). Off
+    by default: with it, any process of the same user may bind the port too and take a share."""
 
 
 class Webhook:
@@ -188,6 +192,7 @@ class Webhook:
             reload_interval=options.reload_interval,
             limits=options.limits,
             client_ca=options.client_ca,
+            reuse_port=options.reuse_port,
         )
         self._add_front_end_gauges()
         self._started = False

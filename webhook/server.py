@@ -102,6 +102,7 @@ class TLSServer:
         request_queue_size: int = 128,
         limits: ServerLimits | None = None,
         client_ca: str | None = None,
+        reuse_port: bool = False,
     ) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
@@ -113,11 +114,12 @@ class TLSServer:
         self.backlog = request_queue_size
         self.host = host
         self.port = port
+        self.reuse_port = reuse_port
         self.front: FrontEnd | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> TLSServer:
-        sock = bind(self.host, self.port, self.backlog)
+        sock = bind(self.host, self.port, self.backlog, reuse_port=self.reuse_port)
         self.port = int(sock.getsockname()[1])
         self.front = FrontEnd(self.app, self.context, sock, threads=self.threads, limits=self.limits)
         self._thread = threading.Thread(target=self.front.run, daemon=True, name="webhook-server")

@@ -17,12 +17,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from metrics_kit import value
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
 from py_engine.apiclient import KubeClient, WatchCache
 from py_engine.semantics.clock import RealClock
 from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
+from webhook.metrics import WebhookMetrics
 
 pytestmark = pytest.mark.timeout(60)
 CLOCK = RealClock()
@@ -200,3 +202,62 @@ def test_a_conflict_no_newer_object_explains_backs_off_and_reads_once(env: KubeE
     assert stats["conflicts"] == 1 and replica.store.attempts == 2
     assert replica.store.gets == 1 and stats["backoffs"] == 1 and stats["refreshed"] == 0, stats
     assert stored(env) == ["first", "mine"]
+
+
+def test_the_conflict_path_is_counted_on_the_webhook_metrics(env: KubeEnv, replica: Replica) -> None:
+    """The committer's retries, refreshes from the cache, GETs, pauses, skipped sends and applies
+    are the webhook's `/metrics` counters (docs/operations.md, "Metrics"): each moves when its
+    case happens (a peer's conflict, a superseded batch, a 409 nothing newer explains)."""
+    metrics = WebhookMetrics()
+    metrics.committer = replica.committer.stats.snapshot
+
+    def counted() -> dict[str, float | None]:
+        text = metrics.render()
+        return {name: value(text, name) for name in COUNTERS}
+
+    assert replica.submit(take("first"))
+    assert counted() == dict.fromkeys(COUNTERS, 0.0) | {
+        "spreadgate_commit_applies_total": 1.0,
+        "spreadgate_commit_committed_total": 1.0,
+    }
+
+    def peer_first() -> None:
+        peer_write(env, "peer")
+
+    replica.store.before_write = peer_first
+    assert replica.submit(take("mine"))  # a 409, retried on the cache's copy: applied twice
+    applies: list[str] = []
+    inner = take("third", applies)
+
+    def apply(obj: JSON) -> tuple[JSON | None, bool]:
+        if not applies:  # a peer's write reaches the cache while this batch is applied
+            theirs = peer_write(env, "peer-2")
+            wait_until(lambda: replica.sees(theirs), what="the peer's write in the watch cache")
+        return inner(obj)
+
+    assert replica.submit(apply)  # applied again on the newer copy, not sent
+    replica.committer.conflict_wait = 0.05
+    env.faults.set_spec("workloadspreads/status:update:conflict=1")
+    replica.store.before_write = lambda: setattr(replica.store, "before_write", env.faults.clear)
+    assert replica.submit(take("fourth"))  # a 409 nothing newer explains: a GET, a pause
+    assert counted() == {
+        "spreadgate_status_write_retries_total": 2.0,
+        "spreadgate_status_conflict_refreshes_total": 1.0,
+        "spreadgate_status_reads_total": 1.0,
+        "spreadgate_commit_backoffs_total": 1.0,
+        "spreadgate_commit_stale_skips_total": 1.0,
+        "spreadgate_commit_committed_total": 4.0,
+        "spreadgate_commit_applies_total": 7.0,
+    }
+    assert stored(env) == ["first", "peer", "mine", "peer-2", "third", "fourth"]
+
+
+COUNTERS = (
+    "spreadgate_status_write_retries_total",
+    "spreadgate_status_conflict_refreshes_total",
+    "spreadgate_status_reads_total",
+    "spreadgate_commit_backoffs_total",
+    "spreadgate_commit_stale_skips_total",
+    "spreadgate_commit_committed_total",
+    "spreadgate_commit_applies_total",
+)
