@@ -4,7 +4,8 @@
 resource, one leader election, one `/metrics` body; used by `spreadgate controller` and the
 embedded stack in real time), `stepped` (the `SteppedManager`: the same controllers, added
 the same way, run in steps on listed sources without threads or election; the embedded
-stack in virtual time), `reconciler` (work queue, workers, retries, failure logging), `workqueue`
+stack in virtual time), `reconciler` (work queue, workers, retries, failure logging; `loopmetrics`, the metrics it
+records), `workqueue`
 (dedup and rate limits), `cachegroup` (watch caches shared per resource, grouped per
 controller) and `listing` (the fresh lists a `--once` or stepped sync reads), `triggers` (what a
 watch event must change to wake a controller, and the queue key), `leader` (the

@@ -8,21 +8,16 @@ Names follow controller-runtime's with a `spreadgate_controller_` prefix
 
 from __future__ import annotations
 
-from py_engine.metrics import LATENCY_BUCKETS, MetricSet
+from py_engine.runtime.loopmetrics import LoopMetricSet
 
 
-class ControllerMetrics(MetricSet):
+class ControllerMetrics(LoopMetricSet):
     """Every metric the loop records; `render()` is the `/metrics` body."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.sync_duration = self.histogram(
-            "spreadgate_controller_sync_duration_seconds",
-            "Time one sync of one WorkloadSpread took.",
-            LATENCY_BUCKETS,
-        )
-        self.syncs = self.counter(
-            "spreadgate_controller_syncs_total", "Syncs by result (success, error, conflict).", ("result",)
+        super().__init__(
+            ("spreadgate_controller_sync_duration_seconds", "Time one sync of one WorkloadSpread took."),
+            ("spreadgate_controller_syncs_total", "Syncs by result (success, error, conflict)."),
         )
         self.writes = self.counter(
             "spreadgate_controller_writes_total",

@@ -4,23 +4,19 @@ its registry (`py_engine.metrics.MetricSet`)."""
 
 from __future__ import annotations
 
-from py_engine.metrics import LATENCY_BUCKETS, MetricSet
+from py_engine.runtime.loopmetrics import LoopMetricSet
 
 
-class UnitedMetrics(MetricSet):
+class UnitedMetrics(LoopMetricSet):
     """Every metric the UnitedDeployment loop records; `render()` is its part of `/metrics`."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.sync_duration = self.histogram(
-            "spreadgate_united_sync_duration_seconds",
-            "Time one sync of one UnitedDeployment took.",
-            LATENCY_BUCKETS,
-        )
-        self.syncs = self.counter(
-            "spreadgate_united_syncs_total",
-            "UnitedDeployment syncs by result (success, error, conflict, invalid).",
-            ("result",),
+        super().__init__(
+            ("spreadgate_united_sync_duration_seconds", "Time one sync of one UnitedDeployment took."),
+            (
+                "spreadgate_united_syncs_total",
+                "UnitedDeployment syncs by result (success, error, conflict, invalid).",
+            ),
         )
         self.writes = self.counter(
             "spreadgate_united_writes_total",
