@@ -35,9 +35,10 @@ def statefulset_template() -> dict[str, Any]:
     }
 
 
-def deployment_template() -> dict[str, Any]:
+def workload_template(key: str) -> dict[str, Any]:
+    """A UD `spec.template` of the kind `key` names (e.g. `cloneSetTemplate`) selecting app=web."""
     return {
-        "deploymentTemplate": {
+        key: {
             "metadata": {"labels": {"app": "web"}},
             "spec": {
                 "selector": copy.deepcopy(SELECTOR),
@@ -62,7 +63,7 @@ def ud_object(
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "selector": copy.deepcopy(SELECTOR),
-        "template": template if template is not None else deployment_template(),
+        "template": template if template is not None else workload_template("deploymentTemplate"),
         "topology": {"subsets": copy.deepcopy(subsets)},
     }
     if replicas is not None:

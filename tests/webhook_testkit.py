@@ -46,9 +46,19 @@ SPREADS_PATH = "spreadgate.dev/v1alpha1/workloadspreads"
 CRD: dict[str, Any] = read_yaml(WORKLOADSPREAD_CRD)
 
 
+class ReadyView:
+    """The cluster view of a stub admission service: always ready (readiness is not under test)."""
+
+    def ready(self) -> bool:
+        return True
+
+
 class AnswersAtOnce:
     """Base of a stub admission service: `mutate_pod_async` and `validate_pod_async` answer with
-    `mutate_pod` and `validate_pod`, before returning (subclasses define those two)."""
+    `mutate_pod` and `validate_pod`, before returning (subclasses define those two). Its `view` is
+    a `ReadyView` unless a subclass sets its own."""
+
+    view: Any = ReadyView()
 
     def mutate_pod(self, request: Any) -> Decision:
         raise NotImplementedError
@@ -94,6 +104,13 @@ class KubeEnv:
 
     def new_client(self, **kwargs: Any) -> KubeClient:
         return KubeClient.load(self.kubeconfig, **kwargs)
+
+    def write_subset_statuses(self, spread: str, statuses: list[dict[str, Any]]) -> None:
+        """Store `statuses` as the `subsetStatuses` of spread `spread` in `default`, as the webhook's
+        committer writes them (behind any controller's back)."""
+        current = self.client.get(SPREADS, "default", spread)
+        current["status"] = {"subsetStatuses": statuses}
+        self.client.replace_status(SPREADS, "default", spread, current)
 
 
 _CA: list[CertificateAuthority] = []

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import kubernetes
 import urllib3
@@ -41,6 +41,24 @@ METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, a
 """The Accept header of a write whose caller needs only the stored object's metadata back: the
 API server then answers a `PartialObjectMetadata` instead of encoding the whole object, and one
 that cannot answers the object (the second choice)."""
+
+
+class WriteOptions(TypedDict, total=False):
+    """Keyword options of a write: `dry_run` (default False: the server stores the result) and
+    `timeout` (seconds; default the client's)."""
+
+    dry_run: bool
+    timeout: float | None
+
+
+class ReplaceOptions(WriteOptions, total=False):
+    """`metadata_only` (default False): see `KubeClient.replace`."""
+
+    metadata_only: bool
+
+
+def _dry_run(options: WriteOptions) -> list[tuple[str, str]]:
+    return _query(dryRun="All" if options.get("dry_run") else None)
 
 
 def _query(**params: Any) -> list[tuple[str, str]]:
@@ -353,17 +371,9 @@ class KubeClient:
         resource: Resource,
         namespace: str | None,
         obj: Mapping[str, Any],
-        *,
-        dry_run: bool = False,
-        timeout: float | None = None,
+        **options: Unpack[WriteOptions],
     ) -> JSON:
-        return self.request(
-            "POST",
-            resource.collection_path(namespace),
-            _query(dryRun="All" if dry_run else None),
-            body=dict(obj),
-            timeout=timeout,
-        )
+        return self._post(resource.collection_path(namespace), obj, options)
 
     def create_subresource(
         self,
@@ -372,18 +382,13 @@ class KubeClient:
         name: str,
         subresource: str,
         obj: Mapping[str, Any],
-        *,
-        dry_run: bool = False,
-        timeout: float | None = None,
+        **options: Unpack[WriteOptions],
     ) -> JSON:
         """POST to a subresource, e.g. `pods/<name>/eviction` or `pods/<name>/binding`."""
-        return self.request(
-            "POST",
-            resource.object_path(namespace, name, subresource),
-            _query(dryRun="All" if dry_run else None),
-            body=dict(obj),
-            timeout=timeout,
-        )
+        return self._post(resource.object_path(namespace, name, subresource), obj, options)
+
+    def _post(self, path: str, obj: Mapping[str, Any], options: WriteOptions) -> JSON:
+        return self.request("POST", path, _dry_run(options), body=dict(obj), timeout=options.get("timeout"))
 
     def replace(
         self,
@@ -393,9 +398,7 @@ class KubeClient:
         obj: Mapping[str, Any],
         *,
         subresource: str | None = None,
-        dry_run: bool = False,
-        timeout: float | None = None,
-        metadata_only: bool = False,
+        **options: Unpack[ReplaceOptions],
     ) -> JSON:
         """PUT; the object's `metadata.resourceVersion` makes it conditional (409 when stale).
 
@@ -405,10 +408,10 @@ class KubeClient:
         return self.request(
             "PUT",
             resource.object_path(namespace, name, subresource),
-            _query(dryRun="All" if dry_run else None),
+            _dry_run(options),
             body=dict(obj),
-            timeout=timeout,
-            accept=METADATA_ONLY if metadata_only else _JSON,
+            timeout=options.get("timeout"),
+            accept=METADATA_ONLY if options.get("metadata_only") else _JSON,
         )
 
     def replace_status(
@@ -417,22 +420,10 @@ class KubeClient:
         namespace: str | None,
         name: str,
         obj: Mapping[str, Any],
-        *,
-        dry_run: bool = False,
-        timeout: float | None = None,
-        metadata_only: bool = False,
+        **options: Unpack[ReplaceOptions],
     ) -> JSON:
         """PUT to the status subresource (only `status` is taken; resourceVersion-checked)."""
-        return self.replace(
-            resource,
-            namespace,
-            name,
-            obj,
-            subresource="status",
-            dry_run=dry_run,
-            timeout=timeout,
-            metadata_only=metadata_only,
-        )
+        return self.replace(resource, namespace, name, obj, subresource="status", **options)
 
     def patch(
         self,
@@ -443,18 +434,17 @@ class KubeClient:
         patch_type: PatchType = "merge",
         *,
         subresource: str | None = None,
-        dry_run: bool = False,
-        timeout: float | None = None,
+        **options: Unpack[WriteOptions],
     ) -> JSON:
         if patch_type not in _PATCH_CONTENT_TYPES:
             raise ValueError(f"unknown patch type {patch_type!r}")
         return self.request(
             "PATCH",
             resource.object_path(namespace, name, subresource),
-            _query(dryRun="All" if dry_run else None),
+            _dry_run(options),
             body=patch,
             content_type=_PATCH_CONTENT_TYPES[patch_type],
-            timeout=timeout,
+            timeout=options.get("timeout"),
         )
 
     def delete(

@@ -33,6 +33,11 @@ name here is a legacy-valid one, so no UTF-8 escaping is ever needed). It is wha
 prometheus_client's own handlers answer a scraper that does not ask for OpenMetrics."""
 
 
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""Seconds, 1 ms to 10 s: the buckets of every latency histogram (the webhook's answers, the
+controllers' syncs), so their quantiles compare on one scale."""
+
+
 def new_registry() -> CollectorRegistry:
     """An empty registry for one instance.
 

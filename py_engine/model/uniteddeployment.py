@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from py_engine.model.common import ScheduleType, list_field, mapping_field
+from py_engine.model.common import ScheduleType, check_node_selector_term, list_field, mapping_field
 from py_engine.model.constants import MAX_SUBSETS
 from py_engine.model.errors import ModelError
 from py_engine.model.ud_constants import (
@@ -292,15 +292,7 @@ def _node_selector_term(raw: Any, path: str) -> JSON | None:
     if raw is None:
         return None
     term = mapping_field(raw, path)
-    for part in ("matchExpressions", "matchFields"):
-        for j, requirement in enumerate(list_field(term.get(part), f"{path}.{part}")):
-            where = f"{path}.{part}[{j}]"
-            entry = mapping_field(requirement, where, required=True)
-            _string(entry.get("key"), f"{where}.key", required=True)
-            _string(entry.get("operator"), f"{where}.operator", required=True)
-            for k, item in enumerate(list_field(entry.get("values"), f"{where}.values")):
-                if not isinstance(item, str):
-                    raise ModelError(f"{where}.values[{k}]", "must be a string")
+    check_node_selector_term(term, path, key_required=True)
     return term
 
 

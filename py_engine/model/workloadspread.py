@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from py_engine.model.common import ScheduleType, list_field, mapping_field
+from py_engine.model.common import ScheduleType, check_node_selector_term, list_field, mapping_field
 from py_engine.model.constants import (
     IN_SUBSET_SPREAD_ANNOTATION,
     KIND,
@@ -200,20 +200,9 @@ def _target_filter(raw: Any) -> TargetFilter | None:
 
 
 def _node_selector_term(value: Any, path: str) -> JSON:
-    """A NodeSelectorTerm with the types Kubernetes gives it: lists of requirements,
-    each with a string key and operator and a list of string values. The engine
-    copies these into pods and matches them against nodes, so a stored spread with
-    another shape (written before validation was installed) is refused here."""
+    """A NodeSelectorTerm (`check_node_selector_term`; a requirement's key may be absent)."""
     term = mapping_field(value, path, required=True)
-    for part in ("matchExpressions", "matchFields"):
-        for j, requirement in enumerate(list_field(term.get(part), f"{path}.{part}")):
-            where = f"{path}.{part}[{j}]"
-            entry = mapping_field(requirement, where, required=True)
-            _string(entry.get("key"), f"{where}.key", required=False)
-            _string(entry.get("operator"), f"{where}.operator")
-            for k, item in enumerate(list_field(entry.get("values"), f"{where}.values")):
-                if not isinstance(item, str):
-                    raise ModelError(f"{where}.values[{k}]", "must be a string")
+    check_node_selector_term(term, path, key_required=False)
     return term
 
 

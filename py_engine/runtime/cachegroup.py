@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from typing import TypedDict, Unpack
 
 from py_engine.apiclient import KubeClient, Resource, WatchCache
 
@@ -72,23 +73,30 @@ class SharedCaches(CacheSet):
             return list(self._caches.values())
 
 
+class GroupOptions(TypedDict, total=False):
+    """A `CacheGroup`'s keyword options, which a subclass passes on: `namespace` (default None, every
+    namespace), `watch_timeout_seconds` (default 300), `shared` (default None: the group's own caches)."""
+
+    namespace: str | None
+    watch_timeout_seconds: int
+    shared: SharedCaches | None
+
+
 class CacheGroup(CacheSet):
     """Subclasses build their caches with `watch` and list them in `caches`. Starting or
     stopping a cache twice is harmless, so groups sharing caches can each start and stop theirs."""
 
-    def __init__(
-        self,
-        client: KubeClient,
-        *,
-        namespace: str | None = None,
-        watch_timeout_seconds: int = 300,
-        shared: SharedCaches | None = None,
-    ) -> None:
+    def __init__(self, client: KubeClient, **options: Unpack[GroupOptions]) -> None:
         self._client = client
+        shared = options.get("shared")
         self.shared = (
             shared
             if shared is not None
-            else SharedCaches(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
+            else SharedCaches(
+                client,
+                namespace=options.get("namespace"),
+                watch_timeout_seconds=options.get("watch_timeout_seconds", 300),
+            )
         )
 
     def watch(self, resource: Resource, name: str) -> WatchCache:

@@ -84,6 +84,10 @@ class ListedLists(ABC):
             return list(items)
         return [o for o in items if meta(o).get("namespace") == namespace]
 
+    def _item(self, resource: Resource, namespace: str, name: str) -> JSON | None:
+        """The object `namespace/name` of the last list of `resource`, None when it was not listed."""
+        return next((o for o in self._items(resource, namespace) if meta(o).get("name") == name), None)
+
     def _derived(self, memo: dict[K, V], key: K, build: Callable[[], V]) -> V:
         """`memo[key]`, built by `build` on first use. It is built outside the lock (building reads
         `_items`, which takes it); when two threads build at once, the first stored is kept. A memo

@@ -41,7 +41,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypedDict, Unpack
 
 from py_engine.apiclient import KubeClient
 from py_engine.logsetup import fields
@@ -76,6 +76,15 @@ class Managed:
     leader_gauge: tuple[str, str]
 
 
+class ManagerOptions(TypedDict, total=False):
+    """Every Manager's keyword options: `clock` (default the real one), `namespace` (default None:
+    all), `owns_client` (default False: `stop()` leaves the client open)."""
+
+    clock: Clock | None
+    namespace: str | None
+    owns_client: bool
+
+
 class BaseManager(ABC):
     """What every Manager has: the client and clock its controllers are built over, the
     namespace they are scoped to (None: all), the controllers in the order they were added,
@@ -85,14 +94,12 @@ class BaseManager(ABC):
     source_type: type[CacheGroup] | type[ListedLists]
     """The kind of source a controller added to this Manager must read."""
 
-    def __init__(
-        self, client: KubeClient, *, clock: Clock | None, namespace: str | None, owns_client: bool
-    ) -> None:
+    def __init__(self, client: KubeClient, **options: Unpack[ManagerOptions]) -> None:
         self.client = client
-        self.clock = clock or RealClock()
-        self.namespace = namespace
+        self.clock = options.get("clock") or RealClock()
+        self.namespace = options.get("namespace")
         self.controllers: list[Managed] = []
-        self._owns_client = owns_client
+        self._owns_client = options.get("owns_client", False)
         self._lock = threading.RLock()
 
     def add(self, controller: Managed) -> Managed:
@@ -145,15 +152,15 @@ class Manager(BaseManager):
         self,
         client: KubeClient,
         *,
-        clock: Clock | None = None,
         leader: LeaderConfig | None = None,
         on_lost: Callable[[], None] | None = None,
-        namespace: str | None = None,
         watch_timeout_seconds: int = 300,
-        owns_client: bool = False,
+        **options: Unpack[ManagerOptions],
     ) -> None:
-        super().__init__(client, clock=clock, namespace=namespace, owns_client=owns_client)
-        self.caches = SharedCaches(client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds)
+        super().__init__(client, **options)
+        self.caches = SharedCaches(
+            client, namespace=self.namespace, watch_timeout_seconds=watch_timeout_seconds
+        )
         self._on_lost = on_lost
         self._leading = threading.Event()
         self._stopped = False

@@ -24,12 +24,11 @@ at its last `refresh()`) instead of watch caches, and no triggers.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, Unpack
 
 from py_engine.apiclient import KubeClient
 from py_engine.runtime.listing import ListedLists
-from py_engine.runtime.manager import BaseManager, Managed
-from py_engine.semantics.clock import Clock
+from py_engine.runtime.manager import BaseManager, Managed, ManagerOptions
 
 
 class WriteCount(Protocol):
@@ -55,15 +54,8 @@ class SteppedManager(BaseManager):
 
     source_type = ListedLists
 
-    def __init__(
-        self,
-        client: KubeClient,
-        *,
-        clock: Clock | None = None,
-        namespace: str | None = None,
-        owns_client: bool = False,
-    ) -> None:
-        super().__init__(client, clock=clock, namespace=namespace, owns_client=owns_client)
+    def __init__(self, client: KubeClient, **options: Unpack[ManagerOptions]) -> None:
+        super().__init__(client, **options)
         self._running = False
         self._stopped = False
 

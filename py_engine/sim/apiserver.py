@@ -1,4 +1,4 @@
-"""The in-process Kubernetes API server: `ApiServer` implements `ClusterAPI`.
+"""The in-process Kubernetes API server: `ApiServer`, whose verbs are `ClusterAPI`'s.
 
 In-process controllers call it directly; the HTTPS front end
 (`py_engine.sim.http_server.serve_https`) translates HTTP requests into the
@@ -51,7 +51,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import jsonpatch
 import jsonpointer
@@ -74,7 +74,19 @@ from py_engine.sim.defaulting import (
 )
 from py_engine.sim.faults import FaultInjector
 from py_engine.sim.identity import user_from_json
-from py_engine.sim.interface import JSON, ApiError, ClusterAPI, PatchType, WatchEvent
+from py_engine.sim.interface import (
+    JSON,
+    ApiError,
+    CreateOptions,
+    DeleteCollectionOptions,
+    DeleteOptions,
+    PatchOptions,
+    PatchType,
+    Selectors,
+    WatchEvent,
+    WatchOptions,
+    WriteOptions,
+)
 from py_engine.sim.pruning import prune_custom_object, prune_custom_status
 from py_engine.sim.rbac_aggregation import ClusterRoleAggregator
 from py_engine.sim.resources import (
@@ -236,8 +248,13 @@ class ApiWatch:
             self.close()
 
 
-class _Verbs:
-    """The `ClusterAPI` verbs for in-process callers, on behalf of one user.
+class ClusterAPI:
+    """The verbs of the API server for in-process callers, with the same semantics as over HTTP.
+
+    Every verb raises `ApiError` for what Kubernetes answers with a Status (404 NotFound, 409
+    Conflict/AlreadyExists, 422 Invalid, 410 Gone, 403, 429, 500, 504). `namespace` is None for
+    cluster-scoped resources and for all-namespace list/watch; the keyword options are the
+    `interface` module's TypedDicts.
 
     `ApiServer` (as `DEFAULT_USER`) and `UserScopedApi` (as any user) share this one front:
     each verb resolves the resource, consults the fault injector and hands a private copy of
@@ -259,15 +276,13 @@ class _Verbs:
         return rd, ctx
 
     def create(
-        self,
-        resource: str,
-        namespace: str | None,
-        obj: JSON,
-        *,
-        subresource: str | None = None,
-        name: str | None = None,
-        dry_run: bool = False,
+        self, resource: str, namespace: str | None, obj: JSON, **options: Unpack[CreateOptions]
     ) -> JSON:
+        subresource, name, dry_run = (
+            options.get("subresource"),
+            options.get("name"),
+            options.get("dry_run", False),
+        )
         rd, ctx = self._begin(resource, "create", subresource, name or "")
         out, _ = self._server.do_create(
             rd, namespace, json_copy(obj), subresource=subresource, name=name, dry_run=dry_run, ctx=ctx
@@ -278,29 +293,18 @@ class _Verbs:
         rd, _ = self._begin(resource, "get", subresource, name)
         return json_copy(self._server.do_get(rd, namespace, name, subresource))
 
-    def list(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> JSON:
+    def list(self, resource: str, namespace: str | None = None, **selectors: Unpack[Selectors]) -> JSON:
         rd, _ = self._begin(resource, "list", None, "")
-        out = self._server.do_list(rd, namespace, label_selector, field_selector)
+        out = self._server.do_list(
+            rd, namespace, selectors.get("label_selector"), selectors.get("field_selector")
+        )
         out["items"] = json_copy(out["items"])
         return out
 
     def update(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        obj: JSON,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
+        self, resource: str, namespace: str | None, name: str, obj: JSON, **options: Unpack[WriteOptions]
     ) -> JSON:
+        subresource, dry_run = options.get("subresource"), options.get("dry_run", False)
         rd, ctx = self._begin(resource, "update", subresource, name)
         out = self._server.do_update(
             rd, namespace, name, json_copy(obj), subresource=subresource, dry_run=dry_run, ctx=ctx
@@ -314,15 +318,13 @@ class _Verbs:
         name: str,
         patch: Any,
         patch_type: PatchType | str,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
+        **options: Unpack[PatchOptions],
     ) -> JSON:
         """`patch_type` `apply` is server-side apply (`field_manager` required, `force` takes over
         conflicting fields), as `application/apply-patch+yaml` is over HTTPS."""
-        rd, ctx = self._begin(resource, "patch", subresource, name, field_manager)
+        subresource, dry_run = options.get("subresource"), options.get("dry_run", False)
+        rd, ctx = self._begin(resource, "patch", subresource, name, options.get("field_manager"))
+        force = options.get("force", False)
         out = self._server.do_patch(
             rd,
             namespace,
@@ -337,79 +339,44 @@ class _Verbs:
         return json_copy(out)
 
     def delete(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        *,
-        grace_period_seconds: int | None = None,
-        propagation_policy: str | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        self, resource: str, namespace: str | None, name: str, **options: Unpack[DeleteOptions]
     ) -> JSON:
         rd, ctx = self._begin(resource, "delete", None, name)
-        out, _ = self._server.do_delete(
-            rd,
-            namespace,
-            name,
-            grace=grace_period_seconds,
-            propagation=propagation_policy,
-            preconditions=preconditions,
-            dry_run=dry_run,
-            ctx=ctx,
-        )
+        out, _ = self._server.do_delete(rd, namespace, name, ctx, options)
         return json_copy(out)
 
     def delete_collection(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        grace_period_seconds: int | None = None,
-        propagation_policy: str | None = None,
-        dry_run: bool = False,
+        self, resource: str, namespace: str | None = None, **options: Unpack[DeleteCollectionOptions]
     ) -> JSON:
         """Delete every selected object (NotFound races are ignored)."""
         rd, ctx = self._begin(resource, "deletecollection", None, "")
         out = self._server.do_delete_collection(
             rd,
             namespace,
-            label_selector,
-            field_selector,
-            grace_period_seconds,
-            propagation_policy,
-            dry_run,
+            options.get("label_selector"),
+            options.get("field_selector"),
+            options.get("grace_period_seconds"),
+            options.get("propagation_policy"),
+            options.get("dry_run", False),
             ctx,
         )
         return json_copy(out)
 
-    def watch(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        allow_bookmarks: bool = False,
-        timeout_seconds: float | None = None,
-    ) -> ApiWatch:
+    def watch(self, resource: str, namespace: str | None = None, **options: Unpack[WatchOptions]) -> ApiWatch:
         rd, _ = self._begin(resource, "watch", None, "")
         return self._server.do_watch(
             rd,
             namespace,
-            resource_version,
-            label_selector,
-            field_selector,
-            allow_bookmarks,
-            timeout_seconds,
+            options.get("resource_version"),
+            options.get("label_selector"),
+            options.get("field_selector"),
+            options.get("allow_bookmarks", False),
+            options.get("timeout_seconds"),
             copy_objects=True,
         )
 
 
-class ApiServer(_Verbs):
+class ApiServer(ClusterAPI):
     """The emulated API server (see the module docstring for semantics).
 
     `service_resolver` maps webhook `clientConfig.service` references to
@@ -1293,16 +1260,15 @@ class ApiServer(_Verbs):
         rd: ResourceDef,
         namespace: str | None,
         name: str,
-        *,
-        grace: int | None,
-        propagation: str | None,
-        preconditions: Mapping[str, str] | None,
-        dry_run: bool,
         ctx: RequestContext,
+        options: DeleteOptions,
+        *,
         admit: bool = True,
     ) -> tuple[JSON, int]:
         """Delete. Returns (object, HTTP code): the removed object, or the object
         now carrying deletionTimestamp when deletion waits for grace/finalizers."""
+        grace, propagation = options.get("grace_period_seconds"), options.get("propagation_policy")
+        preconditions, dry_run = options.get("preconditions"), options.get("dry_run", False)
         if "delete" not in rd.verbs:
             raise errors.method_not_allowed()
         if propagation not in (None, "Orphan", "Background", "Foreground"):
@@ -1325,15 +1291,15 @@ class ApiServer(_Verbs):
         if rd.kind == "Namespace" and name in _UNDELETABLE_NAMESPACES:
             raise errors.forbidden("", "namespaces", name, "this namespace may not be deleted")
         if admit and self.admission.has_webhooks():
-            options: JSON = {"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions"}
+            review_options: JSON = {"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions"}
             if grace is not None:
-                options["gracePeriodSeconds"] = grace
+                review_options["gracePeriodSeconds"] = grace
             if propagation:
-                options["propagationPolicy"] = propagation
+                review_options["propagationPolicy"] = propagation
             if dry_run:
-                options["dryRun"] = ["All"]
+                review_options["dryRun"] = ["All"]
             a = self._attrs(
-                rd, "DELETE", ns, name, None, self.present(rd, cur), dry_run, ctx, options=options
+                rd, "DELETE", ns, name, None, self.present(rd, cur), dry_run, ctx, options=review_options
             )
             self._admit(a, ctx, mutate=True)
         out, code = self._retrying(
@@ -1433,16 +1399,12 @@ class ApiServer(_Verbs):
         for obj in listed["items"]:
             meta = objects.meta(obj)
             try:
-                res, _ = self.do_delete(
-                    rd,
-                    meta.get("namespace"),
-                    str(meta["name"]),
-                    grace=grace,
-                    propagation=propagation,
-                    preconditions=None,
-                    dry_run=dry_run,
-                    ctx=ctx,
-                )
+                options: DeleteOptions = {
+                    "grace_period_seconds": grace,
+                    "propagation_policy": propagation,
+                    "dry_run": dry_run,
+                }
+                res, _ = self.do_delete(rd, meta.get("namespace"), str(meta["name"]), ctx, options)
                 out.append(res)
             except ApiError as exc:
                 if exc.code != 404:
@@ -1463,16 +1425,12 @@ class ApiServer(_Verbs):
             rd = versions[0]
             for obj in self.store.list(gr, ns)[0]:
                 with contextlib.suppress(ApiError):
+                    now_in_background: DeleteOptions = {
+                        "grace_period_seconds": 0,
+                        "propagation_policy": "Background",
+                    }
                     self.do_delete(
-                        rd,
-                        ns,
-                        str(objects.meta(obj)["name"]),
-                        grace=0,
-                        propagation="Background",
-                        preconditions=None,
-                        dry_run=False,
-                        ctx=ctx,
-                        admit=False,
+                        rd, ns, str(objects.meta(obj)["name"]), ctx, now_in_background, admit=False
                     )
         self._finish_namespace(ns)
 
@@ -1537,17 +1495,13 @@ class ApiServer(_Verbs):
         if not isinstance(opts, dict):
             raise errors.bad_request("deleteOptions must be an object")
         dry = dry_run or bool(opts.get("dryRun"))
-        self.do_delete(
-            rd,
-            ns,
-            name,
-            grace=opts.get("gracePeriodSeconds"),
-            propagation=opts.get("propagationPolicy"),
-            preconditions=opts.get("preconditions"),
-            dry_run=dry,
-            ctx=ctx,
-            admit=False,
-        )
+        options: DeleteOptions = {
+            "grace_period_seconds": opts.get("gracePeriodSeconds"),
+            "propagation_policy": opts.get("propagationPolicy"),
+            "preconditions": opts.get("preconditions"),
+            "dry_run": dry,
+        }
+        self.do_delete(rd, ns, name, ctx, options, admit=False)
         return errors.success(201), 201
 
     def _bind(
@@ -1781,7 +1735,7 @@ class ApiServer(_Verbs):
         return UserScopedApi(self, {"username": username, "groups": groups or ["system:authenticated"]})
 
 
-class UserScopedApi(_Verbs):
+class UserScopedApi(ClusterAPI):
     """`ClusterAPI` calls on an `ApiServer` on behalf of one user."""
 
     def __init__(self, server: ApiServer, user: JSON) -> None:
@@ -1796,11 +1750,7 @@ __all__ = [
     "VALIDATING",
     "ApiServer",
     "ApiWatch",
+    "ClusterAPI",
     "RequestContext",
     "UserScopedApi",
 ]
-
-
-def _conforms(server: ApiServer, scoped: UserScopedApi) -> tuple[ClusterAPI, ClusterAPI]:
-    """Static check (mypy): both classes implement the `ClusterAPI` protocol."""
-    return server, scoped

@@ -16,7 +16,8 @@ from collections import OrderedDict
 
 from py_engine.semantics.clock import Clock
 from py_engine.semantics.timeutil import format_time
-from py_engine.sim.interface import JSON, ApiError, ClusterAPI
+from py_engine.sim.apiserver import ClusterAPI
+from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["MAX_TRACKED", "EventRecorder"]
 

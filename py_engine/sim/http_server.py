@@ -57,7 +57,7 @@ from py_engine.sim import discovery, errors, impersonation, managed_fields, nego
 from py_engine.sim.apiserver import ApiServer, ApiWatch, RequestContext
 from py_engine.sim.authn import ADMIN, TokenAuthenticator
 from py_engine.sim.identity import UserInfo
-from py_engine.sim.interface import JSON, ApiError
+from py_engine.sim.interface import JSON, ApiError, DeleteOptions
 from py_engine.sim.request_info import request_attributes, split_path
 from py_engine.sim.resources import ResourceDef
 from py_engine.sim.threaded import ThreadedServer
@@ -595,16 +595,13 @@ class _Handler(BaseHTTPRequestHandler):
         assert name is not None
         if sub is not None:
             raise errors.method_not_allowed()
-        deleted, code = api.do_delete(
-            rd,
-            ns,
-            name,
-            grace=grace,
-            propagation=propagation,
-            preconditions=opts.get("preconditions"),
-            dry_run=dry,
-            ctx=ctx,
-        )
+        options: DeleteOptions = {
+            "grace_period_seconds": grace,
+            "propagation_policy": propagation,
+            "preconditions": opts.get("preconditions"),
+            "dry_run": dry,
+        }
+        deleted, code = api.do_delete(rd, ns, name, ctx, options)
         return self._object_reply(code, deleted)
 
     # -------------------------------------------------------------------- watch

@@ -1,7 +1,8 @@
 """The in-process contract of the embedded API server.
 
 The HTTPS front end and the in-process clients (workload controllers, scheduler,
-kubelet, garbage collector) both speak to the server through `ClusterAPI`, so a
+kubelet, garbage collector) both speak to the server through the verbs of
+`py_engine.sim.apiserver.ClusterAPI` (options typed here), so a
 controller running inside the emulator gets exactly the semantics an external
 client gets over HTTP: admission webhooks, resourceVersion conflicts, status
 isolation, graceful deletion. Objects are plain JSON dicts.
@@ -54,83 +55,57 @@ class Watch(Protocol):
     def close(self) -> None: ...
 
 
-class ClusterAPI(Protocol):
-    """Verbs of the API server, with the same semantics as over HTTP.
+class WriteOptions(TypedDict, total=False):
+    """Keyword options of a write (update; with more keys, create and patch). `subresource` is e.g.
+    "status", "scale", "eviction", "binding" (default None: the object itself); `dry_run` (default
+    False) admits and validates without storing."""
 
-    Every method raises `ApiError` for what Kubernetes answers with a Status
-    (404 NotFound, 409 Conflict/AlreadyExists, 422 Invalid, 410 Gone, 403, 429,
-    500, 504). `namespace` is None for cluster-scoped resources and for
-    all-namespace list/watch. `subresource` is e.g. "status", "scale",
-    "eviction", "binding".
-    """
+    subresource: str | None
+    dry_run: bool
 
-    def create(
-        self,
-        resource: str,
-        namespace: str | None,
-        obj: JSON,
-        *,
-        subresource: str | None = None,
-        name: str | None = None,
-        dry_run: bool = False,
-    ) -> JSON: ...
 
-    def get(
-        self, resource: str, namespace: str | None, name: str, *, subresource: str | None = None
-    ) -> JSON: ...
+class CreateOptions(WriteOptions, total=False):
+    """`name`: the parent object of a subresource create (pods/<name>/eviction)."""
 
-    def list(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> JSON: ...
+    name: str | None
 
-    def update(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        obj: JSON,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-    ) -> JSON: ...
 
-    def patch(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        patch: Any,
-        patch_type: PatchType,
-        *,
-        subresource: str | None = None,
-        dry_run: bool = False,
-    ) -> JSON: ...
+class PatchOptions(WriteOptions, total=False):
+    """`field_manager` and `force`: server-side apply's (patch type `apply`)."""
 
-    def delete(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        *,
-        grace_period_seconds: int | None = None,
-        propagation_policy: str | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        dry_run: bool = False,
-    ) -> JSON: ...
+    field_manager: str | None
+    force: bool
 
-    def watch(
-        self,
-        resource: str,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        allow_bookmarks: bool = False,
-        timeout_seconds: float | None = None,
-    ) -> Watch: ...
+
+class Selectors(TypedDict, total=False):
+    """The label and field selectors of a list, watch or collection delete (default None: all)."""
+
+    label_selector: str | None
+    field_selector: str | None
+
+
+class WatchOptions(Selectors, total=False):
+    """A watch from `resource_version` (default None: synthetic ADDED events for what exists);
+    `allow_bookmarks` default False; `timeout_seconds` default None (no end)."""
+
+    resource_version: str | None
+    allow_bookmarks: bool
+    timeout_seconds: float | None
+
+
+class DeletionOptions(TypedDict, total=False):
+    """A delete's DeleteOptions (defaults: the resource's grace period and propagation, no dry run)."""
+
+    grace_period_seconds: int | None
+    propagation_policy: str | None
+    dry_run: bool
+
+
+class DeleteOptions(DeletionOptions, total=False):
+    """`preconditions`: the uid and/or resourceVersion the object must still have."""
+
+    preconditions: Mapping[str, str] | None
+
+
+class DeleteCollectionOptions(DeletionOptions, Selectors, total=False):
+    """The selected objects, each deleted with these options."""

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import webhook_testkit
+from clock_kit import ManualClock
 from kubernetes.config.kube_config import KubeConfigLoader
 from polling import wait_until
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
@@ -191,17 +192,9 @@ def test_watch_closed_before_iteration_and_by_its_reader(env: KubeEnv) -> None:
         client.close()
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_token_refresh_hook_runs_at_most_once_per_interval() -> None:
     calls: list[object] = []
-    clock = FakeClock()
+    clock = ManualClock()
     throttled = ThrottledRefresh(calls.append, interval=1.0, clock=clock)
     for _ in range(5):
         throttled("cfg")
@@ -228,7 +221,7 @@ def test_a_token_kubeconfig_refreshes_once_per_interval_not_per_request(
     try:
         throttled = client.api_client.configuration.refresh_api_key_hook
         assert isinstance(throttled, ThrottledRefresh)  # the kubeconfig's user has a token
-        clock = FakeClock()
+        clock = ManualClock()
         throttled._clock = clock
         monkeypatch.setattr(KubeConfigLoader, "_set_config", counted)
         for i in range(10):

@@ -128,6 +128,14 @@ def check_injection(pod: dict[str, Any]) -> None:
     assert any(t.get("key") == "spot" for t in tolerations) == (subset == "c")
 
 
+def wait_replaced(env: Env, victim: dict[str, Any], what: str) -> None:
+    """Until `victim` is gone and its ReplicaSet has 20 pods again."""
+    name = victim["metadata"]["name"]
+    wait_until(
+        lambda: len(env.pods()) == 20 and name not in {p["metadata"]["name"] for p in env.pods()}, 20, what
+    )
+
+
 def test_scale_0_to_20_splits_3_2_15_and_deletes_free_slots(env: Env) -> None:
     env.api.create("apps/v1/deployments", "default", deployment("web", 0))
     env.api.create(SPREADS_PATH, "default", spread("ws", SUBSETS))
@@ -146,14 +154,7 @@ def test_scale_0_to_20_splits_3_2_15_and_deletes_free_slots(env: Env) -> None:
     # Deleting a pod of subset a frees its slot: the ReplicaSet's replacement lands in a.
     victim = next(p for p in env.pods() if p["metadata"]["labels"]["subset"] == "a")
     env.api.delete("v1/pods", "default", victim["metadata"]["name"], grace_period_seconds=0)
-    wait_until(
-        lambda: (
-            len(env.pods()) == 20
-            and victim["metadata"]["name"] not in {p["metadata"]["name"] for p in env.pods()}
-        ),
-        20,
-        "replacement pod",
-    )
+    wait_replaced(env, victim, "replacement pod")
     assert env.by_subset() == Counter({"a": 3, "b": 2, "c": 15})
 
     # Evicting a pod of subset b frees its slot too.
@@ -169,14 +170,7 @@ def test_scale_0_to_20_splits_3_2_15_and_deletes_free_slots(env: Env) -> None:
         subresource="eviction",
         name=victim["metadata"]["name"],
     )
-    wait_until(
-        lambda: (
-            len(env.pods()) == 20
-            and victim["metadata"]["name"] not in {p["metadata"]["name"] for p in env.pods()}
-        ),
-        20,
-        "replacement after eviction",
-    )
+    wait_replaced(env, victim, "replacement after eviction")
     assert env.by_subset() == Counter({"a": 3, "b": 2, "c": 15})
     status = env.api.get(SPREADS_PATH, "default", "ws")["status"]
     deleting = [

@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-import yaml
+from example_objects import spreadgate_objects
 from manifest_support import MANIFESTS, find, render
 
 
@@ -41,18 +41,7 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 
 def _spreads(directory: Path) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for path in sorted(directory.rglob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-            items = doc.get("items", [doc]) if isinstance(doc, dict) else []
-            out += [
-                (f"{path.relative_to(MANIFESTS)}:{d['metadata']['name']}", d)
-                for d in items
-                if isinstance(d, dict)
-                and d.get("kind") == "WorkloadSpread"
-                and str(d.get("apiVersion", "")).startswith("spreadgate.dev/")
-            ]
-    return out
+    return spreadgate_objects(directory, MANIFESTS, {"WorkloadSpread"})
 
 
 EXAMPLES = [(n, s) for n, s in _spreads(MANIFESTS / "examples") if "/invalid/" not in n]

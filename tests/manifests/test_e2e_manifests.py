@@ -36,6 +36,7 @@ from manifest_support import (
 from polling import wait_until
 from webhook_testkit import ZONE, shared_ca, write_cert
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.cli import build_parser
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.runtime.leader import LeaderConfig
@@ -104,15 +105,7 @@ def _deployment(namespace: str, replicas: int) -> dict[str, Any]:
 
 
 def _spread(namespace: str, name: str, subsets: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "subsets": subsets,
-        },
-    }
+    return workload_spread(name, subsets, namespace=namespace)
 
 
 SUBSETS = [

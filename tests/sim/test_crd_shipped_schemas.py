@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from example_objects import spreadgate_objects
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,22 +39,7 @@ SCHEMAS = {
 }
 
 
-def _objects() -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for path in sorted(EXAMPLES.rglob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-            items = doc.get("items", [doc]) if isinstance(doc, dict) else []
-            out += [
-                (f"{path.relative_to(EXAMPLES)}:{d['metadata']['name']}", d)
-                for d in items
-                if isinstance(d, dict)
-                and str(d.get("apiVersion", "")).startswith("spreadgate.dev/")
-                and d.get("kind") in PLURALS
-            ]
-    return out
-
-
-OBJECTS = _objects()
+OBJECTS = spreadgate_objects(EXAMPLES, EXAMPLES, PLURALS)
 VALID = [(n, o) for n, o in OBJECTS if not n.startswith("invalid/")]
 INVALID = [(n, o) for n, o in OBJECTS if n.startswith("invalid/")]
 

@@ -11,7 +11,7 @@ import pytest
 from kubernetes.client import ApiException
 from webhook_testkit import CRD
 
-from benchmarks.kube_objects import workload_spread
+from benchmarks.kube_objects import workload, workload_spread
 from py_engine.sim.apiserver import ApiServer
 from py_engine.sim.http_server import RunningServer
 
@@ -29,19 +29,7 @@ def pod(name: str | None = "p", labels: dict[str, str] | None = None, **meta: An
 
 
 def deployment(name: str = "d") -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "x:1"}]},
-            },
-        },
-    }
+    return workload("Deployment", name, replicas=2, image="x:1")
 
 
 def raw(resp: Any) -> Any:

@@ -5,8 +5,10 @@ and not cached, `system:masters` not asked."""
 from __future__ import annotations
 
 import pytest
+from access_review_kit import RecordingReviewer
+from clock_kit import ManualClock
 
-from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
+from py_engine.validation.authorization import AuthorGate
 from py_engine.validation.authorship import ResourceCheck, UserInfo
 
 UPDATE_WEB = ResourceCheck("update", "apps", "Deployment", "deployments", "ns", "web")
@@ -14,31 +16,20 @@ CREATE = ResourceCheck("create", "apps", "Deployment", "deployments", "ns")
 ALICE = UserInfo("alice", "1", ("dev",))
 
 
-class FakeReviewer:
+class FakeReviewer(RecordingReviewer):
+    """Allows the (user name, verb, resource) triples in `allowed`."""
+
     def __init__(self, allowed: set[tuple[str, str, str]] | None = None, fail: bool = False) -> None:
+        super().__init__(fail)
         self.allowed = allowed or set()
-        self.fail = fail
-        self.asked: list[tuple[UserInfo, ResourceCheck]] = []
 
-    def review(self, user: UserInfo, check: ResourceCheck) -> AccessAnswer:
-        self.asked.append((user, check))
-        if self.fail:
-            raise AccessReviewFailed("connection refused")
-        ok = (user.username, check.verb, check.resource) in self.allowed
-        return AccessAnswer(ok, "" if ok else "no RBAC policy matched")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+    def allows(self, user: UserInfo, check: ResourceCheck) -> bool:
+        return (user.username, check.verb, check.resource) in self.allowed
 
 
 def test_allowed_and_denied_with_the_missing_verb_and_resource() -> None:
     reviewer = FakeReviewer({("alice", "update", "deployments")})
-    gate = AuthorGate(reviewer, Clock())
+    gate = AuthorGate(reviewer, ManualClock())
     assert gate.refusal(ALICE, [UPDATE_WEB]) is None
     refusal = gate.refusal(UserInfo("bob"), [UPDATE_WEB])
     assert refusal is not None and refusal.code == 403 and refusal.reason == "Forbidden"
@@ -46,13 +37,13 @@ def test_allowed_and_denied_with_the_missing_verb_and_resource() -> None:
 
 
 def test_the_first_missing_right_is_named() -> None:
-    gate = AuthorGate(FakeReviewer({("alice", "update", "deployments")}), Clock())
+    gate = AuthorGate(FakeReviewer({("alice", "update", "deployments")}), ManualClock())
     refusal = gate.refusal(ALICE, [UPDATE_WEB, CREATE])
     assert refusal is not None and "may not create deployments.apps in" in refusal.message
 
 
 def test_answers_are_cached_for_the_ttl_by_the_whole_user() -> None:
-    reviewer, clock = FakeReviewer({("alice", "update", "deployments")}), Clock()
+    reviewer, clock = FakeReviewer({("alice", "update", "deployments")}), ManualClock()
     gate = AuthorGate(reviewer, clock, ttl=10)
     for _ in range(5):
         assert gate.refusal(ALICE, [UPDATE_WEB]) is None
@@ -71,7 +62,7 @@ def test_answers_are_cached_for_the_ttl_by_the_whole_user() -> None:
 
 def test_denials_are_cached_too_and_the_cache_is_bounded() -> None:
     reviewer = FakeReviewer()
-    gate = AuthorGate(reviewer, Clock(), max_entries=3)
+    gate = AuthorGate(reviewer, ManualClock(), max_entries=3)
     for i in range(10):
         assert gate.refusal(UserInfo(f"u{i}"), [UPDATE_WEB]) is not None
     assert len(gate._cache) == 3
@@ -83,7 +74,7 @@ def test_denials_are_cached_too_and_the_cache_is_bounded() -> None:
 
 def test_a_failed_review_denies_and_is_not_cached() -> None:
     reviewer = FakeReviewer(fail=True)
-    gate = AuthorGate(reviewer, Clock())
+    gate = AuthorGate(reviewer, ManualClock())
     for _ in range(2):
         refusal = gate.refusal(ALICE, [UPDATE_WEB])
         assert refusal is not None and refusal.code == 500
@@ -95,7 +86,9 @@ def test_a_failed_review_denies_and_is_not_cached() -> None:
 def test_system_masters_is_not_asked() -> None:
     reviewer = FakeReviewer()
     assert (
-        AuthorGate(reviewer, Clock()).refusal(UserInfo("root", groups=("system:masters",)), [UPDATE_WEB])
+        AuthorGate(reviewer, ManualClock()).refusal(
+            UserInfo("root", groups=("system:masters",)), [UPDATE_WEB]
+        )
         is None
     )
     assert reviewer.asked == []
@@ -103,4 +96,4 @@ def test_system_masters_is_not_asked() -> None:
 
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError):
-        AuthorGate(FakeReviewer(), Clock(), ttl=-1)
+        AuthorGate(FakeReviewer(), ManualClock(), ttl=-1)

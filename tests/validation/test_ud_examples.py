@@ -12,6 +12,7 @@ import pytest
 import yaml
 from gatekeeper_kit import gatekeeper_violations as kit_violations
 from gatekeeper_kit import template_engine as kit_template_engine
+from webhook_testkit import ReadyView
 
 from py_engine.cli import main
 from py_engine.policy import PolicyEngine, create_engine, load_policy_sources
@@ -119,15 +120,10 @@ def test_allowed_patch_fields_come_from_constraint_parameters() -> None:
 # --- the webhook route -------------------------------------------------------------------------
 
 
-class _View:
-    def ready(self) -> bool:
-        return True
-
-
 def _validation(engine: PolicyEngine | None, allowed_patch_fields: tuple[str, ...] = ()) -> ValidationService:
     """The real validation service; the UnitedDeployment route reads only its engine and patch allowlist."""
     return ValidationService(
-        _View(),
+        ReadyView(),
         engine,  # type: ignore[arg-type]
         config=ValidationConfig(allowed_patch_fields=allowed_patch_fields),
     )
@@ -149,7 +145,7 @@ def _review(operation: str, obj: Any, old: Any = None) -> dict[str, Any]:
 def _answer(
     engine: PolicyEngine | None, review: dict[str, Any], allowed: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    admission = AdmissionService(_View(), None, RealClock())  # type: ignore[arg-type]
+    admission = AdmissionService(ReadyView(), None, RealClock())  # type: ignore[arg-type]
     client = create_app(admission, _validation(engine, allowed)).test_client()
     resp = client.post("/validate/uniteddeployments", json=review)
     assert resp.status_code == 200

@@ -9,13 +9,14 @@ import json
 from typing import Any
 
 import pytest
+from access_review_kit import RecordingReviewer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.kube_objects import united_deployment, workload, workload_spread
 from py_engine.policy import create_engine
 from py_engine.semantics.clock import RealClock
-from py_engine.validation.authorization import AccessAnswer, AccessReviewFailed, AuthorGate
+from py_engine.validation.authorization import AuthorGate
 from py_engine.validation.authorship import ResourceCheck, UserInfo
 from py_engine.validation.service import ValidationService
 from py_engine.workloadspread.admission.service import AdmissionService
@@ -45,19 +46,15 @@ class View:
         return DEPLOYMENT if (kind, namespace, name) == ("Deployment", "team-a", "web") else None
 
 
-class Grants:
+class Grants(RecordingReviewer):
     """The SubjectAccessReview port: `web-editors` may create and update deployments in team-a."""
 
-    def __init__(self, fail: bool = False) -> None:
-        self.fail = fail
-        self.asked: list[tuple[UserInfo, ResourceCheck]] = []
+    failure = "Post https://10.0.0.1/apis/...: connection refused"
 
-    def review(self, user: UserInfo, check: ResourceCheck) -> AccessAnswer:
-        self.asked.append((user, check))
-        if self.fail:
-            raise AccessReviewFailed("Post https://10.0.0.1/apis/...: connection refused")
-        ok = "web-editors" in user.groups and check.resource == "deployments" and check.namespace == "team-a"
-        return AccessAnswer(ok, "" if ok else "no RBAC policy matched")
+    def allows(self, user: UserInfo, check: ResourceCheck) -> bool:
+        return (
+            "web-editors" in user.groups and check.resource == "deployments" and check.namespace == "team-a"
+        )
 
 
 def _client(grants: Grants | None) -> Any:

@@ -22,15 +22,7 @@ from webhook.review import ReviewError, parse_review, review_response
 pytestmark = pytest.mark.timeout(30)
 
 
-class View:
-    def ready(self) -> bool:
-        return True
-
-
 class Admission(AnswersAtOnce):
-    def __init__(self) -> None:
-        self.view = View()
-
     def mutate_pod(self, request: Any) -> Decision:
         return Decision(True, "patched")
 

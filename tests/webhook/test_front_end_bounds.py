@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from polling import wait_until
-from webhook_testkit import StubValidation, shared_ca, write_cert
+from webhook_testkit import ReadyView, StubValidation, shared_ca, write_cert
 
 from py_engine.workloadspread.admission.service import Decision
 from webhook.app import create_app
@@ -36,12 +36,8 @@ HALF_CLIENT_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x11" * 
 class Stub:
     """An admission service that allows at once, or waits for `release` when `hold` is set."""
 
-    class _View:
-        def ready(self) -> bool:
-            return True
-
     def __init__(self) -> None:
-        self.view = self._View()
+        self.view = ReadyView()
         self.hold = False
         self.release = threading.Event()
         self.seen: list[str] = []

@@ -40,16 +40,8 @@ RSS_GROWTH_BOUND = 320 * MIB
 """Peak RSS growth allowed while 16 clients post 2.9 MiB reviews at once (docs/security.md)."""
 
 
-class StubView:
-    def ready(self) -> bool:
-        return True
-
-
 class StubService(AnswersAtOnce):
     """Answers like the real service, without a cluster: the server is under test here."""
-
-    def __init__(self) -> None:
-        self.view = StubView()
 
     def mutate_pod(self, request: dict[str, Any]) -> Decision:
         return Decision(True, "allowed")

@@ -32,8 +32,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from py_engine.semantics.clock import Clock
+from py_engine.sim.apiserver import ClusterAPI
 from py_engine.sim.events import EventRecorder
-from py_engine.sim.interface import JSON, ApiError, ClusterAPI, Watch
+from py_engine.sim.interface import JSON, ApiError, Watch
 
 __all__ = ["Controller", "DelayingKeyQueue", "Informer", "InformerSet", "object_key", "split_key"]
 

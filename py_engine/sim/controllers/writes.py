@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from py_engine.sim.apiserver import ClusterAPI
 from py_engine.sim.controllers.base import Informer
-from py_engine.sim.interface import JSON, ApiError, ClusterAPI
+from py_engine.sim.interface import JSON, ApiError
 
 __all__ = ["delete_through", "merge_patch", "patch_status"]
 

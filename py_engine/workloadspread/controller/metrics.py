@@ -8,23 +8,16 @@ Names follow controller-runtime's with a `spreadgate_controller_` prefix
 
 from __future__ import annotations
 
-from py_engine.metrics import MetricSet
-
-SYNC_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+from py_engine.runtime.loopmetrics import LoopMetricSet
 
 
-class ControllerMetrics(MetricSet):
+class ControllerMetrics(LoopMetricSet):
     """Every metric the loop records; `render()` is the `/metrics` body."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.sync_duration = self.histogram(
-            "spreadgate_controller_sync_duration_seconds",
-            "Time one sync of one WorkloadSpread took.",
-            SYNC_BUCKETS,
-        )
-        self.syncs = self.counter(
-            "spreadgate_controller_syncs_total", "Syncs by result (success, error, conflict).", ("result",)
+        super().__init__(
+            ("spreadgate_controller_sync_duration_seconds", "Time one sync of one WorkloadSpread took."),
+            ("spreadgate_controller_syncs_total", "Syncs by result (success, error, conflict)."),
         )
         self.writes = self.counter(
             "spreadgate_controller_writes_total",

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from pod_kit import pod_object
 from ud_testkit import OWNER, statefulset_template, ud_object
 
 from py_engine.semantics.timeutil import format_time
@@ -85,23 +86,13 @@ def pod(
             ],
         }
         spec = {}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "creationTimestamp": ago(3600),
-            "labels": {
-                "app": "web",
-                "spreadgate.dev/subset-name": subset,
-                "spreadgate.dev/controller-revision-hash": revision,
-                **(labels or {}),
-            },
-        },
-        "spec": spec,
-        "status": status,
+    labels = {
+        "app": "web",
+        "spreadgate.dev/subset-name": subset,
+        "spreadgate.dev/controller-revision-hash": revision,
+        **(labels or {}),
     }
+    return pod_object(name, spec, status, creationTimestamp=ago(3600), labels=labels)
 
 
 def kinds(objects: tuple[dict[str, Any], ...]) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ud_testkit import SELECTOR, ud_object
+from ud_testkit import ud_object, workload_template
 
 from py_engine.uniteddeployment.controller.plan import plan
 from py_engine.uniteddeployment.controller.state import state_from_objects
@@ -30,21 +30,6 @@ PATCH = (
     | st.just({"metadata": {"labels": {"tier": "x"}}})
     | st.just({"spec": {"containers": [{"name": "main", "env": [{"name": "A", "value": "1"}]}]}})
 )
-
-
-def template(key: str) -> dict[str, Any]:
-    return {
-        key: {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {
-                "selector": copy.deepcopy(SELECTOR),
-                "template": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-                },
-            },
-        }
-    }
 
 
 @st.composite
@@ -83,7 +68,7 @@ def test_second_sync_writes_nothing(
         "type": "Manual",
         "manualUpdate": {"partitions": {k: v for k, v in partitions.items() if k in names}},
     }
-    obj = ud_object(replicas, topology, template=template(kind), update=update)
+    obj = ud_object(replicas, topology, template=workload_template(kind), update=update)
     first = plan(state_from_objects([obj]), NOW)
     if first.refused:
         return

@@ -5,18 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import admission_builders as build
 import pytest
-from admission_builders import (
-    NOW,
-    NOW_TEXT,
-    deployment_chain,
-    make_ctx,
-    owner_ref,
-    pod,
-    spread,
-    subset,
-    versioned,
-)
 
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.workloadspread.admission.context import AdmissionError
@@ -27,13 +17,13 @@ from py_engine.workloadspread.admission.release import find_annotated_spread, re
 def _annotated(
     subset_name: str = "a", spread_name: str = "ws", key: str = MATCHED_ANNOTATION, **kwargs: Any
 ) -> dict[str, Any]:
-    return pod(annotations={key: f'{{"name":"{spread_name}","subset":"{subset_name}"}}'}, **kwargs)
+    return build.pod(annotations={key: f'{{"name":"{spread_name}","subset":"{subset_name}"}}'}, **kwargs)
 
 
 def _ws(missing: int = 0, **entry: Any) -> dict[str, Any]:
-    return spread(
-        [subset("a", 3), subset("b")],
-        status=versioned(
+    return build.spread(
+        [build.subset("a", 3), build.subset("b")],
+        status=build.versioned(
             "abc123",
             {"name": "a", "replicas": 3, "missingReplicas": missing, **entry},
             {"name": "b", "replicas": 1, "missingReplicas": -1},
@@ -44,7 +34,7 @@ def _ws(missing: int = 0, **entry: Any) -> dict[str, Any]:
 def test_delete_records_the_pod_and_returns_the_slot() -> None:
     ws = _ws(0)
     before = copy.deepcopy(ws)
-    release = release_delete(ws, _annotated(), make_ctx())
+    release = release_delete(ws, _annotated(), build.make_ctx())
     assert ws == before
     assert release.subset == "a" and release.spread is not None
     entry = release.spread["status"]["versionedSubsetStatuses"]["abc123"][0]
@@ -52,57 +42,69 @@ def test_delete_records_the_pod_and_returns_the_slot() -> None:
         "name": "a",
         "replicas": 3,
         "missingReplicas": 1,
-        "deletingPods": {"web-abc123-x1": NOW_TEXT},
+        "deletingPods": {"web-abc123-x1": build.NOW_TEXT},
     }
-    assert release_delete(release.spread, _annotated(), make_ctx()).spread is None, (
+    assert release_delete(release.spread, _annotated(), build.make_ctx()).spread is None, (
         "second delete is idempotent"
     )
 
 
 def test_a_handed_over_status_is_extended_in_place_with_the_same_outcome() -> None:
-    ws = _ws(0, deletingPods={"earlier": NOW_TEXT})
-    copied = release_delete(copy.deepcopy(ws), _annotated(), make_ctx())
+    ws = _ws(0, deletingPods={"earlier": build.NOW_TEXT})
+    copied = release_delete(copy.deepcopy(ws), _annotated(), build.make_ctx())
     owned = copy.deepcopy(ws)
     held = owned["status"]["versionedSubsetStatuses"]["abc123"][0]["deletingPods"]
-    in_place = release_delete(owned, _annotated(), make_ctx(), status_owned=True)
+    in_place = release_delete(owned, _annotated(), build.make_ctx(), status_owned=True)
     assert in_place == copied and in_place.spread is not None
     assert in_place.spread["status"]["versionedSubsetStatuses"]["abc123"][0]["deletingPods"] is held
-    assert held == {"earlier": NOW_TEXT, "web-abc123-x1": NOW_TEXT}
+    assert held == {"earlier": build.NOW_TEXT, "web-abc123-x1": build.NOW_TEXT}
 
 
 def test_no_upper_clamp_in_the_webhook() -> None:
-    release = release_delete(_ws(3), _annotated(), make_ctx())
+    release = release_delete(_ws(3), _annotated(), build.make_ctx())
     assert release.spread is not None
     assert release.spread["status"]["versionedSubsetStatuses"]["abc123"][0]["missingReplicas"] == 4
 
 
 def test_kruise_annotation_is_read_too() -> None:
-    assert release_delete(_ws(0), _annotated(key=KRUISE_MATCHED_ANNOTATION), make_ctx()).spread is not None
+    assert (
+        release_delete(_ws(0), _annotated(key=KRUISE_MATCHED_ANNOTATION), build.make_ctx()).spread is not None
+    )
 
 
 @pytest.mark.parametrize(
     "case",
-    ["unannotated", "other-spread", "unknown-subset", "unlimited", "creating", "deleting", "statefulset"],
+    [
+        "unannotated",
+        "other-build.spread",
+        "unknown-build.subset",
+        "unlimited",
+        "creating",
+        "deleting",
+        "statefulset",
+    ],
 )
 def test_cases_without_change(case: str) -> None:
     ws = _ws(0)
     the_pod = _annotated()
     if case == "unannotated":
-        the_pod = pod()
-    elif case == "other-spread":
+        the_pod = build.pod()
+    elif case == "other-build.spread":
         the_pod = _annotated(spread_name="other")
-    elif case == "unknown-subset":
+    elif case == "unknown-build.subset":
         the_pod = _annotated("zz")
     elif case == "unlimited":
         the_pod = _annotated("b")
     elif case == "creating":  # deleted before the controller saw it: nothing given back
         ws = _ws(0, creatingPods={"web-abc123-x1": "2024-06-01T11:59:50Z"})
     elif case == "deleting":
-        ws["status"]["versionedSubsetStatuses"]["abc123"][1]["deletingPods"] = {"web-abc123-x1": NOW_TEXT}
+        ws["status"]["versionedSubsetStatuses"]["abc123"][1]["deletingPods"] = {
+            "web-abc123-x1": build.NOW_TEXT
+        }
     elif case == "statefulset":
         ws["spec"]["targetRef"] = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db"}
-        the_pod = _annotated(owner=owner_ref("apps/v1", "StatefulSet", "db"))
-    assert release_delete(ws, the_pod, make_ctx()).spread is None
+        the_pod = _annotated(owner=build.owner_ref("apps/v1", "StatefulSet", "db"))
+    assert release_delete(ws, the_pod, build.make_ctx()).spread is None
 
 
 @pytest.mark.parametrize("case", ["terminating", "finished", "no-owner"])
@@ -115,16 +117,18 @@ def test_the_services_guards_release_nothing(case: str) -> None:
         the_pod["status"] = {"phase": "Failed"}
     else:
         the_pod["metadata"]["ownerReferences"] = []
-    outcome = OfflineAdmission([*deployment_chain(), _ws(0)], NOW, generated_uid="u").delete(the_pod)
+    outcome = OfflineAdmission([*build.deployment_chain(), _ws(0)], build.NOW, generated_uid="u").delete(
+        the_pod
+    )
     assert outcome.allowed and not outcome.status_written
 
 
 def test_empty_version_is_initialised_from_spec() -> None:
-    ws = spread([subset("a", 3), subset("b")])
-    release = release_delete(ws, _annotated(), make_ctx())
+    ws = build.spread([build.subset("a", 3), build.subset("b")])
+    release = release_delete(ws, _annotated(), build.make_ctx())
     assert release.spread is not None
     assert release.spread["status"]["versionedSubsetStatuses"]["abc123"] == [
-        {"name": "a", "replicas": 0, "missingReplicas": 4, "deletingPods": {"web-abc123-x1": NOW_TEXT}},
+        {"name": "a", "replicas": 0, "missingReplicas": 4, "deletingPods": {"web-abc123-x1": build.NOW_TEXT}},
         {"name": "b", "replicas": 0, "missingReplicas": -1},
     ]
 
@@ -133,14 +137,14 @@ def test_unreadable_spread_is_an_error() -> None:
     ws = _ws(0)
     ws["spec"]["subsets"] = []
     with pytest.raises(AdmissionError):
-        release_delete(ws, _annotated(), make_ctx())
+        release_delete(ws, _annotated(), build.make_ctx())
 
 
 def test_find_annotated_spread() -> None:
-    mine, other = spread([subset("a")]), spread([subset("a")], name="other")
-    elsewhere = spread([subset("a")], namespace="prod")
+    mine, other = build.spread([build.subset("a")]), build.spread([build.subset("a")], name="other")
+    elsewhere = build.spread([build.subset("a")], namespace="prod")
     assert find_annotated_spread(_annotated(), [other, elsewhere, mine]) is mine
     assert find_annotated_spread(_annotated(spread_name="gone"), [mine]) is None
-    assert find_annotated_spread(pod(), [mine]) is None
-    broken = pod(annotations={MATCHED_ANNOTATION: "{not json"})
+    assert find_annotated_spread(build.pod(), [mine]) is None
+    broken = build.pod(annotations={MATCHED_ANNOTATION: "{not json"})
     assert find_annotated_spread(broken, [mine]) is None

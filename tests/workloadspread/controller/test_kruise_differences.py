@@ -302,19 +302,14 @@ def test_b_the_controller_loop_does_not_requeue_for_a_deadline_exactly_now(kube_
     kube_env.client.create(
         SPREADS, "default", spread("ws", [{"name": "a", "maxReplicas": 3}, {"name": "b"}], kind="ReplicaSet")
     )
-    current = kube_env.client.get(SPREADS, "default", "ws")
-    current["status"] = {
-        "subsetStatuses": [
-            {
-                "name": "a",
-                "replicas": 0,
-                "missingReplicas": 2,
-                "creatingPods": {"pod-x": "2024-06-01T11:59:30Z"},
-            },
+    creating = {"pod-x": "2024-06-01T11:59:30Z"}
+    kube_env.write_subset_statuses(
+        "ws",
+        [
+            {"name": "a", "replicas": 0, "missingReplicas": 2, "creatingPods": creating},
             {"name": "b", "replicas": 0, "missingReplicas": -1},
-        ]
-    }
-    kube_env.client.replace_status(SPREADS, "default", "ws", current)
+        ],
+    )
     for offset, want in ((0.0, None), (-1.0, 1.0)):
         clock = VirtualClock(NOW + timedelta(seconds=offset))
         source = ListedSource(kube_env.client)

@@ -19,6 +19,7 @@ from mutant_support import (
     cloneset,
     spread_object,
 )
+from pod_kit import pod_object
 
 from py_engine.semantics.events import Event
 from py_engine.workloadspread.controller.reconcile import ClusterView, reconcile
@@ -38,20 +39,10 @@ def pod(name: str, owner_uid: str, *, cost: int | None = None, app: str = "x") -
     annotations = {MATCHED: '{"name":"ws","subset":"a"}'}
     if cost is not None:
         annotations[COST] = str(cost)
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "labels": {"app": app},
-            "annotations": annotations,
-            "ownerReferences": [
-                {"apiVersion": "v1", "kind": "X", "name": "o", "uid": owner_uid, "controller": True}
-            ],
-        },
-        "spec": {"nodeName": "n1"},
-    }
+    owner = {"apiVersion": "v1", "kind": "X", "name": "o", "uid": owner_uid, "controller": True}
+    return pod_object(
+        name, {"nodeName": "n1"}, labels={"app": app}, annotations=annotations, ownerReferences=[owner]
+    )
 
 
 def test_a_missing_target_is_a_condition_a_problem_and_the_observed_generation() -> None:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from pod_kit import pod_object
 
 from py_engine.model.constants import IN_SUBSET_SPREAD_ANNOTATION
 from py_engine.scaledown import CloneSetSpec, cloneset_deletion_order, constraints_from_keys, read_pods
@@ -43,32 +44,21 @@ def node(name: str, zone: str) -> dict[str, Any]:
 
 def pod(name: str, node_name: str, subset: str, age_seconds: int) -> dict[str, Any]:
     created = (NOW - timedelta(seconds=age_seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "uid": f"uid-{name}",
-            "creationTimestamp": created,
-            "labels": {"app": "web", "pod-template-hash": "h1"},
-            "annotations": {"spreadgate.dev/matched-workloadspread": f'{{"name":"ws","subset":"{subset}"}}'},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "name": "web",
-                    "uid": RS_UID,
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "i"}]},
-        "status": {
+    return pod_object(
+        name,
+        {"nodeName": node_name, "containers": [{"name": "c", "image": "i"}]},
+        {
             "phase": "Running",
             "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": created}],
         },
-    }
+        uid=f"uid-{name}",
+        creationTimestamp=created,
+        labels={"app": "web", "pod-template-hash": "h1"},
+        annotations={"spreadgate.dev/matched-workloadspread": f'{{"name":"ws","subset":"{subset}"}}'},
+        ownerReferences=[
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": RS_UID, "controller": True}
+        ],
+    )
 
 
 def spread(subsets: list[dict[str, Any]], *, refined: bool = True) -> dict[str, Any]:

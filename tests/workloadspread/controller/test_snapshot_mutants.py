@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.kube_objects import workload_spread
 from py_engine.model.workloads import parse_whitelist
 from py_engine.workloadspread.controller.errors import ReconcileError
 from py_engine.workloadspread.controller.snapshot import snapshot_from_objects
@@ -19,15 +20,7 @@ WHITELIST_KEY = "WorkloadSpread_Watch_Custom_Workload_WhiteList"
 
 
 def ws(name: str, namespace: str = "prod") -> dict[str, Any]:
-    return {
-        "apiVersion": "spreadgate.dev/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web"},
-            "subsets": [{"name": "a"}],
-        },
-    }
+    return workload_spread(name, [{"name": "a"}], namespace=namespace, kind="ReplicaSet")
 
 
 def thing(kind: str, name: str, namespace: str | None, api_version: str = "v1") -> dict[str, Any]:

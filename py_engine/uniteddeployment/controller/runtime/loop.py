@@ -33,9 +33,9 @@ from py_engine.apiclient import KubeClient
 from py_engine.model.errors import ModelError
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.runtime.reconciler import SUCCESS, Reconciler
+from py_engine.runtime.triggers import queue_key
 from py_engine.runtime.workqueue import RateLimit
 from py_engine.semantics.clock import Clock
-from py_engine.semantics.objects import meta
 from py_engine.uniteddeployment.controller.plan import Plan, plan
 from py_engine.uniteddeployment.controller.runtime.events import (
     FAILED_REVISION_PROVISION,
@@ -83,11 +83,6 @@ class UnitedReport:
     no_node_fit: frozenset[str] = frozenset()
 
 
-def ud_key(obj: Mapping[str, Any]) -> str:
-    m = meta(obj)
-    return f"{m.get('namespace') or ''}/{m.get('name') or ''}"
-
-
 class UnitedController(Reconciler[UnitedReport]):
     """See the module docstring."""
 
@@ -128,7 +123,7 @@ class UnitedController(Reconciler[UnitedReport]):
     # ----------------------------------------------------------------- keys
 
     def keys(self) -> list[str]:
-        return [ud_key(ud) for ud in self.source.united_deployments()]
+        return [queue_key(ud) for ud in self.source.united_deployments()]
 
     def key_fields(self, key: str) -> dict[str, Any]:
         return {"uniteddeployment": key}

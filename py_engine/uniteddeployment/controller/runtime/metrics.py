@@ -4,25 +4,19 @@ its registry (`py_engine.metrics.MetricSet`)."""
 
 from __future__ import annotations
 
-from py_engine.metrics import MetricSet
-
-SYNC_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+from py_engine.runtime.loopmetrics import LoopMetricSet
 
 
-class UnitedMetrics(MetricSet):
+class UnitedMetrics(LoopMetricSet):
     """Every metric the UnitedDeployment loop records; `render()` is its part of `/metrics`."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.sync_duration = self.histogram(
-            "spreadgate_united_sync_duration_seconds",
-            "Time one sync of one UnitedDeployment took.",
-            SYNC_BUCKETS,
-        )
-        self.syncs = self.counter(
-            "spreadgate_united_syncs_total",
-            "UnitedDeployment syncs by result (success, error, conflict, invalid).",
-            ("result",),
+        super().__init__(
+            ("spreadgate_united_sync_duration_seconds", "Time one sync of one UnitedDeployment took."),
+            (
+                "spreadgate_united_syncs_total",
+                "UnitedDeployment syncs by result (success, error, conflict, invalid).",
+            ),
         )
         self.writes = self.counter(
             "spreadgate_united_writes_total",

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from py_engine.apiclient import NODES, PODS, KubeClient, Resource, WatchCache
-from py_engine.runtime.cachegroup import CacheGroup, SharedCaches
+from py_engine.runtime.cachegroup import CacheGroup, GroupOptions
 from py_engine.runtime.listing import JSON, ListedLists, by_name
 from py_engine.semantics import objects
 from py_engine.semantics.objects import meta
@@ -137,17 +137,8 @@ class CachedUnitedSource(CacheGroup):
     """Watch caches (see the module docstring); started, stopped and waited for as a `CacheGroup`,
     `shared` with the other controllers of a Manager."""
 
-    def __init__(
-        self,
-        client: KubeClient,
-        *,
-        namespace: str | None = None,
-        watch_timeout_seconds: int = 300,
-        shared: SharedCaches | None = None,
-    ) -> None:
-        super().__init__(
-            client, namespace=namespace, watch_timeout_seconds=watch_timeout_seconds, shared=shared
-        )
+    def __init__(self, client: KubeClient, **options: Unpack[GroupOptions]) -> None:
+        super().__init__(client, **options)
         self.resources = workload_resources(client)
         self.ud_cache = self.watch(UNITED_DEPLOYMENTS, "united-uniteddeployments")
         self.revision_cache = self.watch(CONTROLLER_REVISIONS, "united-controllerrevisions")
@@ -264,9 +255,7 @@ class ListedUnitedSource(ListedLists):
         return self._items(UNITED_DEPLOYMENTS)
 
     def united_deployment(self, namespace: str, name: str) -> JSON | None:
-        return next(
-            (o for o in self._items(UNITED_DEPLOYMENTS, namespace) if meta(o).get("name") == name), None
-        )
+        return self._item(UNITED_DEPLOYMENTS, namespace, name)
 
     def _owned_index(self, what: str, namespace: str, resources: list[Resource]) -> OwnedIndex:
         return self._derived(

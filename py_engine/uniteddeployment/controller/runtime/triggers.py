@@ -20,19 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from py_engine.model.pods import controller_owner
 from py_engine.model.ud_constants import UD_KIND
+from py_engine.runtime.triggers import node_facts, pod_facts, queue_key
 from py_engine.semantics.labels import SelectorError, matches_label_selector
 from py_engine.semantics.objects import meta
 from py_engine.uniteddeployment.controller.runtime.source import JSON, CachedUnitedSource
 
 Enqueue = Callable[[str], None]
-
-
-def _controller_owner(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for ref in meta(obj).get("ownerReferences") or []:
-        if isinstance(ref, Mapping) and ref.get("controller") is True:
-            return ref
-    return None
 
 
 def _selects(ud: Mapping[str, Any], obj: Mapping[str, Any]) -> bool:
@@ -54,37 +49,6 @@ def _adaptive(ud: Mapping[str, Any]) -> bool:
     return isinstance(strategy, Mapping) and strategy.get("type") == "Adaptive"
 
 
-def _pod_facts(pod: Mapping[str, Any] | None) -> Any:
-    if pod is None:
-        return None
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    return (
-        status.get("phase"),
-        spec.get("nodeName"),
-        status.get("conditions"),
-        meta(pod).get("deletionTimestamp"),
-        meta(pod).get("labels"),
-    )
-
-
-def _node_facts(node: Mapping[str, Any] | None) -> Any:
-    if node is None:
-        return None
-    spec = node.get("spec") or {}
-    status = node.get("status") or {}
-    conditions = [
-        (c.get("type"), c.get("status")) for c in status.get("conditions") or [] if isinstance(c, Mapping)
-    ]
-    return (
-        meta(node).get("labels"),
-        spec.get("taints"),
-        spec.get("unschedulable"),
-        status.get("allocatable"),
-        conditions,
-    )
-
-
 def _holds_resources(pod: Mapping[str, Any] | None) -> Any:
     """What the node inventory reads of a pod: the node it is bound to while it holds resources."""
     if pod is None:
@@ -92,10 +56,6 @@ def _holds_resources(pod: Mapping[str, Any] | None) -> Any:
     node = (pod.get("spec") or {}).get("nodeName")
     phase = (pod.get("status") or {}).get("phase")
     return node if node and phase not in ("Succeeded", "Failed") else None
-
-
-def _key(ud: Mapping[str, Any]) -> str:
-    return f"{meta(ud).get('namespace') or ''}/{meta(ud).get('name') or ''}"
 
 
 class UnitedTriggers:
@@ -120,36 +80,36 @@ class UnitedTriggers:
             cache.add_handler(self._on_owned)
 
     def _on_ud(self, event: str, obj: JSON, old: JSON | None) -> None:
-        self.enqueue(_key(obj))
+        self.enqueue(queue_key(obj))
 
     def _on_owned(self, event: str, obj: JSON, old: JSON | None) -> None:
         ns = str(meta(obj).get("namespace") or "")
-        owner = _controller_owner(obj)
+        owner = controller_owner(obj)
         if owner is not None:
             if owner.get("kind") == UD_KIND:
                 self.enqueue(f"{ns}/{owner.get('name')}")
             return
         for ud in self.source.ud_cache.list(ns):
             if _selects(ud, obj):
-                self.enqueue(_key(ud))
+                self.enqueue(queue_key(ud))
 
     def _on_pod(self, event: str, pod: JSON, old: JSON | None) -> None:
-        if event == "MODIFIED" and _pod_facts(pod) == _pod_facts(old):
+        if event == "MODIFIED" and pod_facts(pod) == pod_facts(old):
             return
         if _holds_resources(pod) != _holds_resources(old):
             self.inventory_changed()
             for ud in self.source.ud_cache.list():
                 if _adaptive(ud):
-                    self.enqueue(_key(ud))
+                    self.enqueue(queue_key(ud))
         ns = str(meta(pod).get("namespace") or "")
         for ud in self.source.ud_cache.list(ns):
             if _selects(ud, pod) or (old is not None and _selects(ud, old)):
-                self.enqueue(_key(ud))
+                self.enqueue(queue_key(ud))
 
     def _on_node(self, event: str, node: JSON, old: JSON | None) -> None:
-        if event == "MODIFIED" and _node_facts(node) == _node_facts(old):
+        if event == "MODIFIED" and node_facts(node) == node_facts(old):
             return
         self.inventory_changed()
         for ud in self.source.ud_cache.list():
             if _adaptive(ud):
-                self.enqueue(_key(ud))
+                self.enqueue(queue_key(ud))

@@ -27,6 +27,7 @@ from typing import Any
 from py_engine.apiclient import KubeClient
 from py_engine.logsetup import fields
 from py_engine.runtime.reconciler import Reconciler
+from py_engine.runtime.triggers import queue_key
 from py_engine.runtime.workqueue import RateLimit
 from py_engine.semantics.clock import Clock
 from py_engine.workloadspread.controller.errors import ReconcileError
@@ -34,7 +35,6 @@ from py_engine.workloadspread.controller.metrics import ControllerMetrics
 from py_engine.workloadspread.controller.options import DEFAULT_OPTIONS, ReconcileOptions
 from py_engine.workloadspread.controller.reconcile import SyncResult, reconcile
 from py_engine.workloadspread.controller.runtime.sources import Source
-from py_engine.workloadspread.controller.runtime.triggers import spread_key
 from py_engine.workloadspread.controller.runtime.views import view_for
 from py_engine.workloadspread.controller.runtime.writer import EventRecorder, WriteCounts, WriteFailed, Writer
 from py_engine.workloadspread.controller.target import TARGET_FOUND
@@ -93,7 +93,7 @@ class SpreadController(Reconciler[SyncReport]):
     # ----------------------------------------------------------------- keys
 
     def keys(self) -> list[str]:
-        return [spread_key(spread) for spread in self.source.spreads()]
+        return [queue_key(spread) for spread in self.source.spreads()]
 
     def key_fields(self, key: str) -> dict[str, Any]:
         namespace, _, name = key.partition("/")

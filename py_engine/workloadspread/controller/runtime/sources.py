@@ -195,7 +195,7 @@ class ListedSource(ListedLists):
         return self._items(SPREADS)
 
     def spread(self, namespace: str, name: str) -> JSON | None:
-        return next((s for s in self._items(SPREADS, namespace) if meta(s).get("name") == name), None)
+        return self._item(SPREADS, namespace, name)
 
     def pods(self, namespace: str) -> list[JSON]:
         """One owner-indexed list per namespace and refresh (shared, read-only)."""
@@ -214,7 +214,7 @@ class ListedSource(ListedLists):
         resource = self._resources.get((api_group(api_version), kind))
         if resource is None:
             return None
-        return next((o for o in self._items(resource, namespace) if meta(o).get("name") == name), None)
+        return self._item(resource, namespace, name)
 
     def remember(self, obj: JSON) -> None:
         if obj.get("kind") != KIND:

@@ -25,14 +25,13 @@ from typing import Any
 from py_engine.model import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.model.pods import controller_owner, matched_spread
 from py_engine.model.workloads import OWNER_CHAIN_KINDS, builtin
+from py_engine.runtime.triggers import node_facts, pod_facts, queue_key
 from py_engine.semantics.objects import api_group, meta
 from py_engine.workloadspread.controller.runtime.sources import JSON, CachedSource
 
 Enqueue = Callable[[str], None]
-
-
-def spread_key(obj: Mapping[str, Any]) -> str:
-    return f"{meta(obj).get('namespace') or ''}/{meta(obj).get('name') or ''}"
+_MATCHED = (MATCHED_ANNOTATION, KRUISE_MATCHED_ANNOTATION)
+"""The annotations naming a pod's spread: a change of either re-routes the pod."""
 
 
 def target_index(spread: Mapping[str, Any]) -> Iterable[str]:
@@ -47,40 +46,6 @@ def target_index(spread: Mapping[str, Any]) -> Iterable[str]:
 
 def _target(ns: str, api_version: str, kind: str, name: str) -> str:
     return f"{ns}/{api_group(api_version)}/{kind}/{name}"
-
-
-def _pod_facts(pod: Mapping[str, Any] | None) -> Any:
-    if pod is None:
-        return None
-    m = meta(pod)
-    annotations = m.get("annotations") or {}
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    return (
-        status.get("phase"),
-        spec.get("nodeName"),
-        status.get("conditions"),
-        m.get("deletionTimestamp"),
-        m.get("labels"),
-        annotations.get(MATCHED_ANNOTATION),
-        annotations.get(KRUISE_MATCHED_ANNOTATION),
-    )
-
-
-def _node_facts(node: Mapping[str, Any] | None) -> Any:
-    if node is None:
-        return None
-    spec = node.get("spec") or {}
-    conditions = [
-        (c.get("type"), c.get("status")) for c in (node.get("status") or {}).get("conditions") or []
-    ]
-    return (
-        meta(node).get("labels"),
-        spec.get("taints"),
-        spec.get("unschedulable"),
-        (node.get("status") or {}).get("allocatable"),
-        conditions,
-    )
 
 
 def _workload_facts(obj: Mapping[str, Any] | None) -> Any:
@@ -117,7 +82,7 @@ class Triggers:
     def spreads_targeting(self, ns: str, api_version: str, kind: str, name: str) -> list[str]:
         wanted = _target(ns, api_version, kind, name)
         return [
-            spread_key(s)
+            queue_key(s)
             for s in self.source.spreads()
             if meta(s).get("namespace") == ns and wanted in target_index(s)
         ]
@@ -140,10 +105,10 @@ class Triggers:
         return keys
 
     def _on_spread(self, event: str, obj: JSON, old: JSON | None) -> None:
-        self.enqueue(spread_key(obj))
+        self.enqueue(queue_key(obj))
 
     def _on_pod(self, event: str, pod: JSON, old: JSON | None) -> None:
-        if event == "MODIFIED" and _pod_facts(pod) == _pod_facts(old):
+        if event == "MODIFIED" and pod_facts(pod, _MATCHED) == pod_facts(old, _MATCHED):
             return
         ns = str(meta(pod).get("namespace") or "")
         keys: list[str] = []
@@ -179,7 +144,7 @@ class Triggers:
             self.enqueue(key)
 
     def _on_node(self, event: str, node: JSON, old: JSON | None) -> None:
-        if event == "MODIFIED" and _node_facts(node) == _node_facts(old):
+        if event == "MODIFIED" and node_facts(node) == node_facts(old):
             return
         for spread in self.source.spreads():
-            self.enqueue(spread_key(spread))
+            self.enqueue(queue_key(spread))

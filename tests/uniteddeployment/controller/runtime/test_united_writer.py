@@ -58,22 +58,22 @@ class ScriptedClient:
         self.calls.append(("get", resource.plural, name))
         return dict(self.stored[name])
 
+    def _put(self, verb: str, resource: Resource, name: str, obj: Mapping[str, Any]) -> JSON:
+        self.calls.append((verb, resource.plural, name))
+        self.bodies.append(dict(obj))
+        self._maybe_fail(verb, name)
+        return dict(obj)
+
     def replace(
         self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], **_: Any
     ) -> JSON:
-        self.calls.append(("replace", resource.plural, name))
-        self.bodies.append(dict(obj))
-        self._maybe_fail("replace", name)
-        self.stored[name] = dict(obj)
+        self.stored[name] = self._put("replace", resource, name, obj)
         return dict(obj)
 
     def replace_status(
         self, resource: Resource, namespace: str | None, name: str, obj: Mapping[str, Any], **_: Any
     ) -> JSON:
-        self.calls.append(("status", resource.plural, name))
-        self.bodies.append(dict(obj))
-        self._maybe_fail("status", name)
-        return dict(obj)
+        return self._put("status", resource, name, obj)
 
     def patch(
         self, resource: Resource, namespace: str | None, name: str, patch: Any, patch_type: str, **_: Any

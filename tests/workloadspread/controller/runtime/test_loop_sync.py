@@ -50,18 +50,10 @@ def test_a_status_written_by_someone_else_meanwhile_is_a_conflict_retried_by_req
     # machine the retry runs within the same step and the next step reports two syncs.
     controller, source = setup(kube_env, VirtualClock(datetime(2026, 1, 1, tzinfo=UTC)))
     source.refresh()  # the controller's copy of the spread is now the one before the webhook's write
-    current = kube_env.client.get(SPREADS, "default", "ws")
-    current["status"] = {
-        "subsetStatuses": [
-            {
-                "name": "a",
-                "replicas": 0,
-                "missingReplicas": 0,
-                "creatingPods": {"web-3": "2024-01-01T00:00:00Z"},
-            }
-        ]
-    }
-    kube_env.client.replace_status(SPREADS, "default", "ws", current)
+    creating = {"web-3": "2024-01-01T00:00:00Z"}
+    kube_env.write_subset_statuses(
+        "ws", [{"name": "a", "replicas": 0, "missingReplicas": 0, "creatingPods": creating}]
+    )
     [report] = controller.step()
     assert report.outcome == "conflict"
     assert controller.metrics.conflicts.value() == 1
