@@ -636,3 +636,21 @@ def test_a_pod_without_a_name_is_recorded_under_the_generated_uid_and_carries_it
     ]
     entries = committer.writes[0]["status"]["versionedSubsetStatuses"]["abc123"]
     assert entries[1]["creatingPods"] == {"uid-1": "2024-06-01T12:00:00Z"}
+
+
+def test_a_delete_annotated_for_a_spread_that_does_not_govern_the_pod_releases_nothing() -> None:
+    """The pod's workload is governed by `other`: an annotation naming `ws` (added by an UPDATE)
+    gives nothing back."""
+    cluster = _cluster()
+    other = spread([subset("x", 2)], name="other", target=("apps/v1", "ReplicaSet", "web-abc123"))
+    reader = SnapshotReader([*cluster, other])
+    decision = _service(Failing(AssertionError("nothing is submitted")), reader).validate_pod(_delete())
+    assert decision == Decision(
+        True, "skipped", message="WorkloadSpread ws does not govern the pod's workload; nothing to release"
+    )
+
+
+def test_a_delete_whose_owner_is_gone_is_taken_at_its_annotations_word() -> None:
+    reader = SnapshotReader(_cluster()[:1])  # the ReplicaSet and Deployment are being collected
+    decision = _service(reader=reader).validate_pod(_delete())
+    assert (decision.outcome, decision.subset) == ("released", "b")
