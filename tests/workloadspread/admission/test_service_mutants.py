@@ -8,6 +8,7 @@ message, reason, audit) and what offline readers get (spread, subset, pod).
 
 from __future__ import annotations
 
+import copy
 from types import SimpleNamespace
 from typing import Any
 
@@ -654,3 +655,47 @@ def test_a_delete_whose_owner_is_gone_is_taken_at_its_annotations_word() -> None
     reader = SnapshotReader(_cluster()[:1])  # the ReplicaSet and Deployment are being collected
     decision = _service(reader=reader).validate_pod(_delete())
     assert (decision.outcome, decision.subset) == ("released", "b")
+
+
+def _team_cluster() -> list[dict[str, Any]]:
+    """`_cluster()` moved to namespace team-a."""
+    moved = []
+    for obj in _cluster():
+        obj = copy.deepcopy(obj)
+        obj["metadata"]["namespace"] = "team-a"
+        moved.append(obj)
+    return moved
+
+
+@pytest.mark.parametrize(
+    ("request_namespace", "pod_namespace"),
+    [("team-a", "team-a"), ("", "team-a"), ("team-a", None)],
+    ids=["both", "pod only", "request only"],
+)
+def test_a_create_and_a_delete_outside_the_default_namespace(
+    request_namespace: str, pod_namespace: str | None
+) -> None:
+    reader = SnapshotReader(_team_cluster())
+    committer = RecordingCommitter(reader)
+    service = _service(committer, reader)
+    created = pod(namespace=pod_namespace or "")
+    if pod_namespace is None:
+        del created["metadata"]["namespace"]
+    placed = service.mutate_pod(_create(created, namespace=request_namespace))
+    assert (placed.outcome, placed.spread, placed.subset) == ("patched", "ws", "b")
+    assert (placed.pod is not None and "namespace" not in placed.pod["metadata"]) or pod_namespace is not None
+    deleted = pod(
+        namespace=pod_namespace or "", annotations={MATCHED_ANNOTATION: '{"name":"ws","subset":"b"}'}
+    )
+    deleted["metadata"]["name"] = "web-abc123-x2"
+    if pod_namespace is None:
+        del deleted["metadata"]["namespace"]
+    released = service.validate_pod(_delete(deleted, namespace=request_namespace))
+    assert released == Decision(
+        True, "released", audit={"workloadspread": "ws", "subset": "b"}, spread="ws", subset="b"
+    )
+    assert [objects_of(w) for w in committer.writes] == [("team-a", "ws"), ("team-a", "ws")]
+
+
+def objects_of(written: dict[str, Any]) -> tuple[str, str]:
+    return written["metadata"]["namespace"], written["metadata"]["name"]
