@@ -683,7 +683,15 @@ def test_a_create_and_a_delete_outside_the_default_namespace(
         del created["metadata"]["namespace"]
     placed = service.mutate_pod(_create(created, namespace=request_namespace))
     assert (placed.outcome, placed.spread, placed.subset) == ("patched", "ws", "b")
-    assert (placed.pod is not None and "namespace" not in placed.pod["metadata"]) or pod_namespace is not None
+    # The patch is diffed against the pod as sent: the namespace read from the request is not added.
+    assert placed.patch == [
+        {
+            "op": "add",
+            "path": "/metadata/annotations",
+            "value": {MATCHED_ANNOTATION: '{"name":"ws","subset":"b"}'},
+        },
+        {"op": "add", "path": "/spec/affinity", "value": ZONE_B_AFFINITY},
+    ]
     deleted = pod(
         namespace=pod_namespace or "", annotations={MATCHED_ANNOTATION: '{"name":"ws","subset":"b"}'}
     )
@@ -694,8 +702,8 @@ def test_a_create_and_a_delete_outside_the_default_namespace(
     assert released == Decision(
         True, "released", audit={"workloadspread": "ws", "subset": "b"}, spread="ws", subset="b"
     )
-    assert [objects_of(w) for w in committer.writes] == [("team-a", "ws"), ("team-a", "ws")]
+    assert [_namespace_and_name(w) for w in committer.writes] == [("team-a", "ws"), ("team-a", "ws")]
 
 
-def objects_of(written: dict[str, Any]) -> tuple[str, str]:
+def _namespace_and_name(written: dict[str, Any]) -> tuple[str, str]:
     return written["metadata"]["namespace"], written["metadata"]["name"]
