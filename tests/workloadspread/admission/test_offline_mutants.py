@@ -260,3 +260,26 @@ def test_the_recording_committer_names_a_missing_spread_and_hands_apply_a_copy()
     with pytest.raises(SpreadNotFound) as info:
         committer.submit("team-b", "ws", apply, 0.0)
     assert (info.value.message, info.value.reason) == ("WorkloadSpread team-b/ws not found", "NotFound")
+
+
+def test_the_snapshots_nodes_make_the_inventory_less_what_their_pods_request() -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "z1"}},
+        "status": {"allocatable": {"cpu": "2", "memory": "1Gi", "pods": "10"}},
+    }
+    bound = pod(
+        "p1",
+        spec={"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}]},
+    )
+    inventory = SnapshotReader([node, bound, *deployment_chain(2)]).node_inventory()
+    assert inventory is not None and list(inventory) == [
+        {
+            "name": "n1",
+            "labels": {"topology.kubernetes.io/zone": "z1"},
+            "taints": [],
+            "unschedulable": False,
+            "free": {"cpu": 1.5, "memory": 1073741824, "pods": 9},
+        }
+    ]
