@@ -283,3 +283,8 @@ def test_the_snapshots_nodes_make_the_inventory_less_what_their_pods_request() -
             "free": {"cpu": 1.5, "memory": 1073741824, "pods": 9},
         }
     ]
+
+
+def test_objects_without_a_kind_or_a_name_are_not_indexed() -> None:
+    reader = SnapshotReader([{"kind": "Pod", "metadata": {}}, {"metadata": {"name": "p"}}])
+    assert reader.objects == {}
