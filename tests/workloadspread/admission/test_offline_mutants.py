@@ -5,6 +5,7 @@ of run A2, MUTATION-admission.md)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -288,3 +289,26 @@ def test_the_snapshots_nodes_make_the_inventory_less_what_their_pods_request() -
 def test_objects_without_a_kind_or_a_name_are_not_indexed() -> None:
     reader = SnapshotReader([{"kind": "Pod", "metadata": {}}, {"metadata": {"name": "p"}}])
     assert reader.objects == {}
+
+
+def test_an_admission_outside_the_default_namespace_reads_its_own_spread() -> None:
+    cluster = copy.deepcopy(_cluster())
+    for obj in cluster:
+        obj["metadata"]["namespace"] = "team-a"
+    namesake = spread([subset("a", 1), subset("b", 3)])  # `ws` in `default`, never the pod's
+    admission = OfflineAdmission([namesake, *cluster], NOW, generated_uid="u")
+    outcome = admission.create(pod(namespace="team-a"))
+    assert outcome.message == "WorkloadSpread team-a/ws: admitted into subset 'b'"
+    assert outcome.spread is admission.snapshot.spread("team-a", "ws")
+    assert outcome.spread_before is cluster[0]
+
+
+def test_an_answer_naming_no_spread_is_summarised_so() -> None:
+    admission = OfflineAdmission(_cluster(), NOW, generated_uid="u")
+    admission.service = _Spy(Decision(True, "allowed"))  # type: ignore[assignment]
+    outcome = admission.create(pod())
+    assert (outcome.message, outcome.spread, outcome.spread_before) == (
+        "no WorkloadSpread governs this pod",
+        None,
+        None,
+    )
