@@ -6,6 +6,7 @@ of run A2, MUTATION-admission.md)."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from admission_builders import NOW, deployment_chain, pod, spread, subset, versi
 
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.placement import eligibility as placement
+from py_engine.policy import PolicyEngine, create_engine
 from py_engine.workloadspread.admission import eligibility
 from py_engine.workloadspread.admission.offline import AdmissionOutcome, OfflineAdmission
 from py_engine.workloadspread.admission.ports import SpreadNotFound
@@ -312,3 +314,49 @@ def test_an_answer_naming_no_spread_is_summarised_so() -> None:
         None,
         None,
     )
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[PolicyEngine]:
+    eng = create_engine()
+    yield eng
+    eng.close()
+
+
+def _zoned_spread(patched: str) -> dict[str, Any]:
+    tier = {"patch": {"metadata": {"labels": {"tier": patched}}}}
+    return spread(
+        [
+            subset("a", 3, "z1", **(tier if patched == "a" else {})),
+            subset("b", 3, "z2", **(tier if patched == "b" else {})),
+        ]
+    )
+
+
+def test_the_offline_engine_checks_the_subsets_and_a_nameless_pod_is_keyed_by_the_given_uid(
+    engine: PolicyEngine,
+) -> None:
+    """The pod asks for zone z2: the subset policy skips subset a (z1)."""
+    in_z2 = pod(
+        None, spec={"containers": [{"name": "main"}], "nodeSelector": {"topology.kubernetes.io/zone": "z2"}}
+    )
+    outcome = OfflineAdmission(
+        [_zoned_spread("b"), *deployment_chain(6)], NOW, generated_uid="u-1", engine=engine
+    ).create(in_z2)
+    assert (outcome.subset, outcome.warnings) == ("b", ())
+    assert outcome.pod["metadata"]["labels"] == {"app": "web", "pod-template-hash": "abc123", "tier": "b"}
+    assert outcome.pod["metadata"]["annotations"] == {
+        MATCHED_ANNOTATION: '{"name":"ws","subset":"b","uid":"u-1"}'
+    }
+    assert outcome.spread is not None
+    assert outcome.spread["status"]["versionedSubsetStatuses"]["abc123"][1]["creatingPods"] == {
+        "u-1": "2024-06-01T12:00:00Z"
+    }
+
+
+def test_the_offline_validation_engine_alone_checks_the_subset_patch(engine: PolicyEngine) -> None:
+    outcome = OfflineAdmission(
+        [_zoned_spread("a"), *deployment_chain(6)], NOW, generated_uid="u", validation_engine=engine
+    ).create(pod())
+    assert (outcome.subset, outcome.warnings) == ("a", ())
+    assert outcome.pod["metadata"]["labels"] == {"app": "web", "pod-template-hash": "abc123", "tier": "a"}
