@@ -360,3 +360,26 @@ def test_the_offline_validation_engine_alone_checks_the_subset_patch(engine: Pol
     ).create(pod())
     assert (outcome.subset, outcome.warnings) == ("a", ())
     assert outcome.pod["metadata"]["labels"] == {"app": "web", "pod-template-hash": "abc123", "tier": "a"}
+
+
+def test_an_adaptive_spread_is_simulated_on_the_snapshots_nodes(engine: PolicyEngine) -> None:
+    """Zone z1's only node has half a CPU free: a pod asking for one goes to subset b."""
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n-{zone}", "labels": {"topology.kubernetes.io/zone": zone}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "10"}},
+        }
+        for zone, cpu in (("z1", "500m"), ("z2", "4"))
+    ]
+    adaptive = spread(
+        [subset("a", 5, "z1"), subset("b", None, "z2")],
+        status=versioned("abc123", {"name": "a", "missingReplicas": 5}, {"name": "b", "missingReplicas": -1}),
+        scheduleStrategy={"type": "Adaptive", "adaptive": {}},
+    )
+    hungry = pod(spec={"containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}]})
+    admission = OfflineAdmission(
+        [adaptive, *nodes, *deployment_chain(6)], NOW, generated_uid="u", engine=engine
+    )
+    assert admission.create(hungry).subset == "b"

@@ -66,3 +66,10 @@ def test_owners_of_one_kind_and_name_in_two_groups_are_fetched_apart() -> None:
     ws = spread(SUBSETS, target=("apps/v1", "Deployment", "top"))
     the_pod = pod("web-x", owner=owner_ref("apps/v1", "ReplicaSet", "web"))
     assert find_spread(the_pod, [ws], _ctx(objects, entries)) is ws
+
+
+def test_a_target_filter_whose_selector_is_invalid_selects_nothing() -> None:
+    objects = [workload("apps/v1", "ReplicaSet", "web-abc123")]
+    ws = spread(SUBSETS, target=("apps/v1", "ReplicaSet", "web-abc123"))
+    ws["spec"]["targetFilter"] = {"selector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}}
+    assert find_spread(pod(), [ws], _ctx(objects)) is None
