@@ -73,3 +73,10 @@ def test_a_target_filter_whose_selector_is_invalid_selects_nothing() -> None:
     ws = spread(SUBSETS, target=("apps/v1", "ReplicaSet", "web-abc123"))
     ws["spec"]["targetFilter"] = {"selector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}}
     assert find_spread(pod(), [ws], _ctx(objects)) is None
+
+
+def test_a_target_filter_that_is_not_an_object_selects_nothing() -> None:
+    objects = [workload("apps/v1", "ReplicaSet", "web-abc123")]
+    ws = spread(SUBSETS, target=("apps/v1", "ReplicaSet", "web-abc123"))
+    ws["spec"]["targetFilter"] = "app=web"
+    assert find_spread(pod(), [ws], _ctx(objects)) is None
