@@ -707,3 +707,41 @@ def test_a_create_and_a_delete_outside_the_default_namespace(
 
 def _namespace_and_name(written: dict[str, Any]) -> tuple[str, str]:
     return written["metadata"]["namespace"], written["metadata"]["name"]
+
+
+def test_the_configured_versioned_kinds_decide_the_ledger_written() -> None:
+    """With no kind versioned, a ReplicaSet's pod counts in the `versionIgnored` ledger, opened
+    from the spec with nothing counted: subset a (cap 1, full in the `abc123` ledger) has room."""
+    reader = SnapshotReader(_cluster())
+    committer = RecordingCommitter(reader)
+    decision = _service(committer, reader, versioned_kinds=frozenset()).mutate_pod(_create())
+    assert decision.subset == "a"
+    versioned = committer.writes[0]["status"]["versionedSubsetStatuses"]
+    assert versioned["versionIgnored"] == [
+        {
+            "name": "a",
+            "replicas": 0,
+            "missingReplicas": 0,
+            "creatingPods": {"web-abc123-x1": "2024-06-01T12:00:00Z"},
+        },
+        {"name": "b", "replicas": 0, "missingReplicas": 3},
+        {"name": "c", "replicas": 0, "missingReplicas": -1},
+    ]
+
+
+class _ScaledUp(SnapshotReader):
+    """The watch cache still shows 2 replicas; the API server already has 8."""
+
+    def fresh_lookup(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        fresh = SnapshotReader(deployment_chain(8))
+        return fresh.lookup(api_version, kind, namespace, name)
+
+
+def test_a_create_full_under_the_cached_count_asks_the_api_server() -> None:
+    ws = spread(
+        [subset("a", "50%", "z1")],
+        status=versioned("abc123", {"name": "a", "replicas": 1, "missingReplicas": 0}),
+    )
+    reader = _ScaledUp([ws, *deployment_chain(2)])
+    decision = _service(reader=reader).mutate_pod(_create())
+    assert (decision.outcome, decision.subset) == ("patched", "a")  # 50 % of 8 is 4, one held

@@ -80,3 +80,21 @@ def test_a_target_filter_that_is_not_an_object_selects_nothing() -> None:
     ws = spread(SUBSETS, target=("apps/v1", "ReplicaSet", "web-abc123"))
     ws["spec"]["targetFilter"] = "app=web"
     assert find_spread(pod(), [ws], _ctx(objects)) is None
+
+
+def test_a_spread_whose_spec_is_not_an_object_is_passed_over() -> None:
+    broken = spread(SUBSETS, name="a-broken")
+    broken["spec"] = "not an object"
+    ws = spread(SUBSETS, target=("apps/v1", "ReplicaSet", "web-abc123"))
+    assert find_spread(pod(), [broken, ws], _ctx([workload("apps/v1", "ReplicaSet", "web-abc123")])) is ws
+
+
+def test_a_chain_through_an_owner_of_a_kind_not_accepted_reaches_nothing_above_it() -> None:
+    """ReplicaSet -> a Rollout (not a workload kind here) -> Deployment `web`: the walk stops at
+    the Rollout, so a spread of the Deployment does not govern the pod."""
+    objects = [
+        workload("apps/v1", "ReplicaSet", "web-abc123", owner=owner_ref("example.com/v1", "Rollout", "r")),
+        workload("example.com/v1", "Rollout", "r", owner=owner_ref("apps/v1", "Deployment", "web")),
+        workload("apps/v1", "Deployment", "web", replicas=3),
+    ]
+    assert find_spread(pod(), [spread(SUBSETS)], _ctx(objects)) is None
