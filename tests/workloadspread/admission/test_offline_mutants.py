@@ -19,7 +19,7 @@ from py_engine.workloadspread.admission import eligibility
 from py_engine.workloadspread.admission.offline import AdmissionOutcome, OfflineAdmission
 from py_engine.workloadspread.admission.ports import SpreadNotFound
 from py_engine.workloadspread.admission.recording import RecordingCommitter
-from py_engine.workloadspread.admission.service import Decision
+from py_engine.workloadspread.admission.service import Decision, ServiceConfig
 from py_engine.workloadspread.admission.snapshot import SnapshotReader
 
 PODS = {"group": "", "version": "v1", "resource": "pods"}
@@ -383,3 +383,19 @@ def test_an_adaptive_spread_is_simulated_on_the_snapshots_nodes(engine: PolicyEn
         [adaptive, *nodes, *deployment_chain(6)], NOW, generated_uid="u", engine=engine
     )
     assert admission.create(hungry).subset == "b"
+
+
+def test_the_configured_patch_allowlist_reaches_the_guard(engine: PolicyEngine) -> None:
+    """`spec.hostPID` is beyond the default allowlist: refused, unless the configuration adds it."""
+    host_pid = spread([subset("a", 3, patch={"spec": {"hostPID": True}})])
+
+    def admitted(config: ServiceConfig) -> AdmissionOutcome:
+        return OfflineAdmission(
+            [host_pid, *deployment_chain(6)], NOW, generated_uid="u", engine=engine, config=config
+        ).create(pod())
+
+    refused = admitted(ServiceConfig())
+    assert refused.subset == "a" and "hostPID" not in refused.pod["spec"]
+    assert len(refused.warnings) == 1 and "spec.subsets[0].patch.spec.hostPID" in refused.warnings[0]
+    widened = admitted(ServiceConfig(allowed_patch_fields=("spec.hostPID",)))
+    assert (widened.subset, widened.warnings, widened.pod["spec"]["hostPID"]) == ("a", (), True)
