@@ -94,3 +94,31 @@ def test_a_spread_whose_spec_is_not_an_object_has_no_subset_to_inject() -> None:
         inject(
             {"metadata": {"name": "p"}, "spec": {}}, {"metadata": {"name": "ws"}, "spec": "junk"}, "a", None
         )
+
+
+def test_injected_tolerations_and_match_fields_are_the_pods_own_copies() -> None:
+    field = {"key": "metadata.name", "operator": "In", "values": ["n1"]}
+    toleration = {"key": "dedicated", "operator": "Equal", "value": "a", "effect": "NoSchedule"}
+    ws = _spread(
+        {"name": "a", "tolerations": [toleration], "requiredNodeSelectorTerm": {"matchFields": [field]}}
+    )
+    before = copy.deepcopy(ws)
+    the_pod = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "disk", "operator": "Exists"}]}]
+                    }
+                }
+            }
+        },
+    }
+    spec = inject(the_pod, ws, "a", None)["spec"]
+    spec["tolerations"][0]["value"] = "b"
+    term = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ][0]
+    term["matchFields"][0]["values"].append("n2")
+    assert ws == before
