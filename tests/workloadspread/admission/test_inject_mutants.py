@@ -26,6 +26,18 @@ def _expression(zone: str) -> dict[str, Any]:
     return {"key": ZONE, "operator": "In", "values": [zone]}
 
 
+DISK = {"matchExpressions": [{"key": "disk", "operator": "Exists"}]}
+
+
+def _with_required_terms(*terms: Any) -> dict[str, Any]:
+    """A pod whose node affinity already requires one of `terms`."""
+    required = {"nodeSelectorTerms": list(copy.deepcopy(terms))}
+    return {
+        "metadata": {"name": "p"},
+        "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}},
+    }
+
+
 def _spread(subset: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"name": "ws", "namespace": "default"}, "spec": {"subsets": [subset]}}
 
@@ -47,18 +59,7 @@ def test_the_injected_terms_are_the_pods_own_copies() -> None:
     required = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
     required["matchExpressions"].append(_expression("z9"))
     assert ws == before
-    with_terms = {
-        "metadata": {"name": "p"},
-        "spec": {
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "disk", "operator": "Exists"}]}]
-                    }
-                }
-            }
-        },
-    }
+    with_terms = _with_required_terms(DISK)
     anded = inject(with_terms, ws, "a", None)["spec"]["affinity"]["nodeAffinity"]
     anded["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][1][
         "values"
@@ -68,21 +69,7 @@ def test_the_injected_terms_are_the_pods_own_copies() -> None:
 
 def test_a_required_term_that_is_not_an_object_is_skipped_and_the_next_one_is_extended() -> None:
     ws = _spread({"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": [_expression("z1")]}})
-    the_pod = {
-        "metadata": {"name": "p"},
-        "spec": {
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            "junk",
-                            {"matchExpressions": [{"key": "disk", "operator": "Exists"}]},
-                        ]
-                    }
-                }
-            }
-        },
-    }
+    the_pod = _with_required_terms("junk", DISK)
     terms = inject(the_pod, ws, "a", None)["spec"]["affinity"]["nodeAffinity"][
         "requiredDuringSchedulingIgnoredDuringExecution"
     ]["nodeSelectorTerms"]
@@ -103,18 +90,7 @@ def test_injected_tolerations_and_match_fields_are_the_pods_own_copies() -> None
         {"name": "a", "tolerations": [toleration], "requiredNodeSelectorTerm": {"matchFields": [field]}}
     )
     before = copy.deepcopy(ws)
-    the_pod = {
-        "metadata": {"name": "p"},
-        "spec": {
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "disk", "operator": "Exists"}]}]
-                    }
-                }
-            }
-        },
-    }
+    the_pod = _with_required_terms(DISK)
     spec = inject(the_pod, ws, "a", None)["spec"]
     spec["tolerations"][0]["value"] = "b"
     term = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
