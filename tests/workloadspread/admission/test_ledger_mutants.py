@@ -424,3 +424,40 @@ def test_written_builds_the_status_maps_that_are_missing(status: Any) -> None:
         **kept,
         "versionedSubsetStatuses": {"v1": [{"name": "a", "replicas": 0, "missingReplicas": 2}]},
     }
+
+
+def test_an_entry_of_a_subset_gone_from_the_spec_does_not_stop_the_others_following() -> None:
+    ledger = _ledger(
+        [subset("a", "50%")],
+        {"name": "gone", "replicas": 0, "missingReplicas": 5},
+        {"name": "a", "replicas": 1, "missingReplicas": 0},
+    )
+    ledger.follow_caps(6)  # 50 % of 6 is 3, one held
+    assert ledger.entries == [
+        {"name": "gone", "replicas": 0, "missingReplicas": 5},
+        {"name": "a", "replicas": 1, "missingReplicas": 2},
+    ]
+
+
+def test_percentages_keep_their_stored_room_when_the_workload_is_not_found() -> None:
+    ledger = _ledger([subset("a", "50%")], {"name": "a", "replicas": 1, "missingReplicas": 2})
+    ledger.follow_caps(None)
+    assert ledger.entries == [{"name": "a", "replicas": 1, "missingReplicas": 2}]
+
+
+def test_percentages_of_a_workload_scaled_to_zero_leave_no_room() -> None:
+    ledger = _ledger([subset("a", "50%")], {"name": "a", "replicas": 0, "missingReplicas": 3})
+    ledger.follow_caps(0)
+    assert ledger.entries == [{"name": "a", "replicas": 0, "missingReplicas": 0}]
+
+
+def test_while_the_spec_is_ahead_percentages_of_a_workload_scaled_to_zero_leave_no_room() -> None:
+    ledger = _ledger(
+        [subset("a", "50%")],
+        {"name": "a", "replicas": 0, "missingReplicas": 3},
+        observedGeneration=0,
+        generation=1,
+    )
+    assert ledger.from_spec
+    ledger.follow_caps(0)
+    assert ledger.entries == [{"name": "a", "replicas": 0, "missingReplicas": 0}]

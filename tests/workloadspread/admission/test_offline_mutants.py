@@ -5,6 +5,8 @@ of run A2, MUTATION-admission.md)."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,11 +14,12 @@ from admission_builders import NOW, deployment_chain, pod, spread, subset, versi
 
 from py_engine.model import MATCHED_ANNOTATION
 from py_engine.placement import eligibility as placement
+from py_engine.policy import PolicyEngine, create_engine
 from py_engine.workloadspread.admission import eligibility
 from py_engine.workloadspread.admission.offline import AdmissionOutcome, OfflineAdmission
 from py_engine.workloadspread.admission.ports import SpreadNotFound
 from py_engine.workloadspread.admission.recording import RecordingCommitter
-from py_engine.workloadspread.admission.service import Decision
+from py_engine.workloadspread.admission.service import Decision, ServiceConfig
 from py_engine.workloadspread.admission.snapshot import SnapshotReader
 
 PODS = {"group": "", "version": "v1", "resource": "pods"}
@@ -260,3 +263,139 @@ def test_the_recording_committer_names_a_missing_spread_and_hands_apply_a_copy()
     with pytest.raises(SpreadNotFound) as info:
         committer.submit("team-b", "ws", apply, 0.0)
     assert (info.value.message, info.value.reason) == ("WorkloadSpread team-b/ws not found", "NotFound")
+
+
+def test_the_snapshots_nodes_make_the_inventory_less_what_their_pods_request() -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "z1"}},
+        "status": {"allocatable": {"cpu": "2", "memory": "1Gi", "pods": "10"}},
+    }
+    bound = pod(
+        "p1",
+        spec={"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}]},
+    )
+    inventory = SnapshotReader([node, bound, *deployment_chain(2)]).node_inventory()
+    assert inventory is not None and list(inventory) == [
+        {
+            "name": "n1",
+            "labels": {"topology.kubernetes.io/zone": "z1"},
+            "taints": [],
+            "unschedulable": False,
+            "free": {"cpu": 1.5, "memory": 1073741824, "pods": 9},
+        }
+    ]
+
+
+def test_objects_without_a_kind_or_a_name_are_not_indexed() -> None:
+    reader = SnapshotReader([{"kind": "Pod", "metadata": {}}, {"metadata": {"name": "p"}}])
+    assert reader.objects == {}
+
+
+def test_an_admission_outside_the_default_namespace_reads_its_own_spread() -> None:
+    cluster = copy.deepcopy(_cluster())
+    for obj in cluster:
+        obj["metadata"]["namespace"] = "team-a"
+    namesake = spread([subset("a", 1), subset("b", 3)])  # `ws` in `default`, never the pod's
+    admission = OfflineAdmission([namesake, *cluster], NOW, generated_uid="u")
+    outcome = admission.create(pod(namespace="team-a"))
+    assert outcome.message == "WorkloadSpread team-a/ws: admitted into subset 'b'"
+    assert outcome.spread is admission.snapshot.spread("team-a", "ws")
+    assert outcome.spread_before is cluster[0]
+
+
+def test_an_answer_naming_no_spread_is_summarised_so() -> None:
+    admission = OfflineAdmission(_cluster(), NOW, generated_uid="u")
+    admission.service = _Spy(Decision(True, "allowed"))  # type: ignore[assignment]
+    outcome = admission.create(pod())
+    assert (outcome.message, outcome.spread, outcome.spread_before) == (
+        "no WorkloadSpread governs this pod",
+        None,
+        None,
+    )
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[PolicyEngine]:
+    eng = create_engine()
+    yield eng
+    eng.close()
+
+
+def _zoned_spread(patched: str) -> dict[str, Any]:
+    tier = {"patch": {"metadata": {"labels": {"tier": patched}}}}
+    return spread(
+        [
+            subset("a", 3, "z1", **(tier if patched == "a" else {})),
+            subset("b", 3, "z2", **(tier if patched == "b" else {})),
+        ]
+    )
+
+
+def test_the_offline_engine_checks_the_subsets_and_a_nameless_pod_is_keyed_by_the_given_uid(
+    engine: PolicyEngine,
+) -> None:
+    """The pod asks for zone z2: the subset policy skips subset a (z1)."""
+    in_z2 = pod(
+        None, spec={"containers": [{"name": "main"}], "nodeSelector": {"topology.kubernetes.io/zone": "z2"}}
+    )
+    outcome = OfflineAdmission(
+        [_zoned_spread("b"), *deployment_chain(6)], NOW, generated_uid="u-1", engine=engine
+    ).create(in_z2)
+    assert (outcome.subset, outcome.warnings) == ("b", ())
+    assert outcome.pod["metadata"]["labels"] == {"app": "web", "pod-template-hash": "abc123", "tier": "b"}
+    assert outcome.pod["metadata"]["annotations"] == {
+        MATCHED_ANNOTATION: '{"name":"ws","subset":"b","uid":"u-1"}'
+    }
+    assert outcome.spread is not None
+    assert outcome.spread["status"]["versionedSubsetStatuses"]["abc123"][1]["creatingPods"] == {
+        "u-1": "2024-06-01T12:00:00Z"
+    }
+
+
+def test_the_offline_validation_engine_alone_checks_the_subset_patch(engine: PolicyEngine) -> None:
+    outcome = OfflineAdmission(
+        [_zoned_spread("a"), *deployment_chain(6)], NOW, generated_uid="u", validation_engine=engine
+    ).create(pod())
+    assert (outcome.subset, outcome.warnings) == ("a", ())
+    assert outcome.pod["metadata"]["labels"] == {"app": "web", "pod-template-hash": "abc123", "tier": "a"}
+
+
+def test_an_adaptive_spread_is_simulated_on_the_snapshots_nodes(engine: PolicyEngine) -> None:
+    """Zone z1's only node has half a CPU free: a pod asking for one goes to subset b."""
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n-{zone}", "labels": {"topology.kubernetes.io/zone": zone}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "10"}},
+        }
+        for zone, cpu in (("z1", "500m"), ("z2", "4"))
+    ]
+    adaptive = spread(
+        [subset("a", 5, "z1"), subset("b", None, "z2")],
+        status=versioned("abc123", {"name": "a", "missingReplicas": 5}, {"name": "b", "missingReplicas": -1}),
+        scheduleStrategy={"type": "Adaptive", "adaptive": {}},
+    )
+    hungry = pod(spec={"containers": [{"name": "main", "resources": {"requests": {"cpu": "1"}}}]})
+    admission = OfflineAdmission(
+        [adaptive, *nodes, *deployment_chain(6)], NOW, generated_uid="u", engine=engine
+    )
+    assert admission.create(hungry).subset == "b"
+
+
+def test_the_configured_patch_allowlist_reaches_the_guard(engine: PolicyEngine) -> None:
+    """`spec.hostPID` is beyond the default allowlist: refused, unless the configuration adds it."""
+    host_pid = spread([subset("a", 3, patch={"spec": {"hostPID": True}})])
+
+    def admitted(config: ServiceConfig) -> AdmissionOutcome:
+        return OfflineAdmission(
+            [host_pid, *deployment_chain(6)], NOW, generated_uid="u", engine=engine, config=config
+        ).create(pod())
+
+    refused = admitted(ServiceConfig())
+    assert refused.subset == "a" and "hostPID" not in refused.pod["spec"]
+    assert len(refused.warnings) == 1 and "spec.subsets[0].patch.spec.hostPID" in refused.warnings[0]
+    widened = admitted(ServiceConfig(allowed_patch_fields=("spec.hostPID",)))
+    assert (widened.subset, widened.warnings, widened.pod["spec"]["hostPID"]) == ("a", (), True)

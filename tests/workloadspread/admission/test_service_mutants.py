@@ -8,6 +8,7 @@ message, reason, audit) and what offline readers get (spread, subset, pod).
 
 from __future__ import annotations
 
+import copy
 from types import SimpleNamespace
 from typing import Any
 
@@ -636,3 +637,111 @@ def test_a_pod_without_a_name_is_recorded_under_the_generated_uid_and_carries_it
     ]
     entries = committer.writes[0]["status"]["versionedSubsetStatuses"]["abc123"]
     assert entries[1]["creatingPods"] == {"uid-1": "2024-06-01T12:00:00Z"}
+
+
+def test_a_delete_annotated_for_a_spread_that_does_not_govern_the_pod_releases_nothing() -> None:
+    """The pod's workload is governed by `other`: an annotation naming `ws` (added by an UPDATE)
+    gives nothing back."""
+    cluster = _cluster()
+    other = spread([subset("x", 2)], name="other", target=("apps/v1", "ReplicaSet", "web-abc123"))
+    reader = SnapshotReader([*cluster, other])
+    decision = _service(Failing(AssertionError("nothing is submitted")), reader).validate_pod(_delete())
+    assert decision == Decision(
+        True, "skipped", message="WorkloadSpread ws does not govern the pod's workload; nothing to release"
+    )
+
+
+def test_a_delete_whose_owner_is_gone_is_taken_at_its_annotations_word() -> None:
+    reader = SnapshotReader(_cluster()[:1])  # the ReplicaSet and Deployment are being collected
+    decision = _service(reader=reader).validate_pod(_delete())
+    assert (decision.outcome, decision.subset) == ("released", "b")
+
+
+def _team_cluster() -> list[dict[str, Any]]:
+    """`_cluster()` moved to namespace team-a."""
+    moved = []
+    for obj in _cluster():
+        obj = copy.deepcopy(obj)
+        obj["metadata"]["namespace"] = "team-a"
+        moved.append(obj)
+    return moved
+
+
+@pytest.mark.parametrize(
+    ("request_namespace", "pod_namespace"),
+    [("team-a", "team-a"), ("", "team-a"), ("team-a", None)],
+    ids=["both", "pod only", "request only"],
+)
+def test_a_create_and_a_delete_outside_the_default_namespace(
+    request_namespace: str, pod_namespace: str | None
+) -> None:
+    reader = SnapshotReader(_team_cluster())
+    committer = RecordingCommitter(reader)
+    service = _service(committer, reader)
+    created = pod(namespace=pod_namespace or "")
+    if pod_namespace is None:
+        del created["metadata"]["namespace"]
+    placed = service.mutate_pod(_create(created, namespace=request_namespace))
+    assert (placed.outcome, placed.spread, placed.subset) == ("patched", "ws", "b")
+    # The patch is diffed against the pod as sent: the namespace read from the request is not added.
+    assert placed.patch == [
+        {
+            "op": "add",
+            "path": "/metadata/annotations",
+            "value": {MATCHED_ANNOTATION: '{"name":"ws","subset":"b"}'},
+        },
+        {"op": "add", "path": "/spec/affinity", "value": ZONE_B_AFFINITY},
+    ]
+    deleted = pod(
+        namespace=pod_namespace or "", annotations={MATCHED_ANNOTATION: '{"name":"ws","subset":"b"}'}
+    )
+    deleted["metadata"]["name"] = "web-abc123-x2"
+    if pod_namespace is None:
+        del deleted["metadata"]["namespace"]
+    released = service.validate_pod(_delete(deleted, namespace=request_namespace))
+    assert released == Decision(
+        True, "released", audit={"workloadspread": "ws", "subset": "b"}, spread="ws", subset="b"
+    )
+    assert [_namespace_and_name(w) for w in committer.writes] == [("team-a", "ws"), ("team-a", "ws")]
+
+
+def _namespace_and_name(written: dict[str, Any]) -> tuple[str, str]:
+    return written["metadata"]["namespace"], written["metadata"]["name"]
+
+
+def test_the_configured_versioned_kinds_decide_the_ledger_written() -> None:
+    """With no kind versioned, a ReplicaSet's pod counts in the `versionIgnored` ledger, opened
+    from the spec with nothing counted: subset a (cap 1, full in the `abc123` ledger) has room."""
+    reader = SnapshotReader(_cluster())
+    committer = RecordingCommitter(reader)
+    decision = _service(committer, reader, versioned_kinds=frozenset()).mutate_pod(_create())
+    assert decision.subset == "a"
+    versioned = committer.writes[0]["status"]["versionedSubsetStatuses"]
+    assert versioned["versionIgnored"] == [
+        {
+            "name": "a",
+            "replicas": 0,
+            "missingReplicas": 0,
+            "creatingPods": {"web-abc123-x1": "2024-06-01T12:00:00Z"},
+        },
+        {"name": "b", "replicas": 0, "missingReplicas": 3},
+        {"name": "c", "replicas": 0, "missingReplicas": -1},
+    ]
+
+
+class _ScaledUp(SnapshotReader):
+    """The watch cache still shows 2 replicas; the API server already has 8."""
+
+    def fresh_lookup(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        fresh = SnapshotReader(deployment_chain(8))
+        return fresh.lookup(api_version, kind, namespace, name)
+
+
+def test_a_create_full_under_the_cached_count_asks_the_api_server() -> None:
+    ws = spread(
+        [subset("a", "50%", "z1")],
+        status=versioned("abc123", {"name": "a", "replicas": 1, "missingReplicas": 0}),
+    )
+    reader = _ScaledUp([ws, *deployment_chain(2)])
+    decision = _service(reader=reader).mutate_pod(_create())
+    assert (decision.outcome, decision.subset) == ("patched", "a")  # 50 % of 8 is 4, one held

@@ -66,3 +66,35 @@ def test_owners_of_one_kind_and_name_in_two_groups_are_fetched_apart() -> None:
     ws = spread(SUBSETS, target=("apps/v1", "Deployment", "top"))
     the_pod = pod("web-x", owner=owner_ref("apps/v1", "ReplicaSet", "web"))
     assert find_spread(the_pod, [ws], _ctx(objects, entries)) is ws
+
+
+def test_a_target_filter_whose_selector_is_invalid_selects_nothing() -> None:
+    objects = [workload("apps/v1", "ReplicaSet", "web-abc123")]
+    ws = spread(SUBSETS, target=("apps/v1", "ReplicaSet", "web-abc123"))
+    ws["spec"]["targetFilter"] = {"selector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}}
+    assert find_spread(pod(), [ws], _ctx(objects)) is None
+
+
+def test_a_target_filter_that_is_not_an_object_selects_nothing() -> None:
+    objects = [workload("apps/v1", "ReplicaSet", "web-abc123")]
+    ws = spread(SUBSETS, target=("apps/v1", "ReplicaSet", "web-abc123"))
+    ws["spec"]["targetFilter"] = "app=web"
+    assert find_spread(pod(), [ws], _ctx(objects)) is None
+
+
+def test_a_spread_whose_spec_is_not_an_object_is_passed_over() -> None:
+    broken = spread(SUBSETS, name="a-broken")
+    broken["spec"] = "not an object"
+    ws = spread(SUBSETS, target=("apps/v1", "ReplicaSet", "web-abc123"))
+    assert find_spread(pod(), [broken, ws], _ctx([workload("apps/v1", "ReplicaSet", "web-abc123")])) is ws
+
+
+def test_a_chain_through_an_owner_of_a_kind_not_accepted_reaches_nothing_above_it() -> None:
+    """ReplicaSet -> a Rollout (not a workload kind here) -> Deployment `web`: the walk stops at
+    the Rollout, so a spread of the Deployment does not govern the pod."""
+    objects = [
+        workload("apps/v1", "ReplicaSet", "web-abc123", owner=owner_ref("example.com/v1", "Rollout", "r")),
+        workload("example.com/v1", "Rollout", "r", owner=owner_ref("apps/v1", "Deployment", "web")),
+        workload("apps/v1", "Deployment", "web", replicas=3),
+    ]
+    assert find_spread(pod(), [spread(SUBSETS)], _ctx(objects)) is None
