@@ -208,6 +208,8 @@ def _custom_workload(raw: Any, where: str) -> CustomWorkload:
     kind = entry.get("kind")
     if not isinstance(kind, str):
         raise WhitelistError(f"{where} needs a string Kind")
+    if not kind:
+        raise WhitelistError(f"{where} needs a non-empty Kind")
     path = entry.get("replicaspath")
     if path is not None and not isinstance(path, str):
         raise WhitelistError(f"{where}.replicasPath must be a string")

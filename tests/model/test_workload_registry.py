@@ -107,6 +107,9 @@ def test_whitelists_accepted(raw: Any, expected: tuple[CustomWorkload, ...]) -> 
         ({"workloads": {"Kind": "K"}}, "expected an object with a 'workloads' list"),
         ({"workloads": ["K"]}, "workloads[0] must be an object"),
         ({"workloads": [{"Group": "g"}]}, "workloads[0] needs a string Kind"),
+        # An empty Kind names no workload; accepted, it made "" an owner kind of the admission's
+        # owner walk (the open mutation survivor `tracing._owner_object` 15, docs/testing.md).
+        ({"workloads": [{"Kind": "K"}, {"Group": "g", "Kind": ""}]}, "workloads[1] needs a non-empty Kind"),
         (
             {"workloads": [{"Kind": "K"}, {"Kind": "L", "replicasPath": 3}]},
             "workloads[1].replicasPath must be a string",
