@@ -27,7 +27,17 @@ from types import FrameType
 from typing import Any, TypeVar
 
 import pytest
-from admission_builders import NOW, deployment_chain, owner_ref, pod, spread, subset, versioned, workload
+from admission_builders import (
+    NOW,
+    counted_cluster,
+    deployment_chain,
+    owner_ref,
+    pod,
+    spread,
+    subset,
+    versioned,
+    workload,
+)
 
 import py_engine
 from py_engine.model import WorkloadSpread
@@ -174,19 +184,6 @@ def _create(
     return decision, committer.trails[0]
 
 
-def _counted(replicas: int = 6) -> list[dict[str, Any]]:
-    ws = spread(
-        [subset("a", 1, "z1"), subset("b", 3, "z2"), subset("c", None, "z3")],
-        status=versioned(
-            "abc123",
-            {"name": "a", "replicas": 1, "missingReplicas": 0},
-            {"name": "b", "replicas": 1, "missingReplicas": 2},
-            {"name": "c", "replicas": 0, "missingReplicas": -1},
-        ),
-    )
-    return [ws, *deployment_chain(replicas)]
-
-
 def _percentages(status: dict[str, Any] | None, replicas: int) -> list[dict[str, Any]]:
     ws = spread([subset("a", "50%", "z1"), subset("b", "50%", "z2")], status=status)
     return [ws, *deployment_chain(replicas)]
@@ -202,14 +199,14 @@ def _one_each() -> dict[str, Any]:
 
 
 def _spec_ahead() -> list[dict[str, Any]]:
-    ws, *chain = _counted()
+    ws, *chain = counted_cluster()
     ws["metadata"]["generation"] = 3
     ws["status"]["observedGeneration"] = 2
     return [ws, *chain]
 
 
 SCENARIOS: dict[str, Callable[[], SnapshotReader]] = {
-    "counted subset with room": lambda: SnapshotReader(_counted()),
+    "counted subset with room": lambda: SnapshotReader(counted_cluster()),
     "version initialised from the spec": lambda: SnapshotReader(_percentages(None, 4)),
     "percentages follow the current replicas": lambda: SnapshotReader(_percentages(_one_each(), 4)),
     "full until the API shows the scale-up": lambda: ScaledUpReader(
@@ -263,7 +260,7 @@ def test_a_statefulset_pod_is_placed_on_the_same_kind_of_path() -> None:
 
 
 def test_a_recorded_pod_is_answered_on_the_same_path() -> None:
-    reader = SnapshotReader(_counted())
+    reader = SnapshotReader(counted_cluster())
     _create(reader, None, pod("web-abc123-x1"))
     decision, trail = _create(reader, None, pod("web-abc123-x1"))
     assert decision.subset == "b"
