@@ -27,17 +27,8 @@ from types import FrameType
 from typing import Any, TypeVar
 
 import pytest
-from admission_builders import (
-    NOW,
-    counted_cluster,
-    deployment_chain,
-    owner_ref,
-    pod,
-    spread,
-    subset,
-    versioned,
-    workload,
-)
+from admission_builders import NOW, deployment_chain, owner_ref, pod, spread, subset, versioned, workload
+from admission_builders import counted_cluster as _counted
 
 import py_engine
 from py_engine.model import WorkloadSpread
@@ -199,14 +190,14 @@ def _one_each() -> dict[str, Any]:
 
 
 def _spec_ahead() -> list[dict[str, Any]]:
-    ws, *chain = counted_cluster()
+    ws, *chain = _counted()
     ws["metadata"]["generation"] = 3
     ws["status"]["observedGeneration"] = 2
     return [ws, *chain]
 
 
 SCENARIOS: dict[str, Callable[[], SnapshotReader]] = {
-    "counted subset with room": lambda: SnapshotReader(counted_cluster()),
+    "counted subset with room": lambda: SnapshotReader(_counted()),
     "version initialised from the spec": lambda: SnapshotReader(_percentages(None, 4)),
     "percentages follow the current replicas": lambda: SnapshotReader(_percentages(_one_each(), 4)),
     "full until the API shows the scale-up": lambda: ScaledUpReader(
@@ -260,7 +251,7 @@ def test_a_statefulset_pod_is_placed_on_the_same_kind_of_path() -> None:
 
 
 def test_a_recorded_pod_is_answered_on_the_same_path() -> None:
-    reader = SnapshotReader(counted_cluster())
+    reader = SnapshotReader(_counted())
     _create(reader, None, pod("web-abc123-x1"))
     decision, trail = _create(reader, None, pod("web-abc123-x1"))
     assert decision.subset == "b"

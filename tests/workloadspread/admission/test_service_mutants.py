@@ -13,16 +13,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from admission_builders import (
-    NOW,
-    counted_cluster,
-    deployment_chain,
-    owner_ref,
-    pod,
-    spread,
-    subset,
-    versioned,
-)
+from admission_builders import NOW, deployment_chain, owner_ref, pod, spread, subset, versioned
+from admission_builders import counted_cluster as _cluster
 
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.semantics.clock import FixedClock
@@ -106,7 +98,7 @@ class Deferred(RecordingCommitter):
 def _service(
     committer: SpreadCommitter | None = None, reader: SnapshotReader | None = None, **config: Any
 ) -> AdmissionService:
-    reader = reader or SnapshotReader(counted_cluster())
+    reader = reader or SnapshotReader(_cluster())
     return AdmissionService(
         reader,
         committer if committer is not None else RecordingCommitter(reader),
@@ -208,7 +200,7 @@ def test_a_create_whose_commit_raises_anything_else_raises_it() -> None:
 
 
 def test_the_async_create_answers_once_the_committer_has_and_like_the_sync_one() -> None:
-    reader = SnapshotReader(counted_cluster())
+    reader = SnapshotReader(_cluster())
     committer = Deferred(reader)
     answers: list[Decision] = []
     _service(committer, reader, commit_timeout=4.0).mutate_pod_async(
@@ -218,7 +210,7 @@ def test_the_async_create_answers_once_the_committer_has_and_like_the_sync_one()
     assert [p[5] for p in committer.pending] == [True]
     committer.finish()
     assert committer.writes == [], "a dry run writes nothing"
-    expected = _service(reader=SnapshotReader(counted_cluster())).mutate_pod(_create())
+    expected = _service(reader=SnapshotReader(_cluster())).mutate_pod(_create())
     assert answers == [expected] and expected.subset == "b"
 
 
@@ -290,7 +282,7 @@ def test_the_timed_engine_reports_each_evaluation_and_its_duration(monkeypatch: 
 
 
 def test_a_create_is_placed_and_recorded() -> None:
-    reader = SnapshotReader(counted_cluster())
+    reader = SnapshotReader(_cluster())
     committer = RecordingCommitter(reader)
     decision = _service(committer, reader).mutate_pod(_create())
     annotation = '{"name":"ws","subset":"b"}'
@@ -390,7 +382,7 @@ def test_a_create_whose_namespace_comes_from_the_pod_is_placed() -> None:
 
 
 def test_a_create_whose_owner_is_not_cached_is_denied_not_found() -> None:
-    reader = SnapshotReader(counted_cluster()[:1])  # the Deployment and its ReplicaSet are not there
+    reader = SnapshotReader(_cluster()[:1])  # the Deployment and its ReplicaSet are not there
     decision = _service(reader=reader).mutate_pod(_create())
     assert decision == Decision(
         False,
@@ -403,7 +395,7 @@ def test_a_create_whose_owner_is_not_cached_is_denied_not_found() -> None:
 
 def test_a_create_no_spread_governs_loses_only_spreadgates_annotation() -> None:
     other = owner_ref("apps/v1", "ReplicaSet", "api-1")
-    reader = SnapshotReader(counted_cluster())
+    reader = SnapshotReader(_cluster())
     reader.add(
         {
             "apiVersion": "apps/v1",
@@ -449,7 +441,7 @@ def _delete(the_pod: dict[str, Any] | None = None, **request: Any) -> dict[str, 
 
 
 def test_a_delete_gives_the_slot_back() -> None:
-    reader = SnapshotReader(counted_cluster())
+    reader = SnapshotReader(_cluster())
     committer = RecordingCommitter(reader)
     decision = _service(committer, reader).validate_pod(_delete())
     assert decision == Decision(
@@ -465,7 +457,7 @@ def test_a_delete_gives_the_slot_back() -> None:
 
 
 def test_an_eviction_reads_the_pod_and_gives_its_slot_back() -> None:
-    reader = SnapshotReader([*counted_cluster(), _placed()])
+    reader = SnapshotReader([*_cluster(), _placed()])
     request = {
         "operation": "CREATE",
         "subResource": "eviction",
@@ -578,7 +570,7 @@ def test_a_delete_whose_namespace_comes_from_the_pod_is_released() -> None:
 
 
 def _with_patch(patch: dict[str, Any]) -> SnapshotReader:
-    cluster = counted_cluster()
+    cluster = _cluster()
     cluster[0]["spec"]["subsets"][1]["patch"] = patch
     return SnapshotReader(cluster)
 
@@ -622,7 +614,7 @@ def test_a_create_whose_subset_patch_is_refused_is_placed_without_it() -> None:
 
 
 def test_a_pod_without_a_name_is_recorded_under_the_generated_uid_and_carries_it() -> None:
-    reader = SnapshotReader(counted_cluster())
+    reader = SnapshotReader(_cluster())
     committer = RecordingCommitter(reader)
     decision = _service(committer, reader).mutate_pod(_create(pod(None)))
     annotation = '{"name":"ws","subset":"b","uid":"uid-1"}'
@@ -637,7 +629,7 @@ def test_a_pod_without_a_name_is_recorded_under_the_generated_uid_and_carries_it
 def test_a_delete_annotated_for_a_spread_that_does_not_govern_the_pod_releases_nothing() -> None:
     """The pod's workload is governed by `other`: an annotation naming `ws` (added by an UPDATE)
     gives nothing back."""
-    cluster = counted_cluster()
+    cluster = _cluster()
     other = spread([subset("x", 2)], name="other", target=("apps/v1", "ReplicaSet", "web-abc123"))
     reader = SnapshotReader([*cluster, other])
     decision = _service(Failing(AssertionError("nothing is submitted")), reader).validate_pod(_delete())
@@ -647,15 +639,15 @@ def test_a_delete_annotated_for_a_spread_that_does_not_govern_the_pod_releases_n
 
 
 def test_a_delete_whose_owner_is_gone_is_taken_at_its_annotations_word() -> None:
-    reader = SnapshotReader(counted_cluster()[:1])  # the ReplicaSet and Deployment are being collected
+    reader = SnapshotReader(_cluster()[:1])  # the ReplicaSet and Deployment are being collected
     decision = _service(reader=reader).validate_pod(_delete())
     assert (decision.outcome, decision.subset) == ("released", "b")
 
 
 def _team_cluster() -> list[dict[str, Any]]:
-    """`counted_cluster()` moved to namespace team-a."""
+    """`_cluster()` moved to namespace team-a."""
     moved = []
-    for obj in counted_cluster():
+    for obj in _cluster():
         obj = copy.deepcopy(obj)
         obj["metadata"]["namespace"] = "team-a"
         moved.append(obj)
@@ -707,7 +699,7 @@ def _namespace_and_name(written: dict[str, Any]) -> tuple[str, str]:
 def test_the_configured_versioned_kinds_decide_the_ledger_written() -> None:
     """With no kind versioned, a ReplicaSet's pod counts in the `versionIgnored` ledger, opened
     from the spec with nothing counted: subset a (cap 1, full in the `abc123` ledger) has room."""
-    reader = SnapshotReader(counted_cluster())
+    reader = SnapshotReader(_cluster())
     committer = RecordingCommitter(reader)
     decision = _service(committer, reader, versioned_kinds=frozenset()).mutate_pod(_create())
     assert decision.subset == "a"
