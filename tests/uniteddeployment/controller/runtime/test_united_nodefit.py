@@ -21,9 +21,9 @@ from py_engine.uniteddeployment.controller.runtime.nodefit import (
 )
 from py_engine.uniteddeployment.controller.state import UnitedState
 
+pytestmark = pytest.mark.timeout(60)
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 POOL = "node.spreadgate.dev/pool"
-pytestmark = pytest.mark.timeout(60)
 
 
 def node(
