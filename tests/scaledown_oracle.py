@@ -187,17 +187,12 @@ REPLICASET_RULES: tuple[tuple[str, Rule], ...] = (
 """§1.3, in order; `logarithmic` selects §1.4's buckets."""
 
 CLONESET_RULES: tuple[tuple[str, Rule], ...] = (
-    ("scheduled", rule_scheduled),
-    ("phase", rule_phase),
+    *REPLICASET_RULES[:2],  # scheduled, phase
     ("available", rule_available),
-    ("ready", rule_ready),
-    ("deletion-cost", rule_cost),
-    ("rank", rule_rank),
-    ("ready-time", rule_ready_time),
-    ("restarts", rule_restarts),
-    ("creation-time", rule_created),
+    *REPLICASET_RULES[2:],  # ready, deletion-cost, rank, ready-time, restarts, creation-time
 )
-"""§2.1, in order; used with `deletion_cost=True, logarithmic=False` (no gates, exact times)."""
+"""§2.1, in order: §1.3's rules with `available` after `phase`; used with `deletion_cost=True,
+logarithmic=False` (no gates, exact times)."""
 
 
 def _uid_decided(name: str, a: Pod, b: Pod, ctx: Context) -> bool:

@@ -5,10 +5,18 @@ For the tests of py_engine.uniteddeployment.controller."""
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.uniteddeployment.controller.observed import SubsetObservation
+from py_engine.uniteddeployment.controller.revisions import revision_data, revision_name
+
+NOW = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
+"""The clock of the status and schedulable tests; `NOW_TEXT` is how a condition stores it."""
+NOW_TEXT = "2026-01-01T00:10:00Z"
+REVISION = "spreadgate.dev/controller-revision-hash"
+"""The label naming a pod's (or a workload's) revision."""
 
 SELECTOR = {"matchLabels": {"app": "web"}}
 OWNER = {
@@ -101,4 +109,30 @@ def observations(existing: dict[str, Any] | None) -> dict[str, SubsetObservation
             marked_unschedulable=bool(item.get("markedAsUnschedulable", False)),
         )
         for name, item in (existing or {}).items()
+    }
+
+
+def condition(kind: str, status: str, reason: str, message: str, when: str) -> dict[str, Any]:
+    """A condition of type `kind` as the API stores it."""
+    return {"type": kind, "status": status, "lastTransitionTime": when, "reason": reason, "message": message}
+
+
+def stored_revision(
+    ud: UnitedDeployment, number: Any, collision: int = 0, name: str | None = None
+) -> dict[str, Any]:
+    """`ud`'s ControllerRevision as stored, numbered `number` (whatever JSON value the store holds),
+    named `name` or by `revision_name(ud, collision)`."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": name or revision_name(ud, collision)[0],
+            "namespace": "default",
+            "labels": {"app": "web"},
+            "ownerReferences": [
+                {"kind": "UnitedDeployment", "name": "web", "uid": "ud-uid-1", "controller": True}
+            ],
+        },
+        "data": revision_data(ud),
+        "revision": number,
     }

@@ -34,6 +34,11 @@ def pod(**parts: Any) -> dict[str, Any]:
     return {"metadata": meta, **parts}
 
 
+def ready_pod(when: object) -> dict[str, Any]:
+    """Pod `p` whose one condition is Ready=True, last changed at `when` (any JSON value)."""
+    return pod(status={"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": when}]})
+
+
 def faults(position: int, document: object) -> str:
     with pytest.raises(PodFormatError) as caught:
         read_pod(document, position)
@@ -145,7 +150,7 @@ MALFORMED: list[tuple[str, object, str]] = [
     ),
     (
         "ready-time-int",
-        pod(status={"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": 1}]}),
+        ready_pod(1),
         LTT + "[0].lastTransitionTime: timestamp must be an RFC 3339 string or null, got 1",
     ),
     (
@@ -236,82 +241,14 @@ ACCEPTED: list[tuple[str, object, PodFacts]] = [
     ("node-null", pod(spec={"nodeName": None}), facts()),
     ("phase", pod(status={"phase": "Running"}), facts(phase="Running")),
     ("phase-null", pod(status={"phase": None}), facts()),
-    (
-        "ready",
-        pod(status={"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": T2024}]}),
-        facts(ready=True, ready_time=T2024_NS),
-    ),
-    (
-        "ready-zero-time",
-        pod(
-            status={
-                "conditions": [
-                    {"type": "Ready", "status": "True", "lastTransitionTime": "0001-01-01T00:00:00Z"}
-                ]
-            }
-        ),
-        facts(ready=True),
-    ),
-    (
-        "ready-zero-time-lower",
-        pod(
-            status={
-                "conditions": [
-                    {"type": "Ready", "status": "True", "lastTransitionTime": "0001-01-01t00:00:00z"}
-                ]
-            }
-        ),
-        facts(ready=True),
-    ),
-    (
-        "ready-zero-time-lower-t",
-        pod(
-            status={
-                "conditions": [
-                    {"type": "Ready", "status": "True", "lastTransitionTime": "0001-01-01t00:00:00Z"}
-                ]
-            }
-        ),
-        facts(ready=True),
-    ),
-    (
-        "ready-zero-time-lower-z",
-        pod(
-            status={
-                "conditions": [
-                    {"type": "Ready", "status": "True", "lastTransitionTime": "0001-01-01T00:00:00z"}
-                ]
-            }
-        ),
-        facts(ready=True),
-    ),
-    (
-        "ready-zero-time-space",
-        pod(
-            status={
-                "conditions": [
-                    {"type": "Ready", "status": "True", "lastTransitionTime": "0001-01-01 00:00:00Z"}
-                ]
-            }
-        ),
-        facts(ready=True),
-    ),
-    (
-        "ready-null-time",
-        pod(status={"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": None}]}),
-        facts(ready=True),
-    ),
-    (
-        "ready-offset-time",
-        pod(
-            status={
-                "conditions": [
-                    {"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T02:00:00+02:00"}
-                ]
-            }
-        ),
-        facts(ready=True, ready_time=T2024_NS),
-    ),
+    ("ready", ready_pod(T2024), facts(ready=True, ready_time=T2024_NS)),
+    ("ready-zero-time", ready_pod("0001-01-01T00:00:00Z"), facts(ready=True)),
+    ("ready-zero-time-lower", ready_pod("0001-01-01t00:00:00z"), facts(ready=True)),
+    ("ready-zero-time-lower-t", ready_pod("0001-01-01t00:00:00Z"), facts(ready=True)),
+    ("ready-zero-time-lower-z", ready_pod("0001-01-01T00:00:00z"), facts(ready=True)),
+    ("ready-zero-time-space", ready_pod("0001-01-01 00:00:00Z"), facts(ready=True)),
+    ("ready-null-time", ready_pod(None), facts(ready=True)),
+    ("ready-offset-time", ready_pod("2024-01-01T02:00:00+02:00"), facts(ready=True, ready_time=T2024_NS)),
     # The first Ready condition decides (podutil.IsPodReady); later ones are not even read.
     (
         "first-ready-decides",

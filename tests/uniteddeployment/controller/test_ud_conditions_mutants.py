@@ -8,36 +8,25 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from ud_testkit import condition
 
 from py_engine.uniteddeployment.controller.conditions import make, remove, set_condition, set_subset_condition
 
 pytestmark = pytest.mark.timeout(30)
 
-READY = {"type": "Ready", "status": "True", "reason": "Up", "message": "", "lastTransitionTime": "T1"}
-SCHEDULABLE = {
-    "type": "Schedulable",
-    "status": "True",
-    "reason": "Ok",
-    "message": "",
-    "lastTransitionTime": "T1",
-}
+READY = condition("Ready", "True", "Up", "", "T1")
+SCHEDULABLE = condition("Schedulable", "True", "Ok", "", "T1")
 
 
 def test_a_new_type_is_appended_after_copies_of_the_others() -> None:
-    new = {
-        "type": "Schedulable",
-        "status": "False",
-        "reason": "Down",
-        "message": "m",
-        "lastTransitionTime": "T2",
-    }
+    new = condition("Schedulable", "False", "Down", "m", "T2")
     result = set_subset_condition([READY], new)
     assert result == [READY, new]
     assert result[0] is not READY and result[1] is not new
 
 
 def test_a_changed_condition_is_replaced_in_place_and_the_others_are_kept() -> None:
-    new = {"type": "Ready", "status": "False", "reason": "Down", "message": "m", "lastTransitionTime": "T2"}
+    new = condition("Ready", "False", "Down", "m", "T2")
     result = set_subset_condition([READY, SCHEDULABLE], new)
     assert result == [new, SCHEDULABLE]
     assert result[1] is not SCHEDULABLE
@@ -54,24 +43,14 @@ def test_a_subset_condition_with_the_same_status_and_reason_is_left_as_it_is() -
 # while status and reason stay; a changed one moves to the end, keeping its time when only the
 # reason changed.
 
-OLD = {"type": "SubsetUpdated", "status": "True", "reason": "", "message": "", "lastTransitionTime": "T1"}
-OTHER = {
-    "type": "SubsetProvisioned",
-    "status": "True",
-    "reason": "",
-    "message": "",
-    "lastTransitionTime": "T1",
-}
+OLD = condition("SubsetUpdated", "True", "", "", "T1")
+OTHER = condition("SubsetProvisioned", "True", "", "", "T1")
 
 
 def test_make_writes_every_field() -> None:
-    assert make("Kind", False, "Why", "what", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == {
-        "type": "Kind",
-        "status": "False",
-        "lastTransitionTime": "2026-01-02T03:04:05Z",
-        "reason": "Why",
-        "message": "what",
-    }
+    assert make("Kind", False, "Why", "what", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == condition(
+        "Kind", "False", "Why", "what", "2026-01-02T03:04:05Z"
+    )
 
 
 def test_a_new_reason_keeps_the_time_and_moves_the_condition_last() -> None:

@@ -27,6 +27,13 @@ from py_engine.uniteddeployment.controller.construct import (
 pytestmark = pytest.mark.timeout(30)
 
 KEYS_NOTE = '{"labels":["app","tier"],"annotations":["note"]}'
+ANNOTATIONS = {
+    "note": "x",
+    "spreadgate.dev/subset-patch": "",
+    "spreadgate.dev/united-deployment": "web",
+    "spreadgate.dev/template-metadata-keys": KEYS_NOTE,
+}
+"""The annotations the template and the controller write on every subset workload here."""
 POD_LABELS = {
     "app": "web",
     "spreadgate.dev/subset-name": "zone-a",
@@ -39,12 +46,7 @@ def _metadata(**extra: Any) -> dict[str, Any]:
         "generateName": "web-zone-a-",
         "namespace": "default",
         "labels": {"app": "web", "tier": "front", **POD_LABELS},
-        "annotations": {
-            "note": "x",
-            "spreadgate.dev/subset-patch": "",
-            "spreadgate.dev/united-deployment": "web",
-            "spreadgate.dev/template-metadata-keys": KEYS_NOTE,
-        },
+        "annotations": dict(ANNOTATIONS),
         "ownerReferences": [OWNER],
         **extra,
     }
@@ -137,10 +139,7 @@ def test_an_adopted_kruise_workload_carries_both_label_keys_in_its_metadata() ->
         "labels": {"team": "x", "app": "web", "tier": "front", **POD_LABELS, **KRUISE_LABELS},
         "annotations": {
             "kept": "yes",
-            "note": "x",
-            "spreadgate.dev/subset-patch": "",
-            "spreadgate.dev/united-deployment": "web",
-            "spreadgate.dev/template-metadata-keys": KEYS_NOTE,
+            **ANNOTATIONS,
         },
         "ownerReferences": [OWNER],
     }
@@ -158,12 +157,7 @@ def test_workload_metadata_of_a_spreadgate_workload() -> None:
         "name": "web-zone-a-x",
         "namespace": "default",
         "labels": {"team": "x", "app": "web", "tier": "front", **POD_LABELS},
-        "annotations": {
-            "note": "x",
-            "spreadgate.dev/subset-patch": "",
-            "spreadgate.dev/united-deployment": "web",
-            "spreadgate.dev/template-metadata-keys": KEYS_NOTE,
-        },
+        "annotations": dict(ANNOTATIONS),
         "ownerReferences": [OWNER],
     }
     assert existing == {

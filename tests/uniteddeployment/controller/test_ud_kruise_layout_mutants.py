@@ -55,30 +55,32 @@ def test_rolling_update_is_the_strategy_itself_at_v1alpha1() -> None:
     assert rolling_update({"apiVersion": BETA_GV, "spec": {"updateStrategy": strategy}}) == {"partition": 9}
 
 
-BETA_STRATEGY: dict[str, Any] = {
-    "type": "RollingUpdate",
-    "extra": {"kept": [1]},
-    "rollingUpdate": {
-        "podUpdatePolicy": "InPlaceOnly",
-        "partition": 1,
+def knobs() -> dict[str, Any]:
+    """The rolling-update knobs (but `partition`) of the strategies below, fresh at each call."""
+    return {
         "maxUnavailable": "10%",
         "maxSurge": 2,
         "paused": True,
         "priorityStrategy": {"weightPriority": [{"weight": 5}]},
         "scatterStrategy": [{"key": "zone", "value": "a"}],
         "inPlaceUpdateStrategy": {"gracePeriodSeconds": 10},
+    }
+
+
+BETA_STRATEGY: dict[str, Any] = {
+    "type": "RollingUpdate",
+    "extra": {"kept": [1]},
+    "rollingUpdate": {
+        "podUpdatePolicy": "InPlaceOnly",
+        "partition": 1,
+        **knobs(),
         "notAKnob": "dropped",
     },
 }
 ALPHA_STRATEGY: dict[str, Any] = {
     "extra": {"kept": [1]},
     "partition": 1,
-    "maxUnavailable": "10%",
-    "maxSurge": 2,
-    "paused": True,
-    "priorityStrategy": {"weightPriority": [{"weight": 5}]},
-    "scatterStrategy": [{"key": "zone", "value": "a"}],
-    "inPlaceUpdateStrategy": {"gracePeriodSeconds": 10},
+    **knobs(),
     "type": "InPlaceOnly",
 }
 
@@ -110,12 +112,7 @@ def test_a_v1alpha1_strategy_moves_every_knob_into_rolling_update_at_v1beta1() -
             "rollingUpdate": {
                 "partition": 1,  # the top-level knob wins over the one already in rollingUpdate
                 "other": {"deep": [1]},
-                "maxUnavailable": "10%",
-                "maxSurge": 2,
-                "paused": True,
-                "priorityStrategy": {"weightPriority": [{"weight": 5}]},
-                "scatterStrategy": [{"key": "zone", "value": "a"}],
-                "inPlaceUpdateStrategy": {"gracePeriodSeconds": 10},
+                **knobs(),
                 "podUpdatePolicy": "InPlaceOnly",
             },
         }
@@ -167,31 +164,19 @@ def test_the_v1beta1_type_is_rolling_update_for_a_pod_update_policy(
     assert convert_spec({"updateStrategy": alpha}, "v1beta1") == {"updateStrategy": beta}
 
 
+ENABLE, DISABLE = "enablePVCReuse", "disablePVCReuse"
+"""v1beta1's name of the PVC reuse flag, and v1alpha1's negated one."""
+
+
 @pytest.mark.parametrize(
     ("scale", "version", "expected"),
     [
-        (
-            {"enablePVCReuse": True, "podsToDelete": ["p1"]},
-            "v1alpha1",
-            {"podsToDelete": ["p1"], "disablePVCReuse": False},
-        ),
-        ({"enablePVCReuse": False}, "v1alpha1", {"disablePVCReuse": True}),
-        (
-            {"disablePVCReuse": True, "maxUnavailable": 1},
-            "v1alpha1",
-            {"disablePVCReuse": True, "maxUnavailable": 1},
-        ),
-        (
-            {"disablePVCReuse": True, "podsToDelete": ["p1"]},
-            "v1beta1",
-            {"podsToDelete": ["p1"], "enablePVCReuse": False},
-        ),
-        ({"disablePVCReuse": False}, "v1beta1", {"enablePVCReuse": True}),
-        (
-            {"enablePVCReuse": True, "maxUnavailable": 1},
-            "v1beta1",
-            {"enablePVCReuse": True, "maxUnavailable": 1},
-        ),
+        ({ENABLE: True, "podsToDelete": ["p1"]}, "v1alpha1", {"podsToDelete": ["p1"], DISABLE: False}),
+        ({ENABLE: False}, "v1alpha1", {DISABLE: True}),
+        ({DISABLE: True, "maxUnavailable": 1}, "v1alpha1", {DISABLE: True, "maxUnavailable": 1}),
+        ({DISABLE: True, "podsToDelete": ["p1"]}, "v1beta1", {"podsToDelete": ["p1"], ENABLE: False}),
+        ({DISABLE: False}, "v1beta1", {ENABLE: True}),
+        ({ENABLE: True, "maxUnavailable": 1}, "v1beta1", {ENABLE: True, "maxUnavailable": 1}),
         ({"maxUnavailable": 1}, "v1alpha1", {"maxUnavailable": 1}),
         ({"maxUnavailable": 1}, "v1beta1", {"maxUnavailable": 1}),
     ],

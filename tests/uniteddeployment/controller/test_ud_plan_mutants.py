@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from test_ud_plan import NOW, ago, pod, run, workload
-from ud_testkit import OWNER, statefulset_template, ud_object
+from ud_testkit import OWNER, condition, statefulset_template, ud_object
 
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.uniteddeployment.controller.plan import Plan, SubsetPlan, plan
@@ -48,16 +48,10 @@ def forbidden_ud(conditions: Any, api_version: str = "spreadgate.dev/v1beta1") -
 
 
 def test_a_forbidden_patch_writes_only_the_failure_condition() -> None:
-    kept = {"type": "SubsetUpdated", "status": "True", "reason": "", "message": "", "lastTransitionTime": "x"}
+    kept = condition("SubsetUpdated", "True", "", "", "x")
     ud = forbidden_ud([kept, "junk"])
     message = "subset patch off the allowlist, no workload is written: spec.a; spec.b"
-    failure = {
-        "type": "SubsetFailure",
-        "status": "True",
-        "lastTransitionTime": T,
-        "reason": "ForbiddenPatch",
-        "message": message,
-    }
+    failure = condition("SubsetFailure", "True", "ForbiddenPatch", message, T)
     result = plan(UnitedState(ud=ud, forbidden_patches=("spec.a", "spec.b")), NOW)
     assert result == Plan(
         subsets={},
@@ -151,13 +145,13 @@ def test_a_subset_no_node_fits_keeps_its_pods_bound_to_a_node() -> None:
     assert (result.unplaced, result.no_node_fit, result.placement_changed) == (4, ("a", "b"), True)
     allocated = [c for c in result.status["conditions"] if c["type"] == "ReplicasAllocated"]
     assert allocated == [
-        {
-            "type": "ReplicasAllocated",
-            "status": "False",
-            "lastTransitionTime": T,
-            "reason": "NoFittingNode",
-            "message": "4 of 6 replicas cannot be placed: no node fits a pod of subsets a, b",
-        }
+        condition(
+            "ReplicasAllocated",
+            "False",
+            "NoFittingNode",
+            "4 of 6 replicas cannot be placed: no node fits a pod of subsets a, b",
+            T,
+        )
     ]
 
 
@@ -275,13 +269,7 @@ def test_an_advanced_statefulset_gets_no_stuck_pod_deleted() -> None:
 
 
 def schedulable(status: str, reason: str, message: str, when: str) -> dict[str, Any]:
-    return {
-        "type": "Schedulable",
-        "status": status,
-        "lastTransitionTime": when,
-        "reason": reason,
-        "message": message,
-    }
+    return condition("Schedulable", status, reason, message, when)
 
 
 def test_a_settled_adaptive_ud_is_not_requeued() -> None:
@@ -348,13 +336,7 @@ def reserving_update(pods: list[dict[str, Any]], replicas: int, ready: int) -> P
     obj["status"] = {
         "currentRevision": "web-old",
         "conditions": [
-            {
-                "type": "UnitedDeploymentUpdated",
-                "status": "False",
-                "reason": "UnitedDeploymentRevisionUpdating",
-                "message": "m",
-                "lastTransitionTime": ago(100),
-            }
+            condition("UnitedDeploymentUpdated", "False", "UnitedDeploymentRevisionUpdating", "m", ago(100))
         ],
         "subsetStatuses": [{"name": "s0", "replicas": replicas}, {"name": "s1", "replicas": 0}],
     }
@@ -478,13 +460,7 @@ def test_scaled_to_zero_every_replica_is_allocated() -> None:
     assert result.unplaced == 0 and result.placement_changed is True
     allocated = [c for c in result.status["conditions"] if c["type"] == "ReplicasAllocated"]
     assert allocated == [
-        {
-            "type": "ReplicasAllocated",
-            "status": "True",
-            "lastTransitionTime": T,
-            "reason": "Allocated",
-            "message": "all 0 replicas are allocated",
-        }
+        condition("ReplicasAllocated", "True", "Allocated", "all 0 replicas are allocated", T)
     ]
 
 
@@ -514,15 +490,7 @@ def test_a_patch_that_cannot_build_the_workload_is_reported_in_subset_updated() 
     message = "subset a: the patch removed the pod template's metadata"
     assert result.errors == (message,)
     updated = [c for c in result.status["conditions"] if c["type"] == "SubsetUpdated"]
-    assert updated == [
-        {
-            "type": "SubsetUpdated",
-            "status": "False",
-            "lastTransitionTime": T,
-            "reason": "Error",
-            "message": message,
-        }
-    ]
+    assert updated == [condition("SubsetUpdated", "False", "Error", message, T)]
 
 
 def test_a_delay_under_a_second_is_requeued() -> None:

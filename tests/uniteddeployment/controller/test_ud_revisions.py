@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ud_testkit import stored_revision as stored
 from ud_testkit import ud_object
 
 from py_engine.model.uniteddeployment import UnitedDeployment
@@ -31,24 +32,6 @@ def model(image: str = "nginx", **spec: Any) -> UnitedDeployment:
     )
     obj["spec"].update(spec)
     return UnitedDeployment.from_object(obj)
-
-
-def stored(ud: UnitedDeployment, number: int, collision: int = 0, name: str | None = None) -> dict[str, Any]:
-    revision = {
-        "apiVersion": "apps/v1",
-        "kind": "ControllerRevision",
-        "metadata": {
-            "name": name or revision_name(ud, collision)[0],
-            "namespace": "default",
-            "labels": {"app": "web"},
-            "ownerReferences": [
-                {"kind": "UnitedDeployment", "name": "web", "uid": "ud-uid-1", "controller": True}
-            ],
-        },
-        "data": revision_data(ud),
-        "revision": number,
-    }
-    return revision
 
 
 def test_go_encoding() -> None:

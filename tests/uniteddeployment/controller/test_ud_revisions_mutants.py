@@ -8,7 +8,8 @@ import copy
 from typing import Any
 
 import pytest
-from ud_testkit import ud_object
+from ud_testkit import OWNER, ud_object
+from ud_testkit import stored_revision as stored
 
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.uniteddeployment.controller.revisions import plan_revisions, revision_data, revision_name
@@ -22,23 +23,6 @@ def model(image: str) -> UnitedDeployment:
         image
     )
     return UnitedDeployment.from_object(obj)
-
-
-def stored(ud: UnitedDeployment, number: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "ControllerRevision",
-        "metadata": {
-            "name": revision_name(ud, 0)[0],
-            "namespace": "default",
-            "labels": {"app": "web"},
-            "ownerReferences": [
-                {"kind": "UnitedDeployment", "name": "web", "uid": "ud-uid-1", "controller": True}
-            ],
-        },
-        "data": revision_data(ud),
-        "revision": number,
-    }
 
 
 @pytest.mark.parametrize("number", [True, "7", 2.0, None])
@@ -59,16 +43,7 @@ def test_a_new_revision_is_written_whole() -> None:
                 "name": name,
                 "namespace": "default",
                 "labels": {"app": "web", "controller.kubernetes.io/hash": digest},
-                "ownerReferences": [
-                    {
-                        "apiVersion": "spreadgate.dev/v1beta1",
-                        "kind": "UnitedDeployment",
-                        "name": "web",
-                        "uid": "ud-uid-1",
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
+                "ownerReferences": [OWNER],
             },
             "data": revision_data(ud),
             "revision": 1,

@@ -19,10 +19,11 @@ unchanged keeps its time and message.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from ud_testkit import NOW, NOW_TEXT, REVISION, condition
 
 from py_engine.model.uniteddeployment import AdaptiveOptions
 from py_engine.uniteddeployment.controller.schedulable import (
@@ -36,12 +37,9 @@ from py_engine.uniteddeployment.controller.schedulable import (
 
 pytestmark = pytest.mark.timeout(30)
 
-NOW = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
-NOW_TEXT = "2026-01-01T00:10:00Z"
 OPTIONS = AdaptiveOptions(reschedule_critical_seconds=30, unschedulable_duration_seconds=300)
 RESERVED = "spreadgate.dev/united-deployment-reserved-pod"
 KRUISE_RESERVED = "apps.kruise.io/united-deployment-reserved-pod"
-REVISION = "spreadgate.dev/controller-revision-hash"
 
 
 def ago(seconds: float) -> datetime:
@@ -53,13 +51,7 @@ def text(moment: datetime) -> str:
 
 
 def cond(status: str, reason: str, message: str, when: str) -> dict[str, Any]:
-    return {
-        "type": "Schedulable",
-        "status": status,
-        "lastTransitionTime": when,
-        "reason": reason,
-        "message": message,
-    }
+    return condition("Schedulable", status, reason, message, when)
 
 
 def pending(

@@ -17,11 +17,11 @@ whose status is unchanged keeps its time, and a rewritten one moves to the end.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from ud_testkit import ud_object
+from ud_testkit import NOW, REVISION, condition, ud_object
+from ud_testkit import NOW_TEXT as T
 
 from py_engine.model.uniteddeployment import UnitedDeployment
 from py_engine.uniteddeployment.controller.discovery import SubsetWorkload
@@ -34,10 +34,7 @@ from py_engine.uniteddeployment.controller.status import (
 
 pytestmark = pytest.mark.timeout(30)
 
-NOW = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
-T = "2026-01-01T00:10:00Z"
 OLD = "2025-06-01T00:00:00Z"
-REVISION = "spreadgate.dev/controller-revision-hash"
 
 
 def pod(name: str, revision: str, *, ready: bool, phase: str = "Running") -> dict[str, Any]:
@@ -78,33 +75,15 @@ WORKLOADS = {
     ),
     "b": workload("b", 1, 1, [pod("b1", "r2", ready=True)]),
 }
-SCHEDULABLE = {
-    "type": "Schedulable",
-    "status": "True",
-    "reason": "r",
-    "message": "m",
-    "lastTransitionTime": OLD,
-}
+SCHEDULABLE = condition("Schedulable", "True", "r", "m", OLD)
 OUTCOMES = {
     "a": SubsetOutcome(replicas=3, partition=1, reserved_pods=1, condition=SCHEDULABLE),
     "b": SubsetOutcome(replicas=2, partition=0, reserved_pods=0, condition=None),
     "c": SubsetOutcome(replicas=1, partition=0, reserved_pods=0, condition=None),
 }
 STORED = [
-    {
-        "type": "SubsetFailure",
-        "status": "True",
-        "reason": "ForbiddenPatch",
-        "message": "x",
-        "lastTransitionTime": OLD,
-    },
-    {
-        "type": "UnitedDeploymentUpdated",
-        "status": "True",
-        "reason": "R",
-        "message": "m",
-        "lastTransitionTime": OLD,
-    },
+    condition("SubsetFailure", "True", "ForbiddenPatch", "x", OLD),
+    condition("UnitedDeploymentUpdated", "True", "R", "m", OLD),
 ]
 
 
@@ -141,20 +120,8 @@ def test_the_whole_status_of_a_rollout_in_progress() -> None:
         ],
         "conditions": [
             STORED[1],
-            {
-                "type": "SubsetProvisioned",
-                "status": "True",
-                "lastTransitionTime": T,
-                "reason": "",
-                "message": "",
-            },
-            {
-                "type": "SubsetUpdated",
-                "status": "False",
-                "lastTransitionTime": T,
-                "reason": "Error",
-                "message": "a: boom; b: bust",
-            },
+            condition("SubsetProvisioned", "True", "", "", T),
+            condition("SubsetUpdated", "False", "Error", "a: boom; b: bust", T),
         ],
         "labelSelector": "app=web",
     }
@@ -165,9 +132,7 @@ def test_reservation_mode_reports_reserved_pods_and_narrows_the_selector() -> No
     assert result["labelSelector"] == "app=web,spreadgate.dev/united-deployment-reserved-pod=false"
     assert result["reservedPods"] == 1
     assert [s.get("reservedPods") for s in result["subsetStatuses"]] == [1, 0, 0]
-    assert result["conditions"] == [
-        {"type": "SubsetUpdated", "status": "True", "lastTransitionTime": T, "reason": "", "message": ""}
-    ]
+    assert result["conditions"] == [condition("SubsetUpdated", "True", "", "", T)]
 
 
 def test_the_current_revision_advances_when_updated_ready_pods_cover_the_replicas_exactly() -> None:
@@ -182,23 +147,11 @@ def test_the_current_revision_advances_when_updated_ready_pods_cover_the_replica
 
 # --- ReplicasAllocated ---------------------------------------------------------------------
 
-OTHER = {
-    "type": "SubsetProvisioned",
-    "status": "True",
-    "reason": "",
-    "message": "",
-    "lastTransitionTime": OLD,
-}
+OTHER = condition("SubsetProvisioned", "True", "", "", OLD)
 
 
 def allocated(status_value: str, reason: str, message: str, when: str = T) -> dict[str, Any]:
-    return {
-        "type": "ReplicasAllocated",
-        "status": status_value,
-        "lastTransitionTime": when,
-        "reason": reason,
-        "message": message,
-    }
+    return condition("ReplicasAllocated", status_value, reason, message, when)
 
 
 def place(
@@ -249,17 +202,13 @@ def test_without_a_stored_condition_nothing_is_added_while_all_are_placed() -> N
 
 
 def test_the_updated_condition_says_whether_the_stored_revision_is_the_expected_one() -> None:
-    assert updated_condition("web-1", "web-2", NOW) == {
-        "type": "UnitedDeploymentUpdated",
-        "status": "False",
-        "lastTransitionTime": T,
-        "reason": "UnitedDeploymentRevisionUpdating",
-        "message": "updating to revision web-2",
-    }
-    assert updated_condition("web-2", "web-2", NOW) == {
-        "type": "UnitedDeploymentUpdated",
-        "status": "True",
-        "lastTransitionTime": T,
-        "reason": "UnitedDeploymentRevisionUpdated",
-        "message": "updated to revision web-2",
-    }
+    assert updated_condition("web-1", "web-2", NOW) == condition(
+        "UnitedDeploymentUpdated",
+        "False",
+        "UnitedDeploymentRevisionUpdating",
+        "updating to revision web-2",
+        T,
+    )
+    assert updated_condition("web-2", "web-2", NOW) == condition(
+        "UnitedDeploymentUpdated", "True", "UnitedDeploymentRevisionUpdated", "updated to revision web-2", T
+    )

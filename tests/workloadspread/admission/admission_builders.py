@@ -94,6 +94,20 @@ def deployment_chain(replicas: int = 6, template_hash: str = "abc123") -> list[d
     return [deploy, rs]
 
 
+def counted_cluster(replicas: int = 6) -> list[dict[str, Any]]:
+    """Spread `ws` over subsets a (full), b (2 slots left) and c (unlimited), and its Deployment."""
+    ws = spread(
+        [subset("a", 1, "z1"), subset("b", 3, "z2"), subset("c", None, "z3")],
+        status=versioned(
+            "abc123",
+            {"name": "a", "replicas": 1, "missingReplicas": 0},
+            {"name": "b", "replicas": 1, "missingReplicas": 2},
+            {"name": "c", "replicas": 0, "missingReplicas": -1},
+        ),
+    )
+    return [ws, *deployment_chain(replicas)]
+
+
 def pod(
     name: str | None = "web-abc123-x1",
     *,

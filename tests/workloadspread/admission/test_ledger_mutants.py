@@ -358,20 +358,18 @@ def test_while_the_spec_is_ahead_a_deletion_counts_the_room_from_the_cap() -> No
         observedGeneration=0,
         generation=1,
     )
-    assert ledger.release(ledger.entries[0], "p1", NOW, 2) is False  # 3 held after, cap 2
-    assert ledger.entries[0] == {
-        "name": "a",
-        "replicas": 4,
-        "deletingPods": {"p1": NOW_TEXT},
-        "missingReplicas": 0,
-    }
-    assert ledger.release(ledger.entries[1], "p2", NOW, 5) is True  # 2 held after, cap 5
-    assert ledger.entries[1] == {
-        "name": "b",
-        "replicas": 3,
-        "deletingPods": {"p2": NOW_TEXT},
-        "missingReplicas": 3,
-    }
+    # a: 3 held after, cap 2, no room; b: 2 held after, cap 5, room for 3
+    for index, name, pod_name, cap, room, replicas, missing in (
+        (0, "a", "p1", 2, False, 4, 0),
+        (1, "b", "p2", 5, True, 3, 3),
+    ):
+        assert ledger.release(ledger.entries[index], pod_name, NOW, cap) is room
+        assert ledger.entries[index] == {
+            "name": name,
+            "replicas": replicas,
+            "deletingPods": {pod_name: NOW_TEXT},
+            "missingReplicas": missing,
+        }
     unlimited = _ledger(
         [subset("a", 2)], {"name": "a", "replicas": 1, "missingReplicas": -1}, observedGeneration=0
     )

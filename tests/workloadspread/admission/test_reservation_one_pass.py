@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import pytest
 from admission_builders import NOW, deployment_chain, owner_ref, pod, spread, subset, versioned, workload
+from admission_builders import counted_cluster as _counted
 
 import py_engine
 from py_engine.model import WorkloadSpread
@@ -172,19 +173,6 @@ def _create(
     decision = service.mutate_pod(request)
     assert len(committer.trails) == 1, decision
     return decision, committer.trails[0]
-
-
-def _counted(replicas: int = 6) -> list[dict[str, Any]]:
-    ws = spread(
-        [subset("a", 1, "z1"), subset("b", 3, "z2"), subset("c", None, "z3")],
-        status=versioned(
-            "abc123",
-            {"name": "a", "replicas": 1, "missingReplicas": 0},
-            {"name": "b", "replicas": 1, "missingReplicas": 2},
-            {"name": "c", "replicas": 0, "missingReplicas": -1},
-        ),
-    )
-    return [ws, *deployment_chain(replicas)]
 
 
 def _percentages(status: dict[str, Any] | None, replicas: int) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from admission_builders import NOW, deployment_chain, owner_ref, pod, spread, subset, versioned
+from admission_builders import counted_cluster as _cluster
 
 from py_engine.model.constants import KRUISE_MATCHED_ANNOTATION, MATCHED_ANNOTATION
 from py_engine.semantics.clock import FixedClock
@@ -56,18 +57,33 @@ ZONE_B_AFFINITY = {
 MONOTONIC_NOW = NOW.timestamp()
 
 
-def _cluster() -> list[dict[str, Any]]:
-    """Spread `ws` over subsets a (full), b (2 slots left) and c (unlimited), and its Deployment."""
-    ws = spread(
-        [subset("a", 1, "z1"), subset("b", 3, "z2"), subset("c", None, "z3")],
-        status=versioned(
-            "abc123",
-            {"name": "a", "replicas": 1, "missingReplicas": 0},
-            {"name": "b", "replicas": 1, "missingReplicas": 2},
-            {"name": "c", "replicas": 0, "missingReplicas": -1},
-        ),
+def _written_b(committer: RecordingCommitter) -> dict[str, Any]:
+    """Subset b's entry (revision abc123) of the spread status in the committer's first write."""
+    entry: dict[str, Any] = committer.writes[0]["status"]["versionedSubsetStatuses"]["abc123"][1]
+    return entry
+
+
+def _pod_x1_in_b(missing: int, pods_key: str) -> dict[str, Any]:
+    """Subset b's expected entry: one replica, `missing` missing, pod web-abc123-x1 under `pods_key`."""
+    return {
+        "name": "b",
+        "replicas": 1,
+        "missingReplicas": missing,
+        pods_key: {"web-abc123-x1": "2024-06-01T12:00:00Z"},
+    }
+
+
+def _timed_out(error: str) -> Decision:
+    """The refusal of a create whose commit to spread `ws` raised CommitTimeout(`error`)."""
+    return Decision(
+        False,
+        "commit-failed",
+        code=500,
+        message=f"WorkloadSpread default/ws: {error}",
+        reason="CommitTimeout",
+        audit={"workloadspread": "ws"},
+        spread="ws",
     )
-    return [ws, *deployment_chain(6)]
 
 
 class Failing(SpreadCommitter):
@@ -121,15 +137,22 @@ def _service(
     )
 
 
-def _create(the_pod: dict[str, Any] | None = None, **request: Any) -> dict[str, Any]:
+def _pod_request(
+    operation: str, pod_field: str, the_pod: dict[str, Any], request: dict[str, Any]
+) -> dict[str, Any]:
+    """An admission request on a pod in namespace default, `the_pod` under `pod_field`."""
     return {
         "uid": "r",
-        "operation": "CREATE",
+        "operation": operation,
         "namespace": "default",
         "resource": PODS,
-        "object": the_pod if the_pod is not None else pod(),
+        pod_field: the_pod,
         **request,
     }
+
+
+def _create(the_pod: dict[str, Any] | None = None, **request: Any) -> dict[str, Any]:
+    return _pod_request("CREATE", "object", the_pod if the_pod is not None else pod(), request)
 
 
 def _forged() -> dict[str, Any]:
@@ -157,15 +180,7 @@ def test_allow_and_deny_build_the_documented_answers() -> None:
 def test_a_create_whose_commit_times_out_is_denied_naming_the_spread() -> None:
     committer = Failing(CommitTimeout("the deadline passed before the write"))
     decision = _service(committer).mutate_pod(_create(dryRun=True))
-    assert decision == Decision(
-        False,
-        "commit-failed",
-        code=500,
-        message="WorkloadSpread default/ws: the deadline passed before the write",
-        reason="CommitTimeout",
-        audit={"workloadspread": "ws"},
-        spread="ws",
-    )
+    assert decision == _timed_out("the deadline passed before the write")
     assert committer.calls == [("default", "ws", MONOTONIC_NOW + 2.5, True)]
 
 
@@ -230,17 +245,7 @@ def test_the_async_create_answers_once_the_committer_has_and_like_the_sync_one()
 def test_the_async_create_answers_a_failed_commit_through_the_same_rules() -> None:
     answers: list[Decision] = []
     _service(Failing(CommitTimeout("late"))).mutate_pod_async(_create(), lambda o: answers.append(o()))
-    assert answers == [
-        Decision(
-            False,
-            "commit-failed",
-            code=500,
-            message="WorkloadSpread default/ws: late",
-            reason="CommitTimeout",
-            audit={"workloadspread": "ws"},
-            spread="ws",
-        )
-    ]
+    assert answers == [_timed_out("late")]
 
 
 def test_the_async_entry_points_answer_at_once_what_needs_no_commit() -> None:
@@ -318,13 +323,7 @@ def test_a_create_is_placed_and_recorded() -> None:
     )
     assert decision.pod is not None and decision.pod["spec"]["affinity"] == ZONE_B_AFFINITY
     assert decision.pod["metadata"]["annotations"] == {MATCHED_ANNOTATION: annotation}
-    entries = committer.writes[0]["status"]["versionedSubsetStatuses"]["abc123"]
-    assert entries[1] == {
-        "name": "b",
-        "replicas": 1,
-        "missingReplicas": 1,
-        "creatingPods": {"web-abc123-x1": "2024-06-01T12:00:00Z"},
-    }
+    assert _written_b(committer) == _pod_x1_in_b(1, "creatingPods")
 
 
 def test_a_create_with_no_room_is_admitted_without_a_subset_and_loses_a_forged_annotation() -> None:
@@ -397,13 +396,8 @@ def test_a_create_whose_namespace_comes_from_the_pod_is_placed() -> None:
 def test_a_create_whose_owner_is_not_cached_is_denied_not_found() -> None:
     reader = SnapshotReader(_cluster()[:1])  # the Deployment and its ReplicaSet are not there
     decision = _service(reader=reader).mutate_pod(_create())
-    assert decision == Decision(
-        False,
-        "denied",
-        code=404,
-        message='ReplicaSet "web-abc123" not found in namespace "default" (owner of the pod being admitted)',
-        reason="NotFound",
-    )
+    message = 'ReplicaSet "web-abc123" not found in namespace "default" (owner of the pod being admitted)'
+    assert decision == Decision(False, "denied", code=404, message=message, reason="NotFound")
 
 
 def test_a_create_no_spread_governs_loses_only_spreadgates_annotation() -> None:
@@ -443,14 +437,7 @@ def _placed() -> dict[str, Any]:
 
 
 def _delete(the_pod: dict[str, Any] | None = None, **request: Any) -> dict[str, Any]:
-    return {
-        "uid": "r",
-        "operation": "DELETE",
-        "namespace": "default",
-        "resource": PODS,
-        "oldObject": the_pod if the_pod is not None else _placed(),
-        **request,
-    }
+    return _pod_request("DELETE", "oldObject", the_pod if the_pod is not None else _placed(), request)
 
 
 def test_a_delete_gives_the_slot_back() -> None:
@@ -460,13 +447,7 @@ def test_a_delete_gives_the_slot_back() -> None:
     assert decision == Decision(
         True, "released", audit={"workloadspread": "ws", "subset": "b"}, spread="ws", subset="b"
     )
-    entries = committer.writes[0]["status"]["versionedSubsetStatuses"]["abc123"]
-    assert entries[1] == {
-        "name": "b",
-        "replicas": 1,
-        "missingReplicas": 3,
-        "deletingPods": {"web-abc123-x1": "2024-06-01T12:00:00Z"},
-    }
+    assert _written_b(committer) == _pod_x1_in_b(3, "deletingPods")
 
 
 def test_an_eviction_reads_the_pod_and_gives_its_slot_back() -> None:
@@ -591,13 +572,8 @@ def _with_patch(patch: dict[str, Any]) -> SnapshotReader:
 def test_a_create_whose_subset_patch_does_not_apply_is_denied_naming_the_spread() -> None:
     reader = _with_patch({"spec": {"$patch": "nope"}})
     decision = _service(reader=reader, check_subset_patches=False).mutate_pod(_create())
-    assert decision == Decision(
-        False,
-        "denied",
-        code=500,
-        message="the subset patch does not apply to the pod: spec.: unknown $patch directive 'nope'",
-        spread="ws",
-    )
+    message = "the subset patch does not apply to the pod: spec.: unknown $patch directive 'nope'"
+    assert decision == Decision(False, "denied", code=500, message=message, spread="ws")
 
 
 def test_a_create_whose_subset_patch_is_refused_is_placed_without_it() -> None:
@@ -635,8 +611,7 @@ def test_a_pod_without_a_name_is_recorded_under_the_generated_uid_and_carries_it
         {"op": "add", "path": "/metadata/annotations", "value": {MATCHED_ANNOTATION: annotation}},
         {"op": "add", "path": "/spec/affinity", "value": ZONE_B_AFFINITY},
     ]
-    entries = committer.writes[0]["status"]["versionedSubsetStatuses"]["abc123"]
-    assert entries[1]["creatingPods"] == {"uid-1": "2024-06-01T12:00:00Z"}
+    assert _written_b(committer)["creatingPods"] == {"uid-1": "2024-06-01T12:00:00Z"}
 
 
 def test_a_delete_annotated_for_a_spread_that_does_not_govern_the_pod_releases_nothing() -> None:
