@@ -138,13 +138,13 @@ def mutmut_section(modules: Sequence[str], tests: Sequence[str]) -> str:
     ignored = [f"--ignore={Path(t) / 'runtime'}" for t in tests if (ROOT / t / "runtime").is_dir()]
     # Tests marked `structure` follow the call path by function name; mutmut renames every function
     # it mutates and calls it through a trampoline, so they would fail on the unmutated copy.
-    ignored += ["-m", "not structure"]
+    unmarked = ["-m", "not structure"]
     lines = [
         "",
         "[tool.mutmut]",
         f"source_paths = {json.dumps(list(modules))}",
         f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}",
-        f"pytest_add_cli_args = {json.dumps(['-q', '-p', 'no:cacheprovider', *ignored])}",
+        f"pytest_add_cli_args = {json.dumps(['-q', '-p', 'no:cacheprovider', *ignored, *unmarked])}",
         f"also_copy = {json.dumps(list(COPIED))}",
         "",
     ]
