@@ -36,7 +36,7 @@ from py_engine.semantics.scheduling import (
     untolerated_taint,
 )
 from py_engine.semantics.timeutil import format_time
-from py_engine.sim.controllers.base import Controller, object_key
+from py_engine.sim.controllers.base import Controller, object_key, resource_version
 from py_engine.sim.controllers.podutil import is_terminal
 from py_engine.sim.controllers.writes import patch_status
 from py_engine.sim.interface import JSON, ApiError
@@ -146,23 +146,40 @@ class Scheduler(Controller):
     def setup(self) -> None:
         self.pod_informer = self.informers.get(PODS)
         self.node_informer = self.informers.get(NODES)
-        # Pods this scheduler bound whose binding the informer has not shown yet (uid ->
-        # node), as kube-scheduler's "assumed pods": a late watch event of the pod as it
-        # was before binding carries the same resourceVersion as our local copy and may
-        # replace it, and without this the next snapshot would count the node short.
-        self._assumed: dict[str, str] = {}
+        # Pods this scheduler bound whose binding the server has not shown yet (uid ->
+        # node and the resourceVersion the pod had when it was bound), as kube-scheduler's
+        # "assumed pods". Our own reflection of the binding keeps that resourceVersion, so
+        # a late watch event of the pod as it was before binding may replace it; only an
+        # event at a newer version (the server's bound pod) or the pod's deletion confirms
+        # or forgets the assumption. Without this the next snapshot counted the node short.
+        self._assumed: dict[str, tuple[str, int | None]] = {}
         self.pod_informer.add_handler(self._on_pod)
         self.node_informer.add_handler(lambda _e, _obj: self._requeue_pending())
 
+    def assumed_pods(self) -> dict[str, str]:
+        """uid -> node of every binding not yet confirmed by the server (for tests)."""
+        return {uid: node for uid, (node, _version) in self._assumed.items()}
+
     def _assumed_node(self, pod: JSON) -> str | None:
-        return self._assumed.get(str(pod.get("metadata", {}).get("uid", "")))
+        assumed = self._assumed.get(str(pod.get("metadata", {}).get("uid", "")))
+        return None if assumed is None else assumed[0]
+
+    def _confirms_assumption(self, event: str, pod: JSON) -> bool:
+        """A deletion, or the server's copy of the pod bound (newer than the one we bound)."""
+        if event == "DELETED":
+            return True
+        assumed = self._assumed.get(str(pod.get("metadata", {}).get("uid", "")))
+        if assumed is None or not pod.get("spec", {}).get("nodeName"):
+            return False
+        version, bound_from = resource_version(pod), assumed[1]
+        return version is None or bound_from is None or version > bound_from
 
     def _with_assumed_binding(self, pod: JSON) -> JSON:
         node = None if pod.get("spec", {}).get("nodeName") else self._assumed_node(pod)
         return pod if node is None else {**pod, "spec": {**pod.get("spec", {}), "nodeName": node}}
 
     def _on_pod(self, event: str, pod: JSON) -> None:
-        if event == "DELETED" or pod.get("spec", {}).get("nodeName"):
+        if self._confirms_assumption(event, pod):
             self._assumed.pop(str(pod.get("metadata", {}).get("uid", "")), None)
         if _wants_scheduling(pod) and self._assumed_node(pod) is None:
             self.enqueue(object_key(pod))
@@ -227,9 +244,16 @@ class Scheduler(Controller):
             "metadata": {"name": meta["name"], "namespace": meta.get("namespace"), "uid": meta.get("uid")},
             "target": {"apiVersion": "v1", "kind": "Node", "name": chosen.name},
         }
+        # Assumed before the binding is sent, as kube-scheduler does: the server's event of
+        # the bound pod can reach the informer before `create` returns here, and it must
+        # find the assumption to confirm it.
+        uid = str(meta.get("uid") or "")
+        if uid:
+            self._assumed[uid] = (chosen.name, resource_version(pod))
         try:
             self.api.create(PODS, meta.get("namespace"), binding, subresource="binding", name=meta["name"])
         except ApiError as exc:
+            self._assumed.pop(uid, None)  # forgotten: the binding did not happen
             if exc.code in (404, 409):  # deleted, or bound by someone else meanwhile
                 return 0
             raise
@@ -237,8 +261,6 @@ class Scheduler(Controller):
         self.events.normal(
             pod, "Scheduled", f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {chosen.name}"
         )
-        if meta.get("uid"):
-            self._assumed[str(meta["uid"])] = chosen.name
         bound = dict(pod)
         bound["spec"] = {**pod.get("spec", {}), "nodeName": chosen.name}
         self.pod_informer.apply_local(bound)

@@ -63,10 +63,11 @@ def test_thousand_pods_created_scheduled_and_running(threaded: Cluster) -> None:
     per_node: dict[str, int] = {}
     for pod in pods:
         per_node[pod["spec"]["nodeName"]] = per_node.get(pod["spec"]["nodeName"], 0) + 1
-    # Spread over every node. In real time the scheduler's passes overlap the informer's
-    # events, so the balance is near, not exact (the virtual-time tests assert exact
-    # placement); 1,000 pods on 12 nodes is 83.3 per node.
-    assert len(per_node) == 12 and max(per_node.values()) - min(per_node.values()) <= 6, per_node
+    # Spread evenly over every node: 1,000 pods on 12 nodes is 83 or 84 per node. In real
+    # time the informer's events overlap the scheduler's passes (a late copy of a pod as it
+    # was before binding, the bound pod seen before the binding call returns); the
+    # scheduler's assumed pods keep its counts exact through them (88/79 without).
+    assert sorted(set(per_node.values())) == [83, 84] and len(per_node) == 12, per_node
     print(f"1000 pods created, scheduled and running in {elapsed:.2f}s")
 
 

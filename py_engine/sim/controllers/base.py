@@ -36,7 +36,15 @@ from py_engine.sim.apiserver import ClusterAPI
 from py_engine.sim.events import EventRecorder
 from py_engine.sim.interface import JSON, ApiError, Watch
 
-__all__ = ["Controller", "DelayingKeyQueue", "Informer", "InformerSet", "object_key", "split_key"]
+__all__ = [
+    "Controller",
+    "DelayingKeyQueue",
+    "Informer",
+    "InformerSet",
+    "object_key",
+    "resource_version",
+    "split_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +68,8 @@ def split_key(key: str) -> tuple[str | None, str]:
     return (namespace, name) if slash else (None, key)
 
 
-def _rv(obj: JSON) -> int | None:
+def resource_version(obj: JSON) -> int | None:
+    """The object's resourceVersion as a number (the emulator's are), or None."""
     raw = obj.get("metadata", {}).get("resourceVersion")
     try:
         return int(raw)
@@ -72,7 +81,7 @@ def _not_older(new: JSON, old: JSON | None) -> bool:
     """Whether `new` may replace `old` in a cache (unknown versions always may)."""
     if old is None:
         return True
-    new_rv, old_rv = _rv(new), _rv(old)
+    new_rv, old_rv = resource_version(new), resource_version(old)
     return new_rv is None or old_rv is None or new_rv >= old_rv
 
 
@@ -161,7 +170,7 @@ class Informer:
         key = object_key(obj)
         with self._lock:
             tomb = self._tombstones.get(key)
-            rv = _rv(obj)
+            rv = resource_version(obj)
             if tomb is not None and rv is not None and rv <= tomb:
                 return None
             old = self._items.get(key)
@@ -177,7 +186,7 @@ class Informer:
         key = object_key(obj)
         with self._lock:
             old = self._items.pop(key, None)
-            rv = _rv(obj)
+            rv = resource_version(obj)
             if rv is not None:
                 self._tombstones[key] = max(rv, self._tombstones.get(key, 0))
                 if len(self._tombstones) > 20000:
