@@ -63,6 +63,7 @@ from py_engine.sim.resources import ResourceDef
 from py_engine.sim.threaded import ThreadedServer
 from py_engine.sim.tls import CertificateAuthority
 from py_engine.sim.tls_http import TLSThreadingHTTPServer
+from py_engine.sim.watch_encoding import EncodedEvents
 
 ADMIN_USER: JSON = ADMIN.to_json()
 log = logging.getLogger(__name__)
@@ -97,6 +98,10 @@ _REASONS = {
 
 def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _dumps_line(obj: Any) -> bytes:
+    return _dumps(obj) + b"\n"
 
 
 _CONTAINER_SUBRESOURCES = frozenset(
@@ -669,7 +674,9 @@ class _Handler(BaseHTTPRequestHandler):
                             headers=headers,
                         )
                         ev, headers = {"type": ev["type"], "object": table}, False
-                    self._chunk(_dumps(ev) + b"\n")
+                        self._chunk(_dumps(ev) + b"\n")
+                    else:
+                        self._chunk(self.server.encoded_events.line(rd, ev, _dumps_line))
             self.wfile.write(b"0\r\n\r\n")
         except (OSError, ssl.SSLError):
             self.close_connection = True
@@ -701,6 +708,7 @@ class _HttpServer(TLSThreadingHTTPServer):
         self.requests = 0
         self._stat_lock = threading.Lock()
         self._watches: set[ApiWatch] = set()
+        self.encoded_events = EncodedEvents()
         super().__init__(addr, _Handler, ssl_ctx, thread_name="apiserver-conn")
 
     def account(self, cpu: float) -> None:
