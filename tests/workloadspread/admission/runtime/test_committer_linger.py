@@ -72,23 +72,25 @@ def test_a_leader_lingers_longer_while_another_writer_contends_then_goes_back() 
     assert submit() == 104 and clock.pauses == [0.01, 0.01, 0.03, 0.01]  # one writer again
 
 
-def test_the_linger_never_takes_more_than_a_quarter_of_the_earliest_deadline() -> None:
+def after_a_conflict(linger: float) -> tuple[Committer, PauseRecordingClock]:
+    """A committer (`contended_linger` 30 ms) that has written once and then met a peer's write."""
     store, clock = MemoryStore(), PauseRecordingClock()
     store.add("default", "ws")
-    committer = Committer(store, clock, linger=0.01, contended_linger=0.03, conflict_backoff=0.0)
+    committer = Committer(store, clock, linger=linger, contended_linger=0.03, conflict_backoff=0.0)
     committer.submit("default", "ws", count_up, clock.monotonic() + 8)
     peer_writes(store)
+    return committer, clock
+
+
+def test_the_linger_never_takes_more_than_a_quarter_of_the_earliest_deadline() -> None:
+    committer, clock = after_a_conflict(linger=0.01)
     committer.submit("default", "ws", count_up, clock.monotonic() + 8)
     committer.submit("default", "ws", count_up, clock.monotonic() + 0.08)
     assert clock.pauses == [0.01, 0.02]  # contended, but 0.08 s left: a quarter of it
 
 
 def test_no_linger_turns_the_contended_linger_off_too() -> None:
-    store, clock = MemoryStore(), PauseRecordingClock()
-    store.add("default", "ws")
-    committer = Committer(store, clock, linger=0.0, contended_linger=0.03, conflict_backoff=0.0)
-    committer.submit("default", "ws", count_up, clock.monotonic() + 8)
-    peer_writes(store)
+    committer, clock = after_a_conflict(linger=0.0)
     for _ in range(3):
         committer.submit("default", "ws", count_up, clock.monotonic() + 8)
     assert committer.stats.conflicts == 1 and clock.pauses == []
