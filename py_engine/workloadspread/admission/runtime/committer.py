@@ -42,12 +42,13 @@ batched into the next single write:
   that read shows the very resourceVersion refused (no other writer won) does the retry wait
   a jittered backoff (docs/scale.md, "Replicas: the committer's conflict path").
 * During a burst the leader lingers `linger` (10 ms) before taking a batch, so that more
-  requests share its write; while another writer contends for the spread (a 409 or a batch
-  skipped as stale within `contention_window`), it lingers `contended_linger` (30 ms)
-  instead. Each write attempt is a window in which a peer's write turns it into a 409 and a
-  re-applied batch: between three replicas the longer linger halved the conflicts and cut
-  the webhooks' CPU per pod by a sixth, where a longer linger for a lone writer only added
-  latency (docs/scale.md, "Contended linger"). `linger=0` turns both off.
+  requests share its write; while another writer (a replica, the controller) contends for
+  the spread (a 409 or a batch skipped as stale within `contention_window`), it lingers
+  `contended_linger` (30 ms) instead. Each write attempt is a window in which a peer's
+  write turns it into a 409 and a re-applied batch: between three replicas the longer
+  linger halved the conflicts and cut the webhooks' CPU per pod by a sixth, where a longer
+  linger for a lone writer only added latency (docs/scale.md, "Contended linger").
+  `linger=0` turns both off.
 * A request whose deadline passes before its batch is written fails with
   `CommitTimeout` and nothing of it is written; a request inside a batch whose
   write is already on the wire waits for that write's outcome, so a request is
