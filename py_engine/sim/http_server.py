@@ -656,7 +656,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.wfile.write(head.encode("latin-1"))
             if gone is not None:
-                self._chunk(_dumps({"type": "ERROR", "object": gone}) + b"\n")
+                self._chunk(_dumps_line({"type": "ERROR", "object": gone}))
             elif w is not None:
                 self.server.track_watch(w, True)
                 w.idle_check = lambda: not self._client_gone()
@@ -674,7 +674,7 @@ class _Handler(BaseHTTPRequestHandler):
                             headers=headers,
                         )
                         ev, headers = {"type": ev["type"], "object": table}, False
-                        self._chunk(_dumps(ev) + b"\n")
+                        self._chunk(_dumps_line(ev))
                     else:
                         self._chunk(self.server.encoded_events.line(rd, ev, _dumps_line))
             self.wfile.write(b"0\r\n\r\n")

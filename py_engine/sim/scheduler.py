@@ -127,6 +127,10 @@ def pick_node(pod: JSON, states: dict[str, NodeState]) -> tuple[NodeState | None
     return min(feasible, key=rank), reasons
 
 
+def _uid(pod: JSON) -> str:
+    return str(pod.get("metadata", {}).get("uid") or "")
+
+
 def _wants_scheduling(pod: JSON) -> bool:
     spec = pod.get("spec", {})
     return (
@@ -161,14 +165,14 @@ class Scheduler(Controller):
         return {uid: node for uid, (node, _version) in self._assumed.items()}
 
     def _assumed_node(self, pod: JSON) -> str | None:
-        assumed = self._assumed.get(str(pod.get("metadata", {}).get("uid", "")))
+        assumed = self._assumed.get(_uid(pod))
         return None if assumed is None else assumed[0]
 
     def _confirms_assumption(self, event: str, pod: JSON) -> bool:
         """A deletion, or the server's copy of the pod bound (newer than the one we bound)."""
         if event == "DELETED":
             return True
-        assumed = self._assumed.get(str(pod.get("metadata", {}).get("uid", "")))
+        assumed = self._assumed.get(_uid(pod))
         if assumed is None or not pod.get("spec", {}).get("nodeName"):
             return False
         version, bound_from = resource_version(pod), assumed[1]
@@ -180,7 +184,7 @@ class Scheduler(Controller):
 
     def _on_pod(self, event: str, pod: JSON) -> None:
         if self._confirms_assumption(event, pod):
-            self._assumed.pop(str(pod.get("metadata", {}).get("uid", "")), None)
+            self._assumed.pop(_uid(pod), None)
         if _wants_scheduling(pod) and self._assumed_node(pod) is None:
             self.enqueue(object_key(pod))
         elif event == "DELETED" or is_terminal(pod) or pod.get("metadata", {}).get("deletionTimestamp"):
@@ -247,7 +251,7 @@ class Scheduler(Controller):
         # Assumed before the binding is sent, as kube-scheduler does: the server's event of
         # the bound pod can reach the informer before `create` returns here, and it must
         # find the assumption to confirm it.
-        uid = str(meta.get("uid") or "")
+        uid = _uid(pod)
         if uid:
             self._assumed[uid] = (chosen.name, resource_version(pod))
         try:

@@ -692,7 +692,7 @@ class Committer:
                 # Another writer's object arrived while the batch was applied: this write could
                 # only be answered 409. Apply again on the newer one, with what arrived meanwhile.
                 self.stats.add(stale_skips=1)
-                slot.contended_until = self.clock.monotonic() + self.contention_window
+                self._note_contention(slot)
                 slot.supersede(applied_on, slot.known)
                 slot.caught_up = True
                 base = cached
@@ -702,7 +702,7 @@ class Committer:
                 written = self.store.replace_status(namespace, name, obj, timeout=timeout)
             except Conflict:
                 self.stats.add(conflicts=1, retries=1)
-                slot.contended_until = self.clock.monotonic() + self.contention_window
+                self._note_contention(slot)
                 slot.supersede(applied_on, slot.known)
                 try:
                     base = self._after_conflict(slot, namespace, name, batch, timeout)
@@ -746,6 +746,10 @@ class Committer:
             # Written: done. Looping again would fail these (now answered) requests
             # with CommitTimeout when their deadline passed while the write was on the wire.
             return
+
+    def _note_contention(self, slot: _Slot) -> None:
+        """Another writer moved the spread under a batch: linger `contended_linger` for a while."""
+        slot.contended_until = self.clock.monotonic() + self.contention_window
 
     def _join(
         self, slot: _Slot, owned: list[_Request[Any]], batch: list[_Request[Any]]
