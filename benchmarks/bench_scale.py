@@ -19,11 +19,14 @@ sit behind `python -m benchmarks.rr_proxy` (round robin per connection, TLS end 
    memory per pod.
 2. Replicas. A spread with caps 400 / 400 / none and a 1,500-pod burst at 10 ms injected
    status-write latency: one webhook process with 66 threads on its own port (baseline) and
-   three with 22 each on one port (the target), then the same two behind the proxy
-   (references: what a process copying the bytes in between costs), bursts alternated three
-   times (each keeps its best throughput; writes, conflicts, requests, GETs, applies and CPU per
-   pod over all three, the webhooks' CPU split by thread (workers, event loop, spread watch);
-   the ratios of every round and each side's CPU per pod printed to show their spread; each
+   three with 22 each on one port (the target), both driven by the load generator's lighter
+   client (`stdlib`: the client shares the two cores, and CPU it takes is taken from the three,
+   not from one process bound by its own lock); then the same two under the urllib3 client
+   and the two behind the proxy (references: the heavier client, and what a process copying
+   the bytes in between costs), bursts alternated three times (each keeps its best
+   throughput; writes, conflicts, requests, GETs, applies and CPU per pod over all three,
+   the webhooks' CPU split by thread (workers, event loop, spread watch); the ratios of every
+   round and each side's CPU per pod printed to show their spread; each
    process's share of the requests, to show the load really spread); then the three on one
    port again with one replica killed (SIGKILL) once a third of the burst is reserved. Every
    allowed answer's patch is read back: pods per subset against its cap. After the kill run,
@@ -40,7 +43,7 @@ non-watch requests per second in steady state.
 
 Run: `python -m benchmarks bench_scale` (about 6 minutes on a loaded 2-core machine; `--quick`
 at 1,000 / 5,000 pods and a 600-pod burst, about 2 minutes). The replicas part alone:
-`python -m benchmarks.bench_scale --replicas` (about a minute; with `--quick`, the 600-pod burst).
+`python -m benchmarks.bench_scale --replicas` (about 75 s; with `--quick`, the 600-pod burst).
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ COMMITTER_COUNTERS = (
     "backoffs",
     "refreshed",
     "stale_skips",
+    "overtaken",
     "applied",
     "committed",
 )
@@ -630,7 +634,9 @@ def over_caps(pods: list[JSON]) -> dict[str, int]:
     }
 
 
-def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | None = None) -> JSON:
+def burst(
+    bench: Bench, replicas: Replicas, count: int, *, client: str = "stdlib", kill_after: float | None = None
+) -> JSON:
     bench.api.faults.set_spec("workloadspreads/status:update:latency=10ms")
     try:
         name = capped_spread(bench)
@@ -647,6 +653,7 @@ def burst(bench: Bench, replicas: Replicas, count: int, *, kill_after: float | N
             warm=CLIENTS,
             warm_path="/noop",
             record=True,
+            client=client,
         )
         killed_at = None
         if kill_after is not None:
@@ -748,16 +755,27 @@ def finalise(bench: Bench, tmp: Path, spread: str, pods: list[JSON]) -> JSON:
 
 
 SETUPS = (
-    ("one", 1, "direct"),
-    ("three", REPLICAS, "kernel"),
-    # References: what a user-space proxy in front costs, with one process and with three.
-    ("one_proxied", 1, "proxy"),
-    ("three_proxied", REPLICAS, "proxy"),
+    ("one", 1, "direct", "stdlib"),
+    ("three", REPLICAS, "kernel", "stdlib"),
+    # References: the same two under the heavier client (the earlier rounds' figures), and what a
+    # user-space proxy in front costs, with one process and with three.
+    ("one_urllib3", 1, "direct", "urllib3"),
+    ("three_urllib3", REPLICAS, "kernel", "urllib3"),
+    ("one_proxied", 1, "proxy", "stdlib"),
+    ("three_proxied", REPLICAS, "proxy", "stdlib"),
 )
-"""The replica bursts' setups: key, processes (`TOTAL_THREADS` threads between them), front."""
-RATIOS = (("three", "one"), ("three_proxied", "one_proxied"), ("three_proxied", "one"))
+"""The replica bursts' setups: key, processes (`TOTAL_THREADS` threads between them), front, the
+load generator's client (`benchmarks.loadgen.CLIENT_KINDS`). Setups with the same processes and
+front share them."""
+RATIOS = (
+    ("three", "one"),
+    ("three_urllib3", "one_urllib3"),
+    ("three_proxied", "one_proxied"),
+    ("three_proxied", "one"),
+)
 """Throughput ratios reported round by round and best of each: the target (three replicas on one
-address spread by the kernel against one process on its own), then the proxied pair."""
+address spread by the kernel against one process on its own, the lean client), then the same
+under urllib3, then the proxied pair."""
 
 
 def replicas_run(quick: bool) -> JSON:
@@ -768,17 +786,20 @@ def replicas_run(quick: bool) -> JSON:
     out: JSON = {"burst": count, "rounds": BURST_ROUNDS}
     with tempfile.TemporaryDirectory(prefix="bench-replicas-") as tmp:
         bench = Bench(Path(tmp))
-        started: list[Replicas] = []
+        started: dict[tuple[int, str], Replicas] = {}
         try:
-            setups: dict[str, Replicas] = {}
-            for key, processes, front in SETUPS:
-                setups[key] = Replicas(bench, processes, TOTAL_THREADS // processes, front=front)
-                started.append(setups[key])
-            three = setups["three"]
+            setups: dict[str, tuple[Replicas, str]] = {}
+            for key, processes, front, client in SETUPS:
+                if (processes, front) not in started:
+                    started[(processes, front)] = Replicas(
+                        bench, processes, TOTAL_THREADS // processes, front=front
+                    )
+                setups[key] = (started[(processes, front)], client)
+            three, three_client = setups["three"]
             runs: dict[str, list[JSON]] = {key: [] for key in setups}
             for _ in range(BURST_ROUNDS):
-                for key, setup in setups.items():
-                    runs[key].append(burst(bench, setup, count))
+                for key, (setup, client) in setups.items():
+                    runs[key].append(burst(bench, setup, count, client=client))
             # Each round's bursts run back to back: the spread of the ratios round by round.
             for top, base in RATIOS:
                 out[f"ratios_{top}_{base}"] = [
@@ -796,13 +817,13 @@ def replicas_run(quick: bool) -> JSON:
                         sum(r[counter] for r in done) * best["admitted"] / sum(r["admitted"] for r in done)
                     )
                 out[key] = best
-            out["killed"] = burst(bench, three, count, kill_after=1 / 3)
+            out["killed"] = burst(bench, three, count, client=three_client, kill_after=1 / 3)
             out["finalised"] = finalise(bench, Path(tmp), out["killed"]["spread"], out["killed"]["pods"])
         finally:
-            for replicas in started:
+            for replicas in started.values():
                 replicas.close()
             bench.close()
-    for run in (*(key for key, _, _ in SETUPS), "killed"):
+    for run in (*(key for key, *_ in SETUPS), "killed"):
         out[run].pop("pods")
     return out
 
@@ -955,6 +976,8 @@ def main(quick: bool = False) -> dict[str, Any]:
 LABELS = {
     "one": "1 process x {threads} threads",
     "three": "{replicas} replicas x {each} threads, one port (kernel)",
+    "one_urllib3": "1 process, urllib3 client (reference)",
+    "three_urllib3": "{replicas} replicas, one port, urllib3 client (reference)",
     "one_proxied": "1 process behind the proxy (reference)",
     "three_proxied": "{replicas} replicas behind the proxy (reference)",
 }
@@ -969,7 +992,7 @@ def report_replicas(rep: JSON) -> None:
     print(f"  load average after the replicas: {load_averages()}")
     rep_rows = []
     for key, label in (
-        *((key, f"{_label(key)} (best of {rep['rounds']})") for key, _, _ in SETUPS),
+        *((key, f"{_label(key)} (best of {rep['rounds']})") for key, *_ in SETUPS),
         ("killed", f"{REPLICAS} replicas, one port, one killed at 1/3 of the burst"),
     ):
         r = rep[key]
@@ -992,7 +1015,8 @@ def report_replicas(rep: JSON) -> None:
         )
     print_table(
         f"Burst of {rep['burst']:,} pods at 10 ms status-write latency, caps "
-        + " / ".join(f"{s}={c if c is not None else 'none'}" for s, c in CAPS.items()),
+        + " / ".join(f"{s}={c if c is not None else 'none'}" for s, c in CAPS.items())
+        + " (load generator: the stdlib client unless marked urllib3)",
         [
             "webhooks",
             "admitted",
@@ -1021,7 +1045,7 @@ def report_replicas(rep: JSON) -> None:
         f"lost or double-counted: {fin['lost']} (first errors: {rep['killed']['error_samples']})"
     )
     rows = []
-    for key, _, _ in SETUPS:
+    for key, *_ in SETUPS:
         r = rep[key]
         per_pod = r["admitted"]
         rows.append(
@@ -1038,6 +1062,7 @@ def report_replicas(rep: JSON) -> None:
                 f"{r['backoffs'] / per_pod:.3f}",
                 f"{r['refreshed'] / per_pod:.3f}",
                 f"{r['stale_skips'] / per_pod:.3f}",
+                f"{r['overtaken'] / per_pod:.3f}",
                 f"{r['applied'] / per_pod:.2f}",
                 f"{r['committed'] / max(r['batches'], 1):.1f}",
             ]
@@ -1057,12 +1082,13 @@ def report_replicas(rep: JSON) -> None:
             "backoffs",
             "from cache",
             "not sent",
+            "overtaken",
             "applies",
             "mean batch",
         ],
         rows,
     )
-    for key, _, _ in SETUPS:
+    for key, *_ in SETUPS:
         if len(rep[key]["all_shares"][0]) > 1:
             print(
                 f"  {_label(key)}: share of the requests per process, round by round: "
@@ -1135,6 +1161,7 @@ def targets(result: dict[str, Any], quick: bool) -> list[Target]:
             f"{REPLICAS} replicas on one port vs 1 process, same {TOTAL_THREADS} threads: throughput",
             f"{rate_three / rate_one:.2f}x ({rate_three:.0f} / {rate_one:.0f} pods/s; webhook CPU per pod "
             f"{three['cpu'] / three['admitted'] * 1e3:.2f} / {one['cpu'] / one['admitted'] * 1e3:.2f} ms; "
+            f"urllib3 client, both: {_best_ratio(rep, 'three_urllib3', 'one_urllib3'):.2f}x; "
             f"behind the proxy, both: {_best_ratio(rep, 'three_proxied', 'one_proxied'):.2f}x)",
             ">= 1.0x",
             applies and rate_three >= rate_one,

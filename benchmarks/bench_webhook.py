@@ -129,9 +129,11 @@ def start_load(
     warm: int = 0,
     warm_path: str | None = None,
     record: bool = False,
+    client: str = "urllib3",
 ) -> subprocess.Popen[str]:
-    """Start `benchmarks.loadgen` on one job (`CLIENTS` connections) and return at once: a caller
-    may act during the load (bench_scale kills a replica mid-burst); `finish_load` reads it."""
+    """Start `benchmarks.loadgen` on one job (`CLIENTS` connections of the `client` kind) and
+    return at once: a caller may act during the load (bench_scale kills a replica mid-burst);
+    `finish_load` reads it."""
     job = {
         "url": url,
         "ca_pem": ca_pem,
@@ -141,6 +143,7 @@ def start_load(
         "warm": warm,
         "warm_path": warm_path,
         "record": record,
+        "client": client,
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchmarks.loadgen"],

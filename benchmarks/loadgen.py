@@ -3,59 +3,119 @@
 Reads one JSON job on stdin: `url`, `ca_pem`, `template` (an AdmissionReview
 whose `request.uid` is replaced per request), `count`, `clients`, `warm`
 (requests sent first and not measured, to `warm_path` when given: a burst
-measured on warm connections without its warm-up reserving slots). `clients` threads, each with its own
-keep-alive TLS connection (urllib3, certificate verified), send the bodies as
-fast as they are answered (a closed loop, like the API server's admission
-calls during a burst). Answers one JSON line: per-request latencies in
+measured on warm connections without its warm-up reserving slots), `client` (`CLIENT_KINDS`,
+default "urllib3"). `clients` threads, each with its own keep-alive TLS connection
+(certificate verified), send the bodies as fast as they are answered (a closed loop, like the
+API server's admission calls during a burst). Answers one JSON line: per-request latencies in
 seconds, wall time, and the answers that were not an HTTP 200 allowing the
 request (count and the first few); with `record`, every allowed answer's patch too.
+
+Two clients, one loop. "urllib3" (a pool of one connection per thread) is the benchmarks'
+default. "stdlib" (`http.client`) sends the same bodies for about half the CPU (0.42-0.52 ms
+per request against 0.8-0.9, start-up included): the load generator shares the two cores with
+what it measures, and `bench_scale` compares three webhook processes, which can use both
+cores, with one bound by its own interpreter lock; CPU the client takes is taken from the
+three (docs/scale.md, "A leaner load generator"). A connection that fails is opened again for
+the next request, so a killed replica's clients move to the others.
 """
 
 from __future__ import annotations
 
 import copy
+import http.client
 import json
+import ssl
 import sys
 import threading
 import time
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 import urllib3
 
-
-def _bodies(template: dict[str, Any], count: int) -> list[bytes]:
-    out = []
-    for _ in range(count):
-        review = copy.deepcopy(template)
-        review["request"]["uid"] = str(uuid.uuid4())
-        out.append(json.dumps(review).encode())
-    return out
+CLIENT_KINDS = ("urllib3", "stdlib")
+_UID = "loadgen-uid-placeholder"
+_HEADERS = {"Content-Type": "application/json"}
 
 
-def connections(url: str, ca_pem: str, clients: int) -> tuple[list[urllib3.HTTPSConnectionPool], str]:
-    """One keep-alive TLS connection per client (reused by the warm-up and the measured run), and the path."""
-    rest = url.removeprefix("https://")
-    hostport, _, path = rest.partition("/")
-    host, port = hostport.rsplit(":", 1)
-    pools = [
-        urllib3.HTTPSConnectionPool(
+class Client(Protocol):
+    """One keep-alive TLS connection to the server."""
+
+    def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        """Send `body`, return the answer's status and body; raises `OSError` or
+        `http.client.HTTPException` (urllib3's `HTTPError` for urllib3) on a failed exchange."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Urllib3Client:
+    """urllib3's pool of one connection (it reconnects by itself)."""
+
+    def __init__(self, host: str, port: int, ca_pem: str) -> None:
+        self.pool = urllib3.HTTPSConnectionPool(
             host,
-            int(port),
+            port,
             maxsize=1,
             cert_reqs="CERT_REQUIRED",
             ca_cert_data=ca_pem,
             retries=False,
             timeout=urllib3.Timeout(total=60),
         )
-        for _ in range(clients)
-    ]
-    return pools, "/" + path
+
+    def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        response = self.pool.request("POST", path, body=body, headers=_HEADERS)
+        return response.status, response.data
+
+    def close(self) -> None:
+        self.pool.close()
 
 
-def fire(
-    pools: list[urllib3.HTTPSConnectionPool], path: str, bodies: list[bytes], record: bool = False
-) -> dict[str, Any]:
+class StdlibClient:
+    """The standard library's HTTPS connection; closed after a failure, reopened by the next
+    request."""
+
+    def __init__(self, host: str, port: int, ca_pem: str) -> None:
+        context = ssl.create_default_context(cadata=ca_pem)
+        self.conn = http.client.HTTPSConnection(host, port, context=context, timeout=60)
+
+    def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        try:
+            self.conn.request("POST", path, body=body, headers=_HEADERS)
+            response = self.conn.getresponse()
+            return response.status, response.read()
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+_FAILURES = (OSError, http.client.HTTPException, urllib3.exceptions.HTTPError)
+
+
+def _bodies(template: dict[str, Any], count: int) -> list[bytes]:
+    """`count` encodings of `template`, each with a fresh `request.uid` (encoded once, the uid
+    put in by replacing a placeholder)."""
+    review = copy.deepcopy(template)
+    review["request"]["uid"] = _UID
+    head, tail = json.dumps(review).split(_UID, 1)
+    return [f"{head}{uuid.uuid4()}{tail}".encode() for _ in range(count)]
+
+
+def connections(url: str, ca_pem: str, clients: int, kind: str = "urllib3") -> tuple[list[Client], str]:
+    """One keep-alive TLS connection per client (reused by the warm-up and the measured run), and the path."""
+    if kind not in CLIENT_KINDS:
+        raise ValueError(f"client {kind!r}: one of {', '.join(CLIENT_KINDS)}")
+    rest = url.removeprefix("https://")
+    hostport, _, path = rest.partition("/")
+    host, port = hostport.rsplit(":", 1)
+    make = Urllib3Client if kind == "urllib3" else StdlibClient
+    return [make(host, int(port), ca_pem) for _ in range(clients)], "/" + path
+
+
+def fire(conns: list[Client], path: str, bodies: list[bytes], record: bool = False) -> dict[str, Any]:
     """Send every body, one thread per connection; latencies in seconds, in completion order
     (with `record`, also every allowed answer's JSON patch, base64 as sent, or "" without one)."""
     lock = threading.Lock()
@@ -64,7 +124,7 @@ def fire(
     bad: list[str] = []
     patches: list[str] = []
 
-    def worker(pool: urllib3.HTTPSConnectionPool) -> None:
+    def worker(conn: Client) -> None:
         mine: list[float] = []
         errors: list[str] = []
         answers: list[str] = []
@@ -75,25 +135,25 @@ def fire(
                 break
             started = time.perf_counter()
             try:
-                resp = pool.request(
-                    "POST", path, body=bodies[index], headers={"Content-Type": "application/json"}
-                )
-            except urllib3.exceptions.HTTPError as exc:
+                status, data = conn.post(path, bodies[index])
+            except _FAILURES as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
                 continue
             mine.append(time.perf_counter() - started)
-            if resp.status != 200:
-                errors.append(f"HTTP {resp.status}: {resp.data[:200]!r}")
-            elif not json.loads(resp.data)["response"]["allowed"]:
-                errors.append(f"denied: {resp.data[:300]!r}")
+            if status != 200:
+                errors.append(f"HTTP {status}: {data[:200]!r}")
+                continue
+            answer = json.loads(data)["response"]
+            if not answer["allowed"]:
+                errors.append(f"denied: {data[:300]!r}")
             elif record:
-                answers.append(str(json.loads(resp.data)["response"].get("patch") or ""))
+                answers.append(str(answer.get("patch") or ""))
         with lock:
             latencies.extend(mine)
             bad.extend(errors)
             patches.extend(answers)
 
-    threads = [threading.Thread(target=worker, args=(pool,)) for pool in pools]
+    threads = [threading.Thread(target=worker, args=(conn,)) for conn in conns]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -105,14 +165,14 @@ def fire(
 
 def main() -> int:
     job = json.loads(sys.stdin.read())
-    pools, path = connections(job["url"], job["ca_pem"], int(job["clients"]))
+    conns, path = connections(job["url"], job["ca_pem"], int(job["clients"]), job.get("client") or "urllib3")
     try:
         if job.get("warm"):
-            fire(pools, job.get("warm_path") or path, _bodies(job["template"], int(job["warm"])))
-        result = fire(pools, path, _bodies(job["template"], int(job["count"])), bool(job.get("record")))
+            fire(conns, job.get("warm_path") or path, _bodies(job["template"], int(job["warm"])))
+        result = fire(conns, path, _bodies(job["template"], int(job["count"])), bool(job.get("record")))
     finally:
-        for pool in pools:
-            pool.close()
+        for conn in conns:
+            conn.close()
     print(json.dumps(result))
     return 0
 

@@ -55,6 +55,12 @@ COMMITTER_COUNTERS = (
         "Batches applied again instead of sent: the watch cache showed a newer WorkloadSpread.",
     ),
     (
+        "spreadgate_commit_overtaken_total",
+        "overtaken",
+        "Status writes given up while on the wire: another writer's WorkloadSpread in the watch "
+        "cache could only make them a 409, so the batch went again at once.",
+    ),
+    (
         "spreadgate_commit_committed_total",
         "committed",
         "Reservations committed (their WorkloadSpread status written, or nothing to write).",

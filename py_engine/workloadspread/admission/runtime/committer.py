@@ -41,6 +41,14 @@ batched into the next single write:
   goes at once; only when no newer copy comes is the spread read from the API, and only when
   that read shows the very resourceVersion refused (no other writer won) does the retry wait
   a jittered backoff (docs/scale.md, "Replicas: the committer's conflict path").
+* While another writer contends for the spread, a write is sent from a thread of its own
+  (at most `max_write_threads` at a time) and the leader watches the cache meanwhile:
+  between replicas a batch's write is usually sent while a peer's is still on the wire, lands
+  second, and is answered 409 a whole write latency later. Once the cache shows another
+  writer's object in place of the write's base, the write is given up as overtaken and the
+  batch applied on that object and sent at once (an apply is idempotent, so even a write that
+  was stored after all and written over by a peer counts once; docs/scale.md, "Overtaken
+  writes"). A lone writer writes on the leader's thread.
 * During a burst the leader lingers `linger` (10 ms) before taking a batch, so that more
   requests share its write; while another writer (a replica, the controller) contends for
   the spread (a 409 or a batch skipped as stale within `contention_window`), it lingers
@@ -51,7 +59,8 @@ batched into the next single write:
   `linger=0` turns both off.
 * A request whose deadline passes before its batch is written fails with
   `CommitTimeout` and nothing of it is written; a request inside a batch whose
-  write is already on the wire waits for that write's outcome, so a request is
+  write is already on the wire waits for that write's outcome (an overtaken write's: the
+  batch's application on the object that overtook it), so a request is
   never reported failed while its reservation was written. A blocked waiter
   times out by itself; an asynchronous request is failed when the leader takes
   it, which is at most one write later (that write's own timeout ends at the
@@ -89,6 +98,7 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from py_engine.apiclient import (
@@ -154,10 +164,20 @@ class FollowedStatusStore(Protocol):
     """A `StatusStore` whose watch cache can be waited on (`KubeStatusStore` with a cache)."""
 
     def wait_cached(
-        self, namespace: str, name: str, superseded: Collection[str], timeout: float
+        self,
+        namespace: str,
+        name: str,
+        superseded: Collection[str],
+        timeout: float,
+        until: Callable[[], bool] | None = None,
     ) -> JSON | None:
         """The cached copy once its resourceVersion is none of `superseded` (at once when it
-        already is), or None after `timeout` seconds."""
+        already is), or None after `timeout` seconds or once `until()` holds (checked on every
+        `wake` and every change of the cache)."""
+        ...
+
+    def wake(self) -> None:
+        """Wake every `wait_cached` caller to check its `until` again."""
         ...
 
 
@@ -181,8 +201,17 @@ class KubeStatusStore:
             with self._changed:
                 self._changed.notify_all()
 
+    def wake(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
     def wait_cached(
-        self, namespace: str, name: str, superseded: Collection[str], timeout: float
+        self,
+        namespace: str,
+        name: str,
+        superseded: Collection[str],
+        timeout: float,
+        until: Callable[[], bool] | None = None,
     ) -> JSON | None:
         if self.cache is None:
             return None
@@ -191,6 +220,8 @@ class KubeStatusStore:
             self._waiting += 1
             try:
                 for _ in range(1000):  # woken once per change of any cached spread; bounded anyway
+                    if until is not None and until():
+                        break
                     obj = self.cache.get(namespace, name)
                     if obj is not None and _rv(obj) not in superseded:
                         return obj
@@ -239,6 +270,9 @@ class CommitterStats:
     """Retries after a 409 that took the newer object from the watch cache instead of a GET."""
     applied: int = 0
     """Requests applied, counting each time a retry applies them again."""
+    overtaken: int = 0
+    """Writes given up while on the wire: the watch cache showed another writer's object in
+    place of their base, so their 409 was certain; the batch was sent again at once."""
     stale_skips: int = 0
     """Batches not sent because the watch cache showed a newer object while they were applied
     (the write could only have been answered 409)."""
@@ -263,6 +297,7 @@ class CommitterStats:
                 "backoffs": self.backoffs,
                 "refreshed": self.refreshed,
                 "stale_skips": self.stale_skips,
+                "overtaken": self.overtaken,
                 "applied": self.applied,
                 "timeouts": self.timeouts,
                 "errors": self.errors,
@@ -367,6 +402,56 @@ class _Slot:
         return cached is not None and _rv(cached) not in self.superseded
 
 
+class _Overtaken(Exception):
+    """The watch cache showed another writer's object (`newer`) while this process's write was
+    on the wire: a status PUT conditional on its base's resourceVersion can then only be
+    refused."""
+
+    def __init__(self, newer: JSON) -> None:
+        super().__init__("overtaken")
+        self.newer = newer
+
+
+class _InFlight:
+    """One status write on a thread of its own, so that the leader can stop waiting for it;
+    `after` runs once it has its answer (or failed)."""
+
+    __slots__ = ("_after", "_write", "done", "error", "result")
+
+    def __init__(self, write: Callable[[], JSON], after: Callable[[], None]) -> None:
+        self._write = write
+        self._after = after
+        self.done = threading.Event()
+        self.result: JSON | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self._write()
+        except BaseException as exc:  # raised again to whoever reads the outcome, if anyone does
+            self.error = exc
+        finally:
+            self.done.set()
+            self._after()
+
+    def outcome(self) -> JSON:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+def _writes_nothing(request: _Request[Any], base: JSON) -> bool:
+    """Whether `request` applied on `base` leaves nothing to write: its reservation is there
+    already (a write that was overtaken and stored after all), or it takes none."""
+    try:
+        new, _ = request.apply(_working_copy(base))
+    except Exception:  # the batch's own application reports it
+        return False
+    return new is None
+
+
 def _working_copy(base: JSON) -> JSON:
     """What a batch's applies start from: `status` deep-copied (JSON data: many times cheaper than
     `copy.deepcopy`), so the applies may extend its maps in place (`Apply`) and nothing they do
@@ -414,6 +499,7 @@ class Committer:
         seed: int | None = None,
         idle_ttl: float = 60.0,
         max_idle_slots: int = 1024,
+        max_write_threads: int = 16,
         answering: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
     ) -> None:
         self.store = store
@@ -425,6 +511,7 @@ class Committer:
         self.conflict_backoff = conflict_backoff
         self.conflict_wait = conflict_wait
         self._followed = store if isinstance(store, FollowedStatusStore) else None
+        self._write_threads = threading.BoundedSemaphore(max_write_threads)
         self.linger = linger if batching else 0.0
         self.contended_linger = contended_linger if self.linger > 0 else 0.0
         self.contention_window = contention_window
@@ -651,11 +738,13 @@ class Committer:
         owned = batch
         base: JSON | None = None  # the object to apply on, when a retry already has it
         backoff = self.conflict_backoff
+        overtaken_by: JSON | None = None  # what overtook the last write, which may yet be stored
         while batch:
             now = self.clock.monotonic()
             for r in batch:
-                if r.deadline <= now:
+                if r.deadline <= now and not (overtaken_by is not None and _writes_nothing(r, overtaken_by)):
                     self._fail(r, CommitTimeout(self._timeout_message(namespace, name)))
+            overtaken_by = None
             batch = [r for r in batch if not r.done]
             if not batch:
                 return
@@ -699,7 +788,19 @@ class Committer:
                 batch = self._join(slot, owned, batch)
                 continue
             try:
-                written = self.store.replace_status(namespace, name, obj, timeout=timeout)
+                written = self._write(slot, namespace, name, obj, applied_on, timeout)
+            except _Overtaken as overtaken:
+                # Almost always refused; but the object that overtook it may be a peer's written
+                # on top of it. Re-applied on that object, a reservation already there changes
+                # nothing (an apply is idempotent), and a request past its deadline is failed
+                # only if it would change something there (so it was not stored).
+                self.stats.add(conflicts=1, retries=1, overtaken=1)
+                self._note_contention(slot)
+                slot.supersede(applied_on, slot.known)
+                slot.caught_up = True
+                base = overtaken_by = overtaken.newer
+                batch = self._join(slot, owned, batch)
+                continue
             except Conflict:
                 self.stats.add(conflicts=1, retries=1)
                 self._note_contention(slot)
@@ -746,6 +847,41 @@ class Committer:
             # Written: done. Looping again would fail these (now answered) requests
             # with CommitTimeout when their deadline passed while the write was on the wire.
             return
+
+    def _write(
+        self, slot: _Slot, namespace: str, name: str, obj: JSON, applied_on: JSON, timeout: float
+    ) -> JSON:
+        """PUT `obj`, conditional on the resourceVersion of `applied_on`, its base.
+
+        While another writer contends for the spread, the write runs on a thread of its own and
+        the leader watches the cache meanwhile: an object there that is neither the base, nor
+        one known superseded, nor the one being written (same status) is another writer's, and
+        this write can then only be refused (a resourceVersion, once replaced, never comes
+        back). `_Overtaken` hands that object to the caller at once, so the retry goes out
+        without waiting out the 409, a whole write latency later: between three replicas
+        nearly every batch's first attempt is overtaken this way (docs/scale.md,
+        "Overtaken writes"). A lone writer, or one past `max_write_threads` writes in flight,
+        writes on the leader's own thread."""
+        followed = self._followed
+        if (
+            followed is None
+            or self.clock.monotonic() >= slot.contended_until
+            or not self._write_threads.acquire(blocking=False)
+        ):
+            return self.store.replace_status(namespace, name, obj, timeout=timeout)
+
+        def written() -> None:
+            self._write_threads.release()
+            followed.wake()
+
+        flight = _InFlight(partial(self.store.replace_status, namespace, name, obj, timeout=timeout), written)
+        with slot.lock:
+            older = {*slot.superseded, _rv(applied_on)}
+        threading.Thread(target=flight.run, daemon=True, name=f"status-write-{namespace}/{name}").start()
+        newer = followed.wait_cached(namespace, name, older, timeout, until=flight.done.is_set)
+        if newer is None or flight.done.is_set() or newer.get("status") == obj.get("status"):
+            return flight.outcome()
+        raise _Overtaken(newer)
 
     def _note_contention(self, slot: _Slot) -> None:
         """Another writer moved the spread under a batch: linger `contended_linger` for a while."""

@@ -7,126 +7,22 @@ committer does about it: write attempts, GETs, pauses, applies. Each of the firs
 failed on the committer that answered every 409 with a jittered pause and a GET, and kept
 writing on the object it last wrote while the cache showed a newer one.
 
-The embedded API server over HTTPS, one real watch cache per "replica"; the reservations are
-toys (a list of holders in `status.conditions`, a field the CRD declares).
+The embedded API server over HTTPS, one real watch cache per "replica" (`replica_kit`). A
+write overtaken on the wire by a peer's, before its 409 comes back, is
+`test_committer_overtaken.py`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
-
 import pytest
 from metrics_kit import value
 from polling import wait_until
-from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
+from replica_kit import JSON, Replica, peer_write, stored, take
+from webhook_testkit import KubeEnv
 
-from py_engine.apiclient import KubeClient, WatchCache
-from py_engine.semantics.clock import RealClock
-from py_engine.workloadspread.admission.runtime.committer import Committer, KubeStatusStore
 from webhook.metrics import WebhookMetrics
 
 pytestmark = pytest.mark.timeout(60)
-CLOCK = RealClock()
-JSON = dict[str, Any]
-
-
-def held(obj: JSON) -> list[str]:
-    status = obj.get("status") or {}
-    return [str(c["reason"]) for c in status.get("conditions") or [] if c.get("type") == "Holder"]
-
-
-def with_holder(obj: JSON, holder: str) -> JSON:
-    conditions = [*(obj.get("status") or {}).get("conditions", []), holder_condition(holder)]
-    return dict(obj, status=dict(obj.get("status") or {}, conditions=conditions))
-
-
-def holder_condition(holder: str) -> JSON:
-    return {"type": "Holder", "status": "True", "reason": holder}
-
-
-def take(holder: str, applies: list[str] | None = None) -> Callable[[JSON], tuple[JSON | None, bool]]:
-    """A reservation: add `holder` unless present (idempotent); `applies` records each call."""
-
-    def apply(obj: JSON) -> tuple[JSON | None, bool]:
-        if applies is not None:
-            applies.append(holder)
-        if holder in held(obj):
-            return None, True
-        return with_holder(obj, holder), True
-
-    return apply
-
-
-class CountingStore(KubeStatusStore):
-    """`KubeStatusStore` counting GETs and write attempts; `before_write` runs before a write."""
-
-    def __init__(self, client: KubeClient, cache: WatchCache) -> None:
-        super().__init__(client, SPREADS, cache)
-        self.gets = 0
-        self.attempts = 0
-        self.before_write: Callable[[], None] | None = None
-
-    def get(self, namespace: str, name: str, *, timeout: float) -> JSON:
-        self.gets += 1
-        return super().get(namespace, name, timeout=timeout)
-
-    def replace_status(self, namespace: str, name: str, obj: JSON, *, timeout: float) -> JSON:
-        self.attempts += 1
-        hook, self.before_write = self.before_write, None
-        if hook is not None:
-            hook()
-        return super().replace_status(namespace, name, obj, timeout=timeout)
-
-
-class Replica:
-    """One webhook replica's committer on its own client and watch cache."""
-
-    def __init__(self, env: KubeEnv) -> None:
-        self.client = KubeClient.load(env.kubeconfig, timeout=5)
-        self.cache = WatchCache(self.client, SPREADS, watch_timeout_seconds=30).start()
-        assert self.cache.wait_synced(5)
-        self.store = CountingStore(self.client, self.cache)
-        # conflict_wait: long enough that the watch always delivers first on a loaded machine.
-        self.committer = Committer(self.store, CLOCK, seed=1, linger=0.0, conflict_wait=10.0)
-
-    def submit(self, apply: Callable[[JSON], tuple[JSON | None, bool]]) -> bool:
-        result: bool = self.committer.submit("default", "ws", apply, CLOCK.monotonic() + 20)
-        return result
-
-    def sees(self, obj: JSON) -> bool:
-        cached = self.cache.get("default", "ws")
-        return (
-            cached is not None and cached["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
-        )
-
-    def close(self) -> None:
-        self.cache.stop()
-        self.client.close()
-
-
-@pytest.fixture
-def env(request: pytest.FixtureRequest) -> KubeEnv:
-    """`kube_env` from webhook_testkit under a local name (no shadowed import)."""
-    return request.getfixturevalue("kube_env")  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def replica(env: KubeEnv) -> Iterator[Replica]:
-    env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}]))
-    made = Replica(env)
-    yield made
-    made.close()
-
-
-def peer_write(env: KubeEnv, holder: str) -> JSON:
-    """Another replica's successful status write."""
-    current = env.client.get(SPREADS, "default", "ws")
-    return env.client.replace_status(SPREADS, "default", "ws", with_holder(current, holder))
-
-
-def stored(env: KubeEnv) -> list[str]:
-    return held(env.client.get(SPREADS, "default", "ws"))
 
 
 def test_a_conflict_with_a_peer_retries_at_once_on_the_cached_copy(env: KubeEnv, replica: Replica) -> None:
@@ -138,7 +34,7 @@ def test_a_conflict_with_a_peer_retries_at_once_on_the_cached_copy(env: KubeEnv,
     def peer_first() -> None:
         peer_write(env, "peer")
 
-    replica.store.before_write = peer_first
+    replica.store.hooks.before = peer_first
     assert replica.submit(take("mine"))
     stats = replica.committer.stats.snapshot()
     assert stats["conflicts"] == 1 and replica.store.attempts == 2
@@ -194,9 +90,9 @@ def test_a_conflict_no_newer_object_explains_backs_off_and_reads_once(env: KubeE
     replica.store.gets = replica.store.attempts = 0
 
     def stop_conflicts() -> None:
-        replica.store.before_write = env.faults.clear  # the second attempt goes through
+        replica.store.hooks.before = env.faults.clear  # the second attempt goes through
 
-    replica.store.before_write = stop_conflicts
+    replica.store.hooks.before = stop_conflicts
     assert replica.submit(take("mine"))
     stats = replica.committer.stats.snapshot()
     assert stats["conflicts"] == 1 and replica.store.attempts == 2
@@ -224,7 +120,7 @@ def test_the_conflict_path_is_counted_on_the_webhook_metrics(env: KubeEnv, repli
     def peer_first() -> None:
         peer_write(env, "peer")
 
-    replica.store.before_write = peer_first
+    replica.store.hooks.before = peer_first
     assert replica.submit(take("mine"))  # a 409, retried on the cache's copy: applied twice
     applies: list[str] = []
     inner = take("third", applies)
@@ -238,7 +134,7 @@ def test_the_conflict_path_is_counted_on_the_webhook_metrics(env: KubeEnv, repli
     assert replica.submit(apply)  # applied again on the newer copy, not sent
     replica.committer.conflict_wait = 0.05
     env.faults.set_spec("workloadspreads/status:update:conflict=1")
-    replica.store.before_write = lambda: setattr(replica.store, "before_write", env.faults.clear)
+    replica.store.hooks.before = lambda: setattr(replica.store.hooks, "before", env.faults.clear)
     assert replica.submit(take("fourth"))  # a 409 nothing newer explains: a GET, a pause
     assert counted() == {
         "spreadgate_status_write_retries_total": 2.0,
@@ -246,6 +142,7 @@ def test_the_conflict_path_is_counted_on_the_webhook_metrics(env: KubeEnv, repli
         "spreadgate_status_reads_total": 1.0,
         "spreadgate_commit_backoffs_total": 1.0,
         "spreadgate_commit_stale_skips_total": 1.0,
+        "spreadgate_commit_overtaken_total": 0.0,
         "spreadgate_commit_committed_total": 4.0,
         "spreadgate_commit_applies_total": 7.0,
     }
@@ -258,6 +155,7 @@ COUNTERS = (
     "spreadgate_status_reads_total",
     "spreadgate_commit_backoffs_total",
     "spreadgate_commit_stale_skips_total",
+    "spreadgate_commit_overtaken_total",
     "spreadgate_commit_committed_total",
     "spreadgate_commit_applies_total",
 )
