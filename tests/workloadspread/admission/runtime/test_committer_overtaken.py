@@ -30,6 +30,10 @@ from webhook.metrics import WebhookMetrics
 pytestmark = pytest.mark.timeout(60)
 
 
+def no_write_in_flight() -> bool:
+    return not any(thread.name.startswith("status-write-") for thread in threading.enumerate())
+
+
 def contended(env: KubeEnv, replica: Replica) -> None:
     """Two writes, the second answered 409 by a peer's: the replica now knows another writer."""
     assert replica.submit(take("first"))
@@ -46,8 +50,9 @@ def test_an_overtaken_write_is_sent_again_before_its_409_comes_back(env: KubeEnv
     release = threading.Event()
 
     def peer_then_hold() -> None:
-        theirs = peer_write(env, "peer-2")
-        wait_until(lambda: replica.sees(theirs), what="the peer's write in the watch cache")
+        peer_write(env, "peer-2")
+        overtaken = replica.committer.stats.snapshot
+        wait_until(lambda: overtaken()["overtaken"] == 1, what="the held write given up as overtaken")
         release.wait(30)
 
     replica.store.hooks.before = peer_then_hold
@@ -62,7 +67,8 @@ def test_an_overtaken_write_is_sent_again_before_its_409_comes_back(env: KubeEnv
         submitter.join(10)
     assert answered == [True]
     assert stored(env) == ["first", "peer", "second", "peer-2", "mine"]
-    wait_until(lambda: replica.store.attempts == 2, what="the held write sent (and refused)")
+    assert replica.store.attempts == 2
+    wait_until(no_write_in_flight, what="the held write sent and refused")
     stats = replica.committer.stats.snapshot()
     assert stats["overtaken"] == 1 and stats["conflicts"] == 2 and stats["writes"] == 3, stats
     assert stats["reads"] == 0 and stats["backoffs"] == 0, stats
