@@ -1,7 +1,7 @@
 """One webhook replica's committer against the embedded API server, and a peer writing beside
-it: the set-up of the committer's conflict tests (`test_committer_conflicts.py`,
-`test_committer_overtaken.py`; their fixtures `env` and `replica` are in this directory's
-conftest.py).
+it: the set-up of the committer's tests against the API server (`test_committer.py`,
+`test_committer_conflicts.py`, `test_committer_overtaken.py`; the fixtures `env` and
+`replica` are in this directory's conftest.py).
 
 The embedded API server over HTTPS, one real watch cache per replica; the reservations are toys
 (a list of holders in `status.conditions`, a field the CRD declares), idempotent as the real
@@ -80,17 +80,21 @@ class CountingStore(KubeStatusStore):
         return found
 
 
+CONFLICT_OPTIONS: dict[str, Any] = {"linger": 0.0, "conflict_wait": 10.0}
+"""The conflict tests' committer: no linger; a `conflict_wait` long enough that the watch always
+delivers first on a loaded machine."""
+
+
 class Replica:
-    """One webhook replica's committer on its own client and watch cache."""
+    """One webhook replica (or process): its own client, watch cache and committer (`options`
+    are the committer's, over `seed=1`)."""
 
     def __init__(self, env: KubeEnv, **options: Any) -> None:
         self.client = KubeClient.load(env.kubeconfig, timeout=5)
         self.cache = WatchCache(self.client, SPREADS, watch_timeout_seconds=30).start()
         assert self.cache.wait_synced(5)
         self.store = CountingStore(self.client, self.cache)
-        # conflict_wait: long enough that the watch always delivers first on a loaded machine.
-        defaults: dict[str, Any] = {"seed": 1, "linger": 0.0, "conflict_wait": 10.0}
-        self.committer = Committer(self.store, CLOCK, **(defaults | options))
+        self.committer = Committer(self.store, CLOCK, **({"seed": 1} | options))
 
     def submit(self, apply: Callable[[JSON], tuple[JSON | None, bool]]) -> bool:
         result: bool = self.committer.submit("default", "ws", apply, CLOCK.monotonic() + 20)

@@ -15,20 +15,15 @@ from typing import Any
 
 import pytest
 import webhook_testkit
+from replica_kit import CLOCK, Replica
 from webhook_testkit import SPREADS, KubeEnv, kube_env, spread  # noqa: F401
 
-from py_engine.apiclient import KubeClient, WatchCache
-from py_engine.semantics.clock import RealClock
 from py_engine.workloadspread.admission.runtime.committer import (
     CommitError,
-    Committer,
     CommitTimeout,
     KubeStatusStore,
     SpreadNotFound,
 )
-
-CLOCK = RealClock()
-
 
 env = webhook_testkit.env  # the fixture, used by name
 
@@ -58,24 +53,10 @@ def take_slot(holder: str, cap: int) -> Any:
     return apply
 
 
-class Process:
-    """One webhook "process": its own client, watch cache and committer."""
-
-    def __init__(self, env: KubeEnv, **kwargs: Any) -> None:
-        self.client = KubeClient.load(env.kubeconfig, timeout=5)
-        self.cache = WatchCache(self.client, SPREADS, watch_timeout_seconds=30).start()
-        assert self.cache.wait_synced(5)
-        self.committer = Committer(KubeStatusStore(self.client, SPREADS, self.cache), CLOCK, seed=1, **kwargs)
-
-    def close(self) -> None:
-        self.cache.stop()
-        self.client.close()
-
-
 @pytest.fixture
-def procs(env: KubeEnv) -> Iterator[list[Process]]:
+def procs(env: KubeEnv) -> Iterator[list[Replica]]:
     env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}]))
-    made: list[Process] = []
+    made: list[Replica] = []
     yield made
     for p in made:
         p.close()
@@ -85,7 +66,7 @@ def holders(env: KubeEnv) -> list[str]:
     return held(env.client.get(SPREADS, "default", "ws").get("status"))
 
 
-def burst(procs: list[Process], n: int, cap: int, timeout: float = 8.0, workers: int = 64) -> list[Any]:
+def burst(procs: list[Replica], n: int, cap: int, timeout: float = 8.0, workers: int = 64) -> list[Any]:
     deadline_of = CLOCK.monotonic
 
     def one(i: int) -> Any:
@@ -100,8 +81,8 @@ def burst(procs: list[Process], n: int, cap: int, timeout: float = 8.0, workers:
         return list(pool.map(one, range(n)))
 
 
-def test_exact_counting_with_conflicts_and_far_fewer_writes(env: KubeEnv, procs: list[Process]) -> None:
-    procs.append(Process(env))
+def test_exact_counting_with_conflicts_and_far_fewer_writes(env: KubeEnv, procs: list[Replica]) -> None:
+    procs.append(Replica(env))
     env.faults.set_spec("workloadspreads/status:update:conflict=0.1,latency=5ms", seed=3)
     results = burst(procs, 200, cap=120)
     assert results.count(True) == 120 and results.count(False) == 80, results
@@ -115,8 +96,8 @@ def test_exact_counting_with_conflicts_and_far_fewer_writes(env: KubeEnv, procs:
     assert 120 <= sum(size * count for size, count in stats["batch_sizes"].items()) <= 200
 
 
-def test_two_processes_stay_exact(env: KubeEnv, procs: list[Process]) -> None:
-    procs.extend([Process(env), Process(env)])
+def test_two_processes_stay_exact(env: KubeEnv, procs: list[Replica]) -> None:
+    procs.extend([Replica(env), Replica(env)])
     env.faults.set_spec("workloadspreads/status:update:conflict=0.1,latency=2ms", seed=5)
     results = burst(procs, 300, cap=180)
     assert results.count(True) == 180 and results.count(False) == 120
@@ -127,11 +108,11 @@ def test_two_processes_stay_exact(env: KubeEnv, procs: list[Process]) -> None:
     assert conflicts >= env.faults.counts["409"]
 
 
-def test_three_replicas_keep_group_commit_and_count_exactly(env: KubeEnv, procs: list[Process]) -> None:
+def test_three_replicas_keep_group_commit_and_count_exactly(env: KubeEnv, procs: list[Replica]) -> None:
     """Three webhook replicas, requests spread round robin as a Service spreads them (issue 28):
     conflicts between replicas cost re-reads, not one write per pod; every slot is held once.
     Counted, not timed (the 1,500-pod figure is `python -m benchmarks bench_scale`)."""
-    procs.extend([Process(env), Process(env), Process(env)])
+    procs.extend([Replica(env), Replica(env), Replica(env)])
     env.faults.set_spec("workloadspreads/status:update:latency=10ms")
     results = burst(procs, 150, cap=100, workers=48)
     assert results.count(True) == 100 and results.count(False) == 50, results
@@ -143,16 +124,16 @@ def test_three_replicas_keep_group_commit_and_count_exactly(env: KubeEnv, procs:
     assert writes <= 45, [p.committer.stats.snapshot() for p in procs]
 
 
-def test_batching_disabled_writes_once_per_reservation(env: KubeEnv, procs: list[Process]) -> None:
-    procs.append(Process(env, batching=False))
+def test_batching_disabled_writes_once_per_reservation(env: KubeEnv, procs: list[Replica]) -> None:
+    procs.append(Replica(env, batching=False))
     results = burst(procs, 40, cap=30, workers=16)
     assert results.count(True) == 30
     stats = procs[0].committer.stats.snapshot()
     assert stats["writes"] == 30 and stats["batch_sizes"] == {1: 30}
 
 
-def test_deadline_fails_cleanly_and_writes_nothing(env: KubeEnv, procs: list[Process]) -> None:
-    procs.append(Process(env))
+def test_deadline_fails_cleanly_and_writes_nothing(env: KubeEnv, procs: list[Replica]) -> None:
+    procs.append(Replica(env))
     env.faults.set_spec("workloadspreads/status:update:conflict=1")
     start = CLOCK.monotonic()
     results = burst(procs, 10, cap=5, timeout=0.3, workers=10)
@@ -165,8 +146,8 @@ def test_deadline_fails_cleanly_and_writes_nothing(env: KubeEnv, procs: list[Pro
     assert procs[0].committer.stats.timeouts == 10
 
 
-def test_dry_run_decides_without_writing(env: KubeEnv, procs: list[Process]) -> None:
-    procs.append(Process(env))
+def test_dry_run_decides_without_writing(env: KubeEnv, procs: list[Replica]) -> None:
+    procs.append(Replica(env))
     c = procs[0].committer
     assert c.submit("default", "ws", take_slot("x", 1), CLOCK.monotonic() + 2, dry_run=True) is True
     assert holders(env) == [] and c.stats.writes == 0
@@ -175,8 +156,8 @@ def test_dry_run_decides_without_writing(env: KubeEnv, procs: list[Process]) -> 
     assert holders(env) == ["x"]
 
 
-def test_missing_spread_failing_apply_and_write_errors(env: KubeEnv, procs: list[Process]) -> None:
-    procs.append(Process(env))
+def test_missing_spread_failing_apply_and_write_errors(env: KubeEnv, procs: list[Replica]) -> None:
+    procs.append(Replica(env))
     c = procs[0].committer
     with pytest.raises(SpreadNotFound):
         c.submit("default", "absent", take_slot("x", 1), CLOCK.monotonic() + 2)
@@ -194,8 +175,8 @@ def test_missing_spread_failing_apply_and_write_errors(env: KubeEnv, procs: list
     assert holders(env) == ["ok"]
 
 
-def test_a_failing_apply_does_not_spoil_its_batch(env: KubeEnv, procs: list[Process]) -> None:
-    procs.append(Process(env))
+def test_a_failing_apply_does_not_spoil_its_batch(env: KubeEnv, procs: list[Replica]) -> None:
+    procs.append(Replica(env))
     c = procs[0].committer
     env.faults.set_spec("workloadspreads/status:update:latency=30ms")
     gate = threading.Barrier(12)

@@ -20,7 +20,7 @@ import pytest
 from memory_store import FollowedMemoryStore, MemoryStore
 from metrics_kit import value
 from polling import wait_until
-from replica_kit import JSON, Replica, peer_write, stored, take
+from replica_kit import CONFLICT_OPTIONS, JSON, Replica, peer_write, stored, take
 from webhook_testkit import SPREADS, KubeEnv, spread
 
 from py_engine.workloadspread.admission.ports import CommitTimeout
@@ -107,7 +107,7 @@ def test_writes_leave_the_leaders_thread_only_while_another_writer_contends(env:
     from threads of their own, at most `max_write_threads` at a time (0: never)."""
     env.client.create(SPREADS, "default", spread("ws", [{"name": "a"}]))
     for limit, expected in ((16, "status-write-default/ws"), (0, "MainThread")):
-        made = Replica(env, max_write_threads=limit)
+        made = Replica(env, **CONFLICT_OPTIONS, max_write_threads=limit)
         try:
             assert made.submit(take(f"lone-{limit}"))
             made.store.hooks.before = partial(peer_write, env, f"peer-{limit}")
